@@ -1,0 +1,556 @@
+// Package kvtest is the conformance suite every kv backend passes. A backend
+// runs it with one call:
+//
+//	func TestConformance(t *testing.T) {
+//		kvtest.Run(t, kvtest.Harness{New: func(t *testing.T) kv.Store { ... }})
+//	}
+//
+// and the crash test with Crash (see crash.go).
+package kvtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/foliodb/folio/internal/kv"
+)
+
+// Harness tells the suite how to get stores of the backend under test.
+type Harness struct {
+	// New returns an empty, open store. The suite closes it.
+	New func(t *testing.T) kv.Store
+}
+
+// Run runs every conformance test against the backend.
+func Run(t *testing.T, h Harness) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s kv.Store)
+	}{
+		{"GetSetClear", testGetSetClear},
+		{"ReadYourWritesGet", testReadYourWritesGet},
+		{"ReadYourWritesScan", testReadYourWritesScan},
+		{"ScanOrderBoundsLimit", testScanOrderBoundsLimit},
+		{"ScanWhileWriting", testScanWhileWriting},
+		{"Isolation", testIsolation},
+		{"WriteSkewRejected", testWriteSkew},
+		{"PhantomRejected", testPhantom},
+		{"ReadOnlyNeverConflicts", testReadOnlyNeverConflicts},
+		{"BlindWritesDoNotConflict", testBlindWrites},
+		{"SnapshotReadsDoNotConflict", testSnapshotReads},
+		{"ScanRecordsOnlyWhatItRead", testScanStopsEarly},
+		{"ExplicitReadConflictRange", testExplicitConflictRange},
+		{"ClearRangeConflicts", testClearRangeConflicts},
+		{"AtomicAdd", testAtomicAdd},
+		{"ConcurrentAddsNeverConflict", testConcurrentAdds},
+		{"AddConflictsWithReaders", testAddConflictsWithReaders},
+		{"LogCommitOrderAndAtomicity", testLogOrder},
+		{"LogWait", testLogWait},
+		{"LogTrim", testLogTrim},
+		{"LogConcurrentReadersSeeNoGaps", testLogNoGaps},
+		{"TxLifecycle", testTxLifecycle},
+		{"Limits", testLimits},
+		{"RunRetriesConflicts", testRunRetries},
+		{"Bank", testBank},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := h.New(t)
+			t.Cleanup(func() { s.Close() })
+			tc.fn(t, s)
+		})
+	}
+}
+
+var bg = context.Background()
+
+// set commits the given key/value pairs in one transaction.
+func set(t *testing.T, s kv.Store, kvs ...string) kv.Position {
+	t.Helper()
+	pos, err := kv.Run(bg, s, func(tx kv.Tx) error {
+		for i := 0; i+1 < len(kvs); i += 2 {
+			if err := tx.Set([]byte(kvs[i]), []byte(kvs[i+1])); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("set: %v", err)
+	}
+	return pos
+}
+
+func begin(t *testing.T, s kv.Store) kv.Tx {
+	t.Helper()
+	tx, err := s.Begin(bg)
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	t.Cleanup(tx.Rollback)
+	return tx
+}
+
+func mustGet(t *testing.T, r kv.Reader, key string) string {
+	t.Helper()
+	v, err := r.Get(bg, []byte(key))
+	if err != nil {
+		t.Fatalf("get %q: %v", key, err)
+	}
+	return string(v)
+}
+
+func mustMissing(t *testing.T, r kv.Reader, key string) {
+	t.Helper()
+	v, err := r.Get(bg, []byte(key))
+	if !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("get %q: want ErrNotFound, got %q, %v", key, v, err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scan returns "k=v" strings of a scan.
+func scan(t *testing.T, r kv.Reader, begin, end string, opts kv.ScanOptions) []string {
+	t.Helper()
+	rng := kv.Range{Begin: []byte(begin)}
+	if end != "" {
+		rng.End = []byte(end)
+	}
+	it := r.Scan(bg, rng, opts)
+	defer it.Close()
+	var out []string
+	for it.Next() {
+		out = append(out, string(it.Key())+"="+string(it.Value()))
+	}
+	if err := it.Err(); err != nil {
+		t.Fatalf("scan [%q,%q): %v", begin, end, err)
+	}
+	return out
+}
+
+func equal(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s:\n got %q\nwant %q", what, got, want)
+	}
+}
+
+func commit(t *testing.T, tx kv.Tx) kv.Position {
+	t.Helper()
+	pos, err := tx.Commit(bg)
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	return pos
+}
+
+func wantConflict(t *testing.T, tx kv.Tx) {
+	t.Helper()
+	_, err := tx.Commit(bg)
+	if !errors.Is(err, kv.ErrConflict) || !kv.IsRetryable(err) {
+		t.Fatalf("commit: want a retryable conflict, got %v", err)
+	}
+}
+
+func counter(t *testing.T, r kv.Reader, key string) int64 {
+	t.Helper()
+	v, err := r.Get(bg, []byte(key))
+	if errors.Is(err, kv.ErrNotFound) {
+		return 0
+	}
+	must(t, err)
+	return kv.DecodeCounter(v)
+}
+
+func testGetSetClear(t *testing.T, s kv.Store) {
+	mustMissing(t, begin(t, s), "a")
+	set(t, s, "a", "1", "b", "2")
+	tx := begin(t, s)
+	if got := mustGet(t, tx, "a"); got != "1" {
+		t.Fatalf("a = %q", got)
+	}
+	must(t, tx.Clear([]byte("a")))
+	must(t, tx.Set([]byte("b"), []byte("22")))
+	must(t, tx.Set([]byte("empty"), nil))
+	commit(t, tx)
+	r := begin(t, s)
+	mustMissing(t, r, "a")
+	if got := mustGet(t, r, "b"); got != "22" {
+		t.Fatalf("b = %q", got)
+	}
+	if v, err := r.Get(bg, []byte("empty")); err != nil || len(v) != 0 {
+		t.Fatalf("empty value: %q, %v", v, err)
+	}
+}
+
+func testReadYourWritesGet(t *testing.T, s kv.Store) {
+	set(t, s, "a", "1", "b", "2", "c", "3", "n", "9")
+	tx := begin(t, s)
+	must(t, tx.Set([]byte("a"), []byte("10")))
+	must(t, tx.Clear([]byte("b")))
+	must(t, tx.Set([]byte("new"), []byte("x")))
+	must(t, tx.ClearRange(kv.Range{Begin: []byte("c"), End: []byte("o")}))
+	must(t, tx.Set([]byte("d"), []byte("after-clear")))
+	if got := mustGet(t, tx, "a"); got != "10" {
+		t.Fatalf("a = %q", got)
+	}
+	mustMissing(t, tx, "b")
+	mustMissing(t, tx, "c")
+	mustMissing(t, tx, "n")
+	mustMissing(t, tx, "new") // set before the ClearRange covering it
+	if got := mustGet(t, tx, "d"); got != "after-clear" {
+		t.Fatalf("d = %q", got)
+	}
+	// The snapshot view sees the same own writes.
+	if got := mustGet(t, tx.Snapshot(), "a"); got != "10" {
+		t.Fatalf("snapshot a = %q", got)
+	}
+	// Others see nothing before commit.
+	other := begin(t, s)
+	if got := mustGet(t, other, "a"); got != "1" {
+		t.Fatalf("other a = %q", got)
+	}
+	commit(t, tx)
+	after := begin(t, s)
+	equal(t, "after commit", scan(t, after, "", "", kv.ScanOptions{}), []string{"a=10", "d=after-clear"})
+}
+
+func testReadYourWritesScan(t *testing.T, s kv.Store) {
+	set(t, s, "a", "1", "b", "2", "c", "3", "d", "4", "e", "5")
+	tx := begin(t, s)
+	must(t, tx.Set([]byte("b"), []byte("20")))
+	must(t, tx.Clear([]byte("c")))
+	must(t, tx.Set([]byte("cc"), []byte("new")))
+	must(t, tx.ClearRange(kv.Range{Begin: []byte("d"), End: []byte("e")}))
+	must(t, tx.Add([]byte("a0"), 7))
+	want := []string{"a=1", "a0=" + string(kv.EncodeCounter(7)), "b=20", "cc=new", "e=5"}
+	equal(t, "forward", scan(t, tx, "", "", kv.ScanOptions{}), want)
+	rev := make([]string, len(want))
+	for i := range want {
+		rev[i] = want[len(want)-1-i]
+	}
+	equal(t, "reverse", scan(t, tx, "", "", kv.ScanOptions{Reverse: true}), rev)
+	equal(t, "limit", scan(t, tx, "a0", "", kv.ScanOptions{Limit: 2}), []string{"a0=" + string(kv.EncodeCounter(7)), "b=20"})
+	equal(t, "reverse limit", scan(t, tx, "", "cc", kv.ScanOptions{Reverse: true, Limit: 2}), []string{"b=20", "a0=" + string(kv.EncodeCounter(7))})
+	// Clearing everything then writing one key shows only that key.
+	must(t, tx.ClearRange(kv.Range{Begin: []byte("")}))
+	must(t, tx.Set([]byte("z"), []byte("last")))
+	equal(t, "after clear all", scan(t, tx, "", "", kv.ScanOptions{}), []string{"z=last"})
+}
+
+func testScanOrderBoundsLimit(t *testing.T, s kv.Store) {
+	var kvs []string
+	for i := 0; i < 50; i++ {
+		kvs = append(kvs, fmt.Sprintf("k%03d", i), fmt.Sprint(i))
+	}
+	kvs = append(kvs, "j", "before", "l", "after", "k\x00", "zero")
+	set(t, s, kvs...)
+	tx := begin(t, s)
+	got := scan(t, tx, "k", "l", kv.ScanOptions{})
+	if len(got) != 51 || got[0] != "k\x00=zero" || got[1] != "k000=0" || got[50] != "k049=49" {
+		t.Fatalf("bounded scan: %d keys, %q ... %q", len(got), got[0], got[len(got)-1])
+	}
+	for i := 2; i < len(got); i++ {
+		if got[i-1] >= got[i] {
+			t.Fatalf("out of order: %q then %q", got[i-1], got[i])
+		}
+	}
+	equal(t, "half-open end", scan(t, tx, "k010", "k013", kv.ScanOptions{}), []string{"k010=10", "k011=11", "k012=12"})
+	equal(t, "reverse bounded", scan(t, tx, "k010", "k013", kv.ScanOptions{Reverse: true}), []string{"k012=12", "k011=11", "k010=10"})
+	equal(t, "limit", scan(t, tx, "k", "", kv.ScanOptions{Limit: 3}), []string{"k\x00=zero", "k000=0", "k001=1"})
+	equal(t, "reverse limit open end", scan(t, tx, "k", "", kv.ScanOptions{Reverse: true, Limit: 2}), []string{"l=after", "k049=49"})
+	equal(t, "empty range", scan(t, tx, "k5", "k6", kv.ScanOptions{}), nil)
+	pr := kv.PrefixRange([]byte("k04"))
+	it := tx.Scan(bg, pr, kv.ScanOptions{})
+	n := 0
+	for it.Next() {
+		n++
+	}
+	must(t, it.Err())
+	it.Close()
+	if n != 10 {
+		t.Fatalf("prefix k04: %d keys, want 10", n)
+	}
+	// A range whose begin is after its end is refused.
+	it = tx.Scan(bg, kv.Range{Begin: []byte("b"), End: []byte("a")}, kv.ScanOptions{})
+	if it.Next() || !errors.Is(it.Err(), kv.ErrInvalidRange) {
+		t.Fatalf("inverted range: want ErrInvalidRange, got %v", it.Err())
+	}
+	it.Close()
+}
+
+func testScanWhileWriting(t *testing.T, s kv.Store) {
+	set(t, s, "a", "1", "b", "2", "c", "3")
+	tx := begin(t, s)
+	it := tx.Scan(bg, kv.Range{}, kv.ScanOptions{})
+	defer it.Close()
+	var got []string
+	for it.Next() {
+		got = append(got, string(it.Key()))
+		// Writes during the scan do not disturb it.
+		must(t, tx.Set([]byte("b2"), []byte("x")))
+		must(t, tx.Clear([]byte("c")))
+	}
+	must(t, it.Err())
+	equal(t, "scan during writes", got, []string{"a", "b", "c"})
+	equal(t, "scan after writes", scan(t, tx, "", "", kv.ScanOptions{}), []string{"a=1", "b=2", "b2=x"})
+}
+
+func testIsolation(t *testing.T, s kv.Store) {
+	set(t, s, "x", "1")
+	reader := begin(t, s)
+	if got := mustGet(t, reader, "x"); got != "1" {
+		t.Fatalf("x = %q", got)
+	}
+	set(t, s, "x", "2", "y", "new")
+	// The reader keeps its snapshot: repeatable reads, no phantoms.
+	if got := mustGet(t, reader, "x"); got != "1" {
+		t.Fatalf("repeat read x = %q", got)
+	}
+	mustMissing(t, reader, "y")
+	equal(t, "snapshot scan", scan(t, reader, "", "", kv.ScanOptions{}), []string{"x=1"})
+	// A new transaction sees the commit.
+	if got := mustGet(t, begin(t, s), "x"); got != "2" {
+		t.Fatalf("new tx x = %q", got)
+	}
+}
+
+func testWriteSkew(t *testing.T, s kv.Store) {
+	set(t, s, "a", "1", "b", "1")
+	t1, t2 := begin(t, s), begin(t, s)
+	mustGet(t, t1, "a")
+	mustGet(t, t1, "b")
+	mustGet(t, t2, "a")
+	mustGet(t, t2, "b")
+	must(t, t1.Set([]byte("a"), []byte("0")))
+	must(t, t2.Set([]byte("b"), []byte("0")))
+	commit(t, t1)
+	wantConflict(t, t2)
+	r := begin(t, s)
+	if mustGet(t, r, "a") != "0" || mustGet(t, r, "b") != "1" {
+		t.Fatalf("after write skew: a=%s b=%s", mustGet(t, r, "a"), mustGet(t, r, "b"))
+	}
+}
+
+func testPhantom(t *testing.T, s kv.Store) {
+	set(t, s, "p/", "marker")
+	t1, t2 := begin(t, s), begin(t, s)
+	equal(t, "t1 empty", scan(t, t1, "q/", "q0", kv.ScanOptions{}), nil)
+	equal(t, "t2 empty", scan(t, t2, "q/", "q0", kv.ScanOptions{}), nil)
+	must(t, t1.Set([]byte("q/1"), []byte("one")))
+	must(t, t2.Set([]byte("q/2"), []byte("two")))
+	commit(t, t1)
+	wantConflict(t, t2)
+	equal(t, "after phantom", scan(t, begin(t, s), "q/", "q0", kv.ScanOptions{}), []string{"q/1=one"})
+}
+
+func testReadOnlyNeverConflicts(t *testing.T, s kv.Store) {
+	set(t, s, "a", "1")
+	ro := begin(t, s)
+	mustGet(t, ro, "a")
+	scan(t, ro, "", "", kv.ScanOptions{})
+	set(t, s, "a", "2", "b", "3")
+	if pos, err := ro.Commit(bg); err != nil || pos != ro.ReadVersion() {
+		t.Fatalf("read-only commit: %v, %v (read version %d)", pos, err, ro.ReadVersion())
+	}
+}
+
+func testBlindWrites(t *testing.T, s kv.Store) {
+	t1, t2 := begin(t, s), begin(t, s)
+	must(t, t1.Set([]byte("k"), []byte("1")))
+	must(t, t2.Set([]byte("k"), []byte("2")))
+	p1 := commit(t, t1)
+	p2 := commit(t, t2)
+	if p2 <= p1 {
+		t.Fatalf("positions not increasing: %d then %d", p1, p2)
+	}
+	if got := mustGet(t, begin(t, s), "k"); got != "2" {
+		t.Fatalf("last writer should win, k = %q", got)
+	}
+}
+
+func testSnapshotReads(t *testing.T, s kv.Store) {
+	set(t, s, "a", "1", "b", "1")
+	tx := begin(t, s)
+	mustGet(t, tx.Snapshot(), "a")
+	scan(t, tx.Snapshot(), "", "", kv.ScanOptions{})
+	set(t, s, "a", "2", "c", "2")
+	must(t, tx.Set([]byte("b"), []byte("x")))
+	commit(t, tx)
+}
+
+func testScanStopsEarly(t *testing.T, s kv.Store) {
+	set(t, s, "s/a", "1", "s/b", "2", "s/c", "3", "s/d", "4")
+	// A scan that stops after two keys read [s/, s/b]; writes past that are
+	// not conflicts, writes inside are.
+	tx := begin(t, s)
+	equal(t, "limited", scan(t, tx, "s/", "s0", kv.ScanOptions{Limit: 2}), []string{"s/a=1", "s/b=2"})
+	must(t, tx.Set([]byte("out"), []byte("1")))
+	set(t, s, "s/c", "30", "s/zz", "new")
+	commit(t, tx)
+
+	tx = begin(t, s)
+	equal(t, "limited", scan(t, tx, "s/", "s0", kv.ScanOptions{Limit: 2}), []string{"s/a=1", "s/b=2"})
+	must(t, tx.Set([]byte("out"), []byte("2")))
+	set(t, s, "s/a5", "inside")
+	wantConflict(t, tx)
+
+	// The same in reverse: reading [s/c, s0) from the end.
+	tx = begin(t, s)
+	equal(t, "reverse limited", scan(t, tx, "s/", "s0", kv.ScanOptions{Reverse: true, Limit: 2}), []string{"s/zz=new", "s/d=4"})
+	must(t, tx.Set([]byte("out"), []byte("3")))
+	set(t, s, "s/a6", "before")
+	commit(t, tx)
+
+	tx = begin(t, s)
+	scan(t, tx, "s/", "s0", kv.ScanOptions{Reverse: true, Limit: 2})
+	must(t, tx.Set([]byte("out"), []byte("4")))
+	set(t, s, "s/e", "inside")
+	wantConflict(t, tx)
+
+	// An iterator closed early records up to where it stopped.
+	tx = begin(t, s)
+	it := tx.Scan(bg, kv.Range{Begin: []byte("s/"), End: []byte("s0")}, kv.ScanOptions{})
+	if !it.Next() {
+		t.Fatal("no first key")
+	}
+	it.Close()
+	must(t, tx.Set([]byte("out"), []byte("5")))
+	set(t, s, "s/y", "outside the read part")
+	commit(t, tx)
+}
+
+func testExplicitConflictRange(t *testing.T, s kv.Store) {
+	tx := begin(t, s)
+	must(t, tx.AddReadConflictRange(kv.Range{Begin: []byte("r/"), End: []byte("r0")}))
+	must(t, tx.Set([]byte("w"), []byte("1")))
+	set(t, s, "r/x", "1")
+	wantConflict(t, tx)
+}
+
+func testClearRangeConflicts(t *testing.T, s kv.Store) {
+	set(t, s, "c/1", "1", "c/2", "2")
+	tx := begin(t, s)
+	mustGet(t, tx, "c/2")
+	must(t, tx.Set([]byte("w"), []byte("1")))
+	other := begin(t, s)
+	must(t, other.ClearRange(kv.PrefixRange([]byte("c/"))))
+	commit(t, other)
+	wantConflict(t, tx)
+}
+
+func testAtomicAdd(t *testing.T, s kv.Store) {
+	tx := begin(t, s)
+	must(t, tx.Add([]byte("n"), 5))
+	must(t, tx.Add([]byte("n"), -2))
+	if got := counter(t, tx, "n"); got != 3 {
+		t.Fatalf("own adds: %d", got)
+	}
+	commit(t, tx)
+	tx = begin(t, s)
+	must(t, tx.Add([]byte("n"), 10))
+	if got := counter(t, tx, "n"); got != 13 {
+		t.Fatalf("add over stored value: %d", got)
+	}
+	commit(t, tx)
+	// Set then add, clear then add, clear range then add.
+	tx = begin(t, s)
+	must(t, tx.Set([]byte("m"), kv.EncodeCounter(100)))
+	must(t, tx.Add([]byte("m"), 1))
+	must(t, tx.Clear([]byte("n")))
+	must(t, tx.Add([]byte("n"), 4))
+	must(t, tx.ClearRange(kv.PrefixRange([]byte("o"))))
+	must(t, tx.Add([]byte("o1"), 2))
+	commit(t, tx)
+	r := begin(t, s)
+	if m, n, o := counter(t, r, "m"), counter(t, r, "n"), counter(t, r, "o1"); m != 101 || n != 4 || o != 2 {
+		t.Fatalf("m=%d n=%d o1=%d, want 101 4 2", m, n, o)
+	}
+	// A plain value set by another transaction becomes the base of an add.
+	set(t, s, "p", string(kv.EncodeCounter(-7)))
+	tx = begin(t, s)
+	must(t, tx.Add([]byte("p"), 7))
+	commit(t, tx)
+	if got := counter(t, begin(t, s), "p"); got != 0 {
+		t.Fatalf("p = %d", got)
+	}
+}
+
+func testTxLifecycle(t *testing.T, s kv.Store) {
+	tx := begin(t, s)
+	must(t, tx.Set([]byte("a"), []byte("1")))
+	commit(t, tx)
+	if _, err := tx.Get(bg, []byte("a")); !errors.Is(err, kv.ErrTxDone) {
+		t.Fatalf("get after commit: %v", err)
+	}
+	if err := tx.Set([]byte("b"), nil); !errors.Is(err, kv.ErrTxDone) {
+		t.Fatalf("set after commit: %v", err)
+	}
+	if _, err := tx.Commit(bg); !errors.Is(err, kv.ErrTxDone) {
+		t.Fatalf("second commit: %v", err)
+	}
+	tx.Rollback() // harmless after commit
+
+	tx = begin(t, s)
+	must(t, tx.Set([]byte("rolled"), []byte("back")))
+	it := tx.Scan(bg, kv.Range{}, kv.ScanOptions{})
+	tx.Rollback()
+	tx.Rollback()
+	if it.Next() {
+		t.Fatal("scan after rollback returned a key")
+	}
+	it.Close()
+	if _, err := tx.Commit(bg); !errors.Is(err, kv.ErrTxDone) {
+		t.Fatalf("commit after rollback: %v", err)
+	}
+	mustMissing(t, begin(t, s), "rolled")
+}
+
+func testLimits(t *testing.T, s kv.Store) {
+	tx := begin(t, s)
+	big := bytes.Repeat([]byte("k"), kv.DefaultMaxKeySize+1)
+	if err := tx.Set(big, nil); !errors.Is(err, kv.ErrKeyTooLarge) {
+		t.Fatalf("big key: %v", err)
+	}
+	if err := tx.Set([]byte("v"), make([]byte, kv.DefaultMaxValueSize+1)); !errors.Is(err, kv.ErrValueTooLarge) {
+		t.Fatalf("big value: %v", err)
+	}
+	for _, k := range [][]byte{{0xFF}, {0xFF, 'l', 0}} {
+		if err := tx.Set(k, nil); !errors.Is(err, kv.ErrReservedKey) {
+			t.Fatalf("reserved key %q: %v", k, err)
+		}
+		if _, err := tx.Get(bg, k); !errors.Is(err, kv.ErrReservedKey) {
+			t.Fatalf("get reserved key %q: %v", k, err)
+		}
+	}
+	// The user key space ends before 0xFF: an open-ended scan never shows
+	// the backend's own keys.
+	must(t, tx.Set([]byte("\xfe"), []byte("last")))
+	commit(t, tx)
+	set(t, s, "x", "y") // makes sure something is in the log too
+	equal(t, "whole space", scan(t, begin(t, s), "", "", kv.ScanOptions{}), []string{"x=y", "\xfe=last"})
+
+	// A transaction that grows too large fails whole.
+	tx = begin(t, s)
+	chunk := make([]byte, kv.DefaultMaxValueSize)
+	var err error
+	for i := 0; err == nil && i < 20; i++ {
+		err = tx.Set([]byte(fmt.Sprintf("big/%d", i)), chunk)
+	}
+	if !errors.Is(err, kv.ErrTxTooLarge) {
+		t.Fatalf("large transaction: %v", err)
+	}
+	if _, err := tx.Commit(bg); !errors.Is(err, kv.ErrTxTooLarge) {
+		t.Fatalf("commit of a too-large transaction: %v", err)
+	}
+	equal(t, "nothing of it", scan(t, begin(t, s), "big/", "big0", kv.ScanOptions{}), nil)
+}

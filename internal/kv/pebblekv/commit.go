@@ -1,0 +1,239 @@
+package pebblekv
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/foliodb/folio/internal/kv"
+)
+
+// maxGroup bounds how many transactions share one Pebble batch.
+const maxGroup = 512
+
+// commitRequest travels from a committing transaction to the sequencer and
+// back with the outcome.
+type commitRequest struct {
+	req  *kv.CommitRequest
+	pos  kv.Position
+	err  error
+	done chan struct{}
+}
+
+// group is a set of accepted commits written to Pebble as one batch and
+// awaiting the WAL sync.
+type group struct {
+	commits []*commitRequest
+	view    *view // snapshot taken right after the batch, published after the sync
+}
+
+// commit hands req to the sequencer and waits until it is durable and
+// visible, or rejected.
+func (s *Store) commit(ctx context.Context, req *kv.CommitRequest) (kv.Position, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return 0, kv.ErrClosed
+	}
+	if s.failure != nil {
+		s.mu.Unlock()
+		return 0, s.failure
+	}
+	s.inflight.Add(1)
+	s.mu.Unlock()
+	defer s.inflight.Done()
+
+	c := &commitRequest{req: req, done: make(chan struct{})}
+	s.commits <- c
+	// The commit is in the pipeline now: it will be applied or rejected
+	// whatever the caller's context does, so wait for the outcome rather
+	// than report a commit as failed that then lands.
+	<-c.done
+	return c.pos, c.err
+}
+
+// sequencer orders commits. It owns the conflict history and the next
+// position; nothing else touches them.
+type sequencer struct {
+	s         *Store
+	last      kv.Position
+	conflicts *conflictTable
+}
+
+func newSequencer(s *Store, last kv.Position) *sequencer {
+	return &sequencer{s: s, last: last, conflicts: newConflictTable(last)}
+}
+
+func (q *sequencer) run() {
+	defer close(q.s.groups)
+	for {
+		var first *commitRequest
+		select {
+		case first = <-q.s.commits:
+		case <-q.s.stop:
+			// Close waited for every in-flight commit, so nothing is queued.
+			return
+		}
+		pending := []*commitRequest{first}
+	drain:
+		for len(pending) < maxGroup {
+			select {
+			case c := <-q.s.commits:
+				pending = append(pending, c)
+			default:
+				break drain
+			}
+		}
+		q.process(pending)
+	}
+}
+
+// process checks and applies one group.
+func (q *sequencer) process(pending []*commitRequest) {
+	if err := q.s.failed(); err != nil {
+		for _, c := range pending {
+			c.err = err
+			close(c.done)
+		}
+		return
+	}
+	q.conflicts.prune(q.s.oldestReadVersion())
+	b := q.s.db.NewBatch()
+	accepted := pending[:0:0]
+	for _, c := range pending {
+		if err := q.conflicts.check(c.req.ReadVersion, c.req.ReadRanges); err != nil {
+			c.err = err
+			close(c.done)
+			continue
+		}
+		q.last++
+		c.pos = q.last
+		if err := writeCommit(b, c.req, c.pos); err != nil {
+			// Only a malformed request can fail here; the batch may hold
+			// part of it, so the whole group goes.
+			q.failGroup(b, pending, fmt.Errorf("pebblekv: build batch: %w", err))
+			return
+		}
+		q.conflicts.record(c.pos, c.req.WriteRanges())
+		accepted = append(accepted, c)
+	}
+	if len(accepted) == 0 {
+		b.Close()
+		return
+	}
+	var pos [8]byte
+	binary.BigEndian.PutUint64(pos[:], uint64(q.last))
+	b.Set(metaVersionKey, pos[:], nil)
+	// No sync here: the syncer syncs once for every group that queued up,
+	// and nobody reads this state before then.
+	if err := q.s.db.Apply(b, pebble.NoSync); err != nil {
+		q.failGroup(b, pending, fmt.Errorf("pebblekv: write: %w", err))
+		return
+	}
+	b.Close()
+	q.s.groups <- &group{commits: accepted, view: &view{version: q.last, snap: q.s.db.NewSnapshot(), refs: 1}}
+}
+
+// failGroup rejects every commit of the group and stops the store: the
+// sequencer's state may no longer match the disk.
+func (q *sequencer) failGroup(b *pebble.Batch, pending []*commitRequest, err error) {
+	b.Close()
+	q.s.fail(err)
+	for _, c := range pending {
+		select {
+		case <-c.done:
+		default:
+			c.err = err
+			close(c.done)
+		}
+	}
+}
+
+// writeCommit adds one transaction's writes and log entry to b: cleared
+// ranges first, then single-key mutations (which are newer).
+func writeCommit(b *pebble.Batch, req *kv.CommitRequest, pos kv.Position) error {
+	for _, r := range req.Writes.ClearedRanges() {
+		if err := b.DeleteRange(r.Begin, r.End, nil); err != nil {
+			return err
+		}
+	}
+	var err error
+	req.Writes.Mutations(func(m *kv.Mutation) bool {
+		switch m.Kind {
+		case kv.OpSet:
+			err = b.Set(m.Key, m.Value, nil)
+		case kv.OpClear:
+			err = b.Delete(m.Key, nil)
+		case kv.OpAdd:
+			err = b.Merge(m.Key, kv.EncodeCounter(m.Delta), nil)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(req.Log) > 0 {
+		return b.Set(logKey(pos), kv.EncodeLogRecords(req.Log), nil)
+	}
+	return nil
+}
+
+// runSyncer makes groups durable and visible in order.
+func (s *Store) runSyncer() {
+	for g := range s.groups {
+		groups := []*group{g}
+	drain:
+		for {
+			select {
+			case more, ok := <-s.groups:
+				if !ok {
+					break drain
+				}
+				groups = append(groups, more)
+			default:
+				break drain
+			}
+		}
+		// One fsync makes every group so far durable: the WAL is written
+		// in order.
+		err := s.db.LogData(nil, pebble.Sync)
+		if err != nil {
+			err = fmt.Errorf("pebblekv: sync: %w", err)
+			s.fail(err)
+		}
+		last := groups[len(groups)-1]
+		for _, g := range groups {
+			if g != last || err != nil {
+				s.release(g.view)
+			}
+		}
+		if err == nil {
+			s.publish(last.view)
+		}
+		for _, g := range groups {
+			for _, c := range g.commits {
+				if err != nil {
+					c.pos, c.err = 0, err
+				}
+				close(c.done)
+			}
+		}
+	}
+}
+
+// fail stops the store from taking more work after a write to disk failed.
+func (s *Store) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failure == nil {
+		s.failure = err
+		s.log.Error("store stopped after a write failure", "err", err)
+	}
+}
+
+func (s *Store) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failure
+}

@@ -1,0 +1,113 @@
+package pebblekv
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/foliodb/folio/internal/kv"
+)
+
+var _ kv.Store = (*Store)(nil)
+
+// ReadLog returns durable log entries after position after, in commit order.
+func (s *Store) ReadLog(ctx context.Context, after kv.Position, limit int) ([]kv.LogEntry, kv.Position, error) {
+	if limit <= 0 {
+		limit = defaultLogLimit
+	}
+	v, err := s.acquire()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer s.release(v)
+	s.mu.Lock()
+	trimmed := s.trimmed
+	s.mu.Unlock()
+	if after+1 < trimmed {
+		return nil, 0, fmt.Errorf("%w: position %d is below the oldest kept position %d", kv.ErrLogTrimmed, after, trimmed)
+	}
+	if after >= v.version {
+		return nil, v.version, nil
+	}
+	it, err := v.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: logKey(after + 1), UpperBound: logKey(v.version + 1)})
+	if err != nil {
+		return nil, 0, fmt.Errorf("pebblekv: read log: %w", err)
+	}
+	defer it.Close()
+	var entries []kv.LogEntry
+	for ok := it.First(); ok; ok = it.Next() {
+		val, err := it.ValueAndErr()
+		if err != nil {
+			return nil, 0, fmt.Errorf("pebblekv: read log: %w", err)
+		}
+		records, err := kv.DecodeLogRecords(append([]byte(nil), val...))
+		if err != nil {
+			return nil, 0, fmt.Errorf("pebblekv: read log at %x: %w", it.Key(), err)
+		}
+		entries = append(entries, kv.LogEntry{Pos: kv.Position(binary.BigEndian.Uint64(it.Key()[len(logPrefix):])), Records: records})
+		if len(entries) == limit {
+			return entries, entries[len(entries)-1].Pos, nil
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, 0, fmt.Errorf("pebblekv: read log: %w", err)
+	}
+	return entries, v.version, nil
+}
+
+// WaitLog blocks until a commit after position after is durable.
+func (s *Store) WaitLog(ctx context.Context, after kv.Position) error {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return kv.ErrClosed
+		}
+		if s.current.version > after {
+			s.mu.Unlock()
+			return nil
+		}
+		ch := s.notify
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// TrimLog removes log entries below position below.
+func (s *Store) TrimLog(ctx context.Context, below kv.Position) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return kv.ErrClosed
+	}
+	if below > s.current.version+1 {
+		below = s.current.version + 1
+	}
+	if below <= s.trimmed {
+		s.mu.Unlock()
+		return nil
+	}
+	// Readers learn of the trim before the entries go, so none of them
+	// misses an entry silently.
+	s.trimmed = below
+	s.mu.Unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	var pos [8]byte
+	binary.BigEndian.PutUint64(pos[:], uint64(below))
+	if err := b.DeleteRange(logKey(0), logKey(below), nil); err != nil {
+		return err
+	}
+	if err := b.Set(metaTrimKey, pos[:], nil); err != nil {
+		return err
+	}
+	if err := s.db.Apply(b, pebble.Sync); err != nil {
+		return fmt.Errorf("pebblekv: trim log: %w", err)
+	}
+	return nil
+}

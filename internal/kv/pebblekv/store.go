@@ -1,0 +1,329 @@
+// Package pebblekv is Folio's embedded storage backend: the kv interface on
+// Pebble, with an optimistic serializable layer and group commit.
+//
+// How a commit goes (see commit.go):
+//
+//  1. A transaction reads from a Pebble snapshot of the newest durable commit
+//     (its read version) and records the key ranges it reads.
+//  2. At commit it hands its read ranges and buffered writes to the
+//     sequencer, one goroutine that checks them against the writes of every
+//     transaction committed after the read version (conflictTable), assigns
+//     commit positions in order, and writes a whole group of transactions to
+//     Pebble as one batch without waiting for the disk.
+//  3. The syncer goroutine fsyncs the WAL once for every group that arrived
+//     meanwhile, then publishes a snapshot taken right after the group as the
+//     new read view, then acknowledges the commits.
+//
+// Pebble makes a batch visible to its own readers before the WAL sync ends,
+// so Folio never reads Pebble's latest state: readers only ever get a
+// published snapshot, and no reader can see a commit that a crash could take
+// back.
+//
+// Key layout inside Pebble: user keys as they are (never starting with 0xFF);
+// 0xFF 'l' + 8-byte big-endian position for change-log entries; 0xFF 'm' ...
+// for the store's own metadata.
+package pebblekv
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/foliodb/folio/internal/kv"
+)
+
+// Options configure a Store. Only Dir is required.
+type Options struct {
+	// Dir is the directory holding the Pebble files.
+	Dir string
+	// Limits on key, value and transaction sizes.
+	Limits kv.Limits
+	// MaxTxAge bounds how long a transaction may stay open: old snapshots pin
+	// data and conflict history. Older transactions fail with
+	// kv.ErrTxTooOld and are reclaimed. Default 10 minutes.
+	MaxTxAge time.Duration
+	// CacheSize is Pebble's block cache in bytes. Default 128 MiB.
+	CacheSize int64
+	// Logger receives the store's operational messages. Default: discard.
+	Logger *slog.Logger
+}
+
+// Defaults.
+const (
+	DefaultMaxTxAge  = 10 * time.Minute
+	DefaultCacheSize = 128 << 20
+	defaultLogLimit  = 1000
+)
+
+var (
+	metaVersionKey = []byte{0xFF, 'm', 'v'} // the newest commit position
+	metaTrimKey    = []byte{0xFF, 'm', 't'} // log positions below this are trimmed
+	logPrefix      = []byte{0xFF, 'l'}
+)
+
+func logKey(pos kv.Position) []byte {
+	k := make([]byte, 10)
+	copy(k, logPrefix)
+	binary.BigEndian.PutUint64(k[2:], uint64(pos))
+	return k
+}
+
+// Store is an open embedded store. It implements kv.Store.
+type Store struct {
+	db     *pebble.DB
+	opts   Options
+	limits kv.Limits
+	log    *slog.Logger
+
+	// mu guards the published read view, the registry of open
+	// transactions, and the log trim point.
+	mu      sync.Mutex
+	current *view
+	notify  chan struct{} // closed and replaced at each publication
+	open    map[*backendTx]struct{}
+	trimmed kv.Position // log entries below this position are gone
+	closed  bool
+	failure error // set when a write to disk failed: the store refuses work
+
+	inflight sync.WaitGroup // commits between their check of closed and their outcome
+	commits  chan *commitRequest
+	groups  chan *group
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// view is a published read snapshot: everything committed up to version,
+// and durable. Transactions and log readers hold references to it.
+type view struct {
+	version kv.Position
+	snap    *pebble.Snapshot
+	refs    int // guarded by Store.mu; the store itself holds one while current
+}
+
+// Open opens (creating if needed) the store in opts.Dir.
+func Open(opts Options) (*Store, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("pebblekv: no directory given")
+	}
+	if opts.MaxTxAge <= 0 {
+		opts.MaxTxAge = DefaultMaxTxAge
+	}
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = DefaultCacheSize
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	cache := pebble.NewCache(opts.CacheSize)
+	defer cache.Unref()
+	db, err := pebble.Open(opts.Dir, &pebble.Options{
+		Cache:              cache,
+		Merger:             counterMerger,
+		FormatMajorVersion: pebble.FormatNewest,
+		MemTableSize:       64 << 20,
+		Logger:             pebbleLogger{opts.Logger},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pebblekv: open %s: %w", opts.Dir, err)
+	}
+	s := &Store{
+		db:      db,
+		opts:    opts,
+		limits:  opts.Limits.WithDefaults(),
+		log:     opts.Logger,
+		notify:  make(chan struct{}),
+		open:    make(map[*backendTx]struct{}),
+		commits: make(chan *commitRequest, 1024),
+		groups:  make(chan *group, 16),
+		stop:    make(chan struct{}),
+	}
+	version, err := readPosition(db, metaVersionKey)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if s.trimmed, err = readPosition(db, metaTrimKey); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.current = &view{version: version, snap: db.NewSnapshot(), refs: 1}
+	seq := newSequencer(s, version)
+	s.wg.Add(3)
+	go func() { defer s.wg.Done(); seq.run() }()
+	go func() { defer s.wg.Done(); s.runSyncer() }()
+	go func() { defer s.wg.Done(); s.sweep() }()
+	s.log.Info("pebble store opened", "dir", opts.Dir, "position", version)
+	return s, nil
+}
+
+func readPosition(db *pebble.DB, key []byte) (kv.Position, error) {
+	v, closer, err := db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("pebblekv: read %q: %w", key, err)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, fmt.Errorf("pebblekv: corrupt metadata %q", key)
+	}
+	return kv.Position(binary.BigEndian.Uint64(v)), nil
+}
+
+// Begin starts a transaction at the newest durable commit.
+func (s *Store) Begin(ctx context.Context) (kv.Tx, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, kv.ErrClosed
+	}
+	if s.failure != nil {
+		return nil, s.failure
+	}
+	t := &backendTx{s: s, view: s.current, started: time.Now()}
+	t.view.refs++
+	s.open[t] = struct{}{}
+	return kv.NewTx(t, s.limits), nil
+}
+
+// acquire takes a reference on the current view.
+func (s *Store) acquire() (*view, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, kv.ErrClosed
+	}
+	s.current.refs++
+	return s.current, nil
+}
+
+// releaseLocked drops a reference on v, closing its snapshot when v is no
+// longer current and nobody reads it.
+func (s *Store) releaseLocked(v *view) {
+	v.refs--
+	if v.refs == 0 {
+		v.snap.Close()
+	}
+}
+
+func (s *Store) release(v *view) {
+	s.mu.Lock()
+	s.releaseLocked(v)
+	s.mu.Unlock()
+}
+
+// publish makes v the read view of new transactions and wakes log waiters.
+func (s *Store) publish(v *view) {
+	s.mu.Lock()
+	old := s.current
+	s.current = v
+	s.releaseLocked(old)
+	close(s.notify)
+	s.notify = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// oldestReadVersion is the lowest read version any open transaction may
+// still commit with: conflict history at or below it can go.
+func (s *Store) oldestReadVersion() kv.Position {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	oldest := s.current.version
+	for t := range s.open {
+		if t.view.version < oldest {
+			oldest = t.view.version
+		}
+	}
+	return oldest
+}
+
+// sweep reclaims transactions that outlived MaxTxAge, so that abandoned ones
+// do not pin snapshots and conflict history forever.
+func (s *Store) sweep() {
+	every := min(max(s.opts.MaxTxAge/4, 10*time.Millisecond), time.Second)
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-ticker.C:
+			var old []*backendTx
+			s.mu.Lock()
+			for t := range s.open {
+				if now.Sub(t.started) > s.opts.MaxTxAge {
+					old = append(old, t)
+				}
+			}
+			s.mu.Unlock()
+			for _, t := range old {
+				if t.expire() {
+					s.log.Warn("transaction reclaimed after exceeding the maximum age",
+						"age", now.Sub(t.started).Round(time.Millisecond), "max_age", s.opts.MaxTxAge)
+				}
+			}
+		}
+	}
+}
+
+// LastPosition is the position of the newest durable commit.
+func (s *Store) LastPosition(ctx context.Context) (kv.Position, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, kv.ErrClosed
+	}
+	return s.current.version, nil
+}
+
+// Close waits for in-flight commits, then closes Pebble. Transactions still
+// open fail afterwards.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	open := make([]*backendTx, 0, len(s.open))
+	for t := range s.open {
+		open = append(open, t)
+	}
+	s.mu.Unlock()
+	for _, t := range open {
+		t.expireWith(kv.ErrClosed)
+	}
+	s.inflight.Wait()
+	close(s.stop)
+	s.wg.Wait()
+	s.mu.Lock()
+	s.releaseLocked(s.current)
+	close(s.notify)
+	s.mu.Unlock()
+	return s.db.Close()
+}
+
+// pebbleLogger routes Pebble's messages to slog.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+	panic(fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,209 @@
+package pebblekv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/foliodb/folio/internal/kv"
+)
+
+// backendTx is the Pebble half of a transaction (kv.TxBackend): reads from
+// the view it began on, and commit through the sequencer. Its mutex lets the
+// sweeper reclaim it while its owner may still be using it.
+type backendTx struct {
+	s       *Store
+	view    *view // never changes; released tells whether it is still held
+	started time.Time
+
+	mu       sync.Mutex
+	released bool
+	err      error // why reads fail once released early (too old, store closed)
+	iters    map[*rawIterator]struct{}
+}
+
+func (t *backendTx) ReadVersion() kv.Position { return t.view.version }
+
+func (t *backendTx) Get(ctx context.Context, key []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	v, closer, err := t.view.snap.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, kv.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pebblekv: get: %w", err)
+	}
+	out := append([]byte(nil), v...)
+	closer.Close()
+	return out, nil
+}
+
+// readable tells whether reads may go on: not after release, and not past
+// the maximum age even before the sweeper gets to it.
+func (t *backendTx) readable() error {
+	if t.released {
+		if t.err != nil {
+			return t.err
+		}
+		return kv.ErrTxDone
+	}
+	if age := time.Since(t.started); age > t.s.opts.MaxTxAge {
+		return fmt.Errorf("%w: open for %s, limit %s", kv.ErrTxTooOld, age.Round(time.Millisecond), t.s.opts.MaxTxAge)
+	}
+	return nil
+}
+
+func (t *backendTx) Scan(ctx context.Context, r kv.Range, reverse bool) kv.RawIterator {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.readable(); err != nil {
+		return &rawIterator{err: err}
+	}
+	lower := r.Begin
+	if len(lower) == 0 {
+		// nil, not empty: Pebble's invariant checks (on under -race) index
+		// into a non-nil lower bound.
+		lower = nil
+	}
+	it, err := t.view.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: r.End})
+	if err != nil {
+		return &rawIterator{err: fmt.Errorf("pebblekv: scan: %w", err)}
+	}
+	ri := &rawIterator{tx: t, it: it, reverse: reverse}
+	if t.iters == nil {
+		t.iters = make(map[*rawIterator]struct{})
+	}
+	t.iters[ri] = struct{}{}
+	return ri
+}
+
+func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Position, error) {
+	t.mu.Lock()
+	err := t.readable()
+	t.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	return t.s.commit(ctx, req)
+}
+
+// Release is called once when the transaction ends.
+func (t *backendTx) Release() { t.expireWith(nil) }
+
+// expire reclaims a transaction that outlived the maximum age. It reports
+// whether the transaction was still holding resources.
+func (t *backendTx) expire() bool {
+	return t.expireWith(fmt.Errorf("%w: open for more than %s", kv.ErrTxTooOld, t.s.opts.MaxTxAge))
+}
+
+func (t *backendTx) expireWith(reason error) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.released {
+		return false
+	}
+	t.released, t.err = true, reason
+	for it := range t.iters {
+		it.closeLocked()
+	}
+	t.s.mu.Lock()
+	delete(t.s.open, t)
+	t.s.releaseLocked(t.view)
+	t.s.mu.Unlock()
+	return true
+}
+
+// rawIterator adapts a Pebble iterator to kv.RawIterator.
+type rawIterator struct {
+	tx      *backendTx
+	it      *pebble.Iterator
+	reverse bool
+	started bool
+	err     error
+}
+
+func (r *rawIterator) Next() bool {
+	if r.it == nil {
+		return false
+	}
+	r.tx.mu.Lock()
+	defer r.tx.mu.Unlock()
+	if r.it == nil { // closed by an expiry meanwhile
+		if r.err == nil {
+			r.err = r.tx.readable()
+		}
+		return false
+	}
+	var ok bool
+	switch {
+	case !r.started && r.reverse:
+		ok = r.it.Last()
+	case !r.started:
+		ok = r.it.First()
+	case r.reverse:
+		ok = r.it.Prev()
+	default:
+		ok = r.it.Next()
+	}
+	r.started = true
+	if !ok {
+		if err := r.it.Error(); err != nil {
+			r.err = fmt.Errorf("pebblekv: scan: %w", err)
+		}
+	}
+	return ok
+}
+
+// Key and Value lock because the sweeper may close the iterator under them.
+
+func (r *rawIterator) Key() []byte {
+	r.tx.mu.Lock()
+	defer r.tx.mu.Unlock()
+	if r.it == nil {
+		return nil
+	}
+	return r.it.Key()
+}
+
+func (r *rawIterator) Value() []byte {
+	r.tx.mu.Lock()
+	defer r.tx.mu.Unlock()
+	if r.it == nil {
+		return nil
+	}
+	v, err := r.it.ValueAndErr()
+	if err != nil {
+		r.err = fmt.Errorf("pebblekv: scan value: %w", err)
+	}
+	return v
+}
+
+func (r *rawIterator) Err() error { return r.err }
+
+func (r *rawIterator) Close() error {
+	if r.tx == nil {
+		return nil
+	}
+	r.tx.mu.Lock()
+	defer r.tx.mu.Unlock()
+	r.closeLocked()
+	return nil
+}
+
+func (r *rawIterator) closeLocked() {
+	if r.it != nil {
+		r.it.Close()
+		r.it = nil
+		delete(r.tx.iters, r)
+	}
+}

@@ -1,0 +1,306 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Snapshot is a backend's read view of the store at one read version. Its
+// reads see only committed data; Get returns ErrNotFound for a missing key.
+type Snapshot interface {
+	Get(ctx context.Context, key []byte) ([]byte, error)
+	// Scan iterates over the stored keys in r (a range inside the user key
+	// space, with both bounds set), in reverse order if asked.
+	Scan(ctx context.Context, r Range, reverse bool) RawIterator
+}
+
+// RawIterator walks a backend's Scan. Key and Value stay valid until the
+// next call to Next.
+type RawIterator interface {
+	Next() bool
+	Key() []byte
+	Value() []byte
+	Err() error
+	Close() error
+}
+
+// CommitRequest is what a transaction hands its backend at commit.
+type CommitRequest struct {
+	ReadVersion Position
+	// ReadRanges are the ranges the transaction read, sorted and merged.
+	ReadRanges []Range
+	// Writes holds the buffered writes: cleared ranges apply first, then the
+	// single-key mutations.
+	Writes *WriteBuffer
+	// Log holds the records of the transaction's change-log entry (none if
+	// the transaction appended nothing).
+	Log [][]byte
+}
+
+// WriteRanges returns the key ranges the request writes, sorted and merged:
+// what other transactions' reads conflict with.
+func (c *CommitRequest) WriteRanges() []Range {
+	rs := append([]Range(nil), c.Writes.ClearedRanges()...)
+	c.Writes.Mutations(func(m *Mutation) bool {
+		rs = append(rs, KeyRange(m.Key))
+		return true
+	})
+	return MergeRanges(rs)
+}
+
+// TxBackend is the backend half of a transaction. NewTx wraps it with the
+// shared logic: the write buffer, read-your-writes, read-range recording and
+// limits.
+type TxBackend interface {
+	Snapshot
+	ReadVersion() Position
+	// Commit applies the request atomically and durably, or rejects it with
+	// ErrConflict (or another error) applying nothing.
+	Commit(ctx context.Context, req *CommitRequest) (Position, error)
+	// Release frees what the transaction holds. NewTx calls it exactly once.
+	Release()
+}
+
+type txState uint8
+
+const (
+	txOpen txState = iota
+	txCommitted
+	txRolledBack
+)
+
+// NewTx returns a transaction that reads through b and buffers writes until
+// commit. Every backend builds its Tx with it.
+func NewTx(b TxBackend, limits Limits) Tx {
+	return &txn{b: b, limits: limits.WithDefaults(), buf: NewWriteBuffer()}
+}
+
+type txn struct {
+	b      TxBackend
+	limits Limits
+	buf    *WriteBuffer
+	reads  []*Range // recorded read ranges; scans widen theirs as they go
+	iters  map[*overlayIterator]struct{} // open scans, closed when the transaction ends
+	log    [][]byte
+	size   int
+	state  txState
+	failed error // a write was refused: the transaction can only fail now
+}
+
+func (t *txn) ReadVersion() Position { return t.b.ReadVersion() }
+
+func (t *txn) Snapshot() Reader { return snapshotReader{t} }
+
+type snapshotReader struct{ t *txn }
+
+func (s snapshotReader) Get(ctx context.Context, key []byte) ([]byte, error) {
+	return s.t.get(ctx, key, false)
+}
+
+func (s snapshotReader) Scan(ctx context.Context, r Range, opts ScanOptions) Iterator {
+	return s.t.scan(ctx, r, opts, false)
+}
+
+func (t *txn) Get(ctx context.Context, key []byte) ([]byte, error) {
+	return t.get(ctx, key, true)
+}
+
+func (t *txn) Scan(ctx context.Context, r Range, opts ScanOptions) Iterator {
+	return t.scan(ctx, r, opts, true)
+}
+
+func (t *txn) usable() error {
+	switch t.state {
+	case txCommitted, txRolledBack:
+		return ErrTxDone
+	}
+	return nil
+}
+
+func (t *txn) get(ctx context.Context, key []byte, conflict bool) ([]byte, error) {
+	if err := t.usable(); err != nil {
+		return nil, err
+	}
+	if err := t.limits.CheckKey(key); err != nil {
+		return nil, err
+	}
+	if conflict {
+		r := KeyRange(key)
+		t.reads = append(t.reads, &r)
+	}
+	m, cleared := t.buf.Lookup(key)
+	switch {
+	case m != nil && m.Kind == OpSet:
+		return m.Value, nil
+	case m != nil && m.Kind == OpClear, cleared:
+		return nil, ErrNotFound
+	case m != nil && m.Kind == OpAdd:
+		base, err := t.b.Get(ctx, key)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		return EncodeCounter(DecodeCounter(base) + m.Delta), nil
+	}
+	return t.b.Get(ctx, key)
+}
+
+func (t *txn) scan(ctx context.Context, r Range, opts ScanOptions, conflict bool) Iterator {
+	if err := t.usable(); err != nil {
+		return &errIterator{err: err}
+	}
+	r = r.Normalize()
+	if CompareKeys(r.End, userKeyEnd) > 0 {
+		r.End = userKeyEnd
+	}
+	if err := t.limits.CheckRange(r); err != nil {
+		return &errIterator{err: err}
+	}
+	it := newOverlayIterator(ctx, t.b, t.buf, r, opts)
+	if t.iters == nil {
+		t.iters = make(map[*overlayIterator]struct{})
+	}
+	t.iters[it] = struct{}{}
+	it.onClose = func() { delete(t.iters, it) }
+	if conflict {
+		// Start with an empty range at the scan's starting edge; the
+		// iterator widens it as keys are returned.
+		p := &Range{Begin: r.Begin, End: r.Begin}
+		if opts.Reverse {
+			p = &Range{Begin: r.End, End: r.End}
+		}
+		t.reads = append(t.reads, p)
+		it.progress = p
+	}
+	return it
+}
+
+func (t *txn) write(size int, checks ...error) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if t.failed != nil {
+		return t.failed
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	t.size += size
+	if t.size > t.limits.MaxTxSize {
+		t.failed = fmt.Errorf("%w: more than %d bytes written", ErrTxTooLarge, t.limits.MaxTxSize)
+		return t.failed
+	}
+	return nil
+}
+
+func (t *txn) Set(key, value []byte) error {
+	if err := t.write(len(key)+len(value), t.limits.CheckKey(key), t.limits.CheckValue(value)); err != nil {
+		return err
+	}
+	t.buf.Set(clone(key), clone(value))
+	return nil
+}
+
+func (t *txn) Clear(key []byte) error {
+	if err := t.write(len(key), t.limits.CheckKey(key)); err != nil {
+		return err
+	}
+	t.buf.Clear(clone(key))
+	return nil
+}
+
+func (t *txn) ClearRange(r Range) error {
+	r = r.Normalize()
+	if CompareKeys(r.End, userKeyEnd) > 0 {
+		r.End = userKeyEnd
+	}
+	if err := t.write(len(r.Begin)+len(r.End), t.limits.CheckRange(r)); err != nil {
+		return err
+	}
+	t.buf.ClearRange(Range{Begin: clone(r.Begin), End: clone(r.End)})
+	return nil
+}
+
+func (t *txn) Add(key []byte, delta int64) error {
+	if err := t.write(len(key)+8, t.limits.CheckKey(key)); err != nil {
+		return err
+	}
+	t.buf.Add(clone(key), delta)
+	return nil
+}
+
+func (t *txn) AddReadConflictRange(r Range) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	r = r.Normalize()
+	if err := t.limits.CheckRange(r); err != nil {
+		return err
+	}
+	r = Range{Begin: clone(r.Begin), End: clone(r.End)}
+	t.reads = append(t.reads, &r)
+	return nil
+}
+
+func (t *txn) AppendLog(record []byte) error {
+	if err := t.write(len(record)); err != nil {
+		return err
+	}
+	t.log = append(t.log, clone(record))
+	return nil
+}
+
+func (t *txn) Commit(ctx context.Context) (Position, error) {
+	if err := t.usable(); err != nil {
+		return 0, err
+	}
+	defer t.end(txCommitted)
+	if t.failed != nil {
+		return 0, t.failed
+	}
+	if t.buf.Empty() && len(t.log) == 0 {
+		return t.b.ReadVersion(), nil
+	}
+	reads := make([]Range, len(t.reads))
+	for i, r := range t.reads {
+		reads[i] = *r
+	}
+	return t.b.Commit(ctx, &CommitRequest{
+		ReadVersion: t.b.ReadVersion(),
+		ReadRanges:  MergeRanges(reads),
+		Writes:      t.buf,
+		Log:         t.log,
+	})
+}
+
+func (t *txn) Rollback() {
+	if t.state == txOpen {
+		t.end(txRolledBack)
+	}
+}
+
+func (t *txn) end(s txState) {
+	t.state = s
+	// Scans left open must stop before the backend frees their snapshot.
+	for it := range t.iters {
+		it.abort(ErrTxDone)
+	}
+	t.b.Release()
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}
+
+type errIterator struct{ err error }
+
+func (e *errIterator) Next() bool    { return false }
+func (e *errIterator) Key() []byte   { return nil }
+func (e *errIterator) Value() []byte { return nil }
+func (e *errIterator) Err() error    { return e.err }
+func (e *errIterator) Close() error  { return nil }
