@@ -1,0 +1,145 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestWhole(t *testing.T) {
+	good := []string{
+		`{}`, ` { "a" : 1 , "b":[1,2,{"c":null}] } `, `[]`, `"x"`, `-0`, `1.5e-3`, `true`, `false`, `null`,
+		`"\u00e9\ud83d\ude00\n\"\\\/"`, `{"a":{"b":{"c":[[]]}}}`, "\"\xff\"",
+	}
+	bad := []string{
+		``, ` `, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[1 2]`, `01`, `1.`, `.5`, `1e`, `+1`, `tru`, `nul`,
+		`"abc`, `"\x"`, `"\u12"`, "\"\x01\"", `{} {}`, `{a:1}`, `[`, `{"a":1 "b":2}`, `-`, `"\`,
+	}
+	for _, s := range good {
+		if _, _, err := Whole([]byte(s)); err != nil {
+			t.Errorf("Whole(%q) = %v, want ok", s, err)
+		}
+	}
+	for _, s := range bad {
+		if _, _, err := Whole([]byte(s)); err == nil {
+			t.Errorf("Whole(%q) ok, want error", s)
+		}
+	}
+}
+
+func TestDepth(t *testing.T) {
+	ok := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
+	if _, _, err := Whole([]byte(ok)); err != nil {
+		t.Errorf("depth %d: %v", MaxDepth, err)
+	}
+	tooDeep := "[" + ok + "]"
+	if _, _, err := Whole([]byte(tooDeep)); err == nil {
+		t.Errorf("depth %d accepted", MaxDepth+1)
+	}
+	if json.Valid([]byte(tooDeep)) {
+		t.Errorf("encoding/json accepts depth %d; keep MaxDepth in step", MaxDepth+1)
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	cases := []struct {
+		in string
+		n  int64
+		ok bool
+	}{
+		{"0", 0, true}, {"-0", 0, true}, {"42", 42, true}, {"-42", -42, true},
+		{"9223372036854775807", math.MaxInt64, true}, {"-9223372036854775808", math.MinInt64, true},
+		{"9223372036854775808", 0, false}, {"-9223372036854775809", 0, false},
+		{"1.5", 0, false}, {"1e3", 0, false}, {"", 0, false}, {"-", 0, false}, {"01", 0, false},
+		{"99999999999999999999999", 0, false},
+	}
+	for _, c := range cases {
+		n, ok := ParseInt([]byte(c.in))
+		if n != c.n || ok != c.ok {
+			t.Errorf("ParseInt(%q) = %d, %v; want %d, %v", c.in, n, ok, c.n, c.ok)
+		}
+	}
+}
+
+func TestObjectReader(t *testing.T) {
+	b := []byte(` {"a" : 1, "b\u0041":{"x":[1,2]} ,"c":"s"}`)
+	o, err := ObjectAt(b, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for {
+		k, esc, v, ok, err := o.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		key := string(k)
+		if esc {
+			key = Unquote(k)
+		}
+		keys = append(keys, key)
+		e, err := End(b, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Resume(e)
+	}
+	if got := strings.Join(keys, ","); got != "a,bA,c" {
+		t.Errorf("keys = %s", got)
+	}
+	if o.End() != len(b) {
+		t.Errorf("End = %d, want %d", o.End(), len(b))
+	}
+}
+
+func TestQuoteRoundTrip(t *testing.T) {
+	for _, s := range []string{"", "plain", "quote\"back\\slash", "ctl\x01\x1f\n\t\r", "é😀"} {
+		q := AppendQuote(nil, s)
+		var got string
+		if err := json.Unmarshal(q, &got); err != nil || got != s {
+			t.Errorf("AppendQuote(%q) = %s: %v %q", s, q, err, got)
+		}
+	}
+}
+
+// FuzzWhole checks the scanner against encoding/json: the same inputs are
+// valid, and strings decode to the same text.
+func FuzzWhole(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e3,"x\u00e9",true,null]}`, `"\ud83d\ude00"`, `[{"a":{}}]`, `-0.0`, `"\ud800"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, e, err := Whole(b)
+		if valid := json.Valid(b); valid != (err == nil) {
+			t.Fatalf("Whole(%q): err=%v, json.Valid=%v", b, err, valid)
+		}
+		if err != nil {
+			return
+		}
+		s := SkipSpace(b, 0)
+		if KindAt(b, s) == String && utf8.Valid(b) {
+			var want string
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatal(err)
+			}
+			if got := Unquote(b[s+1 : e-1]); got != want {
+				t.Fatalf("Unquote(%q) = %q, want %q", b, got, want)
+			}
+		}
+		if KindAt(b, s) == Number {
+			if _, isInt, _ := NumberEnd(b, s); isInt {
+				n, ok := ParseInt(b[s:e])
+				want, err := strconv.ParseInt(string(b[s:e]), 10, 64)
+				if ok != (err == nil) || ok && n != want {
+					t.Fatalf("ParseInt(%q) = %d, %v; strconv: %d, %v", b[s:e], n, ok, want, err)
+				}
+			}
+		}
+	})
+}

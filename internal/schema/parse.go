@@ -1,0 +1,484 @@
+package schema
+
+import (
+	"slices"
+
+	"github.com/foliodb/folio/internal/schema/jsonscan"
+)
+
+// The property names a field definition may use (reference §5). Anything
+// else is refused rather than ignored, so that a typo such as "max_length"
+// does not silently leave a constraint out.
+var fieldKeys = map[string]bool{
+	"type":            true,
+	"format":          true,
+	"items":           true,
+	"maxLength":       true,
+	"description":     true,
+	"contentEncoding": true,
+	"properties":      true,
+	"autoGenerate":    true,
+}
+
+// autoIDDefinition is the property added when a documents schema names no
+// primary key and has no "id" field.
+const autoIDDefinition = `"id":{"type":"string","format":"uuid","autoGenerate":true}`
+
+// Parse parses the schema of the collection collectionName (reference §5).
+//
+// The schema's title must equal collectionName. Top-level members other than
+// title, description, properties, primary_key and collection_type are
+// ignored, as the original server did. When a documents schema has no
+// primary_key, Parse makes it ["id"] and, if there is no "id" property, adds
+// {"type":"string","format":"uuid","autoGenerate":true}; Raw then returns the
+// input with those two members appended. Field names must be non-empty and
+// must not contain '.', which dot paths use as separator.
+//
+// Every error is an *Error with code INVALID_ARGUMENT.
+func Parse(collectionName string, raw []byte) (*Schema, error) {
+	start, _, err := jsonscan.Whole(raw)
+	if err != nil {
+		return nil, invalidf("schema is not valid JSON: %v", err)
+	}
+	if jsonscan.KindAt(raw, start) != jsonscan.Object {
+		return nil, invalidf("schema must be a JSON object")
+	}
+	top, topEnd, err := readMembers(raw, start, "schema")
+	if err != nil {
+		return nil, err
+	}
+
+	s := &Schema{collectionType: Documents, paths: make(map[string]*Field)}
+
+	if m, ok := top.get("collection_type"); ok {
+		switch v, _ := m.str(raw); v {
+		case "documents":
+		case "messages", "topic":
+			s.collectionType = Messages
+		default:
+			return nil, invalidf("unsupported collection type %s", quoteValue(m.text(raw)))
+		}
+	}
+
+	title, _ := top.get("title")
+	s.name, _ = title.str(raw)
+	if s.name != collectionName || title.kind(raw) != jsonscan.String {
+		return nil, invalidf("collection name is not same as schema name '%s' '%s'", collectionName, s.name)
+	}
+
+	if m, ok := top.get("description"); ok {
+		if s.description, ok = m.str(raw); !ok {
+			return nil, invalidf("schema description must be a string")
+		}
+	}
+
+	pkNames, pkGiven, err := readPrimaryKey(raw, top)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case s.collectionType == Messages && len(pkNames) > 0:
+		return nil, invalidf("setting primary key is not supported for messages collection")
+	case s.collectionType == Documents && pkGiven && len(pkNames) == 0:
+		return nil, invalidf("missing primary key field in schema")
+	}
+	defaultPK := s.collectionType == Documents && !pkGiven
+	if defaultPK {
+		pkNames = []string{"id"}
+	}
+
+	props, ok := top.get("properties")
+	if !ok {
+		return nil, invalidf("missing properties field in schema")
+	}
+	if props.kind(raw) != jsonscan.Object {
+		return nil, invalidf("properties object is invalid")
+	}
+	isKey := make(map[string]bool, len(pkNames))
+	for _, n := range pkNames {
+		isKey[n] = true
+	}
+	fields, byName, propsInsert, err := parseProperties(raw, props.start, "", isKey)
+	if err != nil {
+		return nil, err
+	}
+
+	// The stored form is the input plus what defaulting added. Edits go
+	// after the last member rather than before a closing brace, which keeps
+	// any whitespace layout of the input intact.
+	var edits []edit
+	if _, hasID := byName["id"]; defaultPK && !hasID {
+		text := autoIDDefinition
+		if len(fields) > 0 {
+			text = "," + text
+		}
+		edits = append(edits, edit{propsInsert, propsInsert, text})
+		byName["id"] = len(fields)
+		fields = append(fields, &Field{Name: "id", Path: "id", Type: UUID, AutoGenerate: true})
+	}
+	if defaultPK {
+		if m, ok := top.getNull("primary_key"); ok {
+			edits = append(edits, edit{m.start, m.end, `["id"]`})
+		} else {
+			edits = append(edits, edit{topEnd, topEnd, `,"primary_key":["id"]`})
+		}
+	}
+	slices.SortFunc(edits, func(a, b edit) int { return a.start - b.start })
+	s.raw = applyEdits(raw, edits)
+	s.fields, s.byName = fields, byName
+
+	for _, n := range pkNames {
+		i, ok := byName[n]
+		if !ok {
+			return nil, invalidf("missing primary key '%s' field in schema", n)
+		}
+		f := fields[i]
+		if !f.Type.KeyType() {
+			return nil, invalidf("unsupported primary key type detected '%s' for field '%s'", f.Type, n)
+		}
+		f.PrimaryKey = true
+		s.primaryKey = append(s.primaryKey, f)
+	}
+	for _, f := range fields {
+		s.index(f)
+	}
+	return s, nil
+}
+
+// readPrimaryKey reads primary_key: a list of distinct, non-empty field
+// names. given is false when the member is absent or null.
+func readPrimaryKey(raw []byte, top members) (names []string, given bool, err error) {
+	m, ok := top.get("primary_key")
+	if !ok {
+		return nil, false, nil
+	}
+	bad := invalidf("primary_key must be an array of field names")
+	if m.kind(raw) != jsonscan.Array {
+		return nil, false, bad
+	}
+	a, err := jsonscan.ArrayAt(raw, m.start)
+	if err != nil {
+		return nil, false, bad
+	}
+	for {
+		v, ok, err := a.Next()
+		if err != nil {
+			return nil, false, bad
+		}
+		if !ok {
+			return names, true, nil
+		}
+		e, _, err := jsonscan.StringEnd(raw, v)
+		if err != nil {
+			return nil, false, bad
+		}
+		n := unquoteSpan(raw, v, e)
+		if n == "" {
+			return nil, false, bad
+		}
+		for _, prev := range names {
+			if prev == n {
+				return nil, false, invalidf("duplicate primary key field '%s'", n)
+			}
+		}
+		names = append(names, n)
+		a.Resume(e)
+	}
+}
+
+// edit replaces raw[start:end] with text; start == end inserts.
+type edit struct {
+	start, end int
+	text       string
+}
+
+// applyEdits returns a copy of raw with the edits, which are in order and do
+// not overlap, applied.
+func applyEdits(raw []byte, edits []edit) []byte {
+	n := len(raw)
+	for _, e := range edits {
+		n += len(e.text)
+	}
+	out := make([]byte, 0, n)
+	pos := 0
+	for _, e := range edits {
+		out = append(out, raw[pos:e.start]...)
+		out = append(out, e.text...)
+		pos = e.end
+	}
+	return append(out, raw[pos:]...)
+}
+
+// parseProperties parses the properties object at raw[i]. isKey names the
+// primary key fields when these are the top-level properties, and is nil
+// below. insert is where a new property would be appended.
+func parseProperties(raw []byte, i int, parent string, isKey map[string]bool) (fields []*Field, byName map[string]int, insert int, err error) {
+	ms, insert, err := readMembers(raw, i, "properties")
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	byName = make(map[string]int, len(ms))
+	for _, m := range ms {
+		if !validFieldName(m.name) {
+			return nil, nil, 0, invalidf("invalid field name '%s': a field name must not be empty or contain '.'", m.name)
+		}
+		path := joinPath(parent, m.name)
+		f, err := parseField(raw, m, m.name, path, path, isKey[m.name])
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		byName[m.name] = len(fields)
+		fields = append(fields, f)
+	}
+	return fields, byName, insert, nil
+}
+
+// parseField parses one field definition. where names the field in messages
+// (it differs from path for array items, shown as "tags[]").
+func parseField(raw []byte, def member, name, path, where string, isKey bool) (*Field, error) {
+	if def.kind(raw) != jsonscan.Object {
+		return nil, invalidf("definition of field '%s' must be a JSON object", where)
+	}
+	ms, _, err := readMembers(raw, def.start, "field '"+where+"'")
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		if !fieldKeys[m.name] {
+			return nil, invalidf("unsupported property found '%s' in field '%s'", m.name, where)
+		}
+	}
+	f := &Field{Name: name, Path: path}
+
+	strMember := func(key string) (string, bool, error) {
+		m, ok := ms.get(key)
+		if !ok {
+			return "", false, nil
+		}
+		v, ok := m.str(raw)
+		if !ok {
+			return "", false, invalidf("%s of field '%s' must be a string", key, where)
+		}
+		return v, true, nil
+	}
+	typ, hasType, err := strMember("type")
+	if err != nil {
+		return nil, err
+	}
+	if !hasType {
+		return nil, invalidf("missing type for field '%s'", where)
+	}
+	format, hasFormat, err := strMember("format")
+	if err != nil {
+		return nil, err
+	}
+	encoding, hasEncoding, err := strMember("contentEncoding")
+	if err != nil {
+		return nil, err
+	}
+	if f.Description, _, err = strMember("description"); err != nil {
+		return nil, err
+	}
+	if f.Type, err = fieldType(typ, format, hasFormat, encoding, hasEncoding, where); err != nil {
+		return nil, err
+	}
+
+	if m, ok := ms.get("maxLength"); ok {
+		if !f.Type.stringLike() {
+			return nil, invalidf("maxLength is only supported on string fields, not on field '%s'", where)
+		}
+		n, ok := jsonscan.ParseInt(raw[m.start:m.end])
+		if !ok || n < 1 || n > 1<<31-1 {
+			return nil, invalidf("maxLength of field '%s' must be a positive integer", where)
+		}
+		f.MaxLength = int(n)
+	}
+
+	if m, ok := ms.get("autoGenerate"); ok {
+		switch m.text(raw) {
+		case "true":
+			if !isKey {
+				return nil, invalidf("autoGenerate is only supported on primary key fields, and '%s' is not one", where)
+			}
+			f.AutoGenerate = true
+		case "false":
+		default:
+			return nil, invalidf("autoGenerate of field '%s' must be a boolean", where)
+		}
+	}
+
+	items, hasItems := ms.get("items")
+	switch {
+	case f.Type == Array && !hasItems:
+		return nil, invalidf("missing items for array field '%s'", where)
+	case f.Type != Array && hasItems:
+		return nil, invalidf("items is only supported on array fields, not on field '%s'", where)
+	case hasItems:
+		if f.Items, err = parseField(raw, items, name, path, where+"[]", false); err != nil {
+			return nil, err
+		}
+	}
+
+	props, hasProps := ms.get("properties")
+	switch {
+	case f.Type != Object && hasProps:
+		return nil, invalidf("properties is only supported on object fields, not on field '%s'", where)
+	case f.Type == Object && !hasProps:
+		f.FreeForm = true
+	case hasProps:
+		if props.kind(raw) != jsonscan.Object {
+			return nil, invalidf("properties of field '%s' must be a JSON object", where)
+		}
+		if f.Properties, f.byName, _, err = parseProperties(raw, props.start, path, nil); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// fieldType maps a JSON schema type, format and contentEncoding to a Type.
+func fieldType(typ, format string, hasFormat bool, encoding string, hasEncoding bool, where string) (Type, error) {
+	if hasEncoding && (typ != "string" || encoding != "base64") {
+		return 0, invalidf("unsupported encoding '%s' for field '%s'", encoding, where)
+	}
+	badFormat := invalidf("unsupported format '%s' for field '%s'", format, where)
+	switch typ {
+	case "integer":
+		switch {
+		case !hasFormat || format == "int64":
+			return Int64, nil
+		case format == "int32":
+			return Int32, nil
+		}
+		return 0, badFormat
+	case "string":
+		if hasEncoding {
+			if hasFormat && format != "byte" {
+				return 0, invalidf("format '%s' cannot be combined with contentEncoding 'base64' for field '%s'", format, where)
+			}
+			return Bytes, nil
+		}
+		switch {
+		case !hasFormat:
+			return String, nil
+		case format == "byte":
+			return Bytes, nil
+		case format == "uuid":
+			return UUID, nil
+		case format == "date-time":
+			return DateTime, nil
+		}
+		return 0, badFormat
+	case "number", "boolean", "array", "object":
+		if hasFormat {
+			return 0, badFormat
+		}
+		return map[string]Type{"number": Number, "boolean": Bool, "array": Array, "object": Object}[typ], nil
+	}
+	return 0, invalidf("unsupported type detected '%s' for field '%s'", typ, where)
+}
+
+// getNull returns the member called name if its value is null.
+func (ms members) getNull(name string) (member, bool) {
+	for _, m := range ms {
+		if m.name == name && m.null {
+			return m, true
+		}
+	}
+	return member{start: -1}, false
+}
+
+// member is one member of a JSON object in the schema text: its name and
+// the span of its value.
+type member struct {
+	name       string
+	start, end int
+	null       bool
+}
+
+// members are the members of one object, in order.
+type members []member
+
+// get returns the member called name. A member whose value is null counts
+// as absent: that is how JSON encoders write an unset optional member.
+func (ms members) get(name string) (member, bool) {
+	for _, m := range ms {
+		if m.name == name && !m.null {
+			return m, true
+		}
+	}
+	return member{start: -1}, false
+}
+
+func (m member) kind(raw []byte) jsonscan.Kind {
+	if m.start < 0 {
+		return jsonscan.Invalid
+	}
+	return jsonscan.KindAt(raw, m.start)
+}
+
+// text returns the member's value as written.
+func (m member) text(raw []byte) string {
+	if m.start < 0 {
+		return ""
+	}
+	return string(raw[m.start:m.end])
+}
+
+// str returns the member's value if it is a string.
+func (m member) str(raw []byte) (string, bool) {
+	if m.kind(raw) != jsonscan.String {
+		return "", false
+	}
+	return unquoteSpan(raw, m.start, m.end), true
+}
+
+// readMembers lists the members of the object at raw[i] (whose syntax has
+// been checked) and refuses duplicate names, which would make the schema
+// ambiguous. insert is the end of the last member's value, or the offset
+// just inside the opening brace when there are none.
+func readMembers(raw []byte, i int, what string) (ms members, insert int, err error) {
+	o, err := jsonscan.ObjectAt(raw, i)
+	if err != nil {
+		return nil, 0, invalidf("%s must be a JSON object", what)
+	}
+	insert = i + 1
+	for {
+		key, escaped, v, ok, err := o.Next()
+		if err != nil {
+			return nil, 0, invalidf("%s is not valid JSON: %v", what, err)
+		}
+		if !ok {
+			return ms, insert, nil
+		}
+		name := string(key)
+		if escaped {
+			name = jsonscan.Unquote(key)
+		}
+		for _, m := range ms {
+			if m.name == name {
+				return nil, 0, invalidf("duplicate key '%s' in %s", name, what)
+			}
+		}
+		e, err := jsonscan.End(raw, v)
+		if err != nil {
+			return nil, 0, invalidf("%s is not valid JSON: %v", what, err)
+		}
+		ms = append(ms, member{name: name, start: v, end: e, null: jsonscan.KindAt(raw, v) == jsonscan.Null})
+		insert = e
+		o.Resume(e)
+	}
+}
+
+// unquoteSpan returns the string value of the literal raw[start:end].
+func unquoteSpan(raw []byte, start, end int) string {
+	return jsonscan.Unquote(raw[start+1 : end-1])
+}
+
+// quoteValue quotes a schema value for a message.
+func quoteValue(text string) string {
+	if len(text) > 1 && text[0] == '"' {
+		return "'" + text[1:len(text)-1] + "'"
+	}
+	return "'" + text + "'"
+}

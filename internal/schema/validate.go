@@ -1,0 +1,335 @@
+package schema
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/foliodb/folio/internal/schema/jsonscan"
+)
+
+// Validate checks that doc is one JSON object that follows the schema. The
+// message of the *Error it returns has the form of the original server's
+// validator (santhosh-tekuri/jsonschema):
+//
+//	json schema validation failed for field '<field>' reason '<reason>'
+//
+// <field> is the JSON pointer of the offending value without its leading
+// slash: "int_value" for a top-level field, "obj/inner" for a nested one,
+// "tags/2" for an array element, and "" for the document itself. Unknown
+// members are reported on the object that holds them, as
+// additionalProperties '<name>' not allowed.
+//
+// Rules beyond types and formats:
+//   - Every object declared with properties is closed; an object declared
+//     without properties accepts any members.
+//   - A member or array element whose value is null passes whatever its
+//     field (the original dropped nulls before validating), even when the
+//     field is unknown.
+//   - Integers must be written without fraction or exponent and fit the
+//     field: int64, or int32 for format int32.
+//   - maxLength counts characters (runes) of the decoded string.
+//   - The same member twice in one object is refused, so that every reader
+//     of the stored bytes sees one value.
+//
+// Validate reads the document once, in place, without decoding it.
+func (s *Schema) Validate(doc []byte) error {
+	i := jsonscan.SkipSpace(doc, 0)
+	end, err := validateObject(doc, i, s.fields, s.byName)
+	if err == nil {
+		if rest := jsonscan.SkipSpace(doc, end); rest != len(doc) {
+			err = &jsonscan.SyntaxError{Offset: rest, Msg: fmt.Sprintf("unexpected %q after the document", doc[rest])}
+		}
+	}
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *fieldError:
+		return invalidf("json schema validation failed for field '%s' reason '%s'", e.pointer(), e.reason)
+	default:
+		return invalidf("document is not valid JSON: %v", err)
+	}
+}
+
+// fieldError is a validation failure on its way up: segments holds the path
+// from the failing value back towards the root (reversed), filled in only
+// once something failed, so that validation itself builds no paths.
+type fieldError struct {
+	segments []string
+	reason   string
+}
+
+func (e *fieldError) Error() string { return e.reason }
+
+func (e *fieldError) pointer() string {
+	var b strings.Builder
+	for i := len(e.segments) - 1; i >= 0; i-- {
+		if b.Len() > 0 {
+			b.WriteByte('/')
+		}
+		// JSON pointer escaping (RFC 6901).
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(e.segments[i]))
+	}
+	return b.String()
+}
+
+func failf(format string, args ...any) *fieldError {
+	return &fieldError{reason: fmt.Sprintf(format, args...)}
+}
+
+// under adds a path segment to a fieldError passing up through it.
+func under(err error, segment string) error {
+	if fe, ok := err.(*fieldError); ok {
+		fe.segments = append(fe.segments, segment)
+	}
+	return err
+}
+
+func typeError(want string, got jsonscan.Kind) *fieldError {
+	if got == jsonscan.Invalid {
+		return nil // a syntax error; the caller reports it
+	}
+	return failf("expected %s, but got %s", want, got)
+}
+
+// validateObject validates the object at doc[i] against the given
+// properties and returns where it ends.
+func validateObject(doc []byte, i int, fields []*Field, byName map[string]int) (int, error) {
+	if k := jsonscan.KindAt(doc, i); k != jsonscan.Object {
+		if fe := typeError("object", k); fe != nil {
+			return 0, fe
+		}
+		return jsonscan.End(doc, i)
+	}
+	o, err := jsonscan.ObjectAt(doc, i)
+	if err != nil {
+		return 0, err
+	}
+	// Members are known fields, so "seen" is a bit per field.
+	var seenBuf [2]uint64
+	seen := seenBuf[:]
+	if n := (len(fields) + 63) / 64; n > len(seen) {
+		seen = make([]uint64, n)
+	}
+	for {
+		key, escaped, v, ok, err := o.Next()
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return o.End(), nil
+		}
+		var idx int
+		if escaped {
+			idx, ok = byName[jsonscan.Unquote(key)]
+		} else {
+			idx, ok = byName[string(key)]
+		}
+		if !ok {
+			if jsonscan.KindAt(doc, v) == jsonscan.Null {
+				if err := o.Skip(); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			return 0, unknownMembers(doc, &o, key, escaped, byName)
+		}
+		if seen[idx/64]&(1<<(idx%64)) != 0 {
+			return 0, failf("duplicate key %s", quote(fields[idx].Name))
+		}
+		seen[idx/64] |= 1 << (idx % 64)
+		e, err := validateValue(doc, v, fields[idx])
+		if err != nil {
+			return 0, under(err, fields[idx].Name)
+		}
+		o.Resume(e)
+	}
+}
+
+// unknownMembers builds the additionalProperties error for an object whose
+// member key is not in the schema, naming every other unknown non-null
+// member too, as the original validator did.
+func unknownMembers(doc []byte, o *jsonscan.ObjectReader, key []byte, escaped bool, byName map[string]int) error {
+	names := []string{keyString(key, escaped)}
+	if err := o.Skip(); err != nil {
+		return err
+	}
+	for {
+		k, esc, v, ok, err := o.Next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if _, known := byName[keyString(k, esc)]; !known && jsonscan.KindAt(doc, v) != jsonscan.Null {
+			names = append(names, keyString(k, esc))
+		}
+		if err := o.Skip(); err != nil {
+			return err
+		}
+	}
+	for i, n := range names {
+		names[i] = quote(n)
+	}
+	return failf("additionalProperties %s not allowed", strings.Join(names, ", "))
+}
+
+func keyString(key []byte, escaped bool) string {
+	if escaped {
+		return jsonscan.Unquote(key)
+	}
+	return string(key)
+}
+
+// validateValue validates the value at doc[i] against f and returns where it
+// ends.
+func validateValue(doc []byte, i int, f *Field) (int, error) {
+	k := jsonscan.KindAt(doc, i)
+	if k == jsonscan.Null {
+		return jsonscan.End(doc, i)
+	}
+	switch f.Type {
+	case Int32, Int64:
+		if k != jsonscan.Number {
+			return failIfKnown(doc, i, typeError("integer", k))
+		}
+		e, isInt, err := jsonscan.NumberEnd(doc, i)
+		if err != nil {
+			return 0, err
+		}
+		if !isInt {
+			return 0, failf("expected integer, but got number")
+		}
+		n, ok := jsonscan.ParseInt(doc[i:e])
+		if !ok {
+			return 0, failf("%s is not valid 'int64'", quote(string(doc[i:e])))
+		}
+		if f.Type == Int32 && int64(int32(n)) != n {
+			return 0, failf("%s is not valid 'int32'", quote(string(doc[i:e])))
+		}
+		return e, nil
+	case Number:
+		if k != jsonscan.Number {
+			return failIfKnown(doc, i, typeError("number", k))
+		}
+		return jsonscan.End(doc, i)
+	case Bool:
+		if k != jsonscan.Bool {
+			return failIfKnown(doc, i, typeError("boolean", k))
+		}
+		return jsonscan.End(doc, i)
+	case String, Bytes, UUID, DateTime:
+		if k != jsonscan.String {
+			return failIfKnown(doc, i, typeError("string", k))
+		}
+		return validateString(doc, i, f)
+	case Array:
+		if k != jsonscan.Array {
+			return failIfKnown(doc, i, typeError("array", k))
+		}
+		a, err := jsonscan.ArrayAt(doc, i)
+		if err != nil {
+			return 0, err
+		}
+		for {
+			v, ok, err := a.Next()
+			if err != nil {
+				return 0, err
+			}
+			if !ok {
+				return a.End(), nil
+			}
+			e, err := validateValue(doc, v, f.Items)
+			if err != nil {
+				return 0, under(err, strconv.Itoa(a.Index()))
+			}
+			a.Resume(e)
+		}
+	case Object:
+		if k != jsonscan.Object {
+			return failIfKnown(doc, i, typeError("object", k))
+		}
+		if f.FreeForm {
+			return jsonscan.End(doc, i)
+		}
+		return validateObject(doc, i, f.Properties, f.byName)
+	}
+	return 0, fmt.Errorf("schema: field %q has no type", f.Path)
+}
+
+// failIfKnown returns fe, or the syntax error at doc[i] when the value there
+// is not JSON at all (fe is nil then).
+func failIfKnown(doc []byte, i int, fe *fieldError) (int, error) {
+	if fe != nil {
+		return 0, fe
+	}
+	return jsonscan.End(doc, i)
+}
+
+// validateString checks the string at doc[i] against f's maxLength and
+// format.
+func validateString(doc []byte, i int, f *Field) (int, error) {
+	e, escaped, err := jsonscan.StringEnd(doc, i)
+	if err != nil {
+		return 0, err
+	}
+	if f.MaxLength == 0 && f.Type == String {
+		return e, nil
+	}
+	s := doc[i+1 : e-1]
+	if escaped {
+		var buf [128]byte
+		s = jsonscan.AppendUnquote(buf[:0], s)
+	}
+	if f.MaxLength > 0 {
+		if n := utf8.RuneCount(s); n > f.MaxLength {
+			return 0, failf("length must be <= %d, but got %d", f.MaxLength, n)
+		}
+	}
+	var valid bool
+	switch f.Type {
+	case Bytes:
+		valid = validBase64(s)
+	case UUID:
+		valid = validUUID(s)
+	case DateTime:
+		valid = validDateTime(s)
+	default:
+		valid = true
+	}
+	if !valid {
+		return 0, failf("%s is not valid %s", quote(string(s)), quote(formatName(f.Type)))
+	}
+	return e, nil
+}
+
+// formatName is the JSON schema format a type's values are checked against.
+func formatName(t Type) string {
+	if t == Bytes {
+		return "byte"
+	}
+	return t.String()
+}
+
+// validBase64 reports whether s is standard base64 with padding, as the
+// original's "byte" format required.
+func validBase64(s []byte) bool {
+	var buf [256]byte
+	dst := buf[:]
+	if n := base64.StdEncoding.DecodedLen(len(s)); n > len(dst) {
+		dst = make([]byte, n)
+	}
+	_, err := base64.StdEncoding.Decode(dst, s)
+	return err == nil
+}
+
+// quote puts single quotes around s the way the original validator did in
+// its messages: like Go quoting, but with ' escaped instead of ".
+func quote(s string) string {
+	q := strconv.Quote(s)
+	q = strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+	return "'" + strings.ReplaceAll(q, `'`, `\'`) + "'"
+}

@@ -1,0 +1,123 @@
+package schema
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	s := mustParse(t, "test_collection", testSchema)
+	const prefix = "json schema validation failed for field "
+	cases := []struct {
+		name, doc, err string
+	}{
+		// Accepted.
+		{"empty object", `{}`, ""},
+		{"every type", `{"pkey_int":1,"int_value":-9223372036854775808,"int32_value":2147483647,"string_value":"héllo",
+			"bool_value":true,"double_value":-1.5e10,"bytes_value":"aGVsbG8=","b64_value":"","date_time_value":"2006-01-02T15:04:05.999999999+07:00",
+			"uuid_value":"1B4E28BA-2FA1-11D2-883F-0016D3CCA427","array_value":[{"id":1,"product":"p"},{}],"int_array":[1,2,3],
+			"matrix":[[1,2.5],[],[-0]],"object_value":{"name":"n","inner":{"x":-2147483648}},"free_value":{"anything":[1,{"x":null}]}}`, ""},
+		{"whitespace", " \n{ \"pkey_int\" : 1 } \t\n", ""},
+		{"integer into number", `{"double_value":10}`, ""},
+		{"nulls pass", `{"pkey_int":null,"string_value":null,"array_value":null,"object_value":{"inner":null},"int_array":[1,null]}`, ""},
+		{"unknown null member passes", `{"pkey_int":1,"extra_key":null}`, ""},
+		{"maxLength counts runes", `{"string_value":"ééééé"}`, ""},
+		{"maxLength after unescaping", `{"string_value":"\u00e9\u00e9\u00e9\u00e9\u00e9"}`, ""},
+		{"escaped key", `{"pkey\u005fint":1}`, ""},
+		{"lower-case date-time", `{"date_time_value":"2006-01-02t15:04:05z"}`, ""},
+		{"leap second", `{"date_time_value":"1990-12-31T23:59:60Z"}`, ""},
+		{"leap second with offset", `{"date_time_value":"1990-12-31T15:59:60-08:00"}`, ""},
+		{"leap day", `{"date_time_value":"2000-02-29T00:00:00Z"}`, ""},
+		{"escaped uuid", `{"uuid_value":"1b4e28ba\u002d2fa1-11d2-883f-0016d3cca427"}`, ""},
+
+		// The reference's messages.
+		{"integer got number", `{"pkey_int":1,"int_value":10.20}`, prefix + "'int_value' reason 'expected integer, but got number'"},
+		{"string got number", `{"pkey_int":1,"string_value":12}`, prefix + "'string_value' reason 'expected string, but got number'"},
+		{"bytes got number", `{"bytes_value":12.30}`, prefix + "'bytes_value' reason 'expected string, but got number'"},
+		{"bytes not base64", `{"bytes_value":"not enough"}`, prefix + "'bytes_value' reason ''not enough' is not valid 'byte''"},
+		{"date-time", `{"date_time_value":"Mon, 02 Jan 2006"}`, prefix + "'date_time_value' reason ''Mon, 02 Jan 2006' is not valid 'date-time''"},
+		{"uuid", `{"uuid_value":"abc-bcd"}`, prefix + "'uuid_value' reason ''abc-bcd' is not valid 'uuid''"},
+		{"extra key", `{"pkey_int":1,"extra_key":"x"}`, prefix + "'' reason 'additionalProperties 'extra_key' not allowed'"},
+
+		// Types.
+		{"integer with exponent", `{"int_value":1e3}`, prefix + "'int_value' reason 'expected integer, but got number'"},
+		{"integer 1.0", `{"int_value":1.0}`, prefix + "'int_value' reason 'expected integer, but got number'"},
+		{"integer got string", `{"int_value":"1"}`, prefix + "'int_value' reason 'expected integer, but got string'"},
+		{"integer got bool", `{"int_value":true}`, prefix + "'int_value' reason 'expected integer, but got boolean'"},
+		{"integer got array", `{"int_value":[1]}`, prefix + "'int_value' reason 'expected integer, but got array'"},
+		{"integer got object", `{"int_value":{}}`, prefix + "'int_value' reason 'expected integer, but got object'"},
+		{"int64 overflow", `{"int_value":9223372036854775808}`, prefix + "'int_value' reason ''9223372036854775808' is not valid 'int64''"},
+		{"int32 overflow", `{"int32_value":2147483648}`, prefix + "'int32_value' reason ''2147483648' is not valid 'int32''"},
+		{"int32 underflow", `{"int32_value":-2147483649}`, prefix + "'int32_value' reason ''-2147483649' is not valid 'int32''"},
+		{"number got string", `{"double_value":"1.5"}`, prefix + "'double_value' reason 'expected number, but got string'"},
+		{"bool got number", `{"bool_value":1}`, prefix + "'bool_value' reason 'expected boolean, but got number'"},
+		{"array got object", `{"int_array":{}}`, prefix + "'int_array' reason 'expected array, but got object'"},
+		{"object got array", `{"object_value":[]}`, prefix + "'object_value' reason 'expected object, but got array'"},
+		{"free object got string", `{"free_value":"x"}`, prefix + "'free_value' reason 'expected object, but got string'"},
+		{"uuid got number", `{"uuid_value":1}`, prefix + "'uuid_value' reason 'expected string, but got number'"},
+
+		// maxLength and formats.
+		{"maxLength", `{"string_value":"abcdef"}`, prefix + "'string_value' reason 'length must be <= 5, but got 6'"},
+		{"maxLength runes", `{"string_value":"éééééé"}`, prefix + "'string_value' reason 'length must be <= 5, but got 6'"},
+		{"base64 without padding", `{"b64_value":"aGVsbG8"}`, prefix + "'b64_value' reason ''aGVsbG8' is not valid 'byte''"},
+		{"uuid too long", `{"uuid_value":"1b4e28ba-2fa1-11d2-883f-0016d3cca4270"}`, prefix + "'uuid_value' reason ''1b4e28ba-2fa1-11d2-883f-0016d3cca4270' is not valid 'uuid''"},
+		{"uuid bad hex", `{"uuid_value":"1b4e28ba-2fa1-11d2-883f-0016d3cca42g"}`, prefix + "'uuid_value' reason ''1b4e28ba-2fa1-11d2-883f-0016d3cca42g' is not valid 'uuid''"},
+		{"date only", `{"date_time_value":"2006-01-02"}`, prefix + "'date_time_value' reason ''2006-01-02' is not valid 'date-time''"},
+		{"no offset", `{"date_time_value":"2006-01-02T15:04:05"}`, prefix + "'date_time_value' reason ''2006-01-02T15:04:05' is not valid 'date-time''"},
+		{"no leap day", `{"date_time_value":"2001-02-29T00:00:00Z"}`, prefix + "'date_time_value' reason ''2001-02-29T00:00:00Z' is not valid 'date-time''"},
+		{"hour 24", `{"date_time_value":"2006-01-02T24:00:00Z"}`, prefix + "'date_time_value' reason ''2006-01-02T24:00:00Z' is not valid 'date-time''"},
+		{"bad leap second", `{"date_time_value":"2006-01-02T12:00:60Z"}`, prefix + "'date_time_value' reason ''2006-01-02T12:00:60Z' is not valid 'date-time''"},
+		{"empty fraction", `{"date_time_value":"2006-01-02T15:04:05.Z"}`, prefix + "'date_time_value' reason ''2006-01-02T15:04:05.Z' is not valid 'date-time''"},
+		{"quote in value", `{"uuid_value":"it's"}`, prefix + `'uuid_value' reason ''it\'s' is not valid 'uuid''`},
+
+		// Nesting.
+		{"nested type", `{"object_value":{"name":1}}`, prefix + "'object_value/name' reason 'expected string, but got number'"},
+		{"deeply nested", `{"object_value":{"inner":{"x":"1"}}}`, prefix + "'object_value/inner/x' reason 'expected integer, but got string'"},
+		{"nested int32", `{"object_value":{"inner":{"x":2147483648}}}`, prefix + "'object_value/inner/x' reason ''2147483648' is not valid 'int32''"},
+		{"nested extra key", `{"object_value":{"name":"a","price":1.01}}`, prefix + "'object_value' reason 'additionalProperties 'price' not allowed'"},
+		{"deep extra key", `{"object_value":{"inner":{"price":1.01}}}`, prefix + "'object_value/inner' reason 'additionalProperties 'price' not allowed'"},
+		{"several extra keys", `{"a":1,"pkey_int":1,"b":null,"c":[2]}`, prefix + "'' reason 'additionalProperties 'a', 'c' not allowed'"},
+		{"array item", `{"int_array":[1,2,"x"]}`, prefix + "'int_array/2' reason 'expected integer, but got string'"},
+		{"array of objects", `{"array_value":[{"id":1},{"id":1.5}]}`, prefix + "'array_value/1/id' reason 'expected integer, but got number'"},
+		{"array of objects extra", `{"array_value":[{"x":1}]}`, prefix + "'array_value/0' reason 'additionalProperties 'x' not allowed'"},
+		{"matrix", `{"matrix":[[1],[2,"x"]]}`, prefix + "'matrix/1/1' reason 'expected number, but got string'"},
+
+		// The document itself.
+		{"duplicate key", `{"pkey_int":1,"pkey_int":2}`, prefix + "'' reason 'duplicate key 'pkey_int''"},
+		{"duplicate null key", `{"pkey_int":null,"pkey_int":2}`, prefix + "'' reason 'duplicate key 'pkey_int''"},
+		{"nested duplicate key", `{"object_value":{"name":"a","name":"b"}}`, prefix + "'object_value' reason 'duplicate key 'name''"},
+		{"array document", `[]`, prefix + "'' reason 'expected object, but got array'"},
+		{"null document", `null`, prefix + "'' reason 'expected object, but got null'"},
+		{"not JSON", `{"pkey_int":1,}`, "document is not valid JSON: invalid JSON at offset 14: expected a member name in object"},
+		{"trailing data", `{} x`, "document is not valid JSON: invalid JSON at offset 3: unexpected 'x' after the document"},
+		{"bad value in free object", `{"free_value":{"a":tru}}`, "document is not valid JSON: invalid JSON at offset 19: invalid literal, expected true"},
+		{"empty input", ``, "document is not valid JSON: invalid JSON at offset 0: unexpected end of input"},
+		{"bad token for a typed field", `{"int_value":x}`, "document is not valid JSON: invalid JSON at offset 13: unexpected 'x' where a value was expected"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantError(t, s.Validate([]byte(c.doc)), c.err)
+		})
+	}
+}
+
+func TestValidatePointerEscaping(t *testing.T) {
+	s := mustParse(t, "c", `{"title":"c","properties":{"a/b":{"type":"object","properties":{"c~d":{"type":"integer"}}}}}`)
+	err := s.Validate([]byte(`{"a/b":{"c~d":"x"}}`))
+	wantError(t, err, "json schema validation failed for field 'a~1b/c~0d' reason 'expected integer, but got string'")
+}
+
+func TestValidateManyFields(t *testing.T) {
+	// More fields than the duplicate check's inline bitmap holds.
+	var props, doc []string
+	for i := 0; i < 200; i++ {
+		name := "f" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		props = append(props, `"`+name+`":{"type":"integer"}`)
+		doc = append(doc, `"`+name+`":1`)
+	}
+	s := mustParse(t, "c", `{"title":"c","properties":{`+strings.Join(props, ",")+`}}`)
+	wantError(t, s.Validate([]byte("{"+strings.Join(doc, ",")+"}")), "")
+	last := doc[len(doc)-1]
+	wantError(t, s.Validate([]byte("{"+strings.Join(doc, ",")+","+last+"}")),
+		"json schema validation failed for field '' reason 'duplicate key '"+strings.Split(last, `"`)[1]+"''")
+}
