@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -12,17 +13,18 @@ import (
 )
 
 // backendTx is the Pebble half of a transaction (kv.TxBackend): reads from
-// the view it began on, and commit through the sequencer. Its mutex lets the
-// sweeper reclaim it while its owner may still be using it.
+// the view it began on, and commit through the sequencer. The sweeper may
+// reclaim it while its owner still uses it, so the view is released under
+// mu, and every open scan holds a reference of its own on the view.
 type backendTx struct {
 	s       *Store
-	view    *view // never changes; released tells whether it is still held
+	view    *view // never changes; released tells whether the tx still holds it
 	started time.Time
 
 	mu       sync.Mutex
 	released bool
-	err      error // why reads fail once released early (too old, store closed)
-	iters    map[*rawIterator]struct{}
+	err      error       // why reads fail once released early (too old, store closed)
+	expired  atomic.Bool // set with released when reclaimed, read by scans without mu
 }
 
 func (t *backendTx) ReadVersion() kv.Position { return t.view.version }
@@ -79,12 +81,10 @@ func (t *backendTx) Scan(ctx context.Context, r kv.Range, reverse bool) kv.RawIt
 	if err != nil {
 		return &rawIterator{err: fmt.Errorf("pebblekv: scan: %w", err)}
 	}
-	ri := &rawIterator{tx: t, it: it, reverse: reverse}
-	if t.iters == nil {
-		t.iters = make(map[*rawIterator]struct{})
-	}
-	t.iters[ri] = struct{}{}
-	return ri
+	t.s.mu.Lock()
+	t.view.refs++
+	t.s.mu.Unlock()
+	return &rawIterator{tx: t, it: it, reverse: reverse}
 }
 
 func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Position, error) {
@@ -113,8 +113,8 @@ func (t *backendTx) expireWith(reason error) bool {
 		return false
 	}
 	t.released, t.err = true, reason
-	for it := range t.iters {
-		it.closeLocked()
+	if reason != nil {
+		t.expired.Store(true)
 	}
 	t.s.mu.Lock()
 	delete(t.s.open, t)
@@ -123,12 +123,15 @@ func (t *backendTx) expireWith(reason error) bool {
 	return true
 }
 
-// rawIterator adapts a Pebble iterator to kv.RawIterator.
+// rawIterator adapts a Pebble iterator to kv.RawIterator. Only its owner
+// touches it, so it needs no lock: a reclaimed transaction's scans notice at
+// their next step and stop.
 type rawIterator struct {
 	tx      *backendTx
 	it      *pebble.Iterator
 	reverse bool
 	started bool
+	value   []byte
 	err     error
 }
 
@@ -136,12 +139,11 @@ func (r *rawIterator) Next() bool {
 	if r.it == nil {
 		return false
 	}
-	r.tx.mu.Lock()
-	defer r.tx.mu.Unlock()
-	if r.it == nil { // closed by an expiry meanwhile
-		if r.err == nil {
-			r.err = r.tx.readable()
-		}
+	if r.tx.expired.Load() {
+		r.tx.mu.Lock()
+		r.err = r.tx.err
+		r.tx.mu.Unlock()
+		r.Close()
 		return false
 	}
 	var ok bool
@@ -160,50 +162,27 @@ func (r *rawIterator) Next() bool {
 		if err := r.it.Error(); err != nil {
 			r.err = fmt.Errorf("pebblekv: scan: %w", err)
 		}
-	}
-	return ok
-}
-
-// Key and Value lock because the sweeper may close the iterator under them.
-
-func (r *rawIterator) Key() []byte {
-	r.tx.mu.Lock()
-	defer r.tx.mu.Unlock()
-	if r.it == nil {
-		return nil
-	}
-	return r.it.Key()
-}
-
-func (r *rawIterator) Value() []byte {
-	r.tx.mu.Lock()
-	defer r.tx.mu.Unlock()
-	if r.it == nil {
-		return nil
+		return false
 	}
 	v, err := r.it.ValueAndErr()
 	if err != nil {
 		r.err = fmt.Errorf("pebblekv: scan value: %w", err)
+		return false
 	}
-	return v
+	r.value = v
+	return true
 }
 
-func (r *rawIterator) Err() error { return r.err }
+func (r *rawIterator) Key() []byte   { return r.it.Key() }
+func (r *rawIterator) Value() []byte { return r.value }
+func (r *rawIterator) Err() error    { return r.err }
 
 func (r *rawIterator) Close() error {
-	if r.tx == nil {
+	if r.it == nil {
 		return nil
 	}
-	r.tx.mu.Lock()
-	defer r.tx.mu.Unlock()
-	r.closeLocked()
-	return nil
-}
-
-func (r *rawIterator) closeLocked() {
-	if r.it != nil {
-		r.it.Close()
-		r.it = nil
-		delete(r.tx.iters, r)
-	}
+	err := r.it.Close()
+	r.it = nil
+	r.tx.s.release(r.tx.view)
+	return err
 }
