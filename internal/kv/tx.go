@@ -80,7 +80,7 @@ type txn struct {
 	b      TxBackend
 	limits Limits
 	buf    *WriteBuffer
-	reads  []*Range // recorded read ranges; scans widen theirs as they go
+	reads  []*Range                      // recorded read ranges; scans widen theirs as they go
 	iters  map[*overlayIterator]struct{} // open scans, closed when the transaction ends
 	log    [][]byte
 	size   int

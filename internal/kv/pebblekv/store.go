@@ -92,9 +92,9 @@ type Store struct {
 
 	inflight sync.WaitGroup // commits between their check of closed and their outcome
 	commits  chan *commitRequest
-	groups  chan *group
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	groups   chan *group
+	stop     chan struct{}
+	wg       sync.WaitGroup
 }
 
 // view is a published read snapshot: everything committed up to version,
