@@ -33,6 +33,8 @@ import (
 //   - maxLength counts characters (runes) of the decoded string.
 //   - The same member twice in one object is refused, so that every reader
 //     of the stored bytes sees one value.
+//   - The whole document must be valid JSON in UTF-8, free-form parts and
+//     null members included.
 //
 // Validate reads the document once, in place, without decoding it.
 func (s *Schema) Validate(doc []byte) error {

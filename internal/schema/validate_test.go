@@ -91,6 +91,8 @@ func TestValidate(t *testing.T) {
 		{"not JSON", `{"pkey_int":1,}`, "document is not valid JSON: invalid JSON at offset 14: expected a member name in object"},
 		{"trailing data", `{} x`, "document is not valid JSON: invalid JSON at offset 3: unexpected 'x' after the document"},
 		{"bad value in free object", `{"free_value":{"a":tru}}`, "document is not valid JSON: invalid JSON at offset 19: invalid literal, expected true"},
+		{"invalid UTF-8", "{\"string_value\":\"a\xffb\"}", "document is not valid JSON: invalid JSON at offset 18: invalid UTF-8 in string"},
+		{"invalid UTF-8 in free-form object", "{\"free_value\":{\"\xc3\":1}}", "document is not valid JSON: invalid JSON at offset 16: invalid UTF-8 in string"},
 		{"empty input", ``, "document is not valid JSON: invalid JSON at offset 0: unexpected end of input"},
 		{"bad token for a typed field", `{"int_value":x}`, "document is not valid JSON: invalid JSON at offset 13: unexpected 'x' where a value was expected"},
 	}

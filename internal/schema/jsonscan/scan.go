@@ -206,8 +206,8 @@ func literalEnd(b []byte, i int) (int, error) {
 	return i + len(lit), nil
 }
 
-// StringEnd checks the string at b[i] (b[i] is the opening quote) and returns
-// the offset past its closing quote, and whether it contains escapes (when it
+// StringEnd checks the string at b[i] (b[i] is the opening quote), which
+// must be valid UTF-8, and returns the offset past its closing quote, and whether it contains escapes (when it
 // does not, the bytes between the quotes are the string itself).
 func StringEnd(b []byte, i int) (end int, escaped bool, err error) {
 	if i >= len(b) || b[i] != '"' {
@@ -242,8 +242,17 @@ func StringEnd(b []byte, i int) (end int, escaped bool, err error) {
 			}
 		case c < 0x20:
 			return 0, false, errAt(j, "control character in string")
-		default:
+		case c < utf8.RuneSelf:
 			j++
+		default:
+			// RFC 8259 requires UTF-8. Refusing anything else keeps every
+			// reader of a stored document (comparisons, indexes, clients
+			// decoding with replacement characters) seeing the same text.
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size == 1 {
+				return 0, false, errAt(j, "invalid UTF-8 in string")
+			}
+			j += size
 		}
 	}
 	return 0, false, errAt(i, "unterminated string")
