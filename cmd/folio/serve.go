@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/foliodb/folio/internal/httpapi"
+	"github.com/foliodb/folio/internal/kv/pebblekv"
+)
+
+// serveConfig is the server's configuration. Each setting comes from, in
+// order of precedence: a flag, an environment variable, the config file,
+// the default.
+type serveConfig struct {
+	Addr         string   `json:"addr"`
+	DataDir      string   `json:"data_dir"`
+	LogLevel     string   `json:"log_level"`
+	LogFormat    string   `json:"log_format"`
+	MaxTxAge     duration `json:"max_tx_age"`
+	MaxBodyBytes int64    `json:"max_body_bytes"`
+	MaxDocuments int      `json:"max_documents_per_request"`
+	ShutdownWait duration `json:"shutdown_timeout"`
+}
+
+func defaultConfig() serveConfig {
+	return serveConfig{
+		Addr:         ":8081",
+		DataDir:      "./data",
+		LogLevel:     "info",
+		LogFormat:    "text",
+		MaxTxAge:     duration(pebblekv.DefaultMaxTxAge),
+		MaxBodyBytes: httpapi.DefaultMaxBodyBytes,
+		MaxDocuments: httpapi.DefaultMaxDocumentsPerRequest,
+		ShutdownWait: duration(30 * time.Second),
+	}
+}
+
+// duration is a time.Duration written as "10m" in the config file.
+type duration time.Duration
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration is a string such as \"10m\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	*d = duration(v)
+	return err
+}
+
+func (d *duration) String() string     { return time.Duration(*d).String() }
+func (d *duration) Set(s string) error { v, err := time.ParseDuration(s); *d = duration(v); return err }
+
+func loadConfig(args []string) (serveConfig, error) {
+	cfg := defaultConfig()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	configFile := fs.String("config", os.Getenv("FOLIO_CONFIG"), "JSON config file (env FOLIO_CONFIG)")
+	addr := fs.String("addr", "", "address to listen on (env FOLIO_ADDR; default :8081)")
+	dataDir := fs.String("data-dir", "", "directory of the embedded store (env FOLIO_DATA_DIR; default ./data)")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error (env FOLIO_LOG_LEVEL; default info)")
+	logFormat := fs.String("log-format", "", "text or json (env FOLIO_LOG_FORMAT; default text)")
+	maxTxAge := fs.String("max-tx-age", "", "longest a transaction may stay open (env FOLIO_MAX_TX_AGE; default 10m)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if *configFile != "" {
+		b, err := os.ReadFile(*configFile)
+		if err != nil {
+			return cfg, fmt.Errorf("config file: %w", err)
+		}
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
+			return cfg, fmt.Errorf("config file %s: %w", *configFile, err)
+		}
+	}
+	pick := func(dst *string, flagValue, env string) {
+		if v := os.Getenv(env); v != "" {
+			*dst = v
+		}
+		if flagValue != "" {
+			*dst = flagValue
+		}
+	}
+	pick(&cfg.Addr, *addr, "FOLIO_ADDR")
+	pick(&cfg.DataDir, *dataDir, "FOLIO_DATA_DIR")
+	pick(&cfg.LogLevel, *logLevel, "FOLIO_LOG_LEVEL")
+	pick(&cfg.LogFormat, *logFormat, "FOLIO_LOG_FORMAT")
+	age := ""
+	pick(&age, *maxTxAge, "FOLIO_MAX_TX_AGE")
+	if age != "" {
+		if err := cfg.MaxTxAge.Set(age); err != nil {
+			return cfg, fmt.Errorf("max tx age: %w", err)
+		}
+	}
+	return cfg, nil
+}
+
+func newLogger(cfg serveConfig) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		return nil, fmt.Errorf("log level %q: %w", cfg.LogLevel, err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch cfg.LogFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("log format %q: want text or json", cfg.LogFormat)
+}
+
+func serve(args []string) error {
+	cfg, err := loadConfig(args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	log, err := newLogger(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	store, err := pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: time.Duration(cfg.MaxTxAge), Logger: log})
+	if err != nil {
+		return err
+	}
+	api := httpapi.New(httpapi.Config{
+		Store:                  store,
+		Logger:                 log,
+		Version:                version,
+		MaxBodyBytes:           cfg.MaxBodyBytes,
+		MaxDocumentsPerRequest: cfg.MaxDocuments,
+	})
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		store.Close()
+		return err
+	}
+	log.Info("folio listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", version)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		log.Info("shutting down: finishing requests in flight", "timeout", time.Duration(cfg.ShutdownWait))
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownWait))
+		err = srv.Shutdown(shutdownCtx)
+		cancel()
+		if err != nil {
+			log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
+			srv.Close()
+			err = nil
+		}
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	if cerr := store.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	log.Info("folio stopped")
+	return err
+}

@@ -1,0 +1,319 @@
+// Package catalog keeps Folio's databases and collections, with their
+// schemas, in the kv space. Every function takes the transaction it runs in,
+// so DDL is transactional like any other write: a collection created,
+// changed or dropped in a transaction is seen by that transaction at once
+// and by nobody else before it commits.
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/foliodb/folio/internal/keyspace"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Catalog reads and writes databases and collections. It caches parsed
+// schemas by collection id and revision, which never change once written.
+type Catalog struct {
+	schemas sync.Map // schemaKey → *schema.Schema
+}
+
+type schemaKey struct{ collID, rev int64 }
+
+// New returns a Catalog.
+func New() *Catalog { return &Catalog{} }
+
+// Database is a database as stored.
+type Database struct {
+	Name      string
+	ID        int64
+	CreatedAt time.Time
+}
+
+// Collection is a collection as stored, with its current schema.
+type Collection struct {
+	DB        *Database
+	Name      string
+	ID        int64
+	Rev       int64 // schema revision, 1 at creation
+	Schema    *schema.Schema
+	CreatedAt time.Time
+}
+
+type dbRecord struct {
+	ID        int64     `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+type collRecord struct {
+	ID        int64           `json:"id"`
+	Rev       int64           `json:"rev"`
+	Schema    json.RawMessage `json:"schema"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+func getJSON(ctx context.Context, r kv.Reader, key []byte, into any) (bool, error) {
+	v, err := r.Get(ctx, key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(v, into); err != nil {
+		return false, fmt.Errorf("catalog: corrupt record %x: %w", key, err)
+	}
+	return true, nil
+}
+
+func setJSON(tx kv.Tx, key []byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return tx.Set(key, b)
+}
+
+func (c *Catalog) nextID(ctx context.Context, tx kv.Tx) (int64, error) {
+	v, err := tx.Get(ctx, keyspace.LastID())
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		return 0, err
+	}
+	id := kv.DecodeCounter(v) + 1
+	return id, tx.Set(keyspace.LastID(), kv.EncodeCounter(id))
+}
+
+// CreateDatabase creates a database; it fails with ALREADY_EXISTS if the
+// name is taken.
+func (c *Catalog) CreateDatabase(ctx context.Context, tx kv.Tx, name string) error {
+	if err := CheckDatabaseName(name); err != nil {
+		return err
+	}
+	var rec dbRecord
+	found, err := getJSON(ctx, tx, keyspace.Database(name), &rec)
+	if err != nil {
+		return err
+	}
+	if found {
+		return status.Errorf(status.AlreadyExists, "database already exist")
+	}
+	id, err := c.nextID(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return setJSON(tx, keyspace.Database(name), dbRecord{ID: id, CreatedAt: time.Now().UTC()})
+}
+
+// Database returns the named database, or NOT_FOUND.
+func (c *Catalog) Database(ctx context.Context, tx kv.Tx, name string) (*Database, error) {
+	if err := CheckDatabaseName(name); err != nil {
+		return nil, err
+	}
+	var rec dbRecord
+	found, err := getJSON(ctx, tx, keyspace.Database(name), &rec)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, status.Errorf(status.NotFound, "database doesn't exist '%s'", name)
+	}
+	return &Database{Name: name, ID: rec.ID, CreatedAt: rec.CreatedAt}, nil
+}
+
+// ListDatabases returns every database in name order.
+func (c *Catalog) ListDatabases(ctx context.Context, tx kv.Tx) ([]*Database, error) {
+	it := tx.Scan(ctx, keyspace.Databases(), kv.ScanOptions{})
+	defer it.Close()
+	var out []*Database
+	for it.Next() {
+		var rec dbRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			return nil, fmt.Errorf("catalog: corrupt database record: %w", err)
+		}
+		t, err := keyspaceName(it.Key())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &Database{Name: t, ID: rec.ID, CreatedAt: rec.CreatedAt})
+	}
+	return out, it.Err()
+}
+
+// DropDatabase removes a database with all its collections and their data.
+func (c *Catalog) DropDatabase(ctx context.Context, tx kv.Tx, name string) error {
+	db, err := c.Database(ctx, tx, name)
+	if err != nil {
+		return err
+	}
+	colls, err := c.ListCollections(ctx, tx, db)
+	if err != nil {
+		return err
+	}
+	for _, coll := range colls {
+		if err := c.dropCollection(tx, coll); err != nil {
+			return err
+		}
+	}
+	return tx.Clear(keyspace.Database(name))
+}
+
+// CreateOrUpdateCollection creates the collection with the given schema, or
+// changes the schema of an existing one if the change is compatible
+// (unless onlyCreate, which makes an existing collection an ALREADY_EXISTS
+// error). It reports whether the collection was created.
+func (c *Catalog) CreateOrUpdateCollection(ctx context.Context, tx kv.Tx, db *Database, name string, rawSchema []byte, onlyCreate bool) (created bool, err error) {
+	if err := CheckCollectionName(name); err != nil {
+		return false, err
+	}
+	next, err := schema.Parse(name, rawSchema)
+	if err != nil {
+		return false, err
+	}
+	key := keyspace.Collection(db.ID, name)
+	var rec collRecord
+	found, err := getJSON(ctx, tx, key, &rec)
+	if err != nil {
+		return false, err
+	}
+	if found {
+		if onlyCreate {
+			return false, status.Errorf(status.AlreadyExists, "collection already exist")
+		}
+		old, err := c.parsed(rec, name)
+		if err != nil {
+			return false, err
+		}
+		if err := schema.Compatible(old, next); err != nil {
+			return false, err
+		}
+		rec.Rev++
+		rec.Schema = next.Raw()
+		return false, setJSON(tx, key, rec)
+	}
+	id, err := c.nextID(ctx, tx)
+	if err != nil {
+		return false, err
+	}
+	return true, setJSON(tx, key, collRecord{ID: id, Rev: 1, Schema: next.Raw(), CreatedAt: time.Now().UTC()})
+}
+
+// Collection returns the named collection, or NOT_FOUND.
+func (c *Catalog) Collection(ctx context.Context, tx kv.Tx, db *Database, name string) (*Collection, error) {
+	if err := CheckCollectionName(name); err != nil {
+		return nil, err
+	}
+	var rec collRecord
+	found, err := getJSON(ctx, tx, keyspace.Collection(db.ID, name), &rec)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, status.Errorf(status.NotFound, "collection doesn't exist '%s'", name)
+	}
+	return c.collection(db, name, rec)
+}
+
+func (c *Catalog) collection(db *Database, name string, rec collRecord) (*Collection, error) {
+	s, err := c.parsed(rec, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Collection{DB: db, Name: name, ID: rec.ID, Rev: rec.Rev, Schema: s, CreatedAt: rec.CreatedAt}, nil
+}
+
+func (c *Catalog) parsed(rec collRecord, name string) (*schema.Schema, error) {
+	k := schemaKey{rec.ID, rec.Rev}
+	if s, ok := c.schemas.Load(k); ok {
+		return s.(*schema.Schema), nil
+	}
+	s, err := schema.Parse(name, rec.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: stored schema of %s no longer parses: %w", name, err)
+	}
+	c.schemas.Store(k, s)
+	return s, nil
+}
+
+// ListCollections returns the collections of db in name order.
+func (c *Catalog) ListCollections(ctx context.Context, tx kv.Tx, db *Database) ([]*Collection, error) {
+	it := tx.Scan(ctx, keyspace.Collections(db.ID), kv.ScanOptions{})
+	defer it.Close()
+	var out []*Collection
+	for it.Next() {
+		var rec collRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			return nil, fmt.Errorf("catalog: corrupt collection record: %w", err)
+		}
+		name, err := keyspaceName(it.Key())
+		if err != nil {
+			return nil, err
+		}
+		coll, err := c.collection(db, name, rec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, coll)
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// DropCollection removes a collection and all its data.
+func (c *Catalog) DropCollection(ctx context.Context, tx kv.Tx, db *Database, name string) error {
+	if err := CheckCollectionName(name); err != nil {
+		return err
+	}
+	var rec collRecord
+	found, err := getJSON(ctx, tx, keyspace.Collection(db.ID, name), &rec)
+	if err != nil {
+		return err
+	}
+	if !found {
+		// "exists": the original server's wording, which clients match.
+		return status.Errorf(status.NotFound, "collection doesn't exists '%s'", name)
+	}
+	coll, err := c.collection(db, name, rec)
+	if err != nil {
+		return err
+	}
+	return c.dropCollection(tx, coll)
+}
+
+func (c *Catalog) dropCollection(tx kv.Tx, coll *Collection) error {
+	for _, r := range keyspace.CollectionData(coll.ID) {
+		if err := tx.ClearRange(r); err != nil {
+			return err
+		}
+	}
+	return tx.Clear(keyspace.Collection(coll.DB.ID, coll.Name))
+}
+
+// Size returns the bytes of a collection's documents. It reads without a
+// conflict range: a size is a statistic, not something to serialize on.
+func (c *Catalog) Size(ctx context.Context, tx kv.Tx, coll *Collection) (int64, error) {
+	v, err := tx.Snapshot().Get(ctx, keyspace.Size(coll.ID))
+	if errors.Is(err, kv.ErrNotFound) {
+		return 0, nil
+	}
+	return kv.DecodeCounter(v), err
+}
+
+// keyspaceName returns the last element of a catalog key: the name.
+func keyspaceName(key []byte) (string, error) {
+	name, err := keyspace.LastString(key)
+	if err != nil {
+		return "", fmt.Errorf("catalog: corrupt key %x: %w", key, err)
+	}
+	return name, nil
+}

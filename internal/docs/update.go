@@ -1,0 +1,122 @@
+package docs
+
+import (
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/schema/jsonscan"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// update is a parsed update: the fields to set, in the order given, and the
+// fields to remove.
+type update struct {
+	set   []setField
+	unset []string
+}
+
+type setField struct {
+	path  string
+	value []byte
+}
+
+// parseUpdate reads {"$set": {"path": value, ...}, "$unset": ["path", ...]}.
+// $unset also takes an object ({"path": ""}), as MongoDB-style clients send.
+func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
+	start, _, err := jsonscan.Whole(fields)
+	if err != nil || jsonscan.KindAt(fields, start) != jsonscan.Object {
+		return nil, status.Errorf(status.InvalidArgument, "fields must be a JSON object with $set or $unset")
+	}
+	ops, _, err := members(fields, start)
+	if err != nil {
+		return nil, status.Errorf(status.InvalidArgument, "fields: %v", err)
+	}
+	u := &update{}
+	for _, op := range ops {
+		switch op.key {
+		case "$set":
+			if jsonscan.KindAt(fields, op.valueStart) != jsonscan.Object {
+				return nil, status.Errorf(status.InvalidArgument, "$set takes an object")
+			}
+			ms, _, err := members(fields, op.valueStart)
+			if err != nil {
+				return nil, status.Errorf(status.InvalidArgument, "$set: %v", err)
+			}
+			for _, m := range ms {
+				if _, ok := s.Field(m.key); !ok {
+					return nil, status.Errorf(status.InvalidArgument, "json schema validation failed for field '%s' reason 'field not in the schema'", m.key)
+				}
+				u.set = append(u.set, setField{path: m.key, value: fields[m.valueStart:m.end]})
+			}
+		case "$unset":
+			paths, err := unsetPaths(fields, op)
+			if err != nil {
+				return nil, err
+			}
+			u.unset = append(u.unset, paths...)
+		default:
+			return nil, status.Errorf(status.InvalidArgument, "unsupported update operator '%s'", op.key)
+		}
+	}
+	if len(u.set) == 0 && len(u.unset) == 0 {
+		return nil, status.Errorf(status.InvalidArgument, "empty fields received")
+	}
+	for _, path := range u.unset {
+		if f, ok := s.Field(path); ok && f.PrimaryKey {
+			return nil, status.Errorf(status.InvalidArgument, "primary key field can't be updated")
+		}
+	}
+	return u, nil
+}
+
+func unsetPaths(fields []byte, op member) ([]string, error) {
+	var paths []string
+	switch jsonscan.KindAt(fields, op.valueStart) {
+	case jsonscan.Object:
+		ms, _, err := members(fields, op.valueStart)
+		if err != nil {
+			return nil, status.Errorf(status.InvalidArgument, "$unset: %v", err)
+		}
+		for _, m := range ms {
+			paths = append(paths, m.key)
+		}
+	case jsonscan.Array:
+		arr, err := jsonscan.ArrayAt(fields, op.valueStart)
+		if err != nil {
+			return nil, status.Errorf(status.InvalidArgument, "$unset: %v", err)
+		}
+		for {
+			at, ok, err := arr.Next()
+			if err != nil {
+				return nil, status.Errorf(status.InvalidArgument, "$unset: %v", err)
+			}
+			if !ok {
+				break
+			}
+			end, _, err := jsonscan.StringEnd(fields, at)
+			if err != nil || jsonscan.KindAt(fields, at) != jsonscan.String {
+				return nil, status.Errorf(status.InvalidArgument, "$unset takes field names")
+			}
+			paths = append(paths, jsonscan.Unquote(fields[at+1:end-1]))
+			arr.Resume(end)
+		}
+	default:
+		return nil, status.Errorf(status.InvalidArgument, "$unset takes an array of field names")
+	}
+	return paths, nil
+}
+
+// apply returns doc with the update applied; doc itself is not changed.
+func (u *update) apply(doc []byte) ([]byte, error) {
+	out := doc
+	var err error
+	for _, f := range u.set {
+		if out, err = setPath(out, f.path, f.value); err != nil {
+			return nil, err
+		}
+	}
+	for _, path := range u.unset {
+		if out, err = unsetPath(out, path); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,267 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// metadata is the API's ResponseMetadata; times are RFC 3339 with
+// nanoseconds, and absent ones are left out.
+type metadata struct {
+	CreatedAt string `json:"created_at,omitempty"`
+	UpdatedAt string `json:"updated_at,omitempty"`
+	DeletedAt string `json:"deleted_at,omitempty"`
+}
+
+func timestamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+type writeOptions struct {
+	Collation filter.Collation `json:"collation"`
+}
+
+type writeResponse struct {
+	Metadata      metadata          `json:"metadata"`
+	Status        string            `json:"status"`
+	Keys          []json.RawMessage `json:"keys,omitempty"`
+	ModifiedCount int               `json:"modified_count,omitempty"`
+}
+
+func (s *Server) insert(w http.ResponseWriter, r *http.Request) error {
+	return s.writeDocuments(w, r, "inserted", s.docs.Insert)
+}
+
+func (s *Server) replace(w http.ResponseWriter, r *http.Request) error {
+	return s.writeDocuments(w, r, "replaced", s.docs.Replace)
+}
+
+// writeFunc is docs.Service.Insert or Replace.
+type writeFunc func(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte) (*docs.WriteResult, error)
+
+func (s *Server) writeDocuments(w http.ResponseWriter, r *http.Request, done string, op writeFunc) error {
+	dbName, collName, err := names(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Documents []json.RawMessage `json:"documents"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if len(req.Documents) == 0 {
+		return status.Errorf(status.InvalidArgument, "empty documents received")
+	}
+	if len(req.Documents) > s.cfg.MaxDocumentsPerRequest {
+		return status.Errorf(status.InvalidArgument, "%d documents in one request, the limit is %d", len(req.Documents), s.cfg.MaxDocumentsPerRequest)
+	}
+	documents := make([][]byte, len(req.Documents))
+	for i, d := range req.Documents {
+		documents[i] = d
+	}
+	var res *docs.WriteResult
+	err = s.run(r.Context(), func(tx kv.Tx) error {
+		coll, err := s.collection(r, tx, dbName, collName)
+		if err != nil {
+			return err
+		}
+		res, err = op(r.Context(), tx, coll, documents)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, writeResponse{Metadata: metadata{CreatedAt: timestamp(res.Time)}, Status: done, Keys: res.Keys})
+	return nil
+}
+
+// parseFilter reads a request's filter, which must be present.
+func parseFilter(raw json.RawMessage, coll *catalog.Collection, c filter.Collation) (filter.Filter, error) {
+	if isNull(raw) {
+		return filter.Filter{}, status.Errorf(status.InvalidArgument, "filter is a required field")
+	}
+	return filter.Parse(raw, coll.Schema, c)
+}
+
+func (s *Server) update(w http.ResponseWriter, r *http.Request) error {
+	dbName, collName, err := names(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Filter  json.RawMessage `json:"filter"`
+		Fields  json.RawMessage `json:"fields"`
+		Options writeOptions    `json:"options"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if isNull(req.Fields) {
+		return status.Errorf(status.InvalidArgument, "empty fields received")
+	}
+	if isNull(req.Filter) {
+		return status.Errorf(status.InvalidArgument, "filter is a required field")
+	}
+	var res *docs.WriteResult
+	err = s.run(r.Context(), func(tx kv.Tx) error {
+		coll, err := s.collection(r, tx, dbName, collName)
+		if err != nil {
+			return err
+		}
+		f, err := parseFilter(req.Filter, coll, req.Options.Collation)
+		if err != nil {
+			return err
+		}
+		res, err = s.docs.Update(r.Context(), tx, coll, f, req.Fields)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, writeResponse{Metadata: metadata{UpdatedAt: timestamp(res.Time)}, Status: "updated", ModifiedCount: res.Modified})
+	return nil
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
+	dbName, collName, err := names(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Filter  json.RawMessage `json:"filter"`
+		Options writeOptions    `json:"options"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if isNull(req.Filter) {
+		return status.Errorf(status.InvalidArgument, "filter is a required field")
+	}
+	var res *docs.WriteResult
+	err = s.run(r.Context(), func(tx kv.Tx) error {
+		coll, err := s.collection(r, tx, dbName, collName)
+		if err != nil {
+			return err
+		}
+		f, err := parseFilter(req.Filter, coll, req.Options.Collation)
+		if err != nil {
+			return err
+		}
+		res, err = s.docs.Delete(r.Context(), tx, coll, f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, writeResponse{Metadata: metadata{DeletedAt: timestamp(res.Time)}, Status: "deleted"})
+	return nil
+}
+
+type readOptions struct {
+	Limit     int64            `json:"limit"`
+	Skip      int64            `json:"skip"`
+	Offset    []byte           `json:"offset"` // base64 in JSON
+	Collation filter.Collation `json:"collation"`
+}
+
+// parseFields reads a read's projection: {"a":1,"b":true} returns only those
+// fields, {"a":0} or {"a":false} everything but them.
+func parseFields(raw json.RawMessage) (include, exclude map[string]bool, err error) {
+	if isNull(raw) {
+		return nil, nil, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, nil, status.Errorf(status.InvalidArgument, "fields must be an object of field names to 1/true or 0/false")
+	}
+	include, exclude = map[string]bool{}, map[string]bool{}
+	for name, v := range fields {
+		switch string(bytes.TrimSpace(v)) {
+		case "1", "true":
+			include[name] = true
+		case "0", "false":
+			exclude[name] = true
+		default:
+			return nil, nil, status.Errorf(status.InvalidArgument, "field '%s' in fields must be 1, 0, true or false", name)
+		}
+	}
+	if len(include) > 0 && len(exclude) > 0 {
+		return nil, nil, status.Errorf(status.InvalidArgument, "fields cannot both include and exclude fields")
+	}
+	return include, exclude, nil
+}
+
+func (s *Server) read(w http.ResponseWriter, r *http.Request) error {
+	dbName, collName, err := names(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Filter  json.RawMessage `json:"filter"`
+		Fields  json.RawMessage `json:"fields"`
+		Options readOptions     `json:"options"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if isNull(req.Filter) {
+		return status.Errorf(status.InvalidArgument, "filter is a required field")
+	}
+	if req.Options.Limit < 0 || req.Options.Skip < 0 {
+		return status.Errorf(status.InvalidArgument, "limit and skip must not be negative")
+	}
+	include, exclude, err := parseFields(req.Fields)
+	if err != nil {
+		return err
+	}
+	stream := newStream(w)
+	// A read is one transaction that only reads: it never conflicts, so it
+	// is never retried, and nothing is sent twice.
+	err = s.run(r.Context(), func(tx kv.Tx) error {
+		coll, err := s.collection(r, tx, dbName, collName)
+		if err != nil {
+			return err
+		}
+		f, err := parseFilter(req.Filter, coll, req.Options.Collation)
+		if err != nil {
+			return err
+		}
+		rr := docs.ReadRequest{Filter: f, Include: include, Exclude: exclude, Limit: req.Options.Limit, Skip: req.Options.Skip, After: req.Options.Offset}
+		return s.docs.Read(r.Context(), tx, coll, rr, func(item docs.ReadItem) error {
+			return stream.send(readChunk(item))
+		})
+	})
+	return stream.finish(err)
+}
+
+// readChunk renders one read item: {"data":...,"metadata":...,"resume_token":...}.
+func readChunk(item docs.ReadItem) []byte {
+	b := make([]byte, 0, len(item.Data)+160)
+	b = append(b, `{"data":`...)
+	b = append(b, item.Data...)
+	b = append(b, `,"metadata":{"created_at":"`...)
+	b = item.CreatedAt.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	if !item.UpdatedAt.IsZero() {
+		b = append(b, `,"updated_at":"`...)
+		b = item.UpdatedAt.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	b = append(b, `},"resume_token":"`...)
+	b = base64.StdEncoding.AppendEncode(b, item.ResumeToken)
+	return append(b, `"}`...)
+}

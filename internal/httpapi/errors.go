@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// httpStatus maps an API code to its HTTP status (reference §4), with
+// METHOD_NOT_ALLOWED as 405 where the original sent 500 by accident.
+var httpStatus = map[status.Code]int{
+	status.Cancelled:          499,
+	status.Unknown:            http.StatusInternalServerError,
+	status.InvalidArgument:    http.StatusBadRequest,
+	status.DeadlineExceeded:   http.StatusGatewayTimeout,
+	status.NotFound:           http.StatusNotFound,
+	status.AlreadyExists:      http.StatusConflict,
+	status.PermissionDenied:   http.StatusForbidden,
+	status.ResourceExhausted:  http.StatusTooManyRequests,
+	status.FailedPrecondition: http.StatusPreconditionFailed,
+	status.Aborted:            http.StatusConflict,
+	status.OutOfRange:         http.StatusBadRequest,
+	status.Unimplemented:      http.StatusNotImplemented,
+	status.Internal:           http.StatusInternalServerError,
+	status.Unavailable:        http.StatusServiceUnavailable,
+	status.DataLoss:           http.StatusInternalServerError,
+	status.Unauthenticated:    http.StatusUnauthorized,
+	status.Conflict:           http.StatusConflict,
+	status.BadGateway:         http.StatusBadGateway,
+	status.MethodNotAllowed:   http.StatusMethodNotAllowed,
+}
+
+// conflictRetryDelay is the retry advice sent with ABORTED.
+const conflictRetryDelay = 10 * time.Millisecond
+
+// toStatus turns any error of the layers below into an API error. It is the
+// one place where errors get their codes; internal reports whether the error
+// is the server's fault (and worth logging as such).
+func toStatus(err error) (e *status.Error, internal bool) {
+	if se, ok := status.From(err); ok {
+		return se, false
+	}
+	var schemaErr *schema.Error
+	if errors.As(err, &schemaErr) {
+		return &status.Error{Code: status.Code(schemaErr.Code), Message: schemaErr.Message}, false
+	}
+	var filterErr *filter.Error
+	if errors.As(err, &filterErr) {
+		return &status.Error{Code: status.Code(filterErr.Code), Message: filterErr.Message}, false
+	}
+	switch {
+	case kv.IsRetryable(err):
+		return &status.Error{Code: status.Aborted, Message: "transaction not committed due to conflict with another transaction", RetryDelay: conflictRetryDelay}, false
+	case errors.Is(err, kv.ErrTxTooLarge), errors.Is(err, kv.ErrKeyTooLarge), errors.Is(err, kv.ErrValueTooLarge):
+		return &status.Error{Code: status.InvalidArgument, Message: err.Error()}, false
+	case errors.Is(err, context.DeadlineExceeded):
+		return &status.Error{Code: status.DeadlineExceeded, Message: "context deadline exceeded"}, false
+	case errors.Is(err, context.Canceled):
+		return &status.Error{Code: status.Cancelled, Message: "request cancelled"}, false
+	case errors.Is(err, kv.ErrClosed):
+		return &status.Error{Code: status.Unavailable, Message: "server is shutting down"}, false
+	}
+	return &status.Error{Code: status.Internal, Message: err.Error()}, true
+}
+
+// statusOf returns the HTTP status of an API error.
+func statusOf(e *status.Error) int {
+	if s, ok := httpStatus[e.Code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+type errorBody struct {
+	Error errorDetails `json:"error"`
+}
+
+type errorDetails struct {
+	Code    status.Code `json:"code"`
+	Message string      `json:"message"`
+	Retry   *retryInfo  `json:"retry,omitempty"`
+}
+
+type retryInfo struct {
+	Delay int64 `json:"delay"` // milliseconds
+}
+
+func errorJSON(e *status.Error) errorBody {
+	b := errorBody{Error: errorDetails{Code: e.Code, Message: e.Message}}
+	if e.RetryDelay > 0 {
+		b.Error.Retry = &retryInfo{Delay: e.RetryDelay.Milliseconds()}
+	}
+	return b
+}

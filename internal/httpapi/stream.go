@@ -1,0 +1,65 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// stream writes a streamed response as the original did: one
+// {"result":...} object per line, each flushed as it is written, and an
+// {"error":...} line if something fails after the first one. An error before
+// anything was sent is an ordinary error response; a stream with no item is
+// a 200 with an empty body.
+type stream struct {
+	w       http.ResponseWriter
+	flusher http.Flusher
+	started bool
+	buf     []byte
+}
+
+func newStream(w http.ResponseWriter) *stream {
+	f, _ := w.(http.Flusher)
+	return &stream{w: w, flusher: f}
+}
+
+func (s *stream) start() {
+	if !s.started {
+		s.started = true
+		s.w.Header().Set("Content-Type", "application/json")
+		s.w.WriteHeader(http.StatusOK)
+	}
+}
+
+// send writes one item, given as its JSON.
+func (s *stream) send(item []byte) error {
+	s.start()
+	s.buf = append(s.buf[:0], `{"result":`...)
+	s.buf = append(s.buf, item...)
+	s.buf = append(s.buf, "}\n"...)
+	if _, err := s.w.Write(s.buf); err != nil {
+		return err // the client went away; the caller stops
+	}
+	if s.flusher != nil {
+		s.flusher.Flush()
+	}
+	return nil
+}
+
+// finish ends the stream, with err if the work failed. It returns an error
+// only when nothing was sent yet, for the caller to answer as usual.
+func (s *stream) finish(err error) error {
+	if err == nil {
+		s.start()
+		return nil
+	}
+	if !s.started {
+		return err
+	}
+	e, _ := toStatus(err)
+	b, _ := json.Marshal(errorJSON(e))
+	s.w.Write(append(b, '\n'))
+	if s.flusher != nil {
+		s.flusher.Flush()
+	}
+	return nil
+}

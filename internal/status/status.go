@@ -1,0 +1,68 @@
+// Package status is the error model of Folio's operations: an error with one
+// of the API's codes and a message meant for the client. The HTTP layer maps
+// codes to statuses in one place; the operations below it only pick codes.
+package status
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Code is an API error code, named as in the Tigris v1 API.
+type Code string
+
+// The codes of the API (reference §4).
+const (
+	Cancelled          Code = "CANCELLED"
+	Unknown            Code = "UNKNOWN"
+	InvalidArgument    Code = "INVALID_ARGUMENT"
+	DeadlineExceeded   Code = "DEADLINE_EXCEEDED"
+	NotFound           Code = "NOT_FOUND"
+	AlreadyExists      Code = "ALREADY_EXISTS"
+	PermissionDenied   Code = "PERMISSION_DENIED"
+	ResourceExhausted  Code = "RESOURCE_EXHAUSTED"
+	FailedPrecondition Code = "FAILED_PRECONDITION"
+	Aborted            Code = "ABORTED"
+	OutOfRange         Code = "OUT_OF_RANGE"
+	Unimplemented      Code = "UNIMPLEMENTED"
+	Internal           Code = "INTERNAL"
+	Unavailable        Code = "UNAVAILABLE"
+	DataLoss           Code = "DATA_LOSS"
+	Unauthenticated    Code = "UNAUTHENTICATED"
+	Conflict           Code = "CONFLICT"
+	BadGateway         Code = "BAD_GATEWAY"
+	MethodNotAllowed   Code = "METHOD_NOT_ALLOWED"
+)
+
+// Error is an error with an API code. Message is shown to the client as is.
+type Error struct {
+	Code    Code
+	Message string
+	// RetryDelay, when set, advises the client how long to wait before
+	// retrying (the API's retry.delay).
+	RetryDelay time.Duration
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Errorf returns an *Error with the code and a formatted message.
+func Errorf(code Code, format string, args ...any) error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// From returns the *Error in err's chain, if there is one.
+func From(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// CodeOf returns the code of err: the *Error's code, or Unknown for an
+// error that carries none.
+func CodeOf(err error) Code {
+	if e, ok := From(err); ok {
+		return e.Code
+	}
+	return Unknown
+}
