@@ -216,6 +216,10 @@ func StringEnd(b []byte, i int) (end int, escaped bool, err error) {
 	j := i + 1
 	for j < len(b) {
 		c := b[j]
+		if plain[c] {
+			j++
+			continue
+		}
 		switch {
 		case c == '"':
 			return j + 1, escaped, nil
@@ -257,6 +261,16 @@ func StringEnd(b []byte, i int) (end int, escaped bool, err error) {
 	}
 	return 0, false, errAt(i, "unterminated string")
 }
+
+// plain marks the bytes that stand for themselves inside a string: ASCII
+// other than control characters, quote and backslash. One table lookup per
+// byte is the fast path of StringEnd.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func unhex(c byte) int {
 	switch {

@@ -1,0 +1,302 @@
+package filter
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/schema/jsonscan"
+)
+
+// pathTree holds the distinct paths a filter compares, as a tree of their
+// segments, so that one walk over a document finds the value of each.
+type pathTree struct {
+	root  *pathNode
+	slots int // number of distinct paths
+}
+
+type pathNode struct {
+	children map[string]*pathNode
+	slot     int // index of the path ending here, or -1
+}
+
+// newPathTree numbers the distinct paths of the comparisons (setting each
+// comparison's slot) and builds their tree.
+func newPathTree(cs []*Comparison) *pathTree {
+	t := &pathTree{root: &pathNode{slot: -1}}
+	slots := make(map[string]int)
+	for _, c := range cs {
+		slot, ok := slots[c.Path]
+		if !ok {
+			slot = len(slots)
+			slots[c.Path] = slot
+			n := t.root
+			for _, seg := range strings.Split(c.Path, ".") {
+				child := n.children[seg]
+				if child == nil {
+					child = &pathNode{slot: -1}
+					if n.children == nil {
+						n.children = make(map[string]*pathNode)
+					}
+					n.children[seg] = child
+				}
+				n = child
+			}
+			n.slot = slot
+		}
+		c.slot = slot
+	}
+	t.slots = len(slots)
+	return t
+}
+
+// span is where a value lies in a document; start < 0 when it was not found.
+type span struct{ start, end int }
+
+// errAllFound stops a document walk once every path has been found.
+var errAllFound = errors.New("all paths found")
+
+// Matches reports whether the document doc (a JSON object) satisfies the
+// filter. It reads the document once, in place, extracting only the values
+// the filter compares, and stops reading once it has them all; it does not
+// validate the document. Per type:
+//   - integers compare exactly as int64, numbers as float64;
+//   - strings, uuids and date-times compare bytewise, after Fold on both
+//     sides when CaseInsensitive;
+//   - bytes compare after base64 decoding; false sorts before true;
+//   - a missing or null value, or one of the wrong JSON type, never matches.
+//
+// The error is non-nil only when doc is not valid JSON where Matches read it.
+func (f Filter) Matches(doc []byte) (bool, error) {
+	if f.Root == nil {
+		return true, nil
+	}
+	var buf [8]span
+	spans := buf[:0]
+	if f.paths.slots > len(buf) {
+		spans = make([]span, 0, f.paths.slots)
+	}
+	for range f.paths.slots {
+		spans = append(spans, span{-1, -1})
+	}
+	start := jsonscan.SkipSpace(doc, 0)
+	if jsonscan.KindAt(doc, start) != jsonscan.Object {
+		if _, _, err := jsonscan.Whole(doc); err != nil {
+			return false, fmt.Errorf("filter: document: %w", err)
+		}
+		return false, nil
+	}
+	remaining := f.paths.slots
+	if _, err := collect(doc, start, f.paths.root, spans, &remaining); err != nil && err != errAllFound {
+		return false, fmt.Errorf("filter: document: %w", err)
+	}
+	return eval(f.Root, doc, spans), nil
+}
+
+// collect walks the object at doc[i], recording in spans the value of every
+// path under node, and returns where the object ends.
+func collect(doc []byte, i int, node *pathNode, spans []span, remaining *int) (int, error) {
+	o, err := jsonscan.ObjectAt(doc, i)
+	if err != nil {
+		return 0, err
+	}
+	for {
+		key, escaped, v, ok, err := o.Next()
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return o.End(), nil
+		}
+		var child *pathNode
+		if escaped {
+			child = node.children[jsonscan.Unquote(key)]
+		} else {
+			child = node.children[string(key)]
+		}
+		switch {
+		case child == nil:
+			if err := o.Skip(); err != nil {
+				return 0, err
+			}
+		case child.slot >= 0:
+			e, err := jsonscan.End(doc, v)
+			if err != nil {
+				return 0, err
+			}
+			// The first occurrence counts, as for key extraction; validated
+			// documents have no duplicate members anyway.
+			if spans[child.slot].start < 0 {
+				spans[child.slot] = span{v, e}
+				if *remaining--; *remaining == 0 {
+					return 0, errAllFound
+				}
+			}
+			o.Resume(e)
+		case jsonscan.KindAt(doc, v) == jsonscan.Object:
+			e, err := collect(doc, v, child, spans, remaining)
+			if err != nil {
+				return 0, err
+			}
+			o.Resume(e)
+		default:
+			if err := o.Skip(); err != nil {
+				return 0, err
+			}
+		}
+	}
+}
+
+func eval(n Node, doc []byte, spans []span) bool {
+	switch n := n.(type) {
+	case *And:
+		for _, c := range n.Nodes {
+			if !eval(c, doc, spans) {
+				return false
+			}
+		}
+		return true
+	case *Or:
+		for _, c := range n.Nodes {
+			if eval(c, doc, spans) {
+				return true
+			}
+		}
+		return false
+	case *Comparison:
+		sp := spans[n.slot]
+		if sp.start < 0 {
+			return false
+		}
+		cmp, ok := n.compare(doc[sp.start:sp.end])
+		return ok && n.Op.holds(cmp)
+	}
+	return false
+}
+
+// compare compares the JSON value val of a document with the comparison's
+// value. ok is false when val cannot be compared (null, wrong JSON type).
+func (c *Comparison) compare(val []byte) (cmp int, ok bool) {
+	kind := jsonscan.KindAt(val, 0)
+	switch c.Type {
+	case schema.Int32, schema.Int64:
+		if kind != jsonscan.Number {
+			return 0, false
+		}
+		n, ok := jsonscan.ParseInt(val)
+		if !ok {
+			return 0, false
+		}
+		want := c.Value.(int64)
+		return cmpOrdered(n, want), true
+	case schema.Number:
+		if kind != jsonscan.Number {
+			return 0, false
+		}
+		x, err := strconv.ParseFloat(string(val), 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return 0, false
+		}
+		return cmpOrdered(x, c.Value.(float64)), true
+	case schema.Bool:
+		if kind != jsonscan.Bool {
+			return 0, false
+		}
+		b, want := val[0] == 't', c.Value.(bool)
+		switch {
+		case b == want:
+			return 0, true
+		case want:
+			return -1, true
+		}
+		return 1, true
+	case schema.String, schema.UUID, schema.DateTime:
+		if kind != jsonscan.String {
+			return 0, false
+		}
+		s := val[1 : len(val)-1]
+		if bytes.IndexByte(s, '\\') >= 0 {
+			var buf [128]byte
+			s = jsonscan.AppendUnquote(buf[:0], s)
+		}
+		if c.CaseInsensitive {
+			return compareFolded(s, c.folded), true
+		}
+		return bytes.Compare(s, c.raw), true
+	case schema.Bytes:
+		if kind != jsonscan.String {
+			return 0, false
+		}
+		s := val[1 : len(val)-1]
+		if bytes.IndexByte(s, '\\') >= 0 {
+			s = jsonscan.AppendUnquote(nil, s)
+		}
+		var buf [128]byte
+		dst := buf[:]
+		if n := base64.StdEncoding.DecodedLen(len(s)); n > len(dst) {
+			dst = make([]byte, n)
+		}
+		n, err := base64.StdEncoding.Decode(dst, s)
+		if err != nil {
+			return 0, false
+		}
+		return bytes.Compare(dst[:n], c.raw), true
+	}
+	return 0, false
+}
+
+func cmpOrdered[T int64 | float64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// compareFolded compares Fold(string(s)) with folded, which is already
+// folded, without building the folded copy of s. strings.ToLower maps rune
+// by rune with unicode.ToLower and turns invalid UTF-8 into U+FFFD, which is
+// what utf8.DecodeRune yields for it, so the bytes compared are the same.
+func compareFolded(s []byte, folded string) int {
+	j := 0
+	var enc [utf8.UTFMax]byte
+	for i := 0; i < len(s); {
+		var lowered []byte
+		if c := s[i]; c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			enc[0] = c
+			lowered = enc[:1]
+			i++
+		} else {
+			r, n := utf8.DecodeRune(s[i:])
+			lowered = enc[:utf8.EncodeRune(enc[:], unicode.ToLower(r))]
+			i += n
+		}
+		for _, b := range lowered {
+			if j == len(folded) {
+				return 1
+			}
+			if b != folded[j] {
+				if b < folded[j] {
+					return -1
+				}
+				return 1
+			}
+			j++
+		}
+	}
+	if j < len(folded) {
+		return -1
+	}
+	return 0
+}

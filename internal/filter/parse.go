@@ -1,0 +1,336 @@
+package filter
+
+import (
+	"encoding/base64"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/schema/jsonscan"
+)
+
+// Parse parses the filter raw for a collection whose fields s describes.
+// collation is the request-level collation; a "collation" given next to a
+// field's operators overrides it for that field. Collations apply to String
+// fields only.
+//
+// A missing (empty) or null filter gives "filter is a required field"; most
+// callers check that themselves first. Every error is an *Error with code
+// INVALID_ARGUMENT; among the messages:
+//
+//	querying on non schema field 'x'
+//	unsupported value type               (1.5 for an integer, an array field...)
+//	unsupported operator '$ne'
+//	and filter needs minimum 2 filters   (or: or filter needs minimum 2 filters)
+//	collation 'xx' is not supported
+//	duplicate filter 'x'                 (the same member twice in one object)
+func Parse(raw []byte, s FieldTypes, collation Collation) (Filter, error) {
+	ci, err := caseInsensitive(collation.Case)
+	if err != nil {
+		return Filter{}, err
+	}
+	start := jsonscan.SkipSpace(raw, 0)
+	if start == len(raw) || jsonscan.KindAt(raw, start) == jsonscan.Null {
+		return Filter{}, invalidf("filter is a required field")
+	}
+	if _, _, err := jsonscan.Whole(raw); err != nil {
+		return Filter{}, invalidf("filter is not valid JSON: %v", err)
+	}
+	if jsonscan.KindAt(raw, start) != jsonscan.Object {
+		return Filter{}, invalidf("filter must be a JSON object")
+	}
+	p := parser{raw: raw, fields: s, ci: ci}
+	root, err := p.object(start)
+	if err != nil {
+		return Filter{}, err
+	}
+	f := Filter{Root: root}
+	if root != nil {
+		f.paths = newPathTree(f.Comparisons())
+	}
+	return f, nil
+}
+
+// caseInsensitive reads a collation's case.
+func caseInsensitive(c string) (bool, error) {
+	switch c {
+	case "", "cs":
+		return false, nil
+	case "ci":
+		return true, nil
+	}
+	return false, invalidf("collation '%s' is not supported", c)
+}
+
+type parser struct {
+	raw    []byte
+	fields FieldTypes
+	ci     bool // the request-level collation
+}
+
+// object parses the filter object at raw[i]; it returns nil for {}.
+func (p *parser) object(i int) (Node, error) {
+	o, err := jsonscan.ObjectAt(p.raw, i)
+	if err != nil {
+		return nil, invalidf("filter must be a JSON object")
+	}
+	var nodes []Node
+	var seen []string
+	for {
+		key, escaped, v, ok, err := o.Next()
+		if err != nil {
+			return nil, invalidf("filter is not valid JSON: %v", err)
+		}
+		if !ok {
+			break
+		}
+		name := unquote(key, escaped)
+		for _, s := range seen {
+			if s == name {
+				return nil, invalidf("duplicate filter '%s'", name)
+			}
+		}
+		seen = append(seen, name)
+		switch name {
+		case "$and", "$or":
+			n, err := p.logical(name, v)
+			if err != nil {
+				return nil, err
+			}
+			nodes = append(nodes, n)
+		default:
+			cs, err := p.field(name, v)
+			if err != nil {
+				return nil, err
+			}
+			nodes = append(nodes, cs...)
+		}
+		if err := o.Skip(); err != nil {
+			return nil, invalidf("filter is not valid JSON: %v", err)
+		}
+	}
+	switch len(nodes) {
+	case 0:
+		return nil, nil
+	case 1:
+		return nodes[0], nil
+	}
+	return &And{Nodes: nodes}, nil
+}
+
+// logical parses the array of filters of $and or $or at raw[i].
+func (p *parser) logical(op string, i int) (Node, error) {
+	word := strings.TrimPrefix(op, "$")
+	if jsonscan.KindAt(p.raw, i) != jsonscan.Array {
+		return nil, invalidf("%s filter needs an array of filters", word)
+	}
+	a, _ := jsonscan.ArrayAt(p.raw, i)
+	var nodes []Node
+	for {
+		v, ok, err := a.Next()
+		if err != nil {
+			return nil, invalidf("filter is not valid JSON: %v", err)
+		}
+		if !ok {
+			break
+		}
+		if jsonscan.KindAt(p.raw, v) != jsonscan.Object {
+			return nil, invalidf("%s filter needs an array of filters", word)
+		}
+		n, err := p.object(v)
+		if err != nil {
+			return nil, err
+		}
+		if n == nil {
+			return nil, invalidf("%s filter does not accept an empty filter", word)
+		}
+		nodes = append(nodes, n)
+		if err := a.Skip(); err != nil {
+			return nil, invalidf("filter is not valid JSON: %v", err)
+		}
+	}
+	if len(nodes) < 2 {
+		return nil, invalidf("%s filter needs minimum 2 filters", word)
+	}
+	if op == "$and" {
+		return &And{Nodes: nodes}, nil
+	}
+	return &Or{Nodes: nodes}, nil
+}
+
+// field parses the conditions on one field: a value (equality) or an object
+// of operators, with an optional collation.
+func (p *parser) field(path string, v int) ([]Node, error) {
+	f, ok := p.fields.Field(path)
+	if !ok {
+		if strings.HasPrefix(path, "$") {
+			return nil, invalidf("unsupported operator '%s'", path)
+		}
+		return nil, invalidf("querying on non schema field '%s'", path)
+	}
+	if !f.Type.Scalar() {
+		return nil, invalidf(errValueType)
+	}
+	if jsonscan.KindAt(p.raw, v) != jsonscan.Object {
+		c, err := p.comparison(f, Eq, v, p.ci)
+		if err != nil {
+			return nil, err
+		}
+		return []Node{c}, nil
+	}
+
+	// An object of operators. The collation may come after the operators it
+	// governs, so find it first.
+	type operand struct {
+		op Op
+		at int
+	}
+	var ops []operand
+	ci := p.ci
+	o, _ := jsonscan.ObjectAt(p.raw, v)
+	for {
+		key, escaped, at, ok, err := o.Next()
+		if err != nil {
+			return nil, invalidf("filter is not valid JSON: %v", err)
+		}
+		if !ok {
+			break
+		}
+		name := unquote(key, escaped)
+		var op Op
+		switch name {
+		case "$eq":
+			op = Eq
+		case "$gt":
+			op = Gt
+		case "$gte":
+			op = Gte
+		case "$lt":
+			op = Lt
+		case "$lte":
+			op = Lte
+		case "collation":
+			if ci, err = p.fieldCollation(at); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, invalidf("unsupported operator '%s'", name)
+		}
+		if op != 0 {
+			for _, prev := range ops {
+				if prev.op == op {
+					return nil, invalidf("duplicate filter '%s'", name)
+				}
+			}
+			ops = append(ops, operand{op, at})
+		}
+		if err := o.Skip(); err != nil {
+			return nil, invalidf("filter is not valid JSON: %v", err)
+		}
+	}
+	if len(ops) == 0 {
+		return nil, invalidf("filter on field '%s' needs one of the operators $eq, $gt, $gte, $lt, $lte", path)
+	}
+	nodes := make([]Node, len(ops))
+	for n, op := range ops {
+		c, err := p.comparison(f, op.op, op.at, ci)
+		if err != nil {
+			return nil, err
+		}
+		nodes[n] = c
+	}
+	return nodes, nil
+}
+
+// fieldCollation reads a per-field collation object at raw[i].
+func (p *parser) fieldCollation(i int) (bool, error) {
+	end, _ := jsonscan.End(p.raw, i)
+	if jsonscan.KindAt(p.raw, i) != jsonscan.Object {
+		return false, invalidf("collation '%s' is not supported", p.raw[i:end])
+	}
+	o, _ := jsonscan.ObjectAt(p.raw, i)
+	c := ""
+	for {
+		key, escaped, v, ok, err := o.Next()
+		if err != nil {
+			return false, invalidf("filter is not valid JSON: %v", err)
+		}
+		if !ok {
+			break
+		}
+		if unquote(key, escaped) == "case" {
+			e, _ := jsonscan.End(p.raw, v)
+			if jsonscan.KindAt(p.raw, v) != jsonscan.String {
+				return false, invalidf("collation '%s' is not supported", p.raw[v:e])
+			}
+			c = unquote(p.raw[v+1:e-1], true)
+		}
+		if err := o.Skip(); err != nil {
+			return false, invalidf("filter is not valid JSON: %v", err)
+		}
+	}
+	return caseInsensitive(c)
+}
+
+// comparison builds the comparison of field f with the value at raw[i].
+// Like the original server, it reads the value's text (a string's contents,
+// a number or boolean as written) with the field's type, so {"n":"5"}
+// compares integer field n with 5, and 1.5 is not an integer.
+func (p *parser) comparison(f *schema.Field, op Op, i int, ci bool) (*Comparison, error) {
+	end, _ := jsonscan.End(p.raw, i)
+	var text string
+	switch jsonscan.KindAt(p.raw, i) {
+	case jsonscan.String:
+		text = unquote(p.raw[i+1:end-1], true)
+	case jsonscan.Number, jsonscan.Bool:
+		text = string(p.raw[i:end])
+	default: // null, arrays and objects compare with nothing
+		return nil, invalidf(errValueType)
+	}
+	c := &Comparison{Path: f.Path, Type: f.Type, Op: op}
+	switch f.Type {
+	case schema.Int32, schema.Int64:
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return nil, invalidf(errValueType)
+		}
+		c.Value = n
+	case schema.Number:
+		x, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, invalidf(errValueType)
+		}
+		c.Value = x
+	case schema.Bool:
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return nil, invalidf(errValueType)
+		}
+		c.Value = b
+	case schema.String, schema.UUID, schema.DateTime:
+		c.Value = text
+		c.raw = []byte(text)
+		if ci && f.Type == schema.String {
+			c.CaseInsensitive = true
+			c.folded = Fold(text)
+		}
+	case schema.Bytes:
+		b, err := base64.StdEncoding.DecodeString(text)
+		if err != nil {
+			return nil, invalidf(errValueType)
+		}
+		c.Value = b
+		c.raw = b
+	default:
+		return nil, invalidf(errValueType)
+	}
+	return c, nil
+}
+
+func unquote(s []byte, escaped bool) string {
+	if escaped {
+		return jsonscan.Unquote(s)
+	}
+	return string(s)
+}
