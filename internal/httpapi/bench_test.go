@@ -1,0 +1,203 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/foliodb/folio/internal/httpapi"
+	"github.com/foliodb/folio/internal/kv/pebblekv"
+)
+
+// The HTTP benchmarks of issue 4: 16 concurrent clients over loopback, on a
+// collection of 100,000 documents of about 1 KB, next to a trivial Go
+// handler measured with the same client (the floor of HTTP and JSON cost).
+
+const (
+	benchDocs    = 100_000
+	benchClients = 16
+)
+
+var (
+	fixtureOnce sync.Once
+	fixtureURL  string
+	yardstick   string
+	nextID      atomic.Int64
+	fixtureErr  error
+)
+
+func benchDoc(id int64) string {
+	return fmt.Sprintf(`{"id":%d,"name":"user %d","age":%d,"email":"user%d@example.com","bio":"%s"}`,
+		id, id, id%100, id, strings.Repeat("lorem ipsum ", 75))
+}
+
+// fixture starts a server with the loaded collection, and the yardstick.
+// It lives for the whole benchmark binary.
+func fixture(b *testing.B) (string, string) {
+	fixtureOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "folio-bench")
+		if err != nil {
+			fixtureErr = err
+			return
+		}
+		store, err := pebblekv.Open(pebblekv.Options{Dir: dir})
+		if err != nil {
+			fixtureErr = err
+			return
+		}
+		fixtureURL = listen(httpapi.New(httpapi.Config{Store: store}))
+		yardstick = listen(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"result":{"data":{"id":1,"name":"x"}}}` + "\n"))
+		}))
+		c := client()
+		post := func(method, path, body string) {
+			if fixtureErr != nil {
+				return
+			}
+			if _, err := call(c, method, fixtureURL+path, body); err != nil {
+				fixtureErr = err
+			}
+		}
+		post("POST", "/v1/databases/bench/create", "")
+		post("POST", "/v1/databases/bench/collections/users/createOrUpdate", `{"schema":{"title":"users","primary_key":["id"],"properties":{
+			"id":{"type":"integer"},"name":{"type":"string"},"age":{"type":"integer"},"email":{"type":"string"},"bio":{"type":"string"}}}}`)
+		for start := int64(0); start < benchDocs; start += 1000 {
+			var sb strings.Builder
+			sb.WriteString(`{"documents":[`)
+			for id := start; id < start+1000; id++ {
+				if id > start {
+					sb.WriteByte(',')
+				}
+				sb.WriteString(benchDoc(id))
+			}
+			sb.WriteString(`]}`)
+			post("POST", "/v1/databases/bench/collections/users/documents/insert", sb.String())
+		}
+		nextID.Store(benchDocs)
+	})
+	if fixtureErr != nil {
+		b.Fatal(fixtureErr)
+	}
+	return fixtureURL, yardstick
+}
+
+func listen(h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go http.Serve(ln, h)
+	return "http://" + ln.Addr().String()
+}
+
+func client() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * benchClients, DisableCompression: true}}
+}
+
+func call(c *http.Client, method, url, body string) ([]byte, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, out)
+	}
+	return out, nil
+}
+
+// runClients spreads b.N requests over the clients and reports requests
+// per second and latency percentiles.
+func runClients(b *testing.B, request func(c *http.Client, rng *rand.Rand) error) {
+	c := client()
+	var mu sync.Mutex
+	var lat []time.Duration
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	b.ResetTimer()
+	for w := 0; w < benchClients; w++ {
+		n := b.N / benchClients
+		if w == 0 {
+			n += b.N % benchClients
+		}
+		wg.Add(1)
+		go func(seed uint64, n int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, 99))
+			local := make([]time.Duration, 0, n)
+			for i := 0; i < n; i++ {
+				start := time.Now()
+				if err := request(c, rng); err != nil {
+					if failed.Add(1) == 1 {
+						b.Error(err)
+					}
+				}
+				local = append(local, time.Since(start))
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		}(uint64(w), n)
+	}
+	wg.Wait()
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	}
+}
+
+func BenchmarkHTTP(b *testing.B) {
+	url, yard := fixture(b)
+	coll := url + "/v1/databases/bench/collections/users/documents"
+	b.Run("Yardstick", func(b *testing.B) {
+		runClients(b, func(c *http.Client, rng *rand.Rand) error {
+			_, err := call(c, "POST", yard, `{"filter":{"id":1}}`)
+			return err
+		})
+	})
+	b.Run("PointRead", func(b *testing.B) {
+		runClients(b, func(c *http.Client, rng *rand.Rand) error {
+			id := rng.Int64N(benchDocs)
+			out, err := call(c, "POST", coll+"/read", fmt.Sprintf(`{"filter":{"id":%d}}`, id))
+			if err == nil && !bytes.Contains(out, []byte(fmt.Sprintf(`"id":%d,`, id))) {
+				err = fmt.Errorf("read %d: %s", id, out)
+			}
+			return err
+		})
+	})
+	b.Run("Insert", func(b *testing.B) {
+		runClients(b, func(c *http.Client, rng *rand.Rand) error {
+			_, err := call(c, "POST", coll+"/insert", `{"documents":[`+benchDoc(nextID.Add(1))+`]}`)
+			return err
+		})
+	})
+	b.Run("UpdateField", func(b *testing.B) {
+		runClients(b, func(c *http.Client, rng *rand.Rand) error {
+			_, err := call(c, "PUT", coll+"/update", fmt.Sprintf(`{"filter":{"id":%d},"fields":{"$set":{"age":%d}}}`, rng.Int64N(benchDocs), rng.IntN(100)))
+			return err
+		})
+	})
+}
