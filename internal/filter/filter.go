@@ -127,7 +127,8 @@ func (*Comparison) node() {}
 // case-insensitive values must use the same function.
 func Fold(s string) string { return strings.ToLower(s) }
 
-// Filter is a parsed filter. The zero Filter matches every document. A
+// Filter is a parsed filter, built by Parse (Matches relies on what Parse
+// prepares next to the tree). The zero Filter matches every document. A
 // Filter is immutable and safe for concurrent use.
 type Filter struct {
 	// Root is the top of the tree; nil for the empty filter {}.

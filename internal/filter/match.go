@@ -77,6 +77,9 @@ func (f Filter) Matches(doc []byte) (bool, error) {
 	if f.Root == nil {
 		return true, nil
 	}
+	if f.paths == nil {
+		return false, errors.New("filter: Matches on a Filter not built by Parse")
+	}
 	var buf [8]span
 	spans := buf[:0]
 	if f.paths.slots > len(buf) {

@@ -22,6 +22,7 @@ type Error struct {
 	Message string
 }
 
+// Error returns the message, as sent to the client.
 func (e *Error) Error() string { return e.Message }
 
 func invalidf(format string, args ...any) *Error {

@@ -29,6 +29,7 @@ type SyntaxError struct {
 	Msg    string // what was wrong
 }
 
+// Error describes the problem and its offset.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Msg)
 }
