@@ -1,0 +1,244 @@
+package apitest
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+)
+
+func TestHealthAndInfo(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		r := c.ok(t, "GET", "/v1/health", "")
+		if got := string(r.body); got != `{"response":"OK"}` {
+			t.Errorf("health: %s", got)
+		}
+		if r.chunked || r.header.Get("Content-Length") == "" {
+			t.Errorf("health is a unary response: want Content-Length, not chunked")
+		}
+		// Clients alpha.32 read /v1/info, later ones /v1/observability/info:
+		// the same body at both.
+		info := c.ok(t, "GET", "/v1/info", "")
+		if v, _ := info.object(t)["server_version"].(string); v == "" || len(info.object(t)) != 1 {
+			t.Errorf("info: %s, want {\"server_version\":\"<non-empty>\"}", info.body)
+		}
+		if obs := c.ok(t, "GET", "/v1/observability/info", ""); string(obs.body) != string(info.body) {
+			t.Errorf("/v1/observability/info %s differs from /v1/info %s", obs.body, info.body)
+		}
+	})
+}
+
+func TestDatabases(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		list := func() string { return string(c.ok(t, "POST", "/v1/databases/list", "").body) }
+		if got := list(); got != `{"databases":[]}` {
+			t.Errorf("list with no database: %s", got)
+		}
+
+		r := c.ok(t, "POST", dbPath("zeta", "create"), "")
+		if got := string(r.body); got != `{"message":"database created successfully","status":"created"}` {
+			t.Errorf("create: %s", got)
+		}
+		// The body is optional; options may come with it.
+		c.ok(t, "POST", dbPath("alpha_1", "create"), `{"options":{}}`)
+		wantError(t, c.do(t, "POST", dbPath("zeta", "create"), ""), 409, "ALREADY_EXISTS", "database already exist")
+
+		if got := list(); got != `{"databases":[{"db":"alpha_1","metadata":{}},{"db":"zeta","metadata":{}}]}` {
+			t.Errorf("list: %s", got)
+		}
+
+		// An empty database describes with "collections":[], never null.
+		r = c.ok(t, "POST", dbPath("zeta", "describe"), "")
+		wantSameJSON(t, "describe of an empty database", string(r.body), `{"db":"zeta","metadata":{},"collections":[],"size":0}`)
+
+		r = c.ok(t, "DELETE", dbPath("zeta", "drop"), "")
+		if got := string(r.body); got != `{"message":"database dropped successfully","status":"dropped"}` {
+			t.Errorf("drop: %s", got)
+		}
+		if got := list(); got != `{"databases":[{"db":"alpha_1","metadata":{}}]}` {
+			t.Errorf("list after drop: %s", got)
+		}
+		wantError(t, c.do(t, "DELETE", dbPath("zeta", "drop"), ""), 404, "NOT_FOUND", "database doesn't exist 'zeta'")
+		wantError(t, c.do(t, "POST", dbPath("zeta", "describe"), ""), 404, "NOT_FOUND", "database doesn't exist 'zeta'")
+	})
+}
+
+// A dropped database takes its collections and documents with it, and a
+// database created again under its name starts empty.
+func TestDropDatabaseRemovesEverything(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "shop")
+		c.createColl(t, "shop", "items", `{"title":"items","properties":{"id":{"type":"integer"}},"primary_key":["id"]}`)
+		c.insert(t, "shop", "items", `{"id":1}`)
+		c.ok(t, "DELETE", dbPath("shop", "drop"), "")
+		wantError(t, c.do(t, "POST", docPath("shop", "items", "read"), `{"filter":{}}`), 404, "NOT_FOUND", "database doesn't exist 'shop'")
+
+		c.createDB(t, "shop")
+		if got := string(c.ok(t, "POST", dbPath("shop", "collections/list"), "").body); got != `{"collections":[]}` {
+			t.Errorf("collections of the re-created database: %s", got)
+		}
+		c.createColl(t, "shop", "items", `{"title":"items","properties":{"id":{"type":"integer"}},"primary_key":["id"]}`)
+		if got := c.all(t, "shop", "items"); len(got) != 0 {
+			t.Errorf("re-created collection holds %q", got)
+		}
+		c.insert(t, "shop", "items", `{"id":1}`) // no duplicate left behind
+	})
+}
+
+func TestCollections(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "db1")
+		listColls := func() string { return string(c.ok(t, "POST", dbPath("db1", "collections/list"), "").body) }
+		if got := listColls(); got != `{"collections":[]}` {
+			t.Errorf("list of no collection: %s", got)
+		}
+
+		const schema = `{"title":"users","description":"people","properties":{"id":{"type":"integer"},"name":{"type":"string","maxLength":100}},"primary_key":["id"]}`
+		const created = `{"message":"collection of type 'documents' created successfully","status":"created"}`
+		r := c.ok(t, "POST", collPath("db1", "users", "createOrUpdate"), `{"schema":`+schema+`,"only_create":true,"options":{}}`)
+		if got := string(r.body); got != created {
+			t.Errorf("create: %s", got)
+		}
+		wantError(t, c.do(t, "POST", collPath("db1", "users", "createOrUpdate"), `{"schema":`+schema+`,"only_create":true}`),
+			409, "ALREADY_EXISTS", "collection already exist")
+
+		// An update answers like a create, as the original did.
+		const schema2 = `{"title":"users","description":"people","properties":{"id":{"type":"integer"},"name":{"type":"string","maxLength":100},"age":{"type":"integer"}},"primary_key":["id"]}`
+		r = c.ok(t, "POST", collPath("db1", "users", "createOrUpdate"), `{"schema":`+schema2+`}`)
+		if got := string(r.body); got != created {
+			t.Errorf("update: %s", got)
+		}
+
+		c.createColl(t, "db1", "orders", `{"title":"orders","properties":{"id":{"type":"integer"}},"primary_key":["id"]}`)
+		if got := listColls(); got != `{"collections":[{"collection":"orders","metadata":{}},{"collection":"users","metadata":{}}]}` {
+			t.Errorf("list: %s", got)
+		}
+
+		// describe: the stored schema as sent, size 0 while empty.
+		desc := c.ok(t, "POST", collPath("db1", "users", "describe"), "")
+		wantSameJSON(t, "describe", string(desc.body), `{"collection":"users","metadata":{},"schema":`+schema2+`,"size":0}`)
+		var raw struct {
+			Schema json.RawMessage `json:"schema"`
+		}
+		if err := json.Unmarshal(desc.body, &raw); err != nil || string(raw.Schema) != schema2 {
+			t.Errorf("described schema %s, want the bytes sent %s", raw.Schema, schema2)
+		}
+
+		r = c.ok(t, "DELETE", collPath("db1", "orders", "drop"), "")
+		if got := string(r.body); got != `{"message":"collection dropped successfully","status":"dropped"}` {
+			t.Errorf("drop: %s", got)
+		}
+		if got := listColls(); got != `{"collections":[{"collection":"users","metadata":{}}]}` {
+			t.Errorf("list after drop: %s", got)
+		}
+		wantError(t, c.do(t, "DELETE", collPath("db1", "orders", "drop"), ""), 404, "NOT_FOUND", "collection doesn't exists 'orders'")
+		wantError(t, c.do(t, "POST", collPath("db1", "orders", "describe"), ""), 404, "NOT_FOUND", "collection doesn't exist 'orders'")
+	})
+}
+
+// Sizes are bytes of data: 0 when empty, growing with documents, and a
+// database's size is the sum of its collections'.
+func TestSizes(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "db1")
+		for _, coll := range []string{"aa", "bb"} {
+			c.createColl(t, "db1", coll, `{"title":"`+coll+`","properties":{"id":{"type":"integer"},"s":{"type":"string"}},"primary_key":["id"]}`)
+		}
+		size := func(coll string) int64 {
+			m := c.okObject(t, "POST", collPath("db1", coll, "describe"), "")
+			return intOf(t, m["size"])
+		}
+		dbSize := func() (total, sum int64) {
+			m := c.okObject(t, "POST", dbPath("db1", "describe"), "")
+			for _, d := range m["collections"].([]any) {
+				sum += intOf(t, d.(map[string]any)["size"])
+			}
+			return intOf(t, m["size"]), sum
+		}
+		if s := size("aa"); s != 0 {
+			t.Errorf("size of an empty collection: %d", s)
+		}
+		if total, _ := dbSize(); total != 0 {
+			t.Errorf("size of a database of empty collections: %d", total)
+		}
+
+		c.insert(t, "db1", "aa", `{"id":1,"s":"hello"}`)
+		one := size("aa")
+		if one <= 0 {
+			t.Fatalf("size after one insert: %d", one)
+		}
+		c.insert(t, "db1", "aa", `{"id":2,"s":"a longer string than the first one"}`)
+		two := size("aa")
+		if two <= one {
+			t.Errorf("size did not grow with a second document: %d then %d", one, two)
+		}
+		c.insert(t, "db1", "bb", `{"id":1}`)
+		if total, sum := dbSize(); total != sum || total != two+size("bb") {
+			t.Errorf("database size %d, collections sum to %d (aa %d, bb %d)", total, sum, two, size("bb"))
+		}
+
+		c.ok(t, "DELETE", docPath("db1", "aa", "delete"), `{"filter":{"id":2}}`)
+		if s := size("aa"); s != one {
+			t.Errorf("size after deleting the second document: %d, want %d", s, one)
+		}
+		c.ok(t, "DELETE", docPath("db1", "aa", "delete"), `{"filter":{}}`)
+		if s := size("aa"); s != 0 {
+			t.Errorf("size after deleting everything: %d", s)
+		}
+	})
+}
+
+// A dropped collection takes its documents; one created again under its
+// name starts empty.
+func TestDropCollectionRemovesDocuments(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		const schema = `{"title":"cc","properties":{"id":{"type":"integer","format":"int32","autoGenerate":true}},"primary_key":["id"]}`
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "cc", schema)
+		c.insert(t, "db1", "cc", `{}`, `{}`)
+		c.ok(t, "DELETE", collPath("db1", "cc", "drop"), "")
+		wantError(t, c.do(t, "POST", docPath("db1", "cc", "read"), `{"filter":{}}`), 404, "NOT_FOUND", "collection doesn't exist 'cc'")
+
+		c.createColl(t, "db1", "cc", schema)
+		if got := c.all(t, "db1", "cc"); len(got) != 0 {
+			t.Errorf("re-created collection holds %q", got)
+		}
+		m := c.okObject(t, "POST", collPath("db1", "cc", "describe"), "")
+		if s := intOf(t, m["size"]); s != 0 {
+			t.Errorf("re-created collection has size %d", s)
+		}
+		// The int32 counter starts again too.
+		equalStrings(t, "keys", c.insert(t, "db1", "cc", `{}`), []string{`{"id":1}`})
+	})
+}
+
+// intOf reads a JSON number decoded with UseNumber as an integer.
+func intOf(t testing.TB, v any) int64 {
+	t.Helper()
+	n, ok := v.(json.Number)
+	if !ok {
+		t.Fatalf("%#v is not a number", v)
+	}
+	i, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil {
+		t.Fatalf("%s is not an integer", n)
+	}
+	return i
+}
+
+// wantSameJSON compares two JSON texts as values (member order aside).
+func wantSameJSON(t testing.TB, what, got, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Errorf("%s: %s is not JSON: %v", what, got, err)
+		return
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("%s: the expected %s is not JSON: %v", what, want, err)
+	}
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	if string(gb) != string(wb) {
+		t.Errorf("%s:\n got %s\nwant %s", what, got, want)
+	}
+}
