@@ -17,6 +17,7 @@ import (
 
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/session"
 )
 
 // serveConfig is the server's configuration. Each setting comes from, in
@@ -28,6 +29,8 @@ type serveConfig struct {
 	LogLevel     string   `json:"log_level"`
 	LogFormat    string   `json:"log_format"`
 	MaxTxAge     duration `json:"max_tx_age"`
+	TxIdle       duration `json:"tx_idle_timeout"`
+	Origin       string   `json:"node_id"`
 	MaxBodyBytes int64    `json:"max_body_bytes"`
 	MaxDocuments int      `json:"max_documents_per_request"`
 	ShutdownWait duration `json:"shutdown_timeout"`
@@ -40,6 +43,7 @@ func defaultConfig() serveConfig {
 		LogLevel:     "info",
 		LogFormat:    "text",
 		MaxTxAge:     duration(pebblekv.DefaultMaxTxAge),
+		TxIdle:       duration(session.DefaultIdleTimeout),
 		MaxBodyBytes: httpapi.DefaultMaxBodyBytes,
 		MaxDocuments: httpapi.DefaultMaxDocumentsPerRequest,
 		ShutdownWait: duration(30 * time.Second),
@@ -71,6 +75,8 @@ func loadConfig(args []string) (serveConfig, error) {
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (env FOLIO_LOG_LEVEL; default info)")
 	logFormat := fs.String("log-format", "", "text or json (env FOLIO_LOG_FORMAT; default text)")
 	maxTxAge := fs.String("max-tx-age", "", "longest a transaction may stay open (env FOLIO_MAX_TX_AGE; default 10m)")
+	txIdle := fs.String("tx-idle-timeout", "", "an interactive transaction with no request for this long is rolled back (env FOLIO_TX_IDLE_TIMEOUT; default 2m)")
+	origin := fs.String("node-id", "", "this node's identity in transaction contexts (env FOLIO_NODE_ID; default the host name)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -97,11 +103,18 @@ func loadConfig(args []string) (serveConfig, error) {
 	pick(&cfg.DataDir, *dataDir, "FOLIO_DATA_DIR")
 	pick(&cfg.LogLevel, *logLevel, "FOLIO_LOG_LEVEL")
 	pick(&cfg.LogFormat, *logFormat, "FOLIO_LOG_FORMAT")
-	age := ""
-	pick(&age, *maxTxAge, "FOLIO_MAX_TX_AGE")
-	if age != "" {
-		if err := cfg.MaxTxAge.Set(age); err != nil {
-			return cfg, fmt.Errorf("max tx age: %w", err)
+	pick(&cfg.Origin, *origin, "FOLIO_NODE_ID")
+	for _, d := range []struct {
+		dst       *duration
+		flag, env string
+		what      string
+	}{{&cfg.MaxTxAge, *maxTxAge, "FOLIO_MAX_TX_AGE", "max tx age"}, {&cfg.TxIdle, *txIdle, "FOLIO_TX_IDLE_TIMEOUT", "tx idle timeout"}} {
+		v := ""
+		pick(&v, d.flag, d.env)
+		if v != "" {
+			if err := d.dst.Set(v); err != nil {
+				return cfg, fmt.Errorf("%s: %w", d.what, err)
+			}
 		}
 	}
 	return cfg, nil
@@ -150,6 +163,9 @@ func serve(args []string) error {
 		Version:                version,
 		MaxBodyBytes:           cfg.MaxBodyBytes,
 		MaxDocumentsPerRequest: cfg.MaxDocuments,
+		// An interactive transaction lives as long as the store lets a
+		// transaction stay open.
+		Sessions: session.Options{Origin: cfg.Origin, IdleTimeout: time.Duration(cfg.TxIdle), MaxLifetime: time.Duration(cfg.MaxTxAge)},
 	})
 	srv := &http.Server{
 		Handler:           api,
@@ -182,6 +198,7 @@ func serve(args []string) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
+	api.Close()
 	if cerr := store.Close(); cerr != nil && err == nil {
 		err = cerr
 	}

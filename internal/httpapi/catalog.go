@@ -153,7 +153,7 @@ func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := []collectionInfo{}
-	err = s.run(r.Context(), func(tx kv.Tx) error {
+	err = s.inTx(r, name, false, func(tx kv.Tx) error {
 		out = out[:0]
 		db, err := s.catalog.Database(r.Context(), tx, name)
 		if err != nil {
@@ -188,7 +188,7 @@ func (s *Server) createOrUpdateCollection(w http.ResponseWriter, r *http.Request
 		return status.Errorf(status.InvalidArgument, "schema is a required during collection creation")
 	}
 	var typ string
-	err = s.run(r.Context(), func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
 		db, err := s.catalog.Database(r.Context(), tx, dbName)
 		if err != nil {
 			return err
@@ -219,7 +219,7 @@ func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &struct{}{}); err != nil {
 		return err
 	}
-	err = s.run(r.Context(), func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
 		db, err := s.catalog.Database(r.Context(), tx, dbName)
 		if err != nil {
 			return err
@@ -242,7 +242,7 @@ func (s *Server) describeCollection(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	var d collectionDescription
-	err = s.run(r.Context(), func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, false, func(tx kv.Tx) error {
 		coll, err := s.collection(r, tx, dbName, collName)
 		if err != nil {
 			return err

@@ -74,7 +74,7 @@ func (s *Server) writeDocuments(w http.ResponseWriter, r *http.Request, done str
 		documents[i] = d
 	}
 	var res *docs.WriteResult
-	err = s.run(r.Context(), func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
 		coll, err := s.collection(r, tx, dbName, collName)
 		if err != nil {
 			return err
@@ -117,7 +117,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) error {
 		return status.Errorf(status.InvalidArgument, "filter is a required field")
 	}
 	var res *docs.WriteResult
-	err = s.run(r.Context(), func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
 		coll, err := s.collection(r, tx, dbName, collName)
 		if err != nil {
 			return err
@@ -152,7 +152,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 		return status.Errorf(status.InvalidArgument, "filter is a required field")
 	}
 	var res *docs.WriteResult
-	err = s.run(r.Context(), func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
 		coll, err := s.collection(r, tx, dbName, collName)
 		if err != nil {
 			return err
@@ -231,7 +231,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) error {
 	stream := newStream(w)
 	// A read is one transaction that only reads: it never conflicts, so it
 	// is never retried, and nothing is sent twice.
-	err = s.run(r.Context(), func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, false, func(tx kv.Tx) error {
 		coll, err := s.collection(r, tx, dbName, collName)
 		if err != nil {
 			return err

@@ -11,12 +11,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/session"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -31,6 +33,17 @@ type Config struct {
 	// MaxDocumentsPerRequest bounds the documents of one insert or
 	// replace. Default 10,000.
 	MaxDocumentsPerRequest int
+	// Sessions configures interactive transactions (origin, idle timeout,
+	// maximum lifetime).
+	Sessions session.Options
+}
+
+// TxMaxLifetime is the longest an interactive transaction may stay open.
+func (c Config) TxMaxLifetime() time.Duration {
+	if c.Sessions.MaxLifetime > 0 {
+		return c.Sessions.MaxLifetime
+	}
+	return session.DefaultMaxLifetime
 }
 
 // Defaults of Config.
@@ -41,12 +54,13 @@ const (
 
 // Server is the API's HTTP handler.
 type Server struct {
-	cfg     Config
-	store   kv.Store
-	log     *slog.Logger
-	catalog *catalog.Catalog
-	docs    *docs.Service
-	mux     *http.ServeMux
+	cfg      Config
+	store    kv.Store
+	log      *slog.Logger
+	catalog  *catalog.Catalog
+	docs     *docs.Service
+	sessions *session.Manager
+	mux      *http.ServeMux
 }
 
 // New returns the API handler over cfg.Store.
@@ -63,10 +77,21 @@ func New(cfg Config) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(), mux: http.NewServeMux()}
+	if cfg.Sessions.Origin == "" {
+		cfg.Sessions.Origin, _ = os.Hostname()
+	}
+	if cfg.Sessions.Logger == nil {
+		cfg.Sessions.Logger = cfg.Logger
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
+		sessions: session.New(cfg.Store, cfg.Sessions), mux: http.NewServeMux()}
 	s.routes()
 	return s
 }
+
+// Close rolls back the open interactive transactions. Call it after the
+// HTTP server has stopped and before the store closes.
+func (s *Server) Close() { s.sessions.Close() }
 
 func (s *Server) routes() {
 	const db = "/v1/databases/{db}"
@@ -86,6 +111,10 @@ func (s *Server) routes() {
 	handle("POST "+db+"/create", s.createDatabase)
 	handle("DELETE "+db+"/drop", s.dropDatabase)
 	handle("POST "+db+"/describe", s.describeDatabase)
+
+	handle("POST "+db+"/transactions/begin", s.beginTransaction)
+	handle("POST "+db+"/transactions/commit", s.commitTransaction)
+	handle("POST "+db+"/transactions/rollback", s.rollbackTransaction)
 
 	handle("POST "+db+"/collections/list", s.listCollections)
 	handle("POST "+coll+"/createOrUpdate", s.createOrUpdateCollection)
@@ -205,7 +234,6 @@ func isNull(raw json.RawMessage) bool {
 }
 
 // run runs fn in a transaction of its own, retried on conflict.
-// TODO(issue 6): run in the client's transaction when the request carries one.
 func (s *Server) run(ctx context.Context, fn func(tx kv.Tx) error) error {
 	_, err := kv.Run(ctx, s.store, fn)
 	return err

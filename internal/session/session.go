@@ -1,0 +1,270 @@
+// Package session keeps the interactive transactions that clients hold
+// across requests: begun by one request, used by later ones that carry its
+// id, ended by commit or rollback, or reclaimed when idle or too old.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Defaults of Options.
+const (
+	DefaultIdleTimeout = 2 * time.Minute
+	DefaultMaxLifetime = 10 * time.Minute
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Origin is this node's identity, handed to clients with each
+	// transaction so that they (or a proxy) come back to this node.
+	Origin string
+	// IdleTimeout: a transaction with no request for this long is rolled
+	// back. MaxLifetime: a transaction older than this is rolled back.
+	IdleTimeout, MaxLifetime time.Duration
+	Logger                   *slog.Logger
+}
+
+// Manager is the table of open transactions.
+type Manager struct {
+	store kv.Store
+	opts  Options
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Session is one client transaction. Requests on it run one at a time.
+type Session struct {
+	ID      string
+	DB      string
+	Origin  string
+	created time.Time
+
+	turn     chan struct{} // a one-slot semaphore: whoever holds it may use tx
+	tx       kv.Tx
+	lastUsed time.Time // guarded by turn
+	ended    bool      // guarded by turn
+	failed   error     // a write failed midway: the transaction can only roll back
+}
+
+// Errors of the reference (§2) for transactions that are not there.
+var (
+	errGone     = &status.Error{Code: status.Internal, Message: "session is gone"}
+	errNotFound = &status.Error{Code: status.NotFound, Message: "session not found"}
+)
+
+// New returns a Manager and starts its sweeper.
+func New(store kv.Store, opts Options) *Manager {
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxLifetime <= 0 {
+		opts.MaxLifetime = DefaultMaxLifetime
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	m := &Manager{store: store, opts: opts, sessions: map[string]*Session{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go m.sweep()
+	return m
+}
+
+// Origin is this node's identity.
+func (m *Manager) Origin() string { return m.opts.Origin }
+
+// Begin opens a transaction bound to database db.
+func (m *Manager) Begin(ctx context.Context, db string) (*Session, error) {
+	tx, err := m.store.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	s := &Session{ID: newID(), DB: db, Origin: m.opts.Origin, created: now, lastUsed: now, tx: tx, turn: make(chan struct{}, 1)}
+	m.mu.Lock()
+	m.sessions[s.ID] = s
+	m.mu.Unlock()
+	return s, nil
+}
+
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // a version 4 UUID, as the original handed out
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// Run runs fn in the transaction id, bound to database db, after the
+// requests on it that came first. A write that fails leaves the
+// transaction failed: it cannot know how much of the write was applied, so
+// the transaction may only be rolled back (a commit answers ABORTED).
+func (m *Manager) Run(ctx context.Context, id, db string, writes bool, fn func(tx kv.Tx) error) error {
+	s, err := m.acquire(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer s.release()
+	if s.DB != db {
+		return status.Errorf(status.InvalidArgument, "transaction %s belongs to database '%s', not '%s'", id, s.DB, db)
+	}
+	if s.failed != nil {
+		return s.failed
+	}
+	err = fn(s.tx)
+	if err != nil && writes {
+		s.failed = &status.Error{Code: status.Aborted, Message: fmt.Sprintf("transaction aborted: an earlier request in it failed (%v); roll it back", err)}
+	}
+	return err
+}
+
+// Commit commits the transaction and forgets it, whatever the outcome.
+func (m *Manager) Commit(ctx context.Context, id string) error {
+	s, err := m.end(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer s.release()
+	if s.failed != nil {
+		s.tx.Rollback()
+		return s.failed
+	}
+	_, err = s.tx.Commit(ctx)
+	return err
+}
+
+// Rollback discards the transaction and forgets it.
+func (m *Manager) Rollback(ctx context.Context, id string) error {
+	s, err := m.end(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer s.release()
+	s.tx.Rollback()
+	return nil
+}
+
+// end takes the transaction's turn and removes it from the table.
+func (m *Manager) end(ctx context.Context, id string) (*Session, error) {
+	s, err := m.acquire(ctx, id)
+	if err != nil {
+		if err == errGone {
+			return nil, errNotFound
+		}
+		return nil, err
+	}
+	s.ended = true
+	m.mu.Lock()
+	delete(m.sessions, id)
+	m.mu.Unlock()
+	return s, nil
+}
+
+// acquire finds a live session and waits for its turn.
+func (m *Manager) acquire(ctx context.Context, id string) (*Session, error) {
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	m.mu.Unlock()
+	if !ok {
+		return nil, errGone
+	}
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if s.ended { // ended while we waited
+		<-s.turn
+		return nil, errGone
+	}
+	return s, nil
+}
+
+func (s *Session) release() {
+	s.lastUsed = time.Now()
+	<-s.turn
+}
+
+// Len is the number of open transactions.
+func (m *Manager) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.sessions)
+}
+
+// sweep rolls back transactions that are idle or too old.
+func (m *Manager) sweep() {
+	defer close(m.done)
+	every := min(m.opts.IdleTimeout, m.opts.MaxLifetime) / 4
+	every = max(min(every, 5*time.Second), 10*time.Millisecond)
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case now := <-ticker.C:
+			m.mu.Lock()
+			candidates := make([]*Session, 0)
+			for _, s := range m.sessions {
+				candidates = append(candidates, s)
+			}
+			m.mu.Unlock()
+			for _, s := range candidates {
+				m.reclaim(s, now)
+			}
+		}
+	}
+}
+
+// reclaim rolls s back if it is idle or too old. A session busy with a
+// request is left for the next sweep (unless past its lifetime: the store's
+// own age limit then fails the request).
+func (m *Manager) reclaim(s *Session, now time.Time) {
+	select {
+	case s.turn <- struct{}{}:
+	default:
+		return
+	}
+	defer func() { <-s.turn }()
+	if s.ended {
+		return
+	}
+	idle, age := now.Sub(s.lastUsed), now.Sub(s.created)
+	if idle < m.opts.IdleTimeout && age < m.opts.MaxLifetime {
+		return
+	}
+	s.ended = true
+	s.tx.Rollback()
+	m.mu.Lock()
+	delete(m.sessions, s.ID)
+	m.mu.Unlock()
+	m.opts.Logger.Info("transaction rolled back: expired", "id", s.ID, "db", s.DB,
+		"idle", idle.Round(time.Millisecond), "age", age.Round(time.Millisecond))
+}
+
+// Close stops the sweeper and rolls back every open transaction.
+func (m *Manager) Close() {
+	close(m.stop)
+	<-m.done
+	m.mu.Lock()
+	open := m.sessions
+	m.sessions = map[string]*Session{}
+	m.mu.Unlock()
+	for _, s := range open {
+		s.turn <- struct{}{}
+		s.ended = true
+		s.tx.Rollback()
+		<-s.turn
+	}
+}
