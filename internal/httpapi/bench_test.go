@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -200,4 +201,68 @@ func BenchmarkHTTP(b *testing.B) {
 			return err
 		})
 	})
+}
+
+// BenchmarkHTTPTransaction: interactive transactions of begin, two point
+// reads, two updates and commit, from 16 clients; an aborted commit counts
+// as an operation and is reported as abort-%. "uniform" picks keys among
+// all 100,000 documents, "hot" among 20.
+func BenchmarkHTTPTransaction(b *testing.B) {
+	url, _ := fixture(b)
+	db := url + "/v1/databases/bench"
+	coll := db + "/collections/users/documents"
+	for _, keys := range []struct {
+		name string
+		n    int64
+	}{{"uniform", benchDocs}, {"hot", 20}} {
+		b.Run(keys.name, func(b *testing.B) {
+			var aborts atomic.Int64
+			runClients(b, func(c *http.Client, rng *rand.Rand) error {
+				out, err := call(c, "POST", db+"/transactions/begin", "")
+				if err != nil {
+					return err
+				}
+				var begin struct {
+					TxCtx struct{ ID, Origin string } `json:"tx_ctx"`
+				}
+				if err := json.Unmarshal(out, &begin); err != nil {
+					return err
+				}
+				inTx := func(method, url, body string) (int, []byte, error) {
+					req, _ := http.NewRequest(method, url, strings.NewReader(body))
+					req.Header.Set("Tigris-Tx-Id", begin.TxCtx.ID)
+					req.Header.Set("Tigris-Tx-Origin", begin.TxCtx.Origin)
+					resp, err := c.Do(req)
+					if err != nil {
+						return 0, nil, err
+					}
+					defer resp.Body.Close()
+					out, err := io.ReadAll(resp.Body)
+					return resp.StatusCode, out, err
+				}
+				k1, k2 := rng.Int64N(keys.n), rng.Int64N(keys.n)
+				for _, k := range []int64{k1, k2} {
+					if code, out, err := inTx("POST", coll+"/read", fmt.Sprintf(`{"filter":{"id":%d}}`, k)); err != nil || code != 200 {
+						return fmt.Errorf("read in tx: %d %s %v", code, out, err)
+					}
+				}
+				for _, k := range []int64{k1, k2} {
+					if code, out, err := inTx("PUT", coll+"/update", fmt.Sprintf(`{"filter":{"id":%d},"fields":{"$set":{"age":%d}}}`, k, rng.IntN(100))); err != nil || code != 200 {
+						return fmt.Errorf("update in tx: %d %s %v", code, out, err)
+					}
+				}
+				code, out, err := inTx("POST", db+"/transactions/commit", "")
+				switch {
+				case err != nil:
+					return err
+				case code == http.StatusConflict:
+					aborts.Add(1)
+				case code != 200:
+					return fmt.Errorf("commit: %d %s", code, out)
+				}
+				return nil
+			})
+			b.ReportMetric(float64(aborts.Load())/float64(b.N)*100, "abort-%")
+		})
+	}
 }
