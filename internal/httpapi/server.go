@@ -150,15 +150,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := s.mux.Handler(probe); pattern != "" {
-			s.fail(w, r, status.Errorf(status.MethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path))
-			return
+			allowed = append(allowed, m)
 		}
 	}
-	s.fail(w, r, status.Errorf(status.NotFound, "Not Found"))
+	if len(allowed) == 0 {
+		s.fail(w, r, status.Errorf(status.NotFound, "Not Found"))
+		return
+	}
+	// A 405 must say which methods the resource has (RFC 9110, 15.5.6).
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	s.fail(w, r, status.Errorf(status.MethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path))
 }
 
 // statusWriter remembers the status for the access log, and passes Flush on

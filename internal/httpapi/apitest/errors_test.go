@@ -1,0 +1,256 @@
+package apitest
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// errorCase is one request and the error it must get.
+type errorCase struct {
+	name, method, path, body string
+	status                   int
+	code, message            string
+}
+
+func (tc errorCase) run(t *testing.T, c *client) {
+	t.Run(tc.name, func(t *testing.T) {
+		wantError(t, c.do(t, tc.method, tc.path, tc.body), tc.status, tc.code, tc.message)
+	})
+}
+
+// withErrorFixtures creates what the error cases refer to: database db1
+// with users (one document, id 1), typed (formats), keyed (a string key)
+// and msgs (a messages collection).
+func withErrorFixtures(t *testing.T, c *client) {
+	t.Helper()
+	withUsers(t, c)
+	c.insert(t, "db1", "users", `{"id":1,"name":"a"}`)
+	c.createColl(t, "db1", "typed", `{"title":"typed","properties":{"id":{"type":"integer"},"s":{"type":"string"},"b":{"type":"string","format":"byte"},"d":{"type":"string","format":"date-time"},"u":{"type":"string","format":"uuid"}},"primary_key":["id"]}`)
+	c.createColl(t, "db1", "keyed", `{"title":"keyed","properties":{"k":{"type":"string"},"v":{"type":"integer"}},"primary_key":["k"]}`)
+	c.createColl(t, "db1", "msgs", `{"title":"msgs","collection_type":"messages","properties":{"text":{"type":"string"}}}`)
+}
+
+// The message table of reference §4, and its other messages. The row of an
+// unknown transaction ("session is gone") is in transactions_test.go.
+func TestErrorMessages(t *testing.T) {
+	const (
+		badDB   = "invalid database name"
+		badColl = "invalid collection name"
+		noDB    = "database doesn't exist 'random_database1'"
+		noColl  = "collection doesn't exist 'random_collection'"
+	)
+	users := func(op string) string { return docPath("db1", "users", op) }
+	var cases []errorCase
+	add := func(name, method, path, body string, status int, code, message string) {
+		cases = append(cases, errorCase{name, method, path, body, status, code, message})
+	}
+
+	// Names: the rule ^[a-zA-Z]+[a-zA-Z0-9_]+$, language keywords refused.
+	for _, name := range []string{"1abc", "a", "a-b", "_ab", "abstract", "yield", "a%2Fb", "caf%C3%A9"} {
+		add("db name "+name, "POST", dbPath(name, "create"), "", 400, "INVALID_ARGUMENT", badDB)
+		add("coll name "+name, "POST", collPath("db1", name, "createOrUpdate"), `{"schema":{}}`, 400, "INVALID_ARGUMENT", badColl)
+	}
+	for _, r := range allDatabaseRoutes {
+		add("empty db name "+r.op, r.method, "/v1/databases//"+r.op, "", 400, "INVALID_ARGUMENT", badDB)
+		if r.op != "create" {
+			add("no db "+r.op, r.method, dbPath("random_database1", r.op), "", 404, "NOT_FOUND", noDB)
+		}
+	}
+	for _, r := range allCollectionRoutes {
+		add("empty coll name "+r.op, r.method, "/v1/databases/db1/collections//"+r.op, "", 400, "INVALID_ARGUMENT", badColl)
+		add("empty db name "+r.op, r.method, "/v1/databases//collections/users/"+r.op, "", 400, "INVALID_ARGUMENT", badDB)
+		// The collection name is checked before the database name.
+		add("both names bad "+r.op, r.method, collPath("1db", "yield", r.op), "", 400, "INVALID_ARGUMENT", badColl)
+		// The database must exist, then the collection.
+		body := validBodies[r.op]
+		add("no db "+r.op, r.method, collPath("random_database1", "random_collection", r.op), body, 404, "NOT_FOUND", noDB)
+		if r.op != "createOrUpdate" && r.op != "drop" {
+			add("no coll "+r.op, r.method, collPath("db1", "random_collection", r.op), body, 404, "NOT_FOUND", noColl)
+		}
+	}
+	add("drop of a missing collection", "DELETE", collPath("db1", "test_collection", "drop"), "", 404, "NOT_FOUND", "collection doesn't exists 'test_collection'")
+
+	add("create an existing db", "POST", dbPath("db1", "create"), "", 409, "ALREADY_EXISTS", "database already exist")
+	add("only_create of an existing collection", "POST", collPath("db1", "users", "createOrUpdate"), `{"schema":`+usersSchema+`,"only_create":true}`, 409, "ALREADY_EXISTS", "collection already exist")
+	add("duplicate key", "POST", users("insert"), `{"documents":[{"id":1}]}`, 409, "ALREADY_EXISTS", "duplicate key value, violates key constraint")
+
+	add("insert documents []", "POST", users("insert"), `{"documents":[]}`, 400, "INVALID_ARGUMENT", "empty documents received")
+	add("insert without documents", "POST", users("insert"), `{}`, 400, "INVALID_ARGUMENT", "empty documents received")
+	add("insert documents null", "POST", users("insert"), `{"documents":null}`, 400, "INVALID_ARGUMENT", "empty documents received")
+	add("insert without body", "POST", users("insert"), ``, 400, "INVALID_ARGUMENT", "empty documents received")
+	add("replace documents []", "PUT", users("replace"), `{"documents":[]}`, 400, "INVALID_ARGUMENT", "empty documents received")
+
+	add("update without fields", "PUT", users("update"), `{"filter":{"id":1}}`, 400, "INVALID_ARGUMENT", "empty fields received")
+	add("update fields null", "PUT", users("update"), `{"filter":{"id":1},"fields":null}`, 400, "INVALID_ARGUMENT", "empty fields received")
+	add("update fields {}", "PUT", users("update"), `{"filter":{"id":1},"fields":{}}`, 400, "INVALID_ARGUMENT", "empty fields received")
+	add("update without fields or filter", "PUT", users("update"), `{}`, 400, "INVALID_ARGUMENT", "empty fields received")
+	for _, route := range []struct{ method, op, body string }{
+		{"PUT", "update", `"fields":{"$set":{"name":"x"}}`},
+		{"DELETE", "delete", `"options":{}`},
+		{"POST", "read", `"options":{}`},
+	} {
+		add(route.op+" without filter", route.method, users(route.op), `{`+route.body+`}`, 400, "INVALID_ARGUMENT", "filter is a required field")
+		add(route.op+" filter null", route.method, users(route.op), `{"filter":null,`+route.body+`}`, 400, "INVALID_ARGUMENT", "filter is a required field")
+	}
+	add("update filter {}", "PUT", users("update"), `{"filter":{},"fields":{"$set":{"name":"x"}}}`, 400, "INVALID_ARGUMENT", "updating all documents is not allowed")
+
+	add("schema null", "POST", collPath("db1", "newcoll", "createOrUpdate"), `{"schema":null}`, 400, "INVALID_ARGUMENT", "schema is a required during collection creation")
+	add("schema missing", "POST", collPath("db1", "newcoll", "createOrUpdate"), `{"only_create":true}`, 400, "INVALID_ARGUMENT", "schema is a required during collection creation")
+
+	for _, v := range []struct{ name, doc, field, reason string }{
+		{"integer", `{"id":1.5}`, "id", "expected integer, but got number"},
+		{"string", `{"id":2,"s":5}`, "s", "expected string, but got number"},
+		{"byte", `{"id":2,"b":"not enough"}`, "b", "'not enough' is not valid 'byte'"},
+		{"date-time", `{"id":2,"d":"Mon, 02 Jan 2006"}`, "d", "'Mon, 02 Jan 2006' is not valid 'date-time'"},
+		{"uuid", `{"id":2,"u":"abc-bcd"}`, "u", "'abc-bcd' is not valid 'uuid'"},
+		{"unknown field", `{"id":2,"extra_key":1}`, "", "additionalProperties 'extra_key' not allowed"},
+	} {
+		add("validation "+v.name, "POST", docPath("db1", "typed", "insert"), `{"documents":[`+v.doc+`]}`,
+			400, "INVALID_ARGUMENT", "json schema validation failed for field '"+v.field+"' reason '"+v.reason+"'")
+	}
+
+	add("missing key field", "POST", docPath("db1", "keyed", "insert"), `{"documents":[{"v":1}]}`, 400, "INVALID_ARGUMENT", "missing index key column(s) 'k': Key path not found")
+	add("filter on a non-schema field", "POST", users("read"), `{"filter":{"x":1}}`, 400, "INVALID_ARGUMENT", "querying on non schema field 'x'")
+	add("bad collation", "POST", users("read"), `{"filter":{},"options":{"collation":{"case":"xx"}}}`, 400, "INVALID_ARGUMENT", "collation 'xx' is not supported")
+	add("bad field collation", "POST", users("read"), `{"filter":{"name":{"$eq":"a","collation":{"case":"xx"}}}}`, 400, "INVALID_ARGUMENT", "collation 'xx' is not supported")
+	// $and/$or with fewer than 2: 400, where the original sent 500 (§11).
+	add("$and of one", "POST", users("read"), `{"filter":{"$and":[{"id":1}]}}`, 400, "INVALID_ARGUMENT", "and filter needs minimum 2 filters")
+	add("$or of one", "PUT", users("update"), `{"filter":{"$or":[{"id":1}]},"fields":{"$set":{"name":"x"}}}`, 400, "INVALID_ARGUMENT", "or filter needs minimum 2 filters")
+	add("$or of none", "DELETE", users("delete"), `{"filter":{"$or":[]}}`, 400, "INVALID_ARGUMENT", "or filter needs minimum 2 filters")
+	add("integer filter value 1.5", "POST", users("read"), `{"filter":{"id":1.5}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
+	add("filter on an array field", "POST", users("read"), `{"filter":{"tags":"x"}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
+	add("filter on an object field", "POST", users("read"), `{"filter":{"address":1}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
+
+	for _, route := range []struct{ method, op, body string }{
+		{"POST", "insert", `{"documents":[{"text":"x"}]}`},
+		{"PUT", "replace", `{"documents":[{"text":"x"}]}`},
+		{"PUT", "update", `{"filter":{"text":"x"},"fields":{"$set":{"text":"y"}}}`},
+		{"DELETE", "delete", `{"filter":{"text":"x"}}`},
+	} {
+		add(route.op+" on messages", route.method, docPath("db1", "msgs", route.op), route.body,
+			400, "INVALID_ARGUMENT", route.op+" is only supported on collection type of 'documents'")
+	}
+
+	eachBackend(t, func(t *testing.T, c *client) {
+		withErrorFixtures(t, c)
+		for _, tc := range cases {
+			tc.run(t, c)
+		}
+		// None of them changed anything.
+		equalStrings(t, "users", c.all(t, "db1", "users"), []string{`{"id":1,"name":"a"}`})
+	})
+}
+
+// Validation order (reference §4): names, then request-level checks, then
+// the database, then the collection, then the schema.
+func TestValidationOrder(t *testing.T) {
+	var cases []errorCase
+	add := func(name, method, path, body string, status int, code, message string) {
+		cases = append(cases, errorCase{name, method, path, body, status, code, message})
+	}
+	nowhere := func(op string) string { return docPath("random_database1", "random_collection", op) }
+	add("collection name before request", "POST", docPath("db1", "1x", "insert"), `{"documents":[]}`, 400, "INVALID_ARGUMENT", "invalid collection name")
+	add("database name before request", "POST", docPath("1x", "users", "insert"), `{"documents":[]}`, 400, "INVALID_ARGUMENT", "invalid database name")
+	add("name before malformed body", "POST", docPath("db1", "1x", "insert"), `{`, 400, "INVALID_ARGUMENT", "invalid collection name")
+	add("documents before database", "POST", nowhere("insert"), `{"documents":[]}`, 400, "INVALID_ARGUMENT", "empty documents received")
+	add("fields before database", "PUT", nowhere("update"), `{"filter":{"id":1}}`, 400, "INVALID_ARGUMENT", "empty fields received")
+	add("filter before database", "POST", nowhere("read"), `{}`, 400, "INVALID_ARGUMENT", "filter is a required field")
+	add("schema before database", "POST", collPath("random_database1", "random_collection", "createOrUpdate"), `{}`, 400, "INVALID_ARGUMENT", "schema is a required during collection creation")
+	add("database before collection", "POST", nowhere("insert"), `{"documents":[{"id":1}]}`, 404, "NOT_FOUND", "database doesn't exist 'random_database1'")
+	add("database before document", "POST", nowhere("insert"), `{"documents":[{"x":"bad"}]}`, 404, "NOT_FOUND", "database doesn't exist 'random_database1'")
+	add("database before filter", "POST", nowhere("read"), `{"filter":{"x":1}}`, 404, "NOT_FOUND", "database doesn't exist 'random_database1'")
+	add("database before update of all", "PUT", nowhere("update"), `{"filter":{},"fields":{"$set":{"a":1}}}`, 404, "NOT_FOUND", "database doesn't exist 'random_database1'")
+	add("database before schema", "POST", collPath("random_database1", "random_collection", "createOrUpdate"), `{"schema":{"title":"wrong"}}`, 404, "NOT_FOUND", "database doesn't exist 'random_database1'")
+	add("collection before document", "POST", docPath("db1", "random_collection", "insert"), `{"documents":[{"x":"bad"}]}`, 404, "NOT_FOUND", "collection doesn't exist 'random_collection'")
+	add("collection before filter", "DELETE", docPath("db1", "random_collection", "delete"), `{"filter":{"x":1}}`, 404, "NOT_FOUND", "collection doesn't exist 'random_collection'")
+	add("existing key after schema", "POST", docPath("db1", "users", "insert"), `{"documents":[{"id":1,"name":7}]}`, 400, "INVALID_ARGUMENT", "json schema validation failed for field 'name' reason 'expected string, but got number'")
+	eachBackend(t, func(t *testing.T, c *client) {
+		withErrorFixtures(t, c)
+		for _, tc := range cases {
+			tc.run(t, c)
+		}
+	})
+}
+
+// route is one route of the API.
+type route struct{ method, op string }
+
+var (
+	allDatabaseRoutes = []route{{"POST", "create"}, {"DELETE", "drop"}, {"POST", "describe"}, {"POST", "collections/list"}}
+	// allCollectionRoutes are the routes under a collection.
+	allCollectionRoutes = []route{
+		{"POST", "createOrUpdate"}, {"DELETE", "drop"}, {"POST", "describe"},
+		{"POST", "documents/insert"}, {"PUT", "documents/replace"}, {"PUT", "documents/update"},
+		{"DELETE", "documents/delete"}, {"POST", "documents/read"},
+	}
+	// validBodies are well-formed bodies for the collection routes.
+	validBodies = map[string]string{
+		"createOrUpdate":   `{"schema":{"title":"random_collection","properties":{"id":{"type":"integer"}},"primary_key":["id"]}}`,
+		"documents/insert": `{"documents":[{"id":1}]}`, "documents/replace": `{"documents":[{"id":1}]}`,
+		"documents/update": `{"filter":{"id":1},"fields":{"$set":{"id":1}}}`,
+		"documents/delete": `{"filter":{"id":1}}`, "documents/read": `{"filter":{}}`,
+	}
+)
+
+func TestRouting(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		withErrorFixtures(t, c)
+		for _, path := range []string{"/", "/foo", "/v1", "/v1/nope", "/v1/databases", "/v1/databases/db1", "/v1/databases/db1/create/",
+			"/v1/databases/db1/collections/users", "/v1/databases/db1/collections/users/documents/nope", "/v1/databases/db1/collections/users/documents//read"} {
+			for _, method := range []string{"GET", "POST"} {
+				errorCase{method + " " + path, method, path, "", 404, "NOT_FOUND", "Not Found"}.run(t, c)
+			}
+		}
+
+		// A known path with the wrong method: 405 METHOD_NOT_ALLOWED, where
+		// the original sent 500 by accident (§11), with an Allow header.
+		routes := []known{{"GET", "/v1/health"}, {"GET", "/v1/info"}, {"GET", "/v1/observability/info"}, {"POST", "/v1/databases/list"},
+			{"POST", dbPath("db1", "transactions/begin")}, {"POST", dbPath("db1", "transactions/commit")}, {"POST", dbPath("db1", "transactions/rollback")}}
+		for _, r := range allDatabaseRoutes {
+			routes = append(routes, known{r.method, dbPath("db1", r.op)})
+		}
+		for _, r := range allCollectionRoutes {
+			routes = append(routes, known{r.method, collPath("db1", "users", r.op)})
+		}
+		for _, r := range routes {
+			for _, wrong := range []string{"GET", "POST", "PUT", "DELETE", "PATCH"} {
+				if wrong == r.method {
+					continue
+				}
+				t.Run(wrong+" "+r.path, func(t *testing.T) {
+					res := c.do(t, wrong, r.path, "")
+					wantError(t, res, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", anyMessage)
+					if allow := strings.Split(res.header.Get("Allow"), ", "); !slices.Contains(allow, r.method) {
+						t.Errorf("Allow %q, want it to list %s", res.header.Get("Allow"), r.method)
+					}
+				})
+			}
+		}
+	})
+}
+
+// A body that is not JSON, or not the JSON of the request, is a 400 on every
+// route that reads one.
+func TestMalformedJSON(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		withErrorFixtures(t, c)
+		paths := []known{{"POST", "/v1/databases/list"}}
+		for _, r := range allDatabaseRoutes {
+			paths = append(paths, known{r.method, dbPath("db1", r.op)})
+		}
+		for _, r := range allCollectionRoutes {
+			paths = append(paths, known{r.method, collPath("db1", "users", r.op)})
+		}
+		for _, p := range paths {
+			for _, body := range []string{`{`, `nope`, `{"a":1}x`, `[1]`, `"text"`, `{"filter":{},}`} {
+				errorCase{p.method + " " + p.path + " " + body, p.method, p.path, body, 400, "INVALID_ARGUMENT", anyMessage}.run(t, c)
+			}
+		}
+		equalStrings(t, "users", c.all(t, "db1", "users"), []string{`{"id":1,"name":"a"}`})
+	})
+}
+
+// known is a route with its path filled in.
+type known struct{ method, path string }
