@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
@@ -101,7 +102,11 @@ func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 		if old != nil && !replace {
 			return nil, status.Errorf(status.AlreadyExists, "duplicate key value, violates key constraint")
 		}
-		if err := s.put(tx, coll, key, old, encodeRecord(res.Time, time.Time{}, doc)); err != nil {
+		op := changelog.Insert
+		if replace {
+			op = changelog.Replace
+		}
+		if err := s.put(tx, coll, op, key, old, encodeRecord(res.Time, time.Time{}, doc)); err != nil {
 			return nil, err
 		}
 		res.Keys = append(res.Keys, keyJSON(coll.Schema, pk))
@@ -137,22 +142,33 @@ func (s *Service) get(ctx context.Context, tx kv.Tx, key []byte) ([]byte, error)
 	return v, err
 }
 
-// put writes a document record in place of old (nil if there was none),
-// keeping the collection's size. Every write of a document goes through
-// here or remove, so that what must change with a document (its size now,
-// its index entries later) changes in one place.
-func (s *Service) put(tx kv.Tx, coll *catalog.Collection, key, old, rec []byte) error {
+// put writes a document record in place of old (nil if there was none).
+// Every write of a document goes through here or remove, so that what must
+// change with a document changes in one place: the collection's size and
+// the change log entry.
+func (s *Service) put(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, old, rec []byte) error {
 	if err := tx.Set(key, rec); err != nil {
 		return err
 	}
-	return tx.Add(keyspace.Size(coll.ID), int64(len(rec)-len(old)))
+	if err := tx.Add(keyspace.Size(coll.ID), int64(len(rec)-len(old))); err != nil {
+		return err
+	}
+	return logChange(tx, coll, op, key, rec[recordHeaderSize:])
 }
 
 func (s *Service) remove(tx kv.Tx, coll *catalog.Collection, key, old []byte) error {
 	if err := tx.Clear(key); err != nil {
 		return err
 	}
-	return tx.Add(keyspace.Size(coll.ID), -int64(len(old)))
+	if err := tx.Add(keyspace.Size(coll.ID), -int64(len(old))); err != nil {
+		return err
+	}
+	return logChange(tx, coll, changelog.Delete, key, nil)
+}
+
+func logChange(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, data []byte) error {
+	r := changelog.Record{Op: op, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Key: key, Data: data}
+	return tx.AppendLog(r.Encode())
 }
 
 // keyJSON renders a primary key as the JSON object the API returns in keys.
@@ -232,7 +248,7 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 			return false, status.Errorf(status.InvalidArgument, "primary key field can't be updated")
 		}
 		res.Modified++
-		return true, s.put(tx, coll, key, rec, encodeRecord(r.CreatedAt, res.Time, doc))
+		return true, s.put(tx, coll, changelog.Update, key, rec, encodeRecord(r.CreatedAt, res.Time, doc))
 	})
 	if err != nil {
 		return nil, err
