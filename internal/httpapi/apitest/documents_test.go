@@ -30,12 +30,13 @@ func TestInsert(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		withUsers(t, c)
 		before := time.Now()
-		m := c.okObject(t, "POST", docPath("db1", "users", "insert"), `{"documents":[{"id":10,"name":"a"},{"id":3}],"options":{}}`)
+		r := c.ok(t, "POST", docPath("db1", "users", "insert"), `{"documents":[{"id":10,"name":"a"},{"id":3}],"options":{}}`)
 		after := time.Now()
+		m := r.object(t)
 		if str(t, m, "status") != "inserted" || len(m) != 3 {
 			t.Errorf("insert response %v, want metadata, status and keys", m)
 		}
-		equalStrings(t, "keys", compactAll(t, m["keys"]), []string{`{"id":10}`, `{"id":3}`})
+		equalStrings(t, "keys", keysOf(t, r), []string{`{"id":10}`, `{"id":3}`})
 		md := obj(t, m, "metadata")
 		created := parseTime(t, str(t, md, "created_at"))
 		if len(md) != 1 {
@@ -66,11 +67,12 @@ func TestReplace(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		withUsers(t, c)
 		c.insert(t, "db1", "users", `{"id":1,"name":"old"}`)
-		m := c.okObject(t, "PUT", docPath("db1", "users", "replace"), `{"documents":[{"id":1,"age":3},{"id":2,"name":"new"}]}`)
+		r := c.ok(t, "PUT", docPath("db1", "users", "replace"), `{"documents":[{"id":1,"age":3},{"id":2,"name":"new"}]}`)
+		m := r.object(t)
 		if str(t, m, "status") != "replaced" {
 			t.Errorf("status %v", m["status"])
 		}
-		equalStrings(t, "keys", compactAll(t, m["keys"]), []string{`{"id":1}`, `{"id":2}`})
+		equalStrings(t, "keys", keysOf(t, r), []string{`{"id":1}`, `{"id":2}`})
 		parseTime(t, str(t, obj(t, m, "metadata"), "created_at"))
 		// A replaced document is the new one whole, not a merge.
 		equalStrings(t, "documents", c.all(t, "db1", "users"), []string{`{"id":1,"age":3}`, `{"id":2,"name":"new"}`})

@@ -190,8 +190,8 @@ func wantJSONContentType(t testing.TB, r *response) {
 const anyMessage = "\x00any"
 
 // wantError checks that r is the API's JSON error with the given status,
-// code and message, and nothing else.
-func wantError(t testing.TB, r *response, status int, code, message string) {
+// code and message, and nothing else. It returns the message.
+func wantError(t testing.TB, r *response, status int, code, message string) string {
 	t.Helper()
 	var body struct {
 		Error struct {
@@ -206,7 +206,7 @@ func wantError(t testing.TB, r *response, status int, code, message string) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil || dec.More() {
 		t.Errorf("got %s: not a JSON error body (%v)", r, err)
-		return
+		return ""
 	}
 	wantJSONContentType(t, r)
 	got := body.Error
@@ -217,6 +217,7 @@ func wantError(t testing.TB, r *response, status int, code, message string) {
 		}
 		t.Errorf("got %d %s %q\nwant %d %s %q", r.status, got.Code, got.Message, status, code, want)
 	}
+	return got.Message
 }
 
 // Paths of the API.
@@ -240,24 +241,20 @@ func (c *client) createColl(t testing.TB, db, coll, schema string) {
 // insert inserts documents (JSON objects) and returns the response's keys.
 func (c *client) insert(t testing.TB, db, coll string, docs ...string) []string {
 	t.Helper()
-	m := c.okObject(t, "POST", docPath(db, coll, "insert"), `{"documents":[`+strings.Join(docs, ",")+`]}`)
-	return compactAll(t, m["keys"])
+	return keysOf(t, c.ok(t, "POST", docPath(db, coll, "insert"), `{"documents":[`+strings.Join(docs, ",")+`]}`))
 }
 
-// compactAll renders each element of a decoded JSON array as compact JSON.
-func compactAll(t testing.TB, v any) []string {
+// keysOf returns the keys of an insert or replace response, each as the
+// JSON text sent.
+func keysOf(t testing.TB, r *response) []string {
 	t.Helper()
-	list, ok := v.([]any)
-	if !ok {
-		t.Fatalf("want a JSON array, got %#v", v)
+	var body struct{ Keys []json.RawMessage }
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		t.Fatalf("keys of %s: %v", r, err)
 	}
-	out := make([]string, len(list))
-	for i, e := range list {
-		b, err := json.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = string(b)
+	out := make([]string, len(body.Keys))
+	for i, k := range body.Keys {
+		out[i] = string(k)
 	}
 	return out
 }
