@@ -305,10 +305,10 @@ func TestSchemaParseErrors(t *testing.T) {
 func TestSchemaEvolution(t *testing.T) {
 	const base = `{"title":"evo","properties":{"id":{"type":"integer"},"name":{"type":"string","maxLength":10},"obj":{"type":"object","properties":{"x":{"type":"integer"}}},"tags":{"type":"array","items":{"type":"string"}}},"primary_key":["id"]}`
 	for _, tc := range []struct {
-		name         string
-		from, to     string // replaced in base
-		refusal      string // for a refused change: what its message names
-		newDoc       string // allowed: a document only the new schema accepts
+		name     string
+		from, to string // replaced in base
+		refusal  string // for a refused change: what its message names
+		newDoc   string // allowed: a document only the new schema accepts
 	}{
 		{"add a field", `"tags":`, `"age":{"type":"integer"},"tags":`, "", `{"id":2,"age":3}`},
 		{"add a nested field", `"x":{"type":"integer"}`, `"x":{"type":"integer"},"y":{"type":"string"}`, "", `{"id":2,"obj":{"y":"s"}}`},
