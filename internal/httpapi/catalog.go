@@ -14,6 +14,13 @@ import (
 // messages had no fields in this era.
 var emptyObject = json.RawMessage(`{}`)
 
+// optionsOnly is the body of the requests that take nothing but options,
+// none of which Folio reads yet; decoding into it still refuses options of
+// the wrong type, as the original did.
+type optionsOnly struct {
+	Options struct{} `json:"options"`
+}
+
 type statusMessage struct {
 	Message string `json:"message"`
 	Status  string `json:"status"`
@@ -53,7 +60,7 @@ func (s *Server) createDatabase(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := decode(r, &struct{}{}); err != nil {
+	if err := decode(r, &optionsOnly{}); err != nil {
 		return err
 	}
 	if err := s.run(r.Context(), func(tx kv.Tx) error { return s.catalog.CreateDatabase(r.Context(), tx, db) }); err != nil {
@@ -68,7 +75,7 @@ func (s *Server) dropDatabase(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := decode(r, &struct{}{}); err != nil {
+	if err := decode(r, &optionsOnly{}); err != nil {
 		return err
 	}
 	if err := s.run(r.Context(), func(tx kv.Tx) error { return s.catalog.DropDatabase(r.Context(), tx, db) }); err != nil {
@@ -79,7 +86,7 @@ func (s *Server) dropDatabase(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listDatabases(w http.ResponseWriter, r *http.Request) error {
-	if err := decode(r, &struct{}{}); err != nil {
+	if err := decode(r, &optionsOnly{}); err != nil {
 		return err
 	}
 	out := []databaseInfo{}
@@ -103,7 +110,7 @@ func (s *Server) describeDatabase(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if err := decode(r, &struct{}{}); err != nil {
+	if err := decode(r, &optionsOnly{}); err != nil {
 		return err
 	}
 	var colls []collectionDescription
@@ -149,7 +156,7 @@ func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := decode(r, &struct{}{}); err != nil {
+	if err := decode(r, &optionsOnly{}); err != nil {
 		return err
 	}
 	out := []collectionInfo{}
@@ -180,6 +187,7 @@ func (s *Server) createOrUpdateCollection(w http.ResponseWriter, r *http.Request
 	var req struct {
 		Schema     json.RawMessage `json:"schema"`
 		OnlyCreate bool            `json:"only_create"`
+		Options    struct{}        `json:"options"`
 	}
 	if err := decode(r, &req); err != nil {
 		return err
@@ -216,7 +224,7 @@ func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := decode(r, &struct{}{}); err != nil {
+	if err := decode(r, &optionsOnly{}); err != nil {
 		return err
 	}
 	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
@@ -238,7 +246,7 @@ func (s *Server) describeCollection(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if err := decode(r, &struct{}{}); err != nil {
+	if err := decode(r, &optionsOnly{}); err != nil {
 		return err
 	}
 	var d collectionDescription

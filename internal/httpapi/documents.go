@@ -59,6 +59,7 @@ func (s *Server) writeDocuments(w http.ResponseWriter, r *http.Request, done str
 	}
 	var req struct {
 		Documents []json.RawMessage `json:"documents"`
+		Options   struct{}          `json:"options"`
 	}
 	if err := decode(r, &req); err != nil {
 		return err

@@ -193,24 +193,11 @@ const anyMessage = "\x00any"
 // code and message, and nothing else. It returns the message.
 func wantError(t testing.TB, r *response, status int, code, message string) string {
 	t.Helper()
-	var body struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-			Retry   *struct {
-				Delay int64 `json:"delay"`
-			} `json:"retry"`
-		} `json:"error"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(r.body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || dec.More() {
-		t.Errorf("got %s: not a JSON error body (%v)", r, err)
+	got, ok := errorOf(t, r)
+	if !ok {
 		return ""
 	}
-	wantJSONContentType(t, r)
-	got := body.Error
-	if r.status != status || got.Code != code || (message != anyMessage && got.Message != message) || got.Message == "" {
+	if r.status != status || got.Code != code || (message != anyMessage && got.Message != message) {
 		want := message
 		if message == anyMessage {
 			want = "<any>"
@@ -218,6 +205,39 @@ func wantError(t testing.TB, r *response, status int, code, message string) stri
 		t.Errorf("got %d %s %q\nwant %d %s %q", r.status, got.Code, got.Message, status, code, want)
 	}
 	return got.Message
+}
+
+// wantClientError checks that r is a 4xx with the API's JSON error body.
+func wantClientError(t testing.TB, r *response) {
+	t.Helper()
+	if _, ok := errorOf(t, r); ok && (r.status < 400 || r.status > 499) {
+		t.Errorf("got %s, want a 4xx error", r)
+	}
+}
+
+type apiError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Retry   *struct {
+		Delay int64 `json:"delay"`
+	} `json:"retry"`
+}
+
+// errorOf decodes the API's error body {"error":{"code","message"}} from r,
+// reporting a test error if r is not one.
+func errorOf(t testing.TB, r *response) (apiError, bool) {
+	t.Helper()
+	var body struct {
+		Error apiError `json:"error"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(r.body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || dec.More() || body.Error.Code == "" || body.Error.Message == "" {
+		t.Errorf("got %s: not a JSON error body (%v)", r, err)
+		return apiError{}, false
+	}
+	wantJSONContentType(t, r)
+	return body.Error, true
 }
 
 // Paths of the API.
