@@ -15,14 +15,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/index"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/query"
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/schema/jsonscan"
 	"github.com/foliodb/folio/internal/status"
@@ -38,6 +41,8 @@ type Service struct {
 	MaxDocumentSize int
 	// Now tells the time for documents' metadata; tests may set it.
 	Now func() time.Time
+	// Log, if set, gets each lookup's plan at debug level.
+	Log *slog.Logger
 }
 
 // New returns a Service with the default limits.
@@ -144,26 +149,73 @@ func (s *Service) get(ctx context.Context, tx kv.Tx, key []byte) ([]byte, error)
 
 // put writes a document record in place of old (nil if there was none).
 // Every write of a document goes through here or remove, so that what must
-// change with a document changes in one place: the collection's size and
-// the change log entry.
+// change with a document changes in one place: its index entries (only
+// those whose values changed), the collection's statistics and the change
+// log entry.
 func (s *Service) put(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, old, rec []byte) error {
+	next, err := index.Entries(coll.Schema, rec[recordHeaderSize:])
+	if err != nil {
+		return fmt.Errorf("docs: index entries of %x: %w", key, err)
+	}
+	var prev []index.Entry
+	if old != nil {
+		if prev, err = index.Entries(coll.Schema, old[recordHeaderSize:]); err != nil {
+			return fmt.Errorf("docs: index entries of the stored %x: %w", key, err)
+		}
+	}
+	removed, added := index.Diff(prev, next)
+	suffix := key[len(keyspace.Documents(coll.ID).Begin):]
+	for _, e := range removed {
+		if err := tx.Clear(index.Key(coll.ID, e, suffix)); err != nil {
+			return err
+		}
+	}
+	for _, e := range added {
+		if err := tx.Set(index.Key(coll.ID, e, suffix), nil); err != nil {
+			return err
+		}
+	}
 	if err := tx.Set(key, rec); err != nil {
 		return err
 	}
-	if err := tx.Add(keyspace.Size(coll.ID), int64(len(rec)-len(old))); err != nil {
+	if err := s.count(tx, coll, old == nil, int64(len(rec)-len(old))); err != nil {
 		return err
 	}
 	return logChange(tx, coll, op, key, rec[recordHeaderSize:])
 }
 
 func (s *Service) remove(tx kv.Tx, coll *catalog.Collection, key, old []byte) error {
+	prev, err := index.Entries(coll.Schema, old[recordHeaderSize:])
+	if err != nil {
+		return fmt.Errorf("docs: index entries of the stored %x: %w", key, err)
+	}
+	suffix := key[len(keyspace.Documents(coll.ID).Begin):]
+	for _, e := range prev {
+		if err := tx.Clear(index.Key(coll.ID, e, suffix)); err != nil {
+			return err
+		}
+	}
 	if err := tx.Clear(key); err != nil {
 		return err
 	}
-	if err := tx.Add(keyspace.Size(coll.ID), -int64(len(old))); err != nil {
+	if err := s.count(tx, coll, false, -int64(len(old))); err != nil {
+		return err
+	}
+	if err := tx.Add(keyspace.Count(coll.ID), -1); err != nil {
 		return err
 	}
 	return logChange(tx, coll, changelog.Delete, key, nil)
+}
+
+// count keeps a collection's statistics with atomic adds, which never make
+// concurrent writers conflict.
+func (s *Service) count(tx kv.Tx, coll *catalog.Collection, added bool, bytes int64) error {
+	if added {
+		if err := tx.Add(keyspace.Count(coll.ID), 1); err != nil {
+			return err
+		}
+	}
+	return tx.Add(keyspace.Size(coll.ID), bytes)
 }
 
 func logChange(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, data []byte) error {
@@ -229,7 +281,7 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 		return nil, err
 	}
 	res := &WriteResult{Time: s.Now()}
-	err = s.eachMatch(ctx, tx, coll, f, nil, func(key, rec []byte, r Record) (bool, error) {
+	err = s.eachMatch(ctx, tx, coll, f, nil, 0, func(key, rec []byte, r Record) (bool, error) {
 		doc, err := u.apply(r.Data)
 		if err != nil {
 			return false, err
@@ -262,7 +314,7 @@ func (s *Service) Delete(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 		return nil, err
 	}
 	res := &WriteResult{Time: s.Now()}
-	err := s.eachMatch(ctx, tx, coll, f, nil, func(key, rec []byte, _ Record) (bool, error) {
+	err := s.eachMatch(ctx, tx, coll, f, nil, 0, func(key, rec []byte, _ Record) (bool, error) {
 		return true, s.remove(tx, coll, key, rec)
 	})
 	if err != nil {
@@ -296,7 +348,11 @@ type ReadItem struct {
 // an item is valid only during the call.
 func (s *Service) Read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req ReadRequest, emit func(ReadItem) error) error {
 	skipped, sent := int64(0), int64(0)
-	return s.eachMatch(ctx, tx, coll, req.Filter, req.After, func(key, _ []byte, r Record) (bool, error) {
+	hint := int64(0)
+	if req.Limit > 0 {
+		hint = req.Limit + req.Skip
+	}
+	return s.eachMatch(ctx, tx, coll, req.Filter, req.After, hint, func(key, _ []byte, r Record) (bool, error) {
 		if skipped < req.Skip {
 			skipped++
 			return true, nil
@@ -314,10 +370,18 @@ func (s *Service) Read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, 
 }
 
 // eachMatch calls fn for every document matching f, in primary-key order,
-// after the document key after (if any), until fn returns false.
-func (s *Service) eachMatch(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, after []byte, fn func(key, rec []byte, r Record) (bool, error)) error {
-	it := candidates(ctx, tx, coll, f, after)
+// after the document key after (if any), until fn returns false. limit is
+// how many matches the caller will take at most (0: all), a hint for the
+// planner.
+func (s *Service) eachMatch(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, after []byte, limit int64, fn func(key, rec []byte, r Record) (bool, error)) error {
+	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: f, After: after, Limit: limit})
+	if err != nil {
+		return err
+	}
 	defer it.Close()
+	if s.Log != nil {
+		s.Log.Debug("query plan", "collection", coll.Name, "plan", plan.String(), "candidates", plan.Candidates)
+	}
 	for it.Next() {
 		rec := it.Value()
 		r, err := decodeRecord(rec)

@@ -5,7 +5,10 @@
 //	("c", "c", db id, collection name)       → collection record (JSON)
 //	("c", "id")                              → the last id handed out
 //	("d", collection id, primary key...)     → document record (see docs)
+//	("i", collection id, field path, kind, value, primary key...)
+//	                                         → index entry, empty (see index)
 //	("s", collection id, "size")             → counter: bytes of documents
+//	("s", collection id, "count")            → counter: number of documents
 //	("s", collection id, "seq", field)       → counter: last int32 key generated
 //
 // Data keys carry ids, not names: dropping a collection unlinks its name and
@@ -24,6 +27,7 @@ import (
 const (
 	tagCatalog  = "c"
 	tagDocument = "d"
+	tagIndex    = "i"
 	tagStat     = "s"
 )
 
@@ -77,6 +81,17 @@ func DocumentKey(key []byte) ([]any, error) {
 	return t[2:], nil
 }
 
+// IndexField is the prefix of the index entries of one field and kind.
+func IndexField(collID int64, path string, kind int64) []byte {
+	return pack(tagIndex, collID, path, kind)
+}
+
+// Indexes is the range of every index entry of a collection.
+func Indexes(collID int64) kv.Range { return prefix(tagIndex, collID) }
+
+// Count is the counter of a collection's documents.
+func Count(collID int64) []byte { return pack(tagStat, collID, "count") }
+
 // Size is the counter of the bytes of a collection's documents.
 func Size(collID int64) []byte { return pack(tagStat, collID, "size") }
 
@@ -89,7 +104,7 @@ func Stats(collID int64) kv.Range { return prefix(tagStat, collID) }
 // CollectionData is every range that holds a collection's data, for
 // clearing when it is dropped.
 func CollectionData(collID int64) []kv.Range {
-	return []kv.Range{Documents(collID), Stats(collID)}
+	return []kv.Range{Documents(collID), Indexes(collID), Stats(collID)}
 }
 
 // LastString decodes a key and returns its last element, which must be a

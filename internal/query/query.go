@@ -1,0 +1,455 @@
+// Package query plans and runs the document lookups of reads, updates and
+// deletes: it turns a filter into key ranges of the primary key or of the
+// every-field indexes, picks the cheapest, and yields candidate documents in
+// primary-key order. Callers still check every candidate against the filter,
+// so a plan only has to return a superset of the matches.
+//
+// Plans, from best to worst:
+//   - the whole primary key pinned by equality: one document;
+//   - index ranges: the entries of one comparison (or of the tightest
+//     range on one field), intersected as "the most selective child of an
+//     $and", unioned across an $or. Their documents are collected, sorted
+//     by primary key and fetched one by one;
+//   - a primary-key range, from comparisons on the first key field;
+//   - a scan of the whole collection.
+//
+// The planner estimates an index range's size by reading it, up to a cap:
+// what it reads it keeps, so a selective range costs one pass. The cap
+// comes from the collection's document count (kept with atomic adds) and
+// the caller's limit: an index plan that would fetch more documents than a
+// scan would read to find the limit loses to the scan.
+package query
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/index"
+	"github.com/foliodb/folio/internal/keyspace"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/schema"
+)
+
+// Request is what a lookup needs to know.
+type Request struct {
+	Filter filter.Filter
+	// After resumes after this document key (a read's resume token).
+	After []byte
+	// Limit, when positive, is how many matches the caller will take at
+	// most: a hint for choosing the plan.
+	Limit int64
+}
+
+// Iterator walks candidate documents: Key is the document key, Value its
+// record.
+type Iterator = kv.Iterator
+
+// Plan describes the chosen plan, for explain output and debug logs.
+type Plan struct {
+	// Kind is "point", "index", "primary key range" or "scan".
+	Kind string
+	// Detail names the ranges used.
+	Detail string
+	// Candidates is the number of documents an index plan will fetch.
+	Candidates int
+}
+
+func (p Plan) String() string {
+	if p.Detail == "" {
+		return p.Kind
+	}
+	return p.Kind + " " + p.Detail
+}
+
+// minCap keeps small collections from being scanned for every equality:
+// reading a few index keys is cheaper than a scan of a few documents.
+const minCap = 16
+
+// Run plans the lookup and returns its iterator.
+func Run(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (Iterator, Plan, error) {
+	docs := keyspace.Documents(coll.ID)
+	if pk := pinnedKey(coll.Schema, req.Filter); pk != nil {
+		key, err := keyspace.Document(coll.ID, pk)
+		if err == nil {
+			return tx.Scan(ctx, after(kv.KeyRange(key), req.After), kv.ScanOptions{}), Plan{Kind: "point"}, nil
+		}
+	}
+	p := &planner{ctx: ctx, tx: tx, coll: coll, docPrefix: docs.Begin}
+	limit := req.Limit
+	n, err := p.documentCount()
+	if err != nil {
+		return nil, Plan{}, err
+	}
+	budget := max(n/8, minCap)
+	if limit > 0 {
+		budget = min(budget, max(int64(math.Sqrt(float64(limit)*float64(n))), minCap))
+	}
+	if req.Filter.Root != nil {
+		if c, ok := p.plan(req.Filter.Root, int(budget)); ok {
+			keys := sortedUnique(c.keys, req.After)
+			return &fetchIterator{ctx: ctx, tx: tx, keys: keys}, Plan{Kind: "index", Detail: c.desc, Candidates: len(keys)}, nil
+		}
+		if r, desc, ok := p.keyRange(req.Filter.Root); ok {
+			return tx.Scan(ctx, after(r, req.After), kv.ScanOptions{}), Plan{Kind: "primary key range", Detail: desc}, nil
+		}
+	}
+	return tx.Scan(ctx, after(docs, req.After), kv.ScanOptions{}), Plan{Kind: "scan"}, nil
+}
+
+// after narrows r to the keys after the document key a (if any).
+func after(r kv.Range, a []byte) kv.Range {
+	if a == nil || kv.CompareKeys(a, r.Begin) < 0 {
+		return r
+	}
+	r.Begin = kv.KeyAfter(a)
+	if kv.CompareKeys(r.Begin, r.End) > 0 {
+		r.End = r.Begin
+	}
+	return r
+}
+
+type planner struct {
+	ctx       context.Context
+	tx        kv.Tx
+	coll      *catalog.Collection
+	docPrefix []byte
+}
+
+// documentCount reads the collection's document count without a conflict:
+// it only steers the plan.
+func (p *planner) documentCount() (int64, error) {
+	v, err := p.tx.Snapshot().Get(p.ctx, keyspace.Count(p.coll.ID))
+	if errors.Is(err, kv.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return kv.DecodeCounter(v), nil
+}
+
+// candidates are the document keys an index plan collected.
+type candidates struct {
+	keys [][]byte
+	desc string
+}
+
+// plan tries to answer node from indexes reading at most budget entries.
+func (p *planner) plan(node filter.Node, budget int) (candidates, bool) {
+	switch n := node.(type) {
+	case *filter.Comparison:
+		r, prefixLen, desc, ok := p.indexRange([]*filter.Comparison{n})
+		if !ok {
+			return candidates{}, false
+		}
+		return p.collect(r, prefixLen, desc, budget)
+	case *filter.And:
+		return p.planAnd(n, budget)
+	case *filter.Or:
+		var all candidates
+		var descs []string
+		for _, child := range n.Nodes {
+			c, ok := p.plan(child, budget-len(all.keys))
+			if !ok {
+				return candidates{}, false
+			}
+			all.keys = append(all.keys, c.keys...)
+			descs = append(descs, c.desc)
+		}
+		all.desc = "(" + strings.Join(descs, " ∪ ") + ")"
+		return all, true
+	}
+	return candidates{}, false
+}
+
+// planAnd answers an $and from its most selective child: the comparisons
+// on one field become one range, the tightest; each later child is read
+// only up to the size of the best so far.
+func (p *planner) planAnd(n *filter.And, budget int) (candidates, bool) {
+	var best candidates
+	found := false
+	try := func(c candidates, ok bool) {
+		if ok && (!found || len(c.keys) < len(best.keys)) {
+			best, found = c, true
+			budget = len(c.keys)
+		}
+	}
+	groups, rest := groupByField(n.Nodes)
+	// Equalities first: they are the likeliest to be selective, and a
+	// small first answer keeps the later reads short.
+	slices.SortStableFunc(groups, func(a, b []*filter.Comparison) int {
+		return boolRank(!hasEq(a)) - boolRank(!hasEq(b))
+	})
+	for _, g := range groups {
+		if r, prefixLen, desc, ok := p.indexRange(g); ok {
+			try(p.collect(r, prefixLen, desc, budget))
+		}
+	}
+	for _, child := range rest {
+		try(p.plan(child, budget))
+	}
+	return best, found
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func hasEq(g []*filter.Comparison) bool {
+	for _, c := range g {
+		if c.Op == filter.Eq {
+			return true
+		}
+	}
+	return false
+}
+
+// groupByField gathers the comparisons of an $and by field and collation;
+// other children (nested $and/$or) come back apart.
+func groupByField(nodes []filter.Node) (groups [][]*filter.Comparison, rest []filter.Node) {
+	at := map[string]int{}
+	for _, node := range nodes {
+		c, ok := node.(*filter.Comparison)
+		if !ok {
+			rest = append(rest, node)
+			continue
+		}
+		k := fmt.Sprint(c.Path, c.CaseInsensitive)
+		if i, ok := at[k]; ok {
+			groups[i] = append(groups[i], c)
+			continue
+		}
+		at[k] = len(groups)
+		groups = append(groups, []*filter.Comparison{c})
+	}
+	return groups, rest
+}
+
+// indexRange turns comparisons on one field (all holding at once) into the
+// range of index entries that can match them.
+func (p *planner) indexRange(cs []*filter.Comparison) (kv.Range, int, string, bool) {
+	kind := index.Exact
+	if cs[0].CaseInsensitive {
+		kind = index.Folded
+	}
+	prefix := index.FieldPrefix(p.coll.ID, cs[0].Path, kind)
+	r := kv.PrefixRange(prefix)
+	var desc []string
+	for _, c := range cs {
+		v := c.Value
+		if kind == index.Folded {
+			s, ok := v.(string)
+			if !ok {
+				return kv.Range{}, 0, "", false
+			}
+			v = filter.Fold(s)
+		}
+		enc, err := index.EncodeValue(v)
+		if err != nil {
+			return kv.Range{}, 0, "", false
+		}
+		r = intersect(r, opRange(prefix, enc, c.Op))
+		desc = append(desc, fmt.Sprintf("%s %s %v", c.Path, opName(c.Op), c.Value))
+	}
+	if kind == index.Folded {
+		desc = append(desc, "(ci)")
+	}
+	return r, len(prefix), "index[" + strings.Join(desc, ", ") + "]", true
+}
+
+// opRange is the range of entries under prefix whose value compares to
+// enc by op.
+func opRange(prefix, enc []byte, op filter.Op) kv.Range {
+	at := append(append([]byte(nil), prefix...), enc...)
+	end := kv.PrefixEnd(prefix)
+	switch op {
+	case filter.Eq:
+		return kv.PrefixRange(at)
+	case filter.Gt:
+		return kv.Range{Begin: kv.PrefixEnd(at), End: end}
+	case filter.Gte:
+		return kv.Range{Begin: at, End: end}
+	case filter.Lt:
+		return kv.Range{Begin: prefix, End: at}
+	case filter.Lte:
+		return kv.Range{Begin: prefix, End: kv.PrefixEnd(at)}
+	}
+	return kv.PrefixRange(prefix)
+}
+
+func intersect(a, b kv.Range) kv.Range {
+	if bytes.Compare(b.Begin, a.Begin) > 0 {
+		a.Begin = b.Begin
+	}
+	if bytes.Compare(b.End, a.End) < 0 {
+		a.End = b.End
+	}
+	if bytes.Compare(a.Begin, a.End) > 0 {
+		a.End = a.Begin
+	}
+	return a
+}
+
+func opName(op filter.Op) string {
+	return [...]string{filter.Eq: "=", filter.Gt: ">", filter.Gte: ">=", filter.Lt: "<", filter.Lte: "<="}[op]
+}
+
+// collect reads the document keys of the index range r, giving up (false)
+// past budget entries.
+func (p *planner) collect(r kv.Range, prefixLen int, desc string, budget int) (candidates, bool) {
+	if budget < 0 {
+		return candidates{}, false
+	}
+	it := p.tx.Scan(p.ctx, r, kv.ScanOptions{Limit: budget + 1})
+	defer it.Close()
+	var keys [][]byte
+	for it.Next() {
+		if len(keys) == budget {
+			return candidates{}, false
+		}
+		suffix, err := index.PKSuffix(it.Key(), prefixLen)
+		if err != nil {
+			return candidates{}, false
+		}
+		key := make([]byte, 0, len(p.docPrefix)+len(suffix))
+		keys = append(keys, append(append(key, p.docPrefix...), suffix...))
+	}
+	if it.Err() != nil {
+		// The iterator's error comes back when the caller runs the plan
+		// it falls back to; planning does not fail the request.
+		return candidates{}, false
+	}
+	return candidates{keys: keys, desc: desc}, true
+}
+
+// keyRange turns comparisons on the first primary key field (alone or in a
+// top-level $and) into a range of document keys.
+func (p *planner) keyRange(root filter.Node) (kv.Range, string, bool) {
+	pk := p.coll.Schema.PrimaryKey()
+	if len(pk) == 0 {
+		return kv.Range{}, "", false
+	}
+	var comps []*filter.Comparison
+	switch n := root.(type) {
+	case *filter.Comparison:
+		comps = append(comps, n)
+	case *filter.And:
+		for _, c := range n.Nodes {
+			if c, ok := c.(*filter.Comparison); ok {
+				comps = append(comps, c)
+			}
+		}
+	}
+	r := keyspace.Documents(p.coll.ID)
+	prefix := r.Begin
+	var desc []string
+	for _, c := range comps {
+		if c.Path != pk[0].Name || c.CaseInsensitive {
+			continue
+		}
+		enc, err := index.EncodeValue(c.Value)
+		if err != nil {
+			continue
+		}
+		r = intersect(r, opRange(prefix, enc, c.Op))
+		desc = append(desc, fmt.Sprintf("%s %s %v", c.Path, opName(c.Op), c.Value))
+	}
+	return r, strings.Join(desc, ", "), len(desc) > 0
+}
+
+// pinnedKey returns the primary key values that f requires by case-sensitive
+// equality on every key field (alone or in a top-level $and), or nil.
+func pinnedKey(s *schema.Schema, f filter.Filter) []any {
+	var comps []*filter.Comparison
+	switch n := f.Root.(type) {
+	case *filter.Comparison:
+		comps = []*filter.Comparison{n}
+	case *filter.And:
+		for _, c := range n.Nodes {
+			if c, ok := c.(*filter.Comparison); ok {
+				comps = append(comps, c)
+			}
+		}
+	default:
+		return nil
+	}
+	fields := s.PrimaryKey()
+	if len(fields) == 0 {
+		return nil
+	}
+	pk := make([]any, len(fields))
+	for i, field := range fields {
+		for _, c := range comps {
+			if c.Path == field.Name && c.Op == filter.Eq && !c.CaseInsensitive {
+				pk[i] = c.Value
+			}
+		}
+		if pk[i] == nil {
+			return nil
+		}
+	}
+	return pk
+}
+
+// sortedUnique sorts document keys and drops duplicates and those not after
+// the resume key.
+func sortedUnique(keys [][]byte, resume []byte) [][]byte {
+	slices.SortFunc(keys, bytes.Compare)
+	out := keys[:0]
+	for _, k := range keys {
+		if resume != nil && bytes.Compare(k, resume) <= 0 {
+			continue
+		}
+		if len(out) > 0 && bytes.Equal(out[len(out)-1], k) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// fetchIterator reads documents by key, in the order given; keys whose
+// document is gone (the index is always in step, so only in a race the
+// transaction will lose at commit) are skipped.
+type fetchIterator struct {
+	ctx   context.Context
+	tx    kv.Tx
+	keys  [][]byte
+	i     int
+	key   []byte
+	value []byte
+	err   error
+}
+
+func (f *fetchIterator) Next() bool {
+	for f.err == nil && f.i < len(f.keys) {
+		k := f.keys[f.i]
+		f.i++
+		v, err := f.tx.Get(f.ctx, k)
+		if errors.Is(err, kv.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			f.err = err
+			return false
+		}
+		f.key, f.value = k, v
+		return true
+	}
+	return false
+}
+
+func (f *fetchIterator) Key() []byte   { return f.key }
+func (f *fetchIterator) Value() []byte { return f.value }
+func (f *fetchIterator) Err() error    { return f.err }
+func (f *fetchIterator) Close() error  { return nil }
