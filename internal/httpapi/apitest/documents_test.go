@@ -60,6 +60,11 @@ func TestInsert(t *testing.T) {
 		wantError(t, c.do(t, "POST", docPath("db1", "users", "insert"), `{"documents":[{"id":5},{"id":5}]}`),
 			409, "ALREADY_EXISTS", "duplicate key value, violates key constraint")
 		equalStrings(t, "documents", c.all(t, "db1", "users"), []string{`{"id":3}`, `{"id":10,"name":"a"}`})
+
+		// The path names the collection, whatever the body says.
+		c.createDB(t, "other")
+		c.ok(t, "POST", docPath("db1", "users", "insert"), `{"db":"other","collection":"nope","documents":[{"id":4}]}`)
+		equalStrings(t, "documents", c.all(t, "db1", "users"), []string{`{"id":3}`, `{"id":4}`, `{"id":10,"name":"a"}`})
 	})
 }
 
@@ -115,6 +120,11 @@ func TestDocumentsByteForByte(t *testing.T) {
 		update(`{"id":1}`, `{"$set":{"address.city":"Y"}}`)
 		equalStrings(t, "$set of a nested field", c.docs(t, "db1", "users", `{"filter":{"id":1}}`),
 			[]string{`{ "name" : "Zoë \u00e9\n",  "id":1,"address":{"zip":5,   "city":"Y"},"score":2, "tags":[ "b","a" ] }`})
+
+		// A dot path under a missing object creates it, at the end.
+		update(`{"id":7}`, `{"$set":{"address.zip":75}}`)
+		equalStrings(t, "$set under a missing object", c.docs(t, "db1", "users", `{"filter":{"id":7}}`), []string{`{"id":7,"age":71,"name":"n","address":{"zip":75}}`})
+		update(`{"id":7}`, `{"$unset":["address"]}`)
 
 		// $unset removes members; unsetting a missing one changes nothing.
 		update(`{"id":7}`, `{"$unset":["name"]}`)
@@ -319,6 +329,8 @@ func TestFilters(t *testing.T) {
 			{"request collation cs", `{"name":"Alice"}`, `{"collation":{"case":"cs"}}`, []int{1}},
 			{"field collation ci", `{"name":{"$eq":"alice","collation":{"case":"ci"}}}`, ``, []int{1, 3}},
 			{"key range", `{"id":{"$gt":1,"$lte":3}}`, ``, []int{2, 3}},
+			// Folio answers in key order, not in the order of the filter (§11).
+			{"$or of keys", `{"$or":[{"id":3},{"id":1}]}`, ``, []int{1, 3}},
 			{"missing field never matches", `{"age":{"$lt":100}}`, ``, []int{1, 2, 3}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
