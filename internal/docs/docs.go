@@ -334,6 +334,9 @@ type ReadRequest struct {
 	Limit, Skip int64
 	// After resumes a read after the document whose resume token it is.
 	After []byte
+	// Sort orders the documents by these fields; without it they come in
+	// primary-key order.
+	Sort []SortField
 }
 
 // ReadItem is one document of a read.
@@ -347,6 +350,9 @@ type ReadItem struct {
 // Read calls emit for each matching document, in primary-key order. Data in
 // an item is valid only during the call.
 func (s *Service) Read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req ReadRequest, emit func(ReadItem) error) error {
+	if len(req.Sort) > 0 {
+		return s.readSorted(ctx, tx, coll, req, emit)
+	}
 	skipped, sent := int64(0), int64(0)
 	hint := int64(0)
 	if req.Limit > 0 {
@@ -369,6 +375,12 @@ func (s *Service) Read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, 
 	})
 }
 
+func (s *Service) logPlan(coll *catalog.Collection, plan query.Plan) {
+	if s.Log != nil {
+		s.Log.Debug("query plan", "collection", coll.Name, "plan", plan.String(), "candidates", plan.Candidates)
+	}
+}
+
 // eachMatch calls fn for every document matching f, in primary-key order,
 // after the document key after (if any), until fn returns false. limit is
 // how many matches the caller will take at most (0: all), a hint for the
@@ -379,9 +391,7 @@ func (s *Service) eachMatch(ctx context.Context, tx kv.Tx, coll *catalog.Collect
 		return err
 	}
 	defer it.Close()
-	if s.Log != nil {
-		s.Log.Debug("query plan", "collection", coll.Name, "plan", plan.String(), "candidates", plan.Candidates)
-	}
+	s.logPlan(coll, plan)
 	for it.Next() {
 		rec := it.Value()
 		r, err := decodeRecord(rec)
@@ -401,4 +411,46 @@ func (s *Service) eachMatch(ctx context.Context, tx kv.Tx, coll *catalog.Collect
 		}
 	}
 	return it.Err()
+}
+
+// Explanation tells how a filter's lookup ran.
+type Explanation struct {
+	Plan       string `json:"plan"`
+	Candidates int    `json:"candidates"` // documents an index plan fetched
+	Matched    int    `json:"matched"`
+	KeysRead   int64  `json:"keys_read"` // index entries and documents read
+}
+
+// Explain runs the lookup of a read's filter, counting the keys it reads,
+// and tells which plan it took: for developers and operators checking that
+// a filter is served by an index.
+func (s *Service) Explain(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req ReadRequest) (*Explanation, error) {
+	var count kv.ReadCount
+	it, plan, err := query.Run(ctx, kv.CountReads(tx, &count), coll, query.Request{Filter: req.Filter, After: req.After, Limit: req.Limit})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	ex := &Explanation{Plan: plan.String(), Candidates: plan.Candidates}
+	for it.Next() {
+		r, err := decodeRecord(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		ok, err := req.Filter.Matches(r.Data)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			ex.Matched++
+			if req.Limit > 0 && int64(ex.Matched) == req.Limit {
+				break
+			}
+		}
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	ex.KeysRead = count.Keys.Load()
+	return ex, nil
 }

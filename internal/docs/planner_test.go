@@ -1,10 +1,13 @@
 package docs
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -336,5 +339,113 @@ func TestIndexUse(t *testing.T) {
 	}
 	if bound := int64(math.Sqrt(50*n)) + 50 + 10; count.Keys.Load() > bound {
 		t.Fatalf("unselective filter with limit 50 read %d keys, bound %d", count.Keys.Load(), bound)
+	}
+}
+
+// sortValue reads the value at a dot path with encoding/json, independently
+// of the index encoding; nil when missing or null.
+func sortValue(t testing.TB, doc, path string) any {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatal(err)
+	}
+	var v any = m
+	for _, p := range strings.Split(path, ".") {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = obj[p]
+	}
+	return v
+}
+
+func compareValues(a, b any) int {
+	switch a := a.(type) {
+	case float64:
+		return cmp.Compare(a, b.(float64))
+	case string:
+		return strings.Compare(a, b.(string))
+	case bool:
+		return cmp.Compare(boolInt(a), boolInt(b.(bool)))
+	}
+	panic(fmt.Sprintf("unexpected %T", a))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestSortMatchesBruteForce: sorted reads, from an index or in memory,
+// return the matches ordered by the field (missing values last, ties in
+// primary-key order), with limit and skip.
+func TestSortMatchesBruteForce(t *testing.T) {
+	store, coll := newCollection(t, propSchema)
+	s := New()
+	rng := rand.New(rand.NewPCG(3, 5))
+	var docs [][]byte
+	for id := 0; id < 80; id++ {
+		docs = append(docs, []byte(randomDoc(rng, id)))
+	}
+	if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
+		_, err := s.Insert(ctx, tx, coll, docs)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := store.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	paths := []string{"name", "age", "score", "ok", "when", "addr.city", "id"}
+	for i := 0; i < 200; i++ {
+		path := paths[rng.IntN(len(paths))]
+		desc := rng.IntN(2) == 0
+		var raw string
+		switch rng.IntN(3) {
+		case 0:
+			raw = `{}`
+		case 1:
+			raw = randomComparison(rng)
+		default:
+			raw = randomFilter(rng, 1)
+		}
+		f, err := filter.Parse([]byte(raw), coll.Schema, filter.Collation{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := bruteForce(t, s, tx, coll, f)
+		if desc { // ties in descending primary-key order
+			slices.Reverse(want)
+		}
+		slices.SortStableFunc(want, func(a, b string) int {
+			va, vb := sortValue(t, a, path), sortValue(t, b, path)
+			switch {
+			case va == nil && vb == nil: // ascending key order among the missing
+				return cmp.Compare(sortValue(t, a, "id").(float64), sortValue(t, b, "id").(float64))
+			case va == nil:
+				return 1
+			case vb == nil:
+				return -1
+			}
+			c := compareValues(va, vb)
+			if desc {
+				c = -c
+			}
+			return c
+		})
+		limit, skip := int64(rng.IntN(5)), int64(rng.IntN(3))
+		got := readAll(t, s, tx, coll, ReadRequest{Filter: f, Sort: []SortField{{Path: path, Desc: desc}}, Limit: limit, Skip: skip})
+		exp := want[min(int(skip), len(want)):]
+		if limit > 0 {
+			exp = exp[:min(int(limit), len(exp))]
+		}
+		if fmt.Sprint(got) != fmt.Sprint(exp) {
+			t.Fatalf("sort %s desc=%v filter %s limit %d skip %d:\n got %v\nwant %v", path, desc, raw, limit, skip, got, exp)
+		}
 	}
 }

@@ -206,26 +206,72 @@ func parseFields(raw json.RawMessage) (include, exclude map[string]bool, err err
 	return include, exclude, nil
 }
 
+// readRequest is the body of a read (and of an explain).
+type readRequest struct {
+	Filter  json.RawMessage `json:"filter"`
+	Fields  json.RawMessage `json:"fields"`
+	Sort    json.RawMessage `json:"sort"`
+	Options readOptions     `json:"options"`
+}
+
+// decodeRead reads and checks a read's body, all but the filter (which
+// needs the collection's schema).
+func decodeRead(r *http.Request) (*readRequest, docs.ReadRequest, error) {
+	var req readRequest
+	if err := decode(r, &req); err != nil {
+		return nil, docs.ReadRequest{}, err
+	}
+	if isNull(req.Filter) {
+		return nil, docs.ReadRequest{}, status.Errorf(status.InvalidArgument, "filter is a required field")
+	}
+	if req.Options.Limit < 0 || req.Options.Skip < 0 {
+		return nil, docs.ReadRequest{}, status.Errorf(status.InvalidArgument, "limit and skip must not be negative")
+	}
+	include, exclude, err := parseFields(req.Fields)
+	if err != nil {
+		return nil, docs.ReadRequest{}, err
+	}
+	sort, err := parseSort(req.Sort)
+	if err != nil {
+		return nil, docs.ReadRequest{}, err
+	}
+	return &req, docs.ReadRequest{Include: include, Exclude: exclude, Limit: req.Options.Limit, Skip: req.Options.Skip, After: req.Options.Offset, Sort: sort}, nil
+}
+
+// parseSort reads [{"field":"$asc"}, {"other":"$desc"}].
+func parseSort(raw json.RawMessage) ([]docs.SortField, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var items []map[string]string
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, status.Errorf(status.InvalidArgument, `sort must be an array such as [{"field":"$asc"}]`)
+	}
+	var out []docs.SortField
+	for _, item := range items {
+		if len(item) != 1 {
+			return nil, status.Errorf(status.InvalidArgument, "each sort item names one field")
+		}
+		for path, order := range item {
+			switch order {
+			case "$asc":
+				out = append(out, docs.SortField{Path: path})
+			case "$desc":
+				out = append(out, docs.SortField{Path: path, Desc: true})
+			default:
+				return nil, status.Errorf(status.InvalidArgument, "sort order of '%s' must be $asc or $desc, not '%s'", path, order)
+			}
+		}
+	}
+	return out, nil
+}
+
 func (s *Server) read(w http.ResponseWriter, r *http.Request) error {
 	dbName, collName, err := names(r)
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Filter  json.RawMessage `json:"filter"`
-		Fields  json.RawMessage `json:"fields"`
-		Options readOptions     `json:"options"`
-	}
-	if err := decode(r, &req); err != nil {
-		return err
-	}
-	if isNull(req.Filter) {
-		return status.Errorf(status.InvalidArgument, "filter is a required field")
-	}
-	if req.Options.Limit < 0 || req.Options.Skip < 0 {
-		return status.Errorf(status.InvalidArgument, "limit and skip must not be negative")
-	}
-	include, exclude, err := parseFields(req.Fields)
+	req, rr, err := decodeRead(r)
 	if err != nil {
 		return err
 	}
@@ -237,16 +283,45 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		f, err := parseFilter(req.Filter, coll, req.Options.Collation)
-		if err != nil {
+		if rr.Filter, err = parseFilter(req.Filter, coll, req.Options.Collation); err != nil {
 			return err
 		}
-		rr := docs.ReadRequest{Filter: f, Include: include, Exclude: exclude, Limit: req.Options.Limit, Skip: req.Options.Skip, After: req.Options.Offset}
 		return s.docs.Read(r.Context(), tx, coll, rr, func(item docs.ReadItem) error {
 			return stream.send(readChunk(item))
 		})
 	})
 	return stream.finish(err)
+}
+
+// explain answers how a read's filter is looked up: the plan, the
+// documents it fetched and matched, and the keys it read. It is Folio's
+// own endpoint, for developers and operators.
+func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
+	dbName, collName, err := names(r)
+	if err != nil {
+		return err
+	}
+	req, rr, err := decodeRead(r)
+	if err != nil {
+		return err
+	}
+	var ex *docs.Explanation
+	err = s.inTx(r, dbName, false, func(tx kv.Tx) error {
+		coll, err := s.collection(r, tx, dbName, collName)
+		if err != nil {
+			return err
+		}
+		if rr.Filter, err = parseFilter(req.Filter, coll, req.Options.Collation); err != nil {
+			return err
+		}
+		ex, err = s.docs.Explain(r.Context(), tx, coll, rr)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, ex)
+	return nil
 }
 
 // readChunk renders one read item: {"data":...,"metadata":...,"resume_token":...}.

@@ -85,6 +85,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
 		sessions: session.New(cfg.Store, cfg.Sessions), mux: http.NewServeMux()}
+	s.docs.Log = cfg.Logger
 	s.routes()
 	return s
 }
@@ -126,6 +127,7 @@ func (s *Server) routes() {
 	handle("PUT "+coll+"/documents/update", s.update)
 	handle("DELETE "+coll+"/documents/delete", s.delete)
 	handle("POST "+coll+"/documents/read", s.read)
+	handle("POST "+coll+"/documents/explain", s.explain)
 }
 
 // ServeHTTP routes a request, answering unknown routes and methods with the
@@ -204,10 +206,16 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"error":{"code":"INTERNAL","message":"cannot encode response"}}`)
+	// No HTML escaping: schemas and keys go back as the client wrote them.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		code = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"INTERNAL","message":"cannot encode response"}}`)
 	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	w.Write(b)

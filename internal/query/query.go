@@ -65,7 +65,7 @@ func (p Plan) String() string {
 	if p.Detail == "" {
 		return p.Kind
 	}
-	return p.Kind + " " + p.Detail
+	return p.Kind + ": " + p.Detail
 }
 
 // minCap keeps small collections from being scanned for every equality:
@@ -264,7 +264,7 @@ func (p *planner) indexRange(cs []*filter.Comparison) (kv.Range, int, string, bo
 	if kind == index.Folded {
 		desc = append(desc, "(ci)")
 	}
-	return r, len(prefix), "index[" + strings.Join(desc, ", ") + "]", true
+	return r, len(prefix), strings.Join(desc, ", "), true
 }
 
 // opRange is the range of entries under prefix whose value compares to
@@ -453,3 +453,85 @@ func (f *fetchIterator) Key() []byte   { return f.key }
 func (f *fetchIterator) Value() []byte { return f.value }
 func (f *fetchIterator) Err() error    { return f.err }
 func (f *fetchIterator) Close() error  { return nil }
+
+// Ordered returns the documents with a value at path in the order of that
+// value (descending if desc), then by primary key, by walking path's index:
+// a sort served by the index. It serves only filters that are empty or
+// compare nothing but path (case-sensitively), and reports false for the
+// others. Documents without a value at path are not among its results.
+func Ordered(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, path string, desc bool) (Iterator, Plan, bool) {
+	field, ok := coll.Schema.Field(path)
+	if !ok || !field.Type.Scalar() {
+		return nil, Plan{}, false
+	}
+	p := &planner{ctx: ctx, tx: tx, coll: coll, docPrefix: keyspace.Documents(coll.ID).Begin}
+	prefix := index.FieldPrefix(coll.ID, path, index.Exact)
+	r, detail := kv.PrefixRange(prefix), path
+	if f.Root != nil {
+		var comps []*filter.Comparison
+		switch n := f.Root.(type) {
+		case *filter.Comparison:
+			comps = []*filter.Comparison{n}
+		case *filter.And:
+			for _, c := range n.Nodes {
+				c, ok := c.(*filter.Comparison)
+				if !ok {
+					return nil, Plan{}, false
+				}
+				comps = append(comps, c)
+			}
+		default:
+			return nil, Plan{}, false
+		}
+		for _, c := range comps {
+			if c.Path != path || c.CaseInsensitive {
+				return nil, Plan{}, false
+			}
+		}
+		var ok bool
+		if r, _, detail, ok = p.indexRange(comps); !ok {
+			return nil, Plan{}, false
+		}
+	}
+	it := tx.Scan(ctx, r, kv.ScanOptions{Reverse: desc})
+	return &indexOrderIterator{p: p, entries: it, prefixLen: len(prefix)}, Plan{Kind: "index order", Detail: detail}, true
+}
+
+// indexOrderIterator fetches the document of each index entry in turn.
+type indexOrderIterator struct {
+	p          *planner
+	entries    kv.Iterator
+	prefixLen  int
+	key, value []byte
+	err        error
+}
+
+func (o *indexOrderIterator) Next() bool {
+	for o.err == nil && o.entries.Next() {
+		suffix, err := index.PKSuffix(o.entries.Key(), o.prefixLen)
+		if err != nil {
+			o.err = err
+			return false
+		}
+		key := append(append(make([]byte, 0, len(o.p.docPrefix)+len(suffix)), o.p.docPrefix...), suffix...)
+		v, err := o.p.tx.Get(o.p.ctx, key)
+		if errors.Is(err, kv.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			o.err = err
+			return false
+		}
+		o.key, o.value = key, v
+		return true
+	}
+	if o.err == nil {
+		o.err = o.entries.Err()
+	}
+	return false
+}
+
+func (o *indexOrderIterator) Key() []byte   { return o.key }
+func (o *indexOrderIterator) Value() []byte { return o.value }
+func (o *indexOrderIterator) Err() error    { return o.err }
+func (o *indexOrderIterator) Close() error  { return o.entries.Close() }
