@@ -1,8 +1,11 @@
 package apitest
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -372,4 +375,40 @@ func idOf(t testing.TB, doc []byte) int {
 		t.Fatalf("document without an integer id: %s", doc)
 	}
 	return *d.ID
+}
+
+// A client that stops reading a stream midway leaves the server well: the
+// read ends, later requests are answered, and the store closes cleanly at
+// the end of the test (no iterator left open).
+func TestReadClientGoesAway(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		withUsers(t, c)
+		pad := strings.Repeat("x", 1000)
+		for batch := range 20 {
+			var docs []string
+			for i := range 100 {
+				docs = append(docs, fmt.Sprintf(`{"id":%d,"name":"%s"}`, batch*100+i, pad))
+			}
+			c.insert(t, "db1", "users", docs...)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		req, err := http.NewRequestWithContext(ctx, "POST", c.base+docPath("db1", "users", "read"), strings.NewReader(`{"filter":{}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(res.Body).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, `{"result":{"data":{"id":0,`) {
+			t.Fatalf("first line %q (%v)", line, err)
+		}
+		cancel()
+		res.Body.Close()
+
+		if got := c.docs(t, "db1", "users", `{"filter":{"id":1999}}`); len(got) != 1 {
+			t.Errorf("read after a client went away: %q", got)
+		}
+	})
 }

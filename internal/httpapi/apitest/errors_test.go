@@ -86,13 +86,13 @@ func TestErrorMessages(t *testing.T) {
 	add("update fields null", "PUT", users("update"), `{"filter":{"id":1},"fields":null}`, 400, "INVALID_ARGUMENT", "empty fields received")
 	add("update fields {}", "PUT", users("update"), `{"filter":{"id":1},"fields":{}}`, 400, "INVALID_ARGUMENT", "empty fields received")
 	add("update without fields or filter", "PUT", users("update"), `{}`, 400, "INVALID_ARGUMENT", "empty fields received")
-	for _, route := range []struct{ method, op, body string }{
+	for _, r := range []struct{ method, op, body string }{
 		{"PUT", "update", `"fields":{"$set":{"name":"x"}}`},
 		{"DELETE", "delete", `"options":{}`},
 		{"POST", "read", `"options":{}`},
 	} {
-		add(route.op+" without filter", route.method, users(route.op), `{`+route.body+`}`, 400, "INVALID_ARGUMENT", "filter is a required field")
-		add(route.op+" filter null", route.method, users(route.op), `{"filter":null,`+route.body+`}`, 400, "INVALID_ARGUMENT", "filter is a required field")
+		add(r.op+" without filter", r.method, users(r.op), `{`+r.body+`}`, 400, "INVALID_ARGUMENT", "filter is a required field")
+		add(r.op+" filter null", r.method, users(r.op), `{"filter":null,`+r.body+`}`, 400, "INVALID_ARGUMENT", "filter is a required field")
 	}
 	add("update filter {}", "PUT", users("update"), `{"filter":{},"fields":{"$set":{"name":"x"}}}`, 400, "INVALID_ARGUMENT", "updating all documents is not allowed")
 
@@ -123,14 +123,14 @@ func TestErrorMessages(t *testing.T) {
 	add("filter on an array field", "POST", users("read"), `{"filter":{"tags":"x"}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
 	add("filter on an object field", "POST", users("read"), `{"filter":{"address":1}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
 
-	for _, route := range []struct{ method, op, body string }{
+	for _, r := range []struct{ method, op, body string }{
 		{"POST", "insert", `{"documents":[{"text":"x"}]}`},
 		{"PUT", "replace", `{"documents":[{"text":"x"}]}`},
 		{"PUT", "update", `{"filter":{"text":"x"},"fields":{"$set":{"text":"y"}}}`},
 		{"DELETE", "delete", `{"filter":{"text":"x"}}`},
 	} {
-		add(route.op+" on messages", route.method, docPath("db1", "msgs", route.op), route.body,
-			400, "INVALID_ARGUMENT", route.op+" is only supported on collection type of 'documents'")
+		add(r.op+" on messages", r.method, docPath("db1", "msgs", r.op), r.body,
+			400, "INVALID_ARGUMENT", r.op+" is only supported on collection type of 'documents'")
 	}
 
 	eachBackend(t, func(t *testing.T, c *client) {
