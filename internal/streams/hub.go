@@ -1,0 +1,337 @@
+// Package streams turns the change log into the API's streams: change
+// events of a collection and the messages of a messages collection. A
+// stream is a reader of the log with a position (a Cursor); it picks the
+// records it wants with a Selector and gets them one committed transaction
+// at a time, in commit order.
+//
+// One Hub per store tails the log for every stream that has caught up with
+// it: it wakes when a commit becomes durable (kv.Store.WaitLog, no
+// polling), reads and decodes each new entry once, and hands each
+// subscription the records its selector picks. A subscription that starts
+// behind the hub (resumed from an old position) first reads the log itself,
+// at its own pace, and joins the hub once it has caught up, so a long
+// catch-up costs nobody else anything.
+//
+// Memory stays bounded: what the hub hands a subscription waits in that
+// subscription's queue until its consumer takes it, and a consumer that lets
+// more than Options.MaxPending bytes pile up is ended with an error that
+// says so. It is never skipped ahead: it reconnects with the position of the
+// last item it got, and reads what it missed from the log.
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/foliodb/folio/internal/changelog"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Options configure a Hub. Zero values take the defaults.
+type Options struct {
+	// MaxPending bounds, per subscription, the bytes of changes handed to
+	// it and not yet taken by its consumer; past it the subscription ends
+	// with RESOURCE_EXHAUSTED. A single transaction larger than the bound
+	// is still delivered when nothing else is waiting.
+	MaxPending int
+	// ReadBatch is the most log entries read at once, by the hub and by a
+	// subscription catching up.
+	ReadBatch int
+	// Logger reports failures of the hub's own reads.
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxPending = 16 << 20
+	DefaultReadBatch  = 256
+)
+
+// eventOverhead is what an event costs in a queue besides its key and data
+// bytes, so that a flood of deletes (no data) is bounded too.
+const eventOverhead = 128
+
+// Selector reports whether a stream wants a record. It runs on the hub's
+// goroutine for live subscriptions, so it must be quick and must not block;
+// an error ends the subscription.
+type Selector func(r *changelog.Record) (bool, error)
+
+// Event is one record a stream selected.
+type Event struct {
+	// Cursor is the event's place in the log: a stream resumed from it
+	// continues with what follows the event.
+	Cursor Cursor
+	// Record is the change. Its Key and Data must not be modified.
+	Record changelog.Record
+	// Last is set on the last event of its transaction that the stream
+	// selected.
+	Last bool
+}
+
+// Batch is the events one committed transaction gives a stream, in the
+// order the transaction wrote them.
+type Batch []Event
+
+// Hub tails a store's change log for its subscriptions.
+type Hub struct {
+	store  kv.Store
+	opts   Options
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu sync.Mutex
+	// pos is where the hub has read to: every entry at or below it has
+	// been offered to every live subscription. A subscription may join
+	// only with a cursor at or past pos, so it neither misses nor repeats.
+	pos    kv.Position
+	subs   map[*Subscription]struct{}
+	closed bool
+}
+
+// NewHub starts a hub on store. Close stops it; it also stops by itself
+// when the store is closed.
+func NewHub(store kv.Store, opts Options) *Hub {
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = DefaultMaxPending
+	}
+	if opts.ReadBatch <= 0 {
+		opts.ReadBatch = DefaultReadBatch
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &Hub{store: store, opts: opts, ctx: ctx, cancel: cancel, done: make(chan struct{}), subs: make(map[*Subscription]struct{})}
+	go h.run()
+	return h
+}
+
+// Close ends every subscription with UNAVAILABLE and stops the hub. A
+// subscription opened afterwards fails at once.
+func (h *Hub) Close() {
+	h.cancel()
+	<-h.done
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	h.endAllLocked(errShuttingDown)
+}
+
+// Len is the number of subscriptions the hub is feeding.
+func (h *Hub) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+var errShuttingDown = status.Errorf(status.Unavailable, "the server is shutting down; resume from the position of the last item received")
+
+func (h *Hub) run() {
+	defer close(h.done)
+	for {
+		h.mu.Lock()
+		pos, idle := h.pos, len(h.subs) == 0
+		h.mu.Unlock()
+		if err := h.store.WaitLog(h.ctx, pos); err != nil {
+			h.stop(err)
+			return
+		}
+		if idle {
+			// Nobody to read for: move to the end of the log without
+			// reading it. A subscription that joins later brings the
+			// hub's position up to its own.
+			last, err := h.store.LastPosition(h.ctx)
+			if err != nil {
+				h.stop(err)
+				return
+			}
+			h.mu.Lock()
+			if len(h.subs) == 0 {
+				h.pos = max(h.pos, last)
+			}
+			h.mu.Unlock()
+			continue
+		}
+		entries, upTo, err := h.store.ReadLog(h.ctx, pos, h.opts.ReadBatch)
+		if err == nil {
+			var decoded []entry
+			if decoded, err = decodeEntries(entries); err == nil {
+				h.dispatch(decoded, upTo)
+				continue
+			}
+		}
+		if h.ctx.Err() != nil || errors.Is(err, kv.ErrClosed) {
+			h.stop(err)
+			return
+		}
+		// The hub cannot go on from pos: every live subscription learns
+		// why and ends; a client resuming from its last position reads
+		// the log itself and gets the same error if it persists.
+		h.opts.Logger.Error("change log stream: read failed", "after", pos, "err", err)
+		last, lerr := h.store.LastPosition(h.ctx)
+		if lerr != nil {
+			h.stop(lerr)
+			return
+		}
+		h.mu.Lock()
+		h.endAllLocked(readError(err, After(pos)))
+		h.pos = max(h.pos, last)
+		h.mu.Unlock()
+	}
+}
+
+// stop ends every subscription after the hub's loop failed for good (the
+// store closed, or Close).
+func (h *Hub) stop(err error) {
+	if h.ctx.Err() == nil && !errors.Is(err, kv.ErrClosed) {
+		h.opts.Logger.Error("change log stream stopped", "err", err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	h.endAllLocked(errShuttingDown)
+}
+
+func (h *Hub) endAllLocked(err error) {
+	for s := range h.subs {
+		delete(h.subs, s)
+		s.end(err)
+	}
+}
+
+// dispatch offers entries to every live subscription. It holds the hub's
+// lock throughout, so that a subscription joining meanwhile waits and then
+// starts exactly after upTo.
+func (h *Hub) dispatch(entries []entry, upTo kv.Position) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		for i := range entries {
+			if err := s.offer(&entries[i], h.opts.MaxPending); err != nil {
+				delete(h.subs, s)
+				s.end(err)
+				break
+			}
+		}
+	}
+	h.pos = max(h.pos, upTo)
+}
+
+// join makes s live if the hub has not read past upTo, where s has read
+// to. It reports whether s joined.
+func (h *Hub) join(s *Subscription, upTo kv.Position) (bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false, errShuttingDown
+	}
+	if len(h.subs) == 0 {
+		// An idle hub may start wherever its first subscription is.
+		h.pos = max(h.pos, upTo)
+	}
+	if h.pos > upTo {
+		return false, nil
+	}
+	h.subs[s] = struct{}{}
+	s.goLive(upTo)
+	return true, nil
+}
+
+func (h *Hub) leave(s *Subscription) {
+	h.mu.Lock()
+	delete(h.subs, s)
+	h.mu.Unlock()
+}
+
+func (h *Hub) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
+// entry is a log entry with its records decoded. The records alias the
+// entry's bytes, which nobody modifies.
+type entry struct {
+	pos     kv.Position
+	records []changelog.Record
+	size    int // accounted bytes of all records
+}
+
+func decodeEntries(raw []kv.LogEntry) ([]entry, error) {
+	out := make([]entry, len(raw))
+	for i, e := range raw {
+		out[i] = entry{pos: e.Pos, records: make([]changelog.Record, len(e.Records))}
+		for j, b := range e.Records {
+			r, err := changelog.Decode(b)
+			if err != nil {
+				return nil, fmt.Errorf("streams: change log entry %d, record %d: %w", e.Pos, j, err)
+			}
+			out[i].records[j] = r
+			out[i].size += recordSize(&r)
+		}
+	}
+	return out, nil
+}
+
+func recordSize(r *changelog.Record) int { return len(r.Key) + len(r.Data) + eventOverhead }
+
+// pick returns the events of e after the cursor that sel selects, and
+// their accounted size. When it selects only part of the entry it copies
+// the records' bytes, so that a queue holding them does not keep the whole
+// entry alive: the accounted size is then what is really held.
+func pick(e *entry, after Cursor, sel Selector) (Batch, int, error) {
+	var b Batch
+	for i := range e.records {
+		if !after.before(e.pos, i) {
+			continue
+		}
+		ok, err := sel(&e.records[i])
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			b = append(b, Event{Cursor: Cursor{Pos: e.pos, Index: uint32(i)}, Record: e.records[i]})
+		}
+	}
+	if len(b) == 0 {
+		return nil, 0, nil
+	}
+	b[len(b)-1].Last = true
+	if len(b) == len(e.records) {
+		return b, e.size, nil
+	}
+	n := 0
+	for i := range b {
+		n += len(b[i].Record.Key) + len(b[i].Record.Data)
+	}
+	buf := make([]byte, 0, n)
+	size := 0
+	for i := range b {
+		r := &b[i].Record
+		buf = append(buf, r.Key...)
+		r.Key = buf[len(buf)-len(r.Key):]
+		if r.Data != nil {
+			buf = append(buf, r.Data...)
+			r.Data = buf[len(buf)-len(r.Data):]
+		}
+		size += recordSize(r)
+	}
+	return b, size, nil
+}
+
+// readError turns a failed read of the log after c into the error a
+// stream ends with.
+func readError(err error, c Cursor) error {
+	switch {
+	case errors.Is(err, kv.ErrLogTrimmed):
+		return status.Errorf(status.OutOfRange, "position '%s' is older than the oldest change the log still keeps (see the server's log retention); open the stream without a position to start from now", c)
+	case errors.Is(err, kv.ErrClosed):
+		return errShuttingDown
+	}
+	return fmt.Errorf("streams: read the change log after position %d: %w", c.Pos, err)
+}

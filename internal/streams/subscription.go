@@ -1,0 +1,198 @@
+package streams
+
+import (
+	"context"
+	"sync"
+
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Subscription is one stream's reader of the log. Next and Close are
+// meant for one consumer goroutine; the hub feeds the subscription from its
+// own.
+type Subscription struct {
+	hub *Hub
+	sel Selector
+
+	// Used by the consumer only, while catching up.
+	readFrom kv.Position // the log has been read through here
+
+	mu sync.Mutex
+	// after is the cursor the stream started from, moved up to where the
+	// subscription joined the hub: the hub offers entries after its own
+	// position, which may be behind, and those at or before after are
+	// skipped.
+	after   Cursor
+	live    bool
+	queue   []queued
+	pending int   // accounted bytes of the queued batches the hub handed over
+	err     error // why the subscription ended, once it has
+	wake    chan struct{}
+}
+
+type queued struct {
+	batch Batch
+	size  int // accounted bytes; 0 for batches read while catching up
+}
+
+// errClosed ends a subscription its consumer closed.
+var errClosed = status.Errorf(status.Cancelled, "stream closed")
+
+// Subscribe opens a stream of the records sel selects, committed after the
+// cursor. It reads the log from there before it returns, so a cursor the
+// log no longer holds fails here (OUT_OF_RANGE), before anything is sent,
+// and so does a cursor ahead of the log (one from another data directory).
+func (h *Hub) Subscribe(ctx context.Context, after Cursor, sel Selector) (*Subscription, error) {
+	last, err := h.store.LastPosition(ctx)
+	if err != nil {
+		return nil, readError(err, after)
+	}
+	if after.Pos > last {
+		return nil, status.Errorf(status.OutOfRange, "position '%s' is ahead of this server's change log, which ends at %d: it comes from another server or data directory", after, last)
+	}
+	s := &Subscription{hub: h, sel: sel, after: after, readFrom: after.readAfter(), wake: make(chan struct{}, 1)}
+	if err := s.catchUp(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Next returns the next batch, waiting for one until ctx is done or the
+// subscription ends. Batches come in commit order, each once; after an
+// error the subscription is over and Next returns that error again.
+func (s *Subscription) Next(ctx context.Context) (Batch, error) {
+	for {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			q := s.queue[0]
+			s.queue[0] = queued{}
+			s.queue = s.queue[1:]
+			s.pending -= q.size
+			s.mu.Unlock()
+			return q.batch, nil
+		}
+		if s.err != nil {
+			err := s.err
+			s.mu.Unlock()
+			return nil, err
+		}
+		live := s.live
+		s.mu.Unlock()
+		if !live {
+			if err := s.catchUp(ctx); err != nil {
+				s.end(err)
+			}
+			continue
+		}
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Close ends the subscription and releases what it holds. It is safe to
+// call more than once, and from any goroutine.
+func (s *Subscription) Close() {
+	s.hub.leave(s)
+	s.end(errClosed)
+	s.mu.Lock()
+	s.queue, s.pending = nil, 0
+	s.mu.Unlock()
+}
+
+// catchUp reads the next part of the log itself, queueing what it
+// selects, and joins the hub when it has read to the end of the log.
+func (s *Subscription) catchUp(ctx context.Context) error {
+	if s.hub.isClosed() {
+		return errShuttingDown
+	}
+	raw, upTo, err := s.hub.store.ReadLog(ctx, s.readFrom, s.hub.opts.ReadBatch)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return readError(err, s.after)
+	}
+	entries, err := decodeEntries(raw)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	for i := range entries {
+		b, _, err := pick(&entries[i], s.after, s.sel)
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		if len(b) > 0 {
+			// Not counted against MaxPending: a catch-up read holds at
+			// most ReadBatch entries, and the consumer takes them before
+			// reading more.
+			s.queue = append(s.queue, queued{batch: b})
+		}
+	}
+	s.mu.Unlock()
+	s.readFrom = max(s.readFrom, upTo)
+	if len(raw) == s.hub.opts.ReadBatch {
+		return nil // more to read before there is a point in joining
+	}
+	_, err = s.hub.join(s, s.readFrom)
+	return err
+}
+
+// goLive is called by the hub, under its lock, when s joins it at upTo.
+func (s *Subscription) goLive(upTo kv.Position) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live = true
+	if c := After(upTo); c.Pos > s.after.Pos || (c.Pos == s.after.Pos && s.after.Index != wholeEntry) {
+		s.after = c
+	}
+}
+
+// offer is called by the hub, under its lock, with each new entry. It
+// queues what s selects, or returns the error s must end with: its
+// selector's, or RESOURCE_EXHAUSTED when its consumer has fallen too far
+// behind.
+func (s *Subscription) offer(e *entry, maxPending int) error {
+	s.mu.Lock()
+	after := s.after
+	s.mu.Unlock()
+	b, size, err := pick(e, after, s.sel)
+	if err != nil || len(b) == 0 {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil
+	}
+	if s.pending > 0 && s.pending+size > maxPending {
+		return status.Errorf(status.ResourceExhausted, "the stream fell too far behind (more than %d bytes of changes waiting for it) and was ended; resume from the position of the last item received", maxPending)
+	}
+	s.queue = append(s.queue, queued{batch: b, size: size})
+	s.pending += size
+	s.signal()
+	return nil
+}
+
+// end records why the subscription is over; the first reason stays.
+func (s *Subscription) end(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.signal()
+}
+
+func (s *Subscription) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
