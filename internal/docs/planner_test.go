@@ -449,3 +449,52 @@ func TestSortMatchesBruteForce(t *testing.T) {
 		}
 	}
 }
+
+// TestLongStrings: values longer than an index entry holds are found by
+// equality and ranges all the same, and never make a write fail.
+func TestLongStrings(t *testing.T) {
+	store, coll := newCollection(t, propSchema)
+	s := New()
+	long := strings.Repeat("x", 20_000)
+	docs := [][]byte{
+		[]byte(`{"id":1,"name":"` + long + `a"}`),
+		[]byte(`{"id":2,"name":"` + long + `b"}`),
+		[]byte(`{"id":3,"name":"` + long + `"}`),
+		[]byte(`{"id":4,"name":"` + strings.ToUpper(long) + `B"}`),
+		[]byte(`{"id":5,"name":"y"}`),
+	}
+	if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
+		_, err := s.Insert(ctx, tx, coll, docs)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := store.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, tc := range []struct {
+		filter, collation string
+		ids               string
+	}{
+		{`{"name":"` + long + `b"}`, "", "2"},
+		{`{"name":{"$gt":"` + long + `a"}}`, "", "2 5"},
+		{`{"name":{"$lt":"` + long + `a"}}`, "", "3 4"},
+		{`{"name":{"$gte":"` + long + `"}}`, "", "1 2 3 5"},
+		{`{"name":"` + long + `B"}`, "ci", "2 4"},
+		{`{"name":{"$gt":"` + long + `a"}}`, "ci", "2 4 5"},
+	} {
+		f, err := filter.Parse([]byte(tc.filter), coll.Schema, filter.Collation{Case: tc.collation})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, d := range readAll(t, s, tx, coll, ReadRequest{Filter: f, Include: map[string]bool{"id": true}}) {
+			ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(d, `{"id":`), "}"))
+		}
+		if strings.Join(ids, " ") != tc.ids {
+			t.Errorf("%.60s… (%s): ids %v, want %s", tc.filter, tc.collation, ids, tc.ids)
+		}
+	}
+}

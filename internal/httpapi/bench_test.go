@@ -38,8 +38,8 @@ var (
 )
 
 func benchDoc(id int64) string {
-	return fmt.Sprintf(`{"id":%d,"name":"user %d","age":%d,"email":"user%d@example.com","bio":"%s"}`,
-		id, id, id%100, id, strings.Repeat("lorem ipsum ", 75))
+	return fmt.Sprintf(`{"id":%d,"name":"user %d","age":%d,"group":%d,"email":"user%d@example.com","bio":"%s"}`,
+		id, id, id%100, id%5000, id, strings.Repeat("lorem ipsum ", 75))
 }
 
 // fixture starts a server with the loaded collection, and the yardstick.
@@ -73,7 +73,7 @@ func fixture(b *testing.B) (string, string) {
 		}
 		post("POST", "/v1/databases/bench/create", "")
 		post("POST", "/v1/databases/bench/collections/users/createOrUpdate", `{"schema":{"title":"users","primary_key":["id"],"properties":{
-			"id":{"type":"integer"},"name":{"type":"string"},"age":{"type":"integer"},"email":{"type":"string"},"bio":{"type":"string"}}}}`)
+			"id":{"type":"integer"},"name":{"type":"string"},"age":{"type":"integer"},"group":{"type":"integer"},"email":{"type":"string"},"bio":{"type":"string"}}}}`)
 		for start := int64(0); start < benchDocs; start += 1000 {
 			var sb strings.Builder
 			sb.WriteString(`{"documents":[`)
@@ -265,4 +265,54 @@ func BenchmarkHTTPTransaction(b *testing.B) {
 			b.ReportMetric(float64(aborts.Load())/float64(b.N)*100, "abort-%")
 		})
 	}
+}
+
+// BenchmarkHTTPIndexed: filtered reads and updates served by the
+// every-field indexes (issue 5). group holds 20 documents per value, age
+// 1,000.
+func BenchmarkHTTPIndexed(b *testing.B) {
+	url, _ := fixture(b)
+	coll := url + "/v1/databases/bench/collections/users/documents"
+	read := func(body string, want int) func(c *http.Client, rng *rand.Rand) error {
+		return func(c *http.Client, rng *rand.Rand) error {
+			out, err := call(c, "POST", coll+"/read", fmt.Sprintf(body, rng.IntN(5000), rng.IntN(5000)))
+			if err == nil && bytes.Count(out, []byte("\n")) != want {
+				err = fmt.Errorf("read returned %d documents, want %d", bytes.Count(out, []byte("\n")), want)
+			}
+			return err
+		}
+	}
+	b.Run("EqualityLimit10", func(b *testing.B) {
+		runClients(b, read(`{"filter":{"group":%d},"options":{"limit":10}}`, 10))
+	})
+	b.Run("RangeLimit50", func(b *testing.B) {
+		runClients(b, func(c *http.Client, rng *rand.Rand) error {
+			lo := rng.IntN(98)
+			out, err := call(c, "POST", coll+"/read", fmt.Sprintf(`{"filter":{"$and":[{"age":{"$gte":%d}},{"age":{"$lt":%d}}]},"options":{"limit":50}}`, lo, lo+2))
+			if err == nil && bytes.Count(out, []byte("\n")) != 50 {
+				err = fmt.Errorf("range returned %d documents", bytes.Count(out, []byte("\n")))
+			}
+			return err
+		})
+	})
+	b.Run("OrOfTwoEqualities", func(b *testing.B) {
+		runClients(b, func(c *http.Client, rng *rand.Rand) error {
+			g1 := rng.IntN(2500)
+			out, err := call(c, "POST", coll+"/read", fmt.Sprintf(`{"filter":{"$or":[{"group":%d},{"group":%d}]}}`, g1, g1+2500))
+			if err == nil && bytes.Count(out, []byte("\n")) != 40 {
+				err = fmt.Errorf("$or returned %d documents", bytes.Count(out, []byte("\n")))
+			}
+			return err
+		})
+	})
+	b.Run("UpdateByNonKeyField", func(b *testing.B) {
+		runClients(b, func(c *http.Client, rng *rand.Rand) error {
+			id := rng.Int64N(benchDocs)
+			out, err := call(c, "PUT", coll+"/update", fmt.Sprintf(`{"filter":{"email":"user%d@example.com"},"fields":{"$set":{"age":%d}}}`, id, id%100))
+			if err == nil && !bytes.Contains(out, []byte(`"modified_count":1`)) {
+				err = fmt.Errorf("update by email: %s", out)
+			}
+			return err
+		})
+	})
 }

@@ -14,6 +14,10 @@
 // case-sensitive and case-insensitive comparisons are each one range. Each
 // element of an array of scalars has an entry under the array's path.
 // Missing and null values have none: no comparison matches them.
+//
+// Strings and bytes longer than MaxValueBytes are indexed by their first
+// MaxValueBytes bytes, which keeps keys short and within the store's key
+// limit; see Truncate for how comparisons use such entries.
 package index
 
 import (
@@ -29,6 +33,27 @@ import (
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/schema/jsonscan"
 )
+
+// MaxValueBytes is how much of a string or bytes value an entry holds.
+const MaxValueBytes = 512
+
+// Truncate cuts a string or bytes value to what an entry holds, and reports
+// whether it cut. A comparison with a cut value must widen: s > x implies
+// cut(s) >= cut(x), s < x implies cut(s) <= cut(x), s = x implies
+// cut(s) = cut(x); with an uncut x the comparison holds on cut(s) as is.
+func Truncate(v any) (any, bool) {
+	switch t := v.(type) {
+	case string:
+		if len(t) > MaxValueBytes {
+			return t[:MaxValueBytes], true
+		}
+	case []byte:
+		if len(t) > MaxValueBytes {
+			return t[:MaxValueBytes], true
+		}
+	}
+	return v, false
+}
 
 // Kind tells the two entries of a string apart.
 type Kind int64
@@ -226,13 +251,15 @@ func addScalar(tok []byte, path string, t schema.Type, out *[]Entry) error {
 	default:
 		return nil
 	}
-	enc, err := EncodeValue(v)
+	cut, _ := Truncate(v)
+	enc, err := EncodeValue(cut)
 	if err != nil {
 		return err
 	}
 	*out = append(*out, Entry{Path: path, Kind: Exact, Value: enc})
 	if t == schema.String {
-		*out = append(*out, Entry{Path: path, Kind: Folded, Value: keyenc.AppendString(nil, filter.Fold(v.(string)))})
+		folded, _ := Truncate(filter.Fold(v.(string)))
+		*out = append(*out, Entry{Path: path, Kind: Folded, Value: keyenc.AppendString(nil, folded.(string))})
 	}
 	return nil
 }

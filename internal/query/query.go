@@ -254,11 +254,21 @@ func (p *planner) indexRange(cs []*filter.Comparison) (kv.Range, int, string, bo
 			}
 			v = filter.Fold(s)
 		}
+		op := c.Op
+		v, cut := index.Truncate(v)
+		if cut { // entries hold cut values: widen the strict comparisons
+			switch op {
+			case filter.Gt:
+				op = filter.Gte
+			case filter.Lt:
+				op = filter.Lte
+			}
+		}
 		enc, err := index.EncodeValue(v)
 		if err != nil {
 			return kv.Range{}, 0, "", false
 		}
-		r = intersect(r, opRange(prefix, enc, c.Op))
+		r = intersect(r, opRange(prefix, enc, op))
 		desc = append(desc, fmt.Sprintf("%s %s %v", c.Path, opName(c.Op), c.Value))
 	}
 	if kind == index.Folded {
@@ -457,11 +467,13 @@ func (f *fetchIterator) Close() error  { return nil }
 // Ordered returns the documents with a value at path in the order of that
 // value (descending if desc), then by primary key, by walking path's index:
 // a sort served by the index. It serves only filters that are empty or
-// compare nothing but path (case-sensitively), and reports false for the
-// others. Documents without a value at path are not among its results.
+// compare nothing but path (case-sensitively), and fields whose entries
+// hold whole values (not strings or bytes, which entries may cut short);
+// it reports false for the others. Documents without a value at path are
+// not among its results.
 func Ordered(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, path string, desc bool) (Iterator, Plan, bool) {
 	field, ok := coll.Schema.Field(path)
-	if !ok || !field.Type.Scalar() {
+	if !ok || !field.Type.Scalar() || field.Type == schema.String || field.Type == schema.Bytes {
 		return nil, Plan{}, false
 	}
 	p := &planner{ctx: ctx, tx: tx, coll: coll, docPrefix: keyspace.Documents(coll.ID).Begin}
