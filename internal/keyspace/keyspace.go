@@ -103,10 +103,45 @@ func Sequence(collID int64, field string) []byte { return pack(tagStat, collID, 
 // Stats is the range of every counter of a collection.
 func Stats(collID int64) kv.Range { return prefix(tagStat, collID) }
 
+// Message is the key of a message of a messages collection: its partition,
+// its publish time in Unix nanoseconds and the publishing node's id. The
+// time leads so that a partition's messages are in publish-time order; the
+// node id keeps two nodes that publish in the same nanosecond apart. The
+// commit position cannot be in the key: it is assigned only at commit,
+// after the key is written.
+func Message(collID, partition, unixNano, node int64) []byte {
+	return pack(tagMessage, collID, partition, unixNano, node)
+}
+
+// Messages is the range of every message of a collection, all partitions.
+func Messages(collID int64) kv.Range { return prefix(tagMessage, collID) }
+
+// MessagePartition is the range of the messages of one partition.
+func MessagePartition(collID, partition int64) kv.Range {
+	return prefix(tagMessage, collID, partition)
+}
+
+// MessageKey decodes a message key into its partition and publish time.
+func MessageKey(key []byte) (partition, unixNano int64, err error) {
+	t, err := keyenc.Unpack(key)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(t) != 5 || t[0] != tagMessage {
+		return 0, 0, errors.New("keyspace: not a message key")
+	}
+	partition, ok1 := t[2].(int64)
+	unixNano, ok2 := t[3].(int64)
+	if !ok1 || !ok2 {
+		return 0, 0, errors.New("keyspace: malformed message key")
+	}
+	return partition, unixNano, nil
+}
+
 // CollectionData is every range that holds a collection's data, for
 // clearing when it is dropped.
 func CollectionData(collID int64) []kv.Range {
-	return []kv.Range{Documents(collID), Indexes(collID), Stats(collID)}
+	return []kv.Range{Documents(collID), Indexes(collID), Stats(collID), Messages(collID)}
 }
 
 // LastString decodes a key and returns its last element, which must be a
