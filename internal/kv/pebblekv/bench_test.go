@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -149,7 +150,7 @@ func loadedRawPebble(b *testing.B) *pebble.DB {
 	b.Helper()
 	cache := pebble.NewCache(DefaultCacheSize)
 	defer cache.Unref()
-	db, err := pebble.Open(b.TempDir(), &pebble.Options{Cache: cache, FormatMajorVersion: pebble.FormatNewest, MemTableSize: 64 << 20})
+	db, err := pebble.Open(b.TempDir(), &pebble.Options{Cache: cache, FormatMajorVersion: pebble.FormatNewest, MemTableSize: 64 << 20, Logger: pebbleLogger{slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		b.Fatal(err)
 	}

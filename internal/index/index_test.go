@@ -1,0 +1,117 @@
+package index
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/foliodb/folio/internal/keyenc"
+	"github.com/foliodb/folio/internal/schema"
+)
+
+const testSchema = `{"title":"things","primary_key":["id"],"properties":{
+	"id":{"type":"integer"},"name":{"type":"string"},"score":{"type":"number"},"ok":{"type":"boolean"},
+	"raw":{"type":"string","format":"byte"},"when":{"type":"string","format":"date-time"},
+	"tags":{"type":"array","items":{"type":"string"}},
+	"pts":{"type":"array","items":{"type":"object","properties":{"x":{"type":"integer"}}}},
+	"meta":{"type":"object"},
+	"addr":{"type":"object","properties":{"city":{"type":"string"},"geo":{"type":"object","properties":{"lat":{"type":"number"}}}}}}}`
+
+func describe(es []Entry) string {
+	var out []string
+	for _, e := range es {
+		v, _, err := keyenc.DecodeOne(e.Value)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, fmt.Sprintf("%s/%d=%v", e.Path, e.Kind, v))
+	}
+	return strings.Join(out, " ")
+}
+
+func TestEntries(t *testing.T) {
+	s, err := schema.Parse("things", []byte(testSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{`{"id":1}`, `id/0=1`},
+		{`{"id":2,"name":"Ann"}`, `id/0=2 name/0=Ann name/1=ann`},
+		{`{"id":3,"name":null,"score":1,"ok":false}`, `id/0=3 ok/0=false score/0=1`},
+		{`{"id":4,"raw":"aGk=","when":"2022-01-01T00:00:00Z"}`, `id/0=4 raw/0=[104 105] when/0=2022-01-01T00:00:00Z`},
+		// arrays of scalars: each distinct element once; arrays of objects
+		// and free-form objects: nothing.
+		{`{"id":5,"tags":["b","a","b",null],"pts":[{"x":1}],"meta":{"k":1}}`, `id/0=5 tags/0=a tags/0=b tags/1=a tags/1=b`},
+		{`{"id":6,"addr":{"city":"Oslo","geo":{"lat":59.9}}}`, `addr.city/0=Oslo addr.city/1=oslo addr.geo.lat/0=59.9 id/0=6`},
+		{`{"name":"\u00c9t\u00e9","id":7}`, `id/0=7 name/0=Été name/1=été`},
+	} {
+		es, err := Entries(s, []byte(tc.doc))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.doc, err)
+		}
+		if got := describe(es); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.doc, got, tc.want)
+		}
+	}
+}
+
+func TestEntriesCutLongValues(t *testing.T) {
+	s, _ := schema.Parse("things", []byte(testSchema))
+	es, err := Entries(s, []byte(`{"id":1,"name":"`+strings.Repeat("Z", 3*MaxValueBytes)+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if len(e.Value) > MaxValueBytes+2 {
+			t.Fatalf("entry %s/%d holds %d bytes", e.Path, e.Kind, len(e.Value))
+		}
+	}
+}
+
+func TestDiff(t *testing.T) {
+	s, _ := schema.Parse("things", []byte(testSchema))
+	old, _ := Entries(s, []byte(`{"id":1,"name":"Ann","score":2,"tags":["a","b"]}`))
+	next, _ := Entries(s, []byte(`{"id":1,"name":"ann","score":2,"tags":["b","c"]}`))
+	removed, added := Diff(old, next)
+	// The folded name and the score do not change, so they are not touched.
+	if got := describe(removed); got != "name/0=Ann tags/0=a tags/1=a" {
+		t.Errorf("removed: %s", got)
+	}
+	if got := describe(added); got != "name/0=ann tags/0=c tags/1=c" {
+		t.Errorf("added: %s", got)
+	}
+}
+
+func TestKeyRoundTrip(t *testing.T) {
+	e := Entry{Path: "a.b", Kind: Folded, Value: keyenc.AppendString(nil, "x\x00y")}
+	suffix := keyenc.AppendInt(keyenc.AppendString(nil, "pk"), 7)
+	key := Key(9, e, suffix)
+	prefix := FieldPrefix(9, "a.b", Folded)
+	if !bytes.HasPrefix(key, prefix) {
+		t.Fatal("key does not start with its field prefix")
+	}
+	got, err := PKSuffix(key, len(prefix))
+	if err != nil || !bytes.Equal(got, suffix) {
+		t.Fatalf("suffix %x, %v; want %x", got, err, suffix)
+	}
+}
+
+func FuzzEntries(f *testing.F) {
+	s, _ := schema.Parse("things", []byte(testSchema))
+	f.Add([]byte(`{"id":1,"name":"Ann","tags":["x"],"addr":{"city":"c"}}`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if s.Validate(doc) != nil {
+			return
+		}
+		es, err := Entries(s, doc)
+		if err != nil {
+			t.Fatalf("a valid document has no entries: %v", err)
+		}
+		for i := 1; i < len(es); i++ {
+			if !less(es[i-1], es[i]) {
+				t.Fatal("entries not sorted and unique")
+			}
+		}
+	})
+}
