@@ -1,29 +1,19 @@
 package filter
 
-import "fmt"
+import (
+	"fmt"
 
-// CodeInvalidArgument is the Tigris error code of every *Error this package
-// returns: the client sent a filter or collation it must fix (HTTP 400).
-// That includes "and filter needs minimum 2 filters", which the original
-// server answered with 500 UNKNOWN by accident (reference §11).
-const CodeInvalidArgument = "INVALID_ARGUMENT"
+	"github.com/foliodb/folio/internal/status"
+)
 
-// Error is an error in a client's filter. Message is the exact text the API
-// sends; Code is the Tigris error code name the API layer maps to an HTTP
-// status. Callers classify errors with errors.As:
-//
-//	var fe *filter.Error
-//	if errors.As(err, &fe) { code, msg = fe.Code, fe.Message }
-//
-// Errors from Matches are not *Error: they mean a stored document is not
-// valid JSON, a server-side failure.
-type Error struct {
-	Code    string
-	Message string
-}
+// CodeInvalidArgument is the code of every Error this package returns:
+// the client sent something it must fix (HTTP 400).
+const CodeInvalidArgument = status.InvalidArgument
 
-// Error returns the message, as sent to the client.
-func (e *Error) Error() string { return e.Message }
+// Error is an error in a client's filter: a *status.Error, whose Message is
+// the exact text the API sends. Errors from Matches are not one: they mean a
+// stored document is not valid JSON, a server-side failure.
+type Error = status.Error
 
 func invalidf(format string, args ...any) *Error {
 	return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf(format, args...)}

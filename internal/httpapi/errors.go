@@ -6,9 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -45,14 +43,6 @@ const conflictRetryDelay = 10 * time.Millisecond
 func toStatus(err error) (e *status.Error, internal bool) {
 	if se, ok := status.From(err); ok {
 		return se, false
-	}
-	var schemaErr *schema.Error
-	if errors.As(err, &schemaErr) {
-		return &status.Error{Code: status.Code(schemaErr.Code), Message: schemaErr.Message}, false
-	}
-	var filterErr *filter.Error
-	if errors.As(err, &filterErr) {
-		return &status.Error{Code: status.Code(filterErr.Code), Message: filterErr.Message}, false
 	}
 	switch {
 	case kv.IsRetryable(err):

@@ -445,18 +445,22 @@ func (f *fetchIterator) Next() bool {
 	for f.err == nil && f.i < len(f.keys) {
 		k := f.keys[f.i]
 		f.i++
-		v, err := f.tx.Get(f.ctx, k)
-		if errors.Is(err, kv.ErrNotFound) {
-			continue
+		if v, ok := fetch(f.ctx, f.tx, k, &f.err); ok {
+			f.key, f.value = k, v
+			return true
 		}
-		if err != nil {
-			f.err = err
-			return false
-		}
-		f.key, f.value = k, v
-		return true
 	}
 	return false
+}
+
+// fetch reads the document under key for an index entry; false if there
+// is none (or on error, which it stores in *errp).
+func fetch(ctx context.Context, tx kv.Tx, key []byte, errp *error) ([]byte, bool) {
+	v, err := tx.Get(ctx, key)
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
+		*errp = err
+	}
+	return v, err == nil
 }
 
 func (f *fetchIterator) Key() []byte   { return f.key }
@@ -526,16 +530,10 @@ func (o *indexOrderIterator) Next() bool {
 			return false
 		}
 		key := append(append(make([]byte, 0, len(o.p.docPrefix)+len(suffix)), o.p.docPrefix...), suffix...)
-		v, err := o.p.tx.Get(o.p.ctx, key)
-		if errors.Is(err, kv.ErrNotFound) {
-			continue
+		if v, ok := fetch(o.p.ctx, o.p.tx, key, &o.err); ok {
+			o.key, o.value = key, v
+			return true
 		}
-		if err != nil {
-			o.err = err
-			return false
-		}
-		o.key, o.value = key, v
-		return true
 	}
 	if o.err == nil {
 		o.err = o.entries.Err()
