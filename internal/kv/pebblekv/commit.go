@@ -15,8 +15,11 @@ const maxGroup = 512
 // commitRequest travels from a committing transaction to the sequencer and
 // back with the outcome.
 type commitRequest struct {
-	req  *kv.CommitRequest
-	pos  kv.Position
+	req *kv.CommitRequest
+	// writes are req's write ranges, worked out by the committing
+	// goroutine so that the sequencer, which everyone waits on, does not.
+	writes []kv.Range
+	pos    kv.Position
 	err  error
 	done chan struct{}
 }
@@ -44,7 +47,7 @@ func (s *Store) commit(ctx context.Context, req *kv.CommitRequest) (kv.Position,
 	s.mu.Unlock()
 	defer s.inflight.Done()
 
-	c := &commitRequest{req: req, done: make(chan struct{})}
+	c := &commitRequest{req: req, writes: req.WriteRanges(), done: make(chan struct{})}
 	s.commits <- c
 	// The commit is in the pipeline now: it will be applied or rejected
 	// whatever the caller's context does, so wait for the outcome rather
@@ -98,7 +101,11 @@ func (q *sequencer) process(pending []*commitRequest) {
 		}
 		return
 	}
-	q.conflicts.prune(q.s.oldestReadVersion())
+	// Pruning asks every open transaction for its read version: do it
+	// once the history has grown, not for every group.
+	if q.conflicts.needsPrune() {
+		q.conflicts.prune(q.s.oldestReadVersion())
+	}
 	b := q.s.db.NewBatch()
 	accepted := pending[:0:0]
 	for _, c := range pending {
@@ -115,7 +122,7 @@ func (q *sequencer) process(pending []*commitRequest) {
 			q.failGroup(b, pending, fmt.Errorf("pebblekv: build batch: %w", err))
 			return
 		}
-		q.conflicts.record(c.pos, c.req.WriteRanges())
+		q.conflicts.record(c.pos, c.writes)
 		accepted = append(accepted, c)
 	}
 	if len(accepted) == 0 {

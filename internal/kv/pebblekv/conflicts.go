@@ -108,6 +108,13 @@ func (c *conflictTable) record(pos kv.Position, writes []kv.Range) {
 	c.history = append(c.history, commitWrites{pos: pos, writes: writes})
 }
 
+// pruneEvery is how many commits the history may grow by between prunes.
+const pruneEvery = 256
+
+func (c *conflictTable) needsPrune() bool {
+	return len(c.history) >= pruneEvery
+}
+
 // prune forgets writes at or below oldest.
 func (c *conflictTable) prune(oldest kv.Position) {
 	if oldest <= c.prunedTo {
