@@ -1,6 +1,7 @@
 // Command folio is the Folio document database server and its tools.
 //
 //	folio serve [flags]     run the server (see `folio serve -h`)
+//	folio bench [flags]     generate load and measure it (see `folio bench -h`)
 //	folio version           print the version
 package main
 
@@ -21,6 +22,8 @@ func main() {
 	switch os.Args[1] {
 	case "serve":
 		err = serve(os.Args[2:])
+	case "bench":
+		err = bench(os.Args[2:])
 	case "version":
 		fmt.Println("folio", version)
 	case "help", "-h", "--help":
@@ -41,6 +44,7 @@ func usage() {
 
 commands:
   serve     run the server (folio serve -h for its flags)
+  bench     load a server and measure it (folio bench -h for its flags)
   version   print the version
 `)
 }

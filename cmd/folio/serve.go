@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -34,6 +35,8 @@ type serveConfig struct {
 	MaxBodyBytes int64    `json:"max_body_bytes"`
 	MaxDocuments int      `json:"max_documents_per_request"`
 	ShutdownWait duration `json:"shutdown_timeout"`
+	// PprofAddr, if set, serves net/http/pprof there, apart from the API.
+	PprofAddr string `json:"pprof_addr"`
 }
 
 func defaultConfig() serveConfig {
@@ -77,6 +80,7 @@ func loadConfig(args []string) (serveConfig, error) {
 	maxTxAge := fs.String("max-tx-age", "", "longest a transaction may stay open (env FOLIO_MAX_TX_AGE; default 10m)")
 	txIdle := fs.String("tx-idle-timeout", "", "an interactive transaction with no request for this long is rolled back (env FOLIO_TX_IDLE_TIMEOUT; default 2m)")
 	origin := fs.String("node-id", "", "this node's identity in transaction contexts (env FOLIO_NODE_ID; default the host name)")
+	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback (env FOLIO_PPROF_ADDR; default off)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -104,6 +108,7 @@ func loadConfig(args []string) (serveConfig, error) {
 	pick(&cfg.LogLevel, *logLevel, "FOLIO_LOG_LEVEL")
 	pick(&cfg.LogFormat, *logFormat, "FOLIO_LOG_FORMAT")
 	pick(&cfg.Origin, *origin, "FOLIO_NODE_ID")
+	pick(&cfg.PprofAddr, *pprofAddr, "FOLIO_PPROF_ADDR")
 	for _, d := range []struct {
 		dst       *duration
 		flag, env string
@@ -179,6 +184,15 @@ func serve(args []string) error {
 		return err
 	}
 	log.Info("folio listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", version)
+	if cfg.PprofAddr != "" {
+		stopPprof, err := servePprof(cfg.PprofAddr, log)
+		if err != nil {
+			ln.Close()
+			store.Close()
+			return err
+		}
+		defer stopPprof()
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -204,4 +218,24 @@ func serve(args []string) error {
 	}
 	log.Info("folio stopped")
 	return err
+}
+
+// servePprof serves the profiler's endpoints (/debug/pprof/...) on a
+// listener of their own, so that they are never reachable through the API's
+// address. It returns a func that stops it.
+func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("pprof listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	log.Info("pprof listening", "addr", ln.Addr().String())
+	return func() { srv.Close() }, nil
 }

@@ -1,0 +1,103 @@
+package loadgen_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/foliodb/folio/internal/httpapi"
+	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/loadgen"
+	"github.com/foliodb/folio/internal/loadgen/pgcluster"
+)
+
+// serve serves h on a loopback port until the test ends.
+func serve(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// folioServer starts the API over a Pebble store on a temporary directory.
+func folioServer(t *testing.T) string {
+	t.Helper()
+	store, err := pebblekv.Open(pebblekv.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httpapi.New(httpapi.Config{Store: store})
+	url := serve(t, api)
+	// Cleanups run last-in first-out: the listener closes first.
+	t.Cleanup(func() {
+		api.Close()
+		store.Close()
+	})
+	return url
+}
+
+// runAll loads a few documents through d and runs every workload briefly,
+// failing on any error and on a workload that did nothing.
+func runAll(t *testing.T, d loadgen.Driver, each time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	data := loadgen.Dataset{Docs: 300, Seed: 1}
+	if _, err := loadgen.Load(ctx, loadgen.LoadConfig{Driver: d, Data: data, BatchSize: 100}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range loadgen.Workloads {
+		res, err := loadgen.Run(ctx, loadgen.RunConfig{Driver: d, Workload: w, Data: data, Clients: 4, Duration: each, Seed: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", w.Name, err)
+		}
+		total := res.Total()
+		if total.Hist.Count() == 0 || total.Errors != 0 {
+			t.Errorf("%s on %s: %d operations, %d errors (first: %s)", w.Name, d.Name(), total.Hist.Count(), total.Errors, total.FirstError)
+		}
+	}
+}
+
+// Every workload against a real Folio server: the driver speaks the API
+// right, and the server answers what the driver checks.
+func TestFolioEndToEnd(t *testing.T) {
+	t.Parallel()
+	d := loadgen.NewFolio(loadgen.FolioOptions{URL: folioServer(t), Clients: 4})
+	defer d.Close()
+	runAll(t, d, 150*time.Millisecond)
+}
+
+func TestYardstickAnswersTheFolioDriver(t *testing.T) {
+	t.Parallel()
+	d := loadgen.NewFolio(loadgen.FolioOptions{URL: serve(t, loadgen.Yardstick()), Clients: 4, Name: "yardstick"})
+	defer d.Close()
+	runAll(t, d, 50*time.Millisecond)
+}
+
+func TestPostgresEndToEnd(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	if _, err := pgcluster.FindBinDir(); err != nil {
+		t.Skip(err)
+	}
+	ctx := context.Background()
+	c, err := pgcluster.Start(ctx, pgcluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	d, err := loadgen.NewPostgres(ctx, c.DSN(), "", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	runAll(t, d, 100*time.Millisecond)
+}
