@@ -37,6 +37,7 @@ type overlayIterator struct {
 	err        error
 
 	progress *Range // the read conflict range to widen; nil for snapshot reads
+	edge     []byte // the bound of progress that the scan moves
 	onClose  func()
 }
 
@@ -179,12 +180,27 @@ func (it *overlayIterator) yield(key, value []byte) {
 	it.key, it.value = key, value
 	it.count++
 	if it.progress != nil {
+		// One buffer for the whole scan: widening the range must not cost
+		// an allocation per key. A new buffer whenever the old one is too
+		// small, so that a range handed out before stays intact.
 		if it.reverse {
-			it.progress.Begin = clone(key)
+			it.edge = reuse(it.edge, len(key))
+			it.edge = append(it.edge, key...)
+			it.progress.Begin = it.edge
 		} else {
-			it.progress.End = KeyAfter(key)
+			it.edge = reuse(it.edge, len(key)+1)
+			it.edge = append(append(it.edge, key...), 0)
+			it.progress.End = it.edge
 		}
 	}
+}
+
+// reuse returns buf emptied if it can hold n bytes, else a new buffer.
+func reuse(buf []byte, n int) []byte {
+	if cap(buf) >= n {
+		return buf[:0]
+	}
+	return make([]byte, 0, max(n, 2*cap(buf)))
 }
 
 // finish ends the iteration; a scan that ran out of keys has read its

@@ -44,6 +44,11 @@ func loadedStore(b *testing.B) *Store {
 			b.Fatal(err)
 		}
 	}
+	// Both sides read from flushed tables, not from a memtable on one side
+	// and a flushable batch on the other.
+	if err := s.db.Flush(); err != nil {
+		b.Fatal(err)
+	}
 	return s
 }
 
@@ -163,6 +168,9 @@ func loadedRawPebble(b *testing.B) *pebble.DB {
 		b.Fatal(err)
 	}
 	batch.Close()
+	if err := db.Flush(); err != nil {
+		b.Fatal(err)
+	}
 	return db
 }
 
