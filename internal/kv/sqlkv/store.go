@@ -1,0 +1,394 @@
+// Package sqlkv is Folio's distributed storage backend: the kv interface on a
+// PostgreSQL database, shared by any number of Folio nodes.
+//
+// # Tables
+//
+// The whole ordered key space is one table, folio_kv (k bytea PRIMARY KEY, v,
+// wx, sx), where wx is the 64-bit id (xid8) of the transaction that last wrote
+// the row and v IS NULL marks a tombstone. Counter additions are rows of
+// folio_delta, summed into reads and folded into folio_kv in the background.
+// folio_log has one row per committed writing transaction: its position and
+// its change-log entry. See schema.go.
+//
+// # Transactions
+//
+// A kv transaction is two PostgreSQL transactions on one pooled connection.
+//
+//  1. Begin opens a REPEATABLE READ READ ONLY transaction: a snapshot, with no
+//     locks and no SSI bookkeeping. Every read (Get, Scan, snapshot reads
+//     alike) runs in it, through kv.NewTx's read-your-writes overlay. Writes
+//     are buffered in the process.
+//  2. Commit ends the snapshot and, in the same round trip, runs one
+//     SERIALIZABLE transaction that calls folio_commit: it validates the read
+//     ranges against the snapshot — a row or counter delta in them whose wx is
+//     not visible in the snapshot means another transaction wrote there after
+//     we read, and the commit fails with SQLSTATE 40001 — then applies every
+//     write with array parameters and inserts the folio_log row.
+//
+// Validation gives the kv contract the embedded backend has: a transaction
+// conflicts with every transaction that committed after its snapshot and
+// wrote into a range it read, phantoms and explicit conflict ranges included,
+// while blind writes and snapshot reads conflict with nothing. PostgreSQL's
+// SSI covers the remaining case, two commits running at the same moment: the
+// validation's reads and the writes are in SERIALIZABLE transactions, so a
+// cycle among them fails one with 40001. Serialization failures and deadlocks
+// (40001, 40P01) come back as kv.ErrConflict.
+//
+// # Counters
+//
+// Add inserts a delta row, which no concurrent writer can collide with, so
+// adds never conflict. A key's value is its stored value plus its deltas
+// newer (by transaction id) than the key's last Set or Clear, whose id the
+// row keeps in sx: a Set retires older deltas without reading them, and a
+// delta from a transaction that ran alongside the Set counts or not by the
+// same order as the positions. The maintainer (maintenance.go) folds deltas
+// into folio_kv in the background under row locks.
+//
+// # Positions and the change log
+//
+// A commit's position is its transaction id (pg_current_xact_id, a 64-bit
+// counter that never wraps). Ids are handed out in order and a transaction
+// that saw another's writes always has the larger id, so position order is a
+// valid commit order. Ids are not handed out in the order commits complete,
+// though: the log is read only below the horizon pg_snapshot_xmin of the
+// current snapshot, the oldest transaction id still running, below which
+// every transaction has ended and no new entry can appear. That is what lets a
+// reader that has seen position p rely on having seen everything before p,
+// with no sequencer and no shared counter row: Commit knows its position at
+// once. Every commit notifies (LISTEN/NOTIFY); a watcher per store recomputes
+// the horizon and wakes WaitLog callers.
+//
+// A transaction that holds an id for long (in any database of the cluster)
+// holds the horizon back, and with it the log readers, but not commits.
+package sqlkv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Options configure a Store. Only URL is required.
+type Options struct {
+	// URL is the PostgreSQL connection string (postgres://user:pass@host/db
+	// or the keyword=value form); pgx's parameters apply (sslmode,
+	// pool_max_conns, ...).
+	URL string
+	// Limits on key, value and transaction sizes. MaxKeySize defaults to
+	// DefaultMaxKeySize here: PostgreSQL's B-tree refuses longer keys.
+	Limits kv.Limits
+	// MaxTxAge bounds how long a transaction may stay open: it holds a
+	// connection and a snapshot. Older transactions fail with
+	// kv.ErrTxTooOld and are reclaimed. Tombstones are kept this long (plus
+	// a margin) after they are written, so every node sharing a database
+	// must use the same value. Default 10 minutes.
+	MaxTxAge time.Duration
+	// MaxConns is the size of the connection pool. Every open transaction
+	// holds one connection. Default: the URL's pool_max_conns, else 32.
+	MaxConns int32
+	// FoldDelay is how long after a commit that added to counters the
+	// deltas are folded. Default 100ms.
+	FoldDelay time.Duration
+	// Logger receives the store's operational messages. Default: discard.
+	Logger *slog.Logger
+
+	// tombstoneMargin is added to MaxTxAge before tombstones go: room for a
+	// commit that was checked for age and is still on its way. Tests shorten
+	// it.
+	tombstoneMargin time.Duration
+}
+
+// Defaults.
+const (
+	DefaultMaxKeySize = 2048
+	DefaultMaxTxAge   = 10 * time.Minute
+	DefaultMaxConns   = 32
+	DefaultFoldDelay  = 100 * time.Millisecond
+	defaultLogLimit   = 1000
+)
+
+// Store is an open PostgreSQL-backed store. It implements kv.Store.
+type Store struct {
+	pool   *pgxpool.Pool
+	opts   Options
+	limits kv.Limits
+	log    *slog.Logger
+	where  string // the URL without password, for errors
+
+	mu       sync.Mutex
+	open     map[*backendTx]struct{}
+	closed   bool
+	inflight sync.WaitGroup // commits that passed the closed check
+
+	watch *watcher
+	maint *maintainer
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+}
+
+var _ kv.Store = (*Store)(nil)
+
+// Open connects to the database in opts.URL, creates Folio's tables there if
+// they are missing, and starts the store's background work.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.URL == "" {
+		return nil, errors.New("sqlkv: no database URL given")
+	}
+	where := redact(opts.URL)
+	if opts.Limits.MaxKeySize <= 0 {
+		opts.Limits.MaxKeySize = DefaultMaxKeySize
+	}
+	if opts.MaxTxAge <= 0 {
+		opts.MaxTxAge = DefaultMaxTxAge
+	}
+	if opts.FoldDelay <= 0 {
+		opts.FoldDelay = DefaultFoldDelay
+	}
+	if opts.tombstoneMargin <= 0 {
+		opts.tombstoneMargin = time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg, err := pgxpool.ParseConfig(opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("sqlkv: parse database URL %s: %w", where, err)
+	}
+	switch {
+	case opts.MaxConns > 0:
+		cfg.MaxConns = opts.MaxConns
+	case !strings.Contains(opts.URL, "pool_max_conns"):
+		cfg.MaxConns = DefaultMaxConns
+	}
+	// Everything but commits runs single statements or read-only
+	// snapshots: READ COMMITTED whatever the database's default, so that
+	// log reads and maintenance never take part in SSI. Commits ask for
+	// SERIALIZABLE themselves.
+	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "folio"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sqlkv: connect to %s: %w", where, err)
+	}
+	if err := prepare(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sqlkv: open %s: %w", where, err)
+	}
+	s := &Store{
+		pool:   pool,
+		opts:   opts,
+		limits: opts.Limits.WithDefaults(),
+		log:    opts.Logger,
+		where:  where,
+		open:   make(map[*backendTx]struct{}),
+	}
+	bg, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	s.maint = newMaintainer(s)
+	s.watch = newWatcher(s)
+	if err := s.watch.refresh(ctx); err != nil {
+		stop()
+		pool.Close()
+		return nil, fmt.Errorf("sqlkv: open %s: read the log horizon: %w", where, err)
+	}
+	s.wg.Add(4)
+	go func() { defer s.wg.Done(); s.watch.listen(bg) }()
+	go func() { defer s.wg.Done(); s.watch.run(bg) }()
+	go func() { defer s.wg.Done(); s.maint.run(bg) }()
+	go func() { defer s.wg.Done(); s.sweep(bg) }()
+	s.log.Info("postgres store opened", "url", where)
+	return s, nil
+}
+
+// prepare checks the server, creates the schema if needed and checks the
+// role's privileges, on one connection.
+func prepare(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Release()
+	var version int
+	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
+		return fmt.Errorf("read the server version: %w", err)
+	}
+	if version < 130000 {
+		return fmt.Errorf("PostgreSQL %d.%d is too old: the postgres backend needs 13 or newer (xid8, pg_current_snapshot)",
+			version/10000, version%10000)
+	}
+	if err := ensureSchema(ctx, conn.Conn()); err != nil {
+		return err
+	}
+	return checkPrivileges(ctx, conn.Conn())
+}
+
+// Begin starts a transaction reading from a snapshot of the newest commits.
+func (s *Store) Begin(ctx context.Context) (kv.Tx, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, s.fail("begin: get a connection", err)
+	}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+	// The snapshot, and the newest position it is sure to include: every
+	// transaction below its xmin has ended.
+	b.Queue(`SELECT s::text, greatest(
+			coalesce((SELECT max(x) FROM folio_log WHERE x < pg_snapshot_xmin(s)), '0'::xid8),
+			(SELECT trimmed_commit FROM folio_meta))::text
+		FROM pg_current_snapshot() AS s`)
+	var snap, rv string
+	br := conn.SendBatch(ctx, b)
+	_, err = br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&snap, &rv)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.releaseConn(conn)
+		return nil, s.fail("begin", err)
+	}
+	t := &backendTx{s: s, conn: conn, snap: snap, rv: parsePosition(rv), started: started}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.releaseConn(conn)
+		return nil, kv.ErrClosed
+	}
+	s.open[t] = struct{}{}
+	s.mu.Unlock()
+	return kv.NewTx(t, s.limits), nil
+}
+
+func (s *Store) usable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return kv.ErrClosed
+	}
+	return nil
+}
+
+// releaseConn returns a connection to the pool, ending whatever transaction
+// it is in first (the pool would close it otherwise).
+func (s *Store) releaseConn(conn *pgxpool.Conn) {
+	if conn.Conn().PgConn().TxStatus() != 'I' && !conn.Conn().IsClosed() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		conn.Exec(ctx, "ROLLBACK")
+		cancel()
+	}
+	conn.Release()
+}
+
+// sweep reclaims transactions that outlived MaxTxAge: an abandoned one would
+// hold a connection and a snapshot (which holds back VACUUM) forever.
+func (s *Store) sweep(ctx context.Context) {
+	every := min(max(s.opts.MaxTxAge/4, 10*time.Millisecond), time.Second)
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-ticker.C:
+			var old []*backendTx
+			s.mu.Lock()
+			for t := range s.open {
+				if now.Sub(t.started) > s.opts.MaxTxAge {
+					old = append(old, t)
+				}
+			}
+			s.mu.Unlock()
+			for _, t := range old {
+				if t.expireWith(fmt.Errorf("%w: open for more than %s", kv.ErrTxTooOld, s.opts.MaxTxAge)) {
+					s.log.Warn("transaction reclaimed after exceeding the maximum age",
+						"age", now.Sub(t.started).Round(time.Millisecond), "max_age", s.opts.MaxTxAge)
+				}
+			}
+		}
+	}
+}
+
+// Close ends open transactions, waits for in-flight commits, stops the
+// background work and closes the connection pool.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	open := make([]*backendTx, 0, len(s.open))
+	for t := range s.open {
+		open = append(open, t)
+	}
+	s.mu.Unlock()
+	for _, t := range open {
+		t.expireWith(kv.ErrClosed)
+	}
+	s.inflight.Wait()
+	s.stop()
+	s.wg.Wait()
+	s.watch.close()
+	s.pool.Close()
+	return nil
+}
+
+// fail wraps a database error with what was being done and where, mapping
+// serialization failures and deadlocks to kv.ErrConflict.
+func (s *Store) fail(doing string, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01") {
+		return fmt.Errorf("%w: %s", kv.ErrConflict, pgErr.Message)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("sqlkv: %s: %w", doing, err)
+	}
+	return fmt.Errorf("sqlkv: %s on %s: %w", doing, s.where, err)
+}
+
+// parsePosition reads an xid8 printed as text.
+func parsePosition(s string) kv.Position {
+	n, _ := strconv.ParseUint(s, 10, 64)
+	return kv.Position(n)
+}
+
+func formatPosition(p kv.Position) string { return strconv.FormatUint(uint64(p), 10) }
+
+var passwordParam = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+
+// redact returns the connection string without its password, fit for
+// errors and logs.
+func redact(conn string) string {
+	if u, err := url.Parse(conn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		if u.User != nil {
+			u.User = url.User(u.User.Username())
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "redacted")
+			u.RawQuery = q.Encode()
+		}
+		return u.String()
+	}
+	return passwordParam.ReplaceAllString(conn, "${1}redacted")
+}

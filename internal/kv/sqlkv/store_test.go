@@ -1,0 +1,37 @@
+package sqlkv
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/kvtest"
+	"github.com/foliodb/folio/internal/pgtest"
+)
+
+func open(url string) (kv.Store, error) { return Open(context.Background(), Options{URL: url}) }
+
+func TestMain(m *testing.M) {
+	kvtest.CrashChild(open)
+	os.Exit(pgtest.Main(m))
+}
+
+func newStore(t *testing.T) kv.Store {
+	s, err := open(pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	kvtest.Run(t, kvtest.Harness{New: newStore})
+}
+
+func TestCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test starts child processes")
+	}
+	kvtest.Crash(t, pgtest.NewDatabase(t), open)
+}
