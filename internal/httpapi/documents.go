@@ -286,9 +286,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) error {
 		if rr.Filter, err = parseFilter(req.Filter, coll, req.Options.Collation); err != nil {
 			return err
 		}
-		return s.docs.Read(r.Context(), tx, coll, rr, func(item docs.ReadItem) error {
-			return stream.send(readChunk(item))
-		})
+		return s.readItems(r.Context(), tx, coll, rr, stream)
 	})
 	return stream.finish(err)
 }

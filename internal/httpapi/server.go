@@ -18,8 +18,10 @@ import (
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/messages"
 	"github.com/foliodb/folio/internal/session"
 	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/streams"
 )
 
 // Config configures the API.
@@ -36,6 +38,9 @@ type Config struct {
 	// Sessions configures interactive transactions (origin, idle timeout,
 	// maximum lifetime).
 	Sessions session.Options
+	// Streams configures the events and subscribe streams (how far a
+	// stream's consumer may fall behind before it is ended).
+	Streams streams.Options
 }
 
 // TxMaxLifetime is the longest an interactive transaction may stay open.
@@ -60,6 +65,8 @@ type Server struct {
 	catalog  *catalog.Catalog
 	docs     *docs.Service
 	sessions *session.Manager
+	messages *messages.Service
+	hub      *streams.Hub
 	mux      *http.ServeMux
 }
 
@@ -83,16 +90,29 @@ func New(cfg Config) *Server {
 	if cfg.Sessions.Logger == nil {
 		cfg.Sessions.Logger = cfg.Logger
 	}
+	if cfg.Streams.Logger == nil {
+		cfg.Streams.Logger = cfg.Logger
+	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
-		sessions: session.New(cfg.Store, cfg.Sessions), mux: http.NewServeMux()}
+		sessions: session.New(cfg.Store, cfg.Sessions), messages: messages.New(), hub: streams.NewHub(cfg.Store, cfg.Streams),
+		mux: http.NewServeMux()}
 	s.docs.Log = cfg.Logger
 	s.routes()
 	return s
 }
 
-// Close rolls back the open interactive transactions. Call it after the
-// HTTP server has stopped and before the store closes.
-func (s *Server) Close() { s.sessions.Close() }
+// Close ends the streams and rolls back the open interactive transactions.
+// Call it after the HTTP server has stopped and before the store closes.
+func (s *Server) Close() {
+	s.hub.Close()
+	s.sessions.Close()
+}
+
+// CloseStreams ends every events and subscribe stream, each with an error
+// line that tells its client to resume from its last position. Streams
+// never end by themselves, so a graceful shutdown calls it first
+// (http.Server.RegisterOnShutdown): otherwise it would wait for them.
+func (s *Server) CloseStreams() { s.hub.Close() }
 
 func (s *Server) routes() {
 	const db = "/v1/databases/{db}"
@@ -128,6 +148,11 @@ func (s *Server) routes() {
 	handle("DELETE "+coll+"/documents/delete", s.delete)
 	handle("POST "+coll+"/documents/read", s.read)
 	handle("POST "+coll+"/documents/explain", s.explain)
+
+	handle("POST "+coll+"/events", s.events)
+	handle("POST "+coll+"/messages/publish", s.publish)
+	handle("POST "+coll+"/messages/subscribe", s.subscribe)
+	handle("POST "+coll+"/messages/read", s.read)
 }
 
 // ServeHTTP routes a request, answering unknown routes and methods with the

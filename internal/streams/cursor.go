@@ -14,8 +14,9 @@ import (
 // or before it has been seen. A log entry is one committed transaction, so
 // a cursor names the entry (its commit position) and the index of the last
 // record of that entry seen. Index counts every record of the entry, not
-// only those a stream selected, so a cursor means the same thing to every
-// stream, whatever its filter.
+// only those a stream selected. The cursor of a stream's last event of a
+// transaction is the whole entry (After): the rest of the entry holds
+// nothing for that stream.
 type Cursor struct {
 	Pos   kv.Position
 	Index uint32

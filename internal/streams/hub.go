@@ -301,7 +301,11 @@ func pick(e *entry, after Cursor, sel Selector) (Batch, int, error) {
 	if len(b) == 0 {
 		return nil, 0, nil
 	}
+	// The last event stands for the rest of the transaction too: nothing
+	// after it in the entry is for this stream, so resuming from it needs
+	// nothing of the entry, which matters once the log is trimmed up to it.
 	b[len(b)-1].Last = true
+	b[len(b)-1].Cursor = After(e.pos)
 	if len(b) == len(e.records) {
 		return b, e.size, nil
 	}

@@ -159,8 +159,8 @@ func TestLiveInCommitOrder(t *testing.T) {
 	if got := render(b); got != "c!" {
 		t.Errorf("third commit: %s, want c!", got)
 	}
-	if b[0].Cursor != (Cursor{Pos: p3, Index: 0}) || p3 <= p1 {
-		t.Errorf("cursor %#v, want {%d, 0}", b[0].Cursor, p3)
+	if b[0].Cursor != After(p3) || p3 <= p1 {
+		t.Errorf("cursor %#v, want After(%d): a transaction's last event stands for all of it", b[0].Cursor, p3)
 	}
 	if h.Len() != 1 {
 		t.Errorf("hub feeds %d subscriptions, want 1", h.Len())

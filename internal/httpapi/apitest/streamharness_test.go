@@ -1,0 +1,349 @@
+package apitest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/foliodb/folio/internal/httpapi"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/pebblekv"
+)
+
+// The harness of the stream tests (events, subscribe). Streams never end
+// by themselves, so their server is shut down the way folio serve does it:
+// the streams are ended first, and the API (with its log reader) is closed
+// before the store. The server can also be stopped and started again on
+// the same data, to test resuming across a restart.
+
+// streamServer is an API server whose store can be reopened.
+type streamServer struct {
+	open func(t *testing.T) kv.Store
+	cfg  httpapi.Config
+
+	store  kv.Store
+	api    *httpapi.Server
+	srv    *http.Server
+	served chan error
+	*client
+}
+
+// eachStreamBackend runs fn once per backend with a stream server of its
+// own on an empty store.
+func eachStreamBackend(t *testing.T, cfg httpapi.Config, fn func(t *testing.T, s *streamServer)) {
+	t.Helper()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s := &streamServer{open: b.open, cfg: cfg}
+			s.start(t)
+			fn(t, s)
+		})
+	}
+}
+
+// pebbleServer is a stream server on a Pebble store in dir, which survives
+// stop and start.
+func pebbleServer(t *testing.T, dir string, cfg httpapi.Config) *streamServer {
+	open := func(t *testing.T) kv.Store {
+		st, err := pebblekv.Open(pebblekv.Options{Dir: dir})
+		if err != nil {
+			t.Fatalf("open pebble store in %s: %v", dir, err)
+		}
+		return st
+	}
+	s := &streamServer{open: open, cfg: cfg}
+	s.start(t)
+	return s
+}
+
+// start opens the store and serves the API on a new loopback port; the
+// client then talks to that port.
+func (s *streamServer) start(t *testing.T) {
+	t.Helper()
+	s.store = s.open(t)
+	cfg := s.cfg
+	cfg.Store = s.store
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.store.Close()
+		t.Fatalf("listen: %v", err)
+	}
+	s.api = httpapi.New(cfg)
+	s.srv = &http.Server{Handler: s.api, ReadHeaderTimeout: 10 * time.Second}
+	s.srv.RegisterOnShutdown(s.api.CloseStreams)
+	s.served = make(chan error, 1)
+	go func(srv *http.Server, served chan error) { served <- srv.Serve(ln) }(s.srv, s.served)
+	s.client = newClient("http://" + ln.Addr().String())
+	t.Cleanup(func() {
+		if s.store != nil {
+			s.stop(t)
+		}
+	})
+}
+
+// stop shuts the server down as folio serve does, and closes the store.
+func (s *streamServer) stop(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		t.Errorf("shut the server down: %v", err)
+	}
+	if err := <-s.served; !errors.Is(err, http.ErrServerClosed) {
+		t.Errorf("serve: %v", err)
+	}
+	s.api.Close()
+	if err := s.store.Close(); err != nil {
+		t.Errorf("close the store: %v", err)
+	}
+	s.store = nil
+}
+
+// restart stops the server and starts it again on the same store.
+func (s *streamServer) restart(t *testing.T) {
+	t.Helper()
+	s.stop(t)
+	s.start(t)
+}
+
+// liveStream is an open stream response, read line by line in the
+// background. Closing it (or the end of the test) disconnects.
+type liveStream struct {
+	t      *testing.T
+	cancel context.CancelFunc
+	lines  chan string // closed when the body ends
+	done   chan struct{}
+}
+
+// openStream posts body to path and expects a stream: 200 with the JSON
+// content type, sent before any item (the stream is in place once the
+// call returns).
+func (c *client) openStream(t *testing.T, path, body string) *liveStream {
+	t.Helper()
+	res, cancel := c.startStream(t, path, body, 0)
+	ls := &liveStream{t: t, cancel: cancel, lines: make(chan string), done: make(chan struct{})}
+	go func() {
+		defer close(ls.lines)
+		defer res.Body.Close()
+		rd := bufio.NewReaderSize(res.Body, 1<<16)
+		for {
+			line, err := rd.ReadString('\n')
+			if line != "" {
+				select {
+				case ls.lines <- line:
+				case <-ls.done:
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(ls.close)
+	return ls
+}
+
+// startStream makes the streaming request and checks its status line; the
+// caller reads (or does not read) the body. A rcvbuf above zero fixes the
+// connection's receive buffer to that many bytes (the kernel then does not
+// grow it), so that a client that does not read stops the server's writes
+// soon.
+func (c *client) startStream(t *testing.T, path, body string, rcvbuf int) (*http.Response, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, strings.NewReader(body))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	// No client timeout: a stream lasts as long as the test wants it.
+	dialer := &net.Dialer{}
+	if rcvbuf > 0 {
+		dialer.Control = func(_, _ string, conn syscall.RawConn) error {
+			var err error
+			conn.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf) })
+			return err
+		}
+	}
+	hc := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}}
+	res, err := hc.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		cancel()
+		t.Fatalf("POST %s %s: got %d %s %s, want a 200 JSON stream", path, body, res.StatusCode, res.Header.Get("Content-Type"), b)
+	}
+	return res, cancel
+}
+
+func (ls *liveStream) close() {
+	select {
+	case <-ls.done:
+	default:
+		close(ls.done)
+		ls.cancel()
+	}
+}
+
+// line returns the next line, without its newline; it fails the test if
+// none comes within the deadline or the stream ends.
+func (ls *liveStream) line(t *testing.T) string {
+	t.Helper()
+	select {
+	case l, ok := <-ls.lines:
+		if !ok {
+			t.Fatal("the stream ended")
+		}
+		if !strings.HasSuffix(l, "\n") {
+			t.Fatalf("stream line without a newline: %q", l)
+		}
+		return strings.TrimSuffix(l, "\n")
+	case <-time.After(20 * time.Second):
+		t.Fatal("no stream line within 20s")
+	}
+	return ""
+}
+
+// end waits for the stream to end and returns the lines left in it.
+func (ls *liveStream) end(t *testing.T) []string {
+	t.Helper()
+	var rest []string
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-ls.lines:
+			if !ok {
+				return rest
+			}
+			rest = append(rest, strings.TrimSuffix(l, "\n"))
+		case <-deadline:
+			t.Fatalf("the stream did not end within 20s (got %q)", rest)
+		}
+	}
+}
+
+// event is one change event as a client decodes it.
+type event struct {
+	TxID       string          `json:"tx_id"`
+	Collection string          `json:"collection"`
+	Op         string          `json:"op"`
+	Key        []byte          `json:"key"` // base64 in JSON
+	Data       json.RawMessage `json:"data"`
+	Last       bool            `json:"last"`
+	Position   string          `json:"position"`
+}
+
+// next reads the next line of an events stream, which must be an event.
+func (ls *liveStream) next(t *testing.T) event {
+	t.Helper()
+	return parseEvent(t, ls.line(t))
+}
+
+func parseEvent(t *testing.T, line string) event {
+	t.Helper()
+	var chunk struct {
+		Result struct {
+			Event *event `json:"event"`
+		} `json:"result"`
+	}
+	strict(t, line, &chunk)
+	ev := chunk.Result.Event
+	if ev == nil || ev.TxID == "" || ev.Position == "" || ev.Op == "" {
+		t.Fatalf("not an event line: %s", line)
+	}
+	if tx, err := base64.StdEncoding.DecodeString(ev.TxID); err != nil || len(tx) == 0 {
+		t.Fatalf("tx_id %q is not base64: %v", ev.TxID, err)
+	}
+	return *ev
+}
+
+// message is one line of a subscribe stream.
+type message struct {
+	Message  json.RawMessage `json:"message"`
+	Position string          `json:"position"`
+}
+
+func (ls *liveStream) message(t *testing.T) message {
+	t.Helper()
+	line := ls.line(t)
+	var chunk struct {
+		Result *message `json:"result"`
+	}
+	strict(t, line, &chunk)
+	if chunk.Result == nil || chunk.Result.Message == nil || chunk.Result.Position == "" {
+		t.Fatalf("not a message line: %s", line)
+	}
+	return *chunk.Result
+}
+
+// strict decodes one compact JSON line into v, refusing unknown fields.
+func strict(t *testing.T, line string, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil || dec.More() {
+		t.Fatalf("stream line %s: %v", line, err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(line)); err != nil || compact.String() != line {
+		t.Fatalf("stream line is not compact JSON: %s", line)
+	}
+}
+
+// streamError decodes an {"error":...} line.
+func streamError(t *testing.T, line string) apiError {
+	t.Helper()
+	var e struct {
+		Error *apiError `json:"error"`
+	}
+	strict(t, line, &e)
+	if e.Error == nil {
+		t.Fatalf("not an error line: %s", line)
+	}
+	return *e.Error
+}
+
+// lines splits a stream body into lines, however long.
+func lines(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 16<<20)
+	return sc
+}
+
+// sendBufferMax is the most a connection's send buffer grows to (Linux's
+// tcp_wmem maximum), or a generous guess where that cannot be read.
+func sendBufferMax() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_wmem")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 3 {
+		if n, err := strconv.Atoi(f[2]); err == nil {
+			return n
+		}
+	}
+	return 16 << 20
+}
+
+func eventsPath(db, coll string) string  { return collPath(db, coll, "events") }
+func msgPath(db, coll, op string) string { return collPath(db, coll, "messages/"+op) }
+
+// startAfter is a stream request body resuming after position.
+func startAfter(position string) string {
+	return `{"options":{"start_after":"` + position + `"}}`
+}
