@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodb/folio/internal/keyspace"
@@ -24,6 +25,8 @@ import (
 // schemas by collection id and revision, which never change once written.
 type Catalog struct {
 	schemas sync.Map // schemaKey → *schema.Schema
+	records sync.Map // record bytes → dbRecord or collRecord
+	cached  atomic.Int64
 }
 
 type schemaKey struct{ collID, rev int64 }
@@ -60,7 +63,11 @@ type collRecord struct {
 	CreatedAt time.Time       `json:"created_at"`
 }
 
-func getJSON(ctx context.Context, r kv.Reader, key []byte, into any) (bool, error) {
+// getJSON reads the record under key into into (a *dbRecord or a
+// *collRecord). Every request reads its database's and collection's
+// records, so decoded records are cached by their bytes: the read stays
+// (it is what makes DDL and writes serialize), the decoding goes.
+func (c *Catalog) getJSON(ctx context.Context, r kv.Reader, key []byte, into any) (bool, error) {
 	v, err := r.Get(ctx, key)
 	if errors.Is(err, kv.ErrNotFound) {
 		return false, nil
@@ -68,11 +75,38 @@ func getJSON(ctx context.Context, r kv.Reader, key []byte, into any) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	if cached, ok := c.records.Load(string(v)); ok {
+		switch p := into.(type) {
+		case *dbRecord:
+			if rec, ok := cached.(dbRecord); ok {
+				*p = rec
+				return true, nil
+			}
+		case *collRecord:
+			if rec, ok := cached.(collRecord); ok {
+				*p = rec
+				return true, nil
+			}
+		}
+	}
 	if err := json.Unmarshal(v, into); err != nil {
 		return false, fmt.Errorf("catalog: corrupt record %x: %w", key, err)
 	}
+	if c.cached.Add(1) > maxCachedRecords {
+		c.records.Clear()
+		c.cached.Store(0)
+	}
+	switch p := into.(type) {
+	case *dbRecord:
+		c.records.Store(string(v), *p)
+	case *collRecord:
+		c.records.Store(string(v), *p)
+	}
 	return true, nil
 }
+
+// maxCachedRecords bounds the record cache; past it the cache starts over.
+const maxCachedRecords = 4096
 
 func setJSON(tx kv.Tx, key []byte, v any) error {
 	b, err := json.Marshal(v)
@@ -98,7 +132,7 @@ func (c *Catalog) CreateDatabase(ctx context.Context, tx kv.Tx, name string) err
 		return err
 	}
 	var rec dbRecord
-	found, err := getJSON(ctx, tx, keyspace.Database(name), &rec)
+	found, err := c.getJSON(ctx, tx, keyspace.Database(name), &rec)
 	if err != nil {
 		return err
 	}
@@ -118,7 +152,7 @@ func (c *Catalog) Database(ctx context.Context, tx kv.Tx, name string) (*Databas
 		return nil, err
 	}
 	var rec dbRecord
-	found, err := getJSON(ctx, tx, keyspace.Database(name), &rec)
+	found, err := c.getJSON(ctx, tx, keyspace.Database(name), &rec)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +213,7 @@ func (c *Catalog) CreateOrUpdateCollection(ctx context.Context, tx kv.Tx, db *Da
 	}
 	key := keyspace.Collection(db.ID, name)
 	var rec collRecord
-	found, err := getJSON(ctx, tx, key, &rec)
+	found, err := c.getJSON(ctx, tx, key, &rec)
 	if err != nil {
 		return false, err
 	}
@@ -211,7 +245,7 @@ func (c *Catalog) Collection(ctx context.Context, tx kv.Tx, db *Database, name s
 		return nil, err
 	}
 	var rec collRecord
-	found, err := getJSON(ctx, tx, keyspace.Collection(db.ID, name), &rec)
+	found, err := c.getJSON(ctx, tx, keyspace.Collection(db.ID, name), &rec)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +309,7 @@ func (c *Catalog) DropCollection(ctx context.Context, tx kv.Tx, db *Database, na
 		return err
 	}
 	var rec collRecord
-	found, err := getJSON(ctx, tx, keyspace.Collection(db.ID, name), &rec)
+	found, err := c.getJSON(ctx, tx, keyspace.Collection(db.ID, name), &rec)
 	if err != nil {
 		return err
 	}

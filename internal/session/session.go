@@ -106,9 +106,11 @@ func newID() string {
 }
 
 // Run runs fn in the transaction id, bound to database db, after the
-// requests on it that came first. A write that fails leaves the
-// transaction failed: it cannot know how much of the write was applied, so
-// the transaction may only be rolled back (a commit answers ABORTED).
+// requests on it that came first. A write that fails after it wrote
+// something leaves the transaction failed: how much of the request was
+// applied is unknown, so the transaction may only be rolled back (a commit
+// answers ABORTED). One that failed before writing (a bad document, a
+// missing collection) leaves it as it was.
 func (m *Manager) Run(ctx context.Context, id, db string, writes bool, fn func(tx kv.Tx) error) error {
 	s, err := m.acquire(ctx, id)
 	if err != nil {
@@ -121,8 +123,9 @@ func (m *Manager) Run(ctx context.Context, id, db string, writes bool, fn func(t
 	if s.failed != nil {
 		return s.failed
 	}
-	err = fn(s.tx)
-	if err != nil && writes {
+	tracked := &writeTracker{Tx: s.tx}
+	err = fn(tracked)
+	if err != nil && writes && tracked.wrote {
 		s.failed = &status.Error{Code: status.Aborted, Message: fmt.Sprintf("transaction aborted: an earlier request in it failed (%v); roll it back", err)}
 	}
 	return err
@@ -268,3 +271,18 @@ func (m *Manager) Close() {
 		<-s.turn
 	}
 }
+
+// writeTracker notes whether a request wrote into the transaction.
+type writeTracker struct {
+	kv.Tx
+	wrote bool
+}
+
+func (w *writeTracker) Set(key, value []byte) error { w.wrote = true; return w.Tx.Set(key, value) }
+func (w *writeTracker) Clear(key []byte) error      { w.wrote = true; return w.Tx.Clear(key) }
+func (w *writeTracker) ClearRange(r kv.Range) error { w.wrote = true; return w.Tx.ClearRange(r) }
+func (w *writeTracker) Add(key []byte, delta int64) error {
+	w.wrote = true
+	return w.Tx.Add(key, delta)
+}
+func (w *writeTracker) AppendLog(record []byte) error { w.wrote = true; return w.Tx.AppendLog(record) }

@@ -229,8 +229,24 @@ func TestTransactionRules(t *testing.T) {
 			t.Fatalf("foreign origin: %s", r)
 		}
 
-		// A write that fails leaves the transaction able only to roll back,
-		// and nothing of it lands.
+		// A write refused before it wrote anything leaves the transaction
+		// as it was.
+		wantError(t, tx.do(t, "POST", docPath("bank", "nope", "insert"), `{"documents":[{"id":1}]}`), 404, "NOT_FOUND", "collection doesn't exist 'nope'")
+		r = tx.do(t, "POST", docPath("bank", "accounts", "insert"), `{"documents":[{"id":19,"owner":7}]}`)
+		if r.status != 400 {
+			t.Fatalf("invalid document: %s", r)
+		}
+		ok := c.begin(t, "bank")
+		wantError(t, ok.do(t, "POST", docPath("bank", "nope", "insert"), `{"documents":[{"id":1}]}`), 404, "NOT_FOUND", "collection doesn't exist 'nope'")
+		ok.ok(t, "POST", docPath("bank", "accounts", "insert"), `{"documents":[{"id":30,"owner":"after a refusal","balance":1}]}`)
+		if r := ok.commit(t); r.status != 200 {
+			t.Fatalf("commit after a refused request that wrote nothing: %s", r)
+		}
+		if got := c.docs(t, "bank", "accounts", `{"filter":{"id":30}}`); len(got) != 1 {
+			t.Fatalf("the write after a refusal did not land: %v", got)
+		}
+		// A write that fails midway leaves the transaction able only to
+		// roll back, and nothing of it lands.
 		tx.ok(t, "POST", docPath("bank", "accounts", "insert"), `{"documents":[{"id":20,"owner":"a","balance":1}]}`)
 		r = tx.do(t, "POST", docPath("bank", "accounts", "insert"), `{"documents":[{"id":21,"owner":"b","balance":1},{"id":0,"owner":"dup","balance":1}]}`)
 		wantError(t, r, 409, "ALREADY_EXISTS", "duplicate key value, violates key constraint")
