@@ -253,7 +253,7 @@ func TestTransactionRules(t *testing.T) {
 		if r := tx.commit(t); r.status != http.StatusConflict || !strings.Contains(string(r.body), `"ABORTED"`) {
 			t.Fatalf("commit after a failed write: %s", r)
 		}
-		if got := c.docs(t, "bank", "accounts", `{"filter":{"id":{"$gte":20}}}`); len(got) != 0 {
+		if got := c.docs(t, "bank", "accounts", `{"filter":{"$and":[{"id":{"$gte":20}},{"id":{"$lt":30}}]}}`); len(got) != 0 {
 			t.Fatalf("a failed transaction's writes landed: %v", got)
 		}
 	})
