@@ -35,7 +35,7 @@ import (
 )
 
 // MaxValueBytes is how much of a string or bytes value an entry holds.
-const MaxValueBytes = 512
+const MaxValueBytes = 128
 
 // Truncate cuts a string or bytes value to what an entry holds, and reports
 // whether it cut. A comparison with a cut value must widen: s > x implies
