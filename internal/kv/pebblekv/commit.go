@@ -20,8 +20,8 @@ type commitRequest struct {
 	// goroutine so that the sequencer, which everyone waits on, does not.
 	writes []kv.Range
 	pos    kv.Position
-	err  error
-	done chan struct{}
+	err    error
+	done   chan struct{}
 }
 
 // group is a set of accepted commits written to Pebble as one batch and
