@@ -12,13 +12,16 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/foliodb/folio/internal/httpapi"
+	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/session"
+	"github.com/foliodb/folio/internal/streams"
 )
 
 // serveConfig is the server's configuration. Each setting comes from, in
@@ -37,7 +40,15 @@ type serveConfig struct {
 	ShutdownWait duration `json:"shutdown_timeout"`
 	// PprofAddr, if set, serves net/http/pprof there, apart from the API.
 	PprofAddr string `json:"pprof_addr"`
+	// LogRetention is how long the change log keeps a commit (0: forever).
+	LogRetention duration `json:"log_retention"`
+	// StreamBuffer bounds the bytes of changes waiting for one stream.
+	StreamBuffer int `json:"stream_buffer_bytes"`
 }
+
+// DefaultLogRetention is how long the change log keeps a commit, and so how
+// far back an events or subscribe stream can resume.
+const DefaultLogRetention = 24 * time.Hour
 
 func defaultConfig() serveConfig {
 	return serveConfig{
@@ -50,6 +61,8 @@ func defaultConfig() serveConfig {
 		MaxBodyBytes: httpapi.DefaultMaxBodyBytes,
 		MaxDocuments: httpapi.DefaultMaxDocumentsPerRequest,
 		ShutdownWait: duration(30 * time.Second),
+		LogRetention: duration(DefaultLogRetention),
+		StreamBuffer: streams.DefaultMaxPending,
 	}
 }
 
@@ -80,6 +93,8 @@ func loadConfig(args []string) (serveConfig, error) {
 	maxTxAge := fs.String("max-tx-age", "", "longest a transaction may stay open (env FOLIO_MAX_TX_AGE; default 10m)")
 	txIdle := fs.String("tx-idle-timeout", "", "an interactive transaction with no request for this long is rolled back (env FOLIO_TX_IDLE_TIMEOUT; default 2m)")
 	origin := fs.String("node-id", "", "this node's identity in transaction contexts (env FOLIO_NODE_ID; default the host name)")
+	logRetention := fs.String("log-retention", "", "how long the change log keeps a commit, and so how far back events and subscribe streams can resume; 0 keeps it forever (env FOLIO_LOG_RETENTION; default 24h)")
+	streamBuffer := fs.String("stream-buffer-bytes", "", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow (env FOLIO_STREAM_BUFFER_BYTES; default 16777216)")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback (env FOLIO_PPROF_ADDR; default off)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -113,7 +128,11 @@ func loadConfig(args []string) (serveConfig, error) {
 		dst       *duration
 		flag, env string
 		what      string
-	}{{&cfg.MaxTxAge, *maxTxAge, "FOLIO_MAX_TX_AGE", "max tx age"}, {&cfg.TxIdle, *txIdle, "FOLIO_TX_IDLE_TIMEOUT", "tx idle timeout"}} {
+	}{
+		{&cfg.MaxTxAge, *maxTxAge, "FOLIO_MAX_TX_AGE", "max tx age"},
+		{&cfg.TxIdle, *txIdle, "FOLIO_TX_IDLE_TIMEOUT", "tx idle timeout"},
+		{&cfg.LogRetention, *logRetention, "FOLIO_LOG_RETENTION", "log retention"},
+	} {
 		v := ""
 		pick(&v, d.flag, d.env)
 		if v != "" {
@@ -121,6 +140,21 @@ func loadConfig(args []string) (serveConfig, error) {
 				return cfg, fmt.Errorf("%s: %w", d.what, err)
 			}
 		}
+	}
+	v := ""
+	pick(&v, *streamBuffer, "FOLIO_STREAM_BUFFER_BYTES")
+	if v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return cfg, fmt.Errorf("stream buffer bytes: %w", err)
+		}
+		cfg.StreamBuffer = n
+	}
+	if cfg.LogRetention < 0 {
+		return cfg, fmt.Errorf("log retention %v: must not be negative", time.Duration(cfg.LogRetention))
+	}
+	if cfg.StreamBuffer <= 0 {
+		return cfg, fmt.Errorf("stream buffer bytes %d: must be positive", cfg.StreamBuffer)
 	}
 	return cfg, nil
 }
@@ -171,16 +205,27 @@ func serve(args []string) error {
 		// An interactive transaction lives as long as the store lets a
 		// transaction stay open.
 		Sessions: session.Options{Origin: cfg.Origin, IdleTimeout: time.Duration(cfg.TxIdle), MaxLifetime: time.Duration(cfg.MaxTxAge)},
+		Streams:  streams.Options{MaxPending: cfg.StreamBuffer},
 	})
+	stopTrimmer := startTrimmer(store, time.Duration(cfg.LogRetention), log)
+	// closeStore releases everything that uses the store, then the store.
+	closeStore := func() error {
+		stopTrimmer()
+		api.Close()
+		return store.Close()
+	}
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Streams never end on their own: a shutdown ends them first, each with
+	// an error line that tells its client to resume from its last position.
+	srv.RegisterOnShutdown(api.CloseStreams)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		store.Close()
+		closeStore()
 		return err
 	}
 	log.Info("folio listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", version)
@@ -188,7 +233,7 @@ func serve(args []string) error {
 		stopPprof, err := servePprof(cfg.PprofAddr, log)
 		if err != nil {
 			ln.Close()
-			store.Close()
+			closeStore()
 			return err
 		}
 		defer stopPprof()
@@ -212,12 +257,30 @@ func serve(args []string) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
-	api.Close()
-	if cerr := store.Close(); cerr != nil && err == nil {
+	if cerr := closeStore(); cerr != nil && err == nil {
 		err = cerr
 	}
 	log.Info("folio stopped")
 	return err
+}
+
+// startTrimmer keeps the change log to the retention (none: 0 keeps it
+// all) until the returned func is called; that func returns once the
+// trimmer has stopped writing to the store.
+func startTrimmer(store kv.Store, retention time.Duration, log *slog.Logger) (stop func()) {
+	if retention <= 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		streams.NewTrimmer(store, retention, log).Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // servePprof serves the profiler's endpoints (/debug/pprof/...) on a
