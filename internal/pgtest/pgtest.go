@@ -86,7 +86,7 @@ func NewDatabase(tb testing.TB) string {
 	name := fmt.Sprintf("folio_test_%d_%d", os.Getpid(), dbSeq.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := srv.admin(ctx, "CREATE DATABASE "+name); err != nil {
+	if err := srv.createDatabase(ctx, name); err != nil {
 		tb.Fatalf("pgtest: create database %s: %v", name, err)
 	}
 	tb.Cleanup(func() {
@@ -283,4 +283,15 @@ func tail(s string) string {
 		lines = lines[len(lines)-20:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// createDatabase creates a database by copying the template's files, which
+// is several times faster than PostgreSQL 15's default of writing the copy
+// through the WAL; older servers know only that way.
+func (s *server) createDatabase(ctx context.Context, name string) error {
+	err := s.admin(ctx, "CREATE DATABASE "+name+" STRATEGY = FILE_COPY")
+	if err != nil && strings.Contains(err.Error(), "strategy") {
+		err = s.admin(ctx, "CREATE DATABASE "+name)
+	}
+	return err
 }

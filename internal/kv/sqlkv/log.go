@@ -42,9 +42,10 @@ func (s *Store) ReadLog(ctx context.Context, after kv.Position, limit int) ([]kv
 			coalesce((SELECT max(x) FROM folio_log WHERE x < pg_snapshot_xmin(pg_current_snapshot())), '0'::xid8),
 			trimmed_commit)::text
 		FROM folio_meta`)
-	b.Queue(`SELECT x::text, rec FROM folio_log
-		WHERE x > $1::text::xid8 AND x < pg_snapshot_xmin(pg_current_snapshot()) AND rec IS NOT NULL
-		ORDER BY x LIMIT $2`, formatPosition(after), limit)
+	// ORDER BY names the column: a bare x would sort by the text output.
+	b.Queue(`SELECT l.x::text AS pos, l.rec FROM folio_log AS l
+		WHERE l.x > $1::text::xid8 AND l.x < pg_snapshot_xmin(pg_current_snapshot()) AND l.rec IS NOT NULL
+		ORDER BY l.x LIMIT $2`, formatPosition(after), limit)
 	b.Queue("COMMIT")
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()

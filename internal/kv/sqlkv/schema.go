@@ -151,6 +151,11 @@ func ensureSchema(ctx context.Context, conn *pgx.Conn) error {
 		return nil
 	}
 	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42501" { // insufficient_privilege
+		if perr := checkPrivileges(ctx, conn); perr != nil {
+			return perr // the list of what is missing says more
+		}
+	}
 	if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == "42P01") { // undefined_table is expected on a new database
 		return fmt.Errorf("read schema version: %w", err)
 	}
