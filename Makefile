@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: test test-short bench serve vet fmt
+.PHONY: test test-short bench bench-compare serve vet fmt
 
 # The whole test suite, with the race detector, on every backend available.
 test: vet
@@ -19,6 +19,18 @@ vet:
 # Storage benchmarks (see docs/benchmarks.md for recorded results).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/kv/...
+
+# Folio side by side with PostgreSQL 15 on the same workloads (issue 8),
+# about ten minutes: rewrites its part of docs/benchmarks.md and
+# docs/bench-compare.svg. Flags go in BENCH_COMPARE_FLAGS, e.g.
+#   make bench-compare BENCH_COMPARE_FLAGS='-rev HEAD -rounds 3 -profile eq,tx'
+# (go run ./cmd/benchcompare -h lists them). Installs Debian's postgresql-15
+# first if its server programs are missing.
+PG_BIN ?= /usr/lib/postgresql/15/bin
+bench-compare:
+	@test -x $(PG_BIN)/postgres || { echo "installing postgresql-15"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15; }
+	$(GO) run ./cmd/benchcompare -pg-bin $(PG_BIN) $(BENCH_COMPARE_FLAGS)
 
 serve:
 	$(GO) run ./cmd/folio serve

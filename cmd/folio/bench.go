@@ -49,6 +49,7 @@ func bench(args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of the documents and of every client's operations and keys")
 	workloads := fs.String("workload", "all", "workloads to run, in order: names from the list above, comma-separated, or all")
 	load := fs.Bool("load", true, "drop the collection and load --docs documents first; without it the collection must hold exactly those")
+	warmup := fs.Duration("warmup", 5*time.Second, "run workload A this long before measuring, unreported, so that caches fill and the work a load leaves behind is done (0: none)")
 	batch := fs.Int("batch", 500, "documents per insert request in the load")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of tables")
 	quiet := fs.Bool("quiet", false, "no progress lines")
@@ -98,6 +99,16 @@ func bench(args []string) error {
 		}
 		if progress != nil {
 			fmt.Fprintf(progress, "%s: loaded %d documents in %.1fs\n", d.Name(), *docs, took.Seconds())
+		}
+	}
+	if *warmup > 0 {
+		if progress != nil {
+			fmt.Fprintf(progress, "%s: warming up with workload A for %v (not reported)\n", d.Name(), *warmup)
+		}
+		a, _ := loadgen.LookupWorkload("A")
+		if _, err := loadgen.Run(ctx, loadgen.RunConfig{Driver: d, Workload: a, Data: data, Clients: *clients,
+			Duration: *warmup, Seed: *seed + 1, Progress: progress}); err != nil {
+			return fmt.Errorf("bench: warm-up: %w", err)
 		}
 	}
 	var results []*loadgen.Result
