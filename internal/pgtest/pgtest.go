@@ -17,7 +17,8 @@
 // covers the PostgreSQL backend.
 //
 // The throwaway cluster runs with fsync, synchronous_commit and
-// full_page_writes off. That loses nothing a test relies on: tests kill Folio
+// full_page_writes off (unless FOLIO_TEST_POSTGRES_FSYNC=on). That loses
+// nothing a test relies on: tests kill Folio
 // processes, never PostgreSQL, and a commit that PostgreSQL acknowledged stays
 // visible to every later connection whether or not it reached the disk.
 package pgtest
@@ -47,6 +48,10 @@ import (
 // URLEnv names the environment variable that points the tests at an
 // existing PostgreSQL server instead of a throwaway cluster.
 const URLEnv = "FOLIO_TEST_POSTGRES_URL"
+
+// FsyncEnv, set to "on", starts the throwaway cluster durable (fsync and
+// synchronous commit on), for benchmarks to compare with durable engines.
+const FsyncEnv = "FOLIO_TEST_POSTGRES_FSYNC"
 
 var (
 	once    sync.Once
@@ -210,18 +215,19 @@ func runPostgres(bin, dir, data string, cred *syscall.Credential) (*server, erro
 		return nil, err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
+	args := []string{"-D", data,
 		"-c", "listen_addresses=127.0.0.1",
-		"-c", "port="+strconv.Itoa(port),
-		"-c", "unix_socket_directories="+dir,
-		"-c", "fsync=off",
-		"-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off",
+		"-c", "port=" + strconv.Itoa(port),
+		"-c", "unix_socket_directories=" + dir,
 		"-c", "max_connections=300",
 		"-c", "max_pred_locks_per_transaction=256",
 		"-c", "shared_buffers=128MB",
 		"-c", "log_min_messages=warning",
-	)
+	}
+	if os.Getenv(FsyncEnv) != "on" {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Pdeathsig: a test binary that is killed takes its server with it
 	// (SIGQUIT is PostgreSQL's immediate shutdown).
