@@ -92,12 +92,13 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, start *stre
 	}
 	defer sub.Close()
 	st := newStream(w)
-	st.start()
-	if st.flusher != nil {
-		st.flusher.Flush()
+	if st.flusher == nil {
+		return status.Errorf(status.Internal, "streaming is not supported by this connection")
 	}
+	st.start()
+	st.flusher.Flush()
 	var buf []byte
-	for {
+	for unflushed := 0; ; {
 		batch, err := sub.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -105,14 +106,27 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, start *stre
 			}
 			return st.finish(err)
 		}
+		buf = buf[:0]
 		for i := range batch {
-			buf = render(buf[:0], &batch[i])
-			if err := st.send(buf); err != nil {
-				return nil
-			}
+			buf = append(buf, `{"result":`...)
+			buf = render(buf, &batch[i])
+			buf = append(buf, "}\n"...)
+		}
+		if _, err := st.w.Write(buf); err != nil {
+			return nil
+		}
+		// A consumer that keeps up gets each batch at once; one that is
+		// behind gets what is waiting with one flush (one write to the
+		// connection) instead of one per item.
+		if unflushed++; !sub.Ready() || unflushed == maxUnflushed {
+			st.flusher.Flush()
+			unflushed = 0
 		}
 	}
 }
+
+// maxUnflushed bounds the batches written between two flushes.
+const maxUnflushed = 64
 
 // eventChunk renders a change event:
 // {"event":{"tx_id":…,"collection":…,"op":…,"key":…,"data":…,"last":…,"position":…}}.

@@ -430,6 +430,11 @@ func TestPickCopiesParts(t *testing.T) {
 	if len(all) != 2 || size != e.size || all[0].Last || !all[1].Last {
 		t.Errorf("whole pick = %v, %d", all, size)
 	}
+	// A transaction's last event stands for the whole entry; the others
+	// name their record.
+	if all[0].Cursor != (Cursor{Pos: 9, Index: 0}) || all[1].Cursor != After(9) {
+		t.Errorf("cursors %#v %#v", all[0].Cursor, all[1].Cursor)
+	}
 }
 
 func TestTrimmer(t *testing.T) {
@@ -479,5 +484,25 @@ func TestTrimmerInterval(t *testing.T) {
 		if got := NewTrimmer(nil, tc.retention, nil).Interval(); got != tc.want {
 			t.Errorf("interval for %v: %v, want %v", tc.retention, got, tc.want)
 		}
+	}
+}
+
+func TestReady(t *testing.T) {
+	s := newStore(t)
+	h := newHub(t, s, Options{})
+	sub := subscribe(t, h, now(t, s), Changes("db", "c1"))
+	if sub.Ready() {
+		t.Fatal("ready before any commit")
+	}
+	commit(t, s, rec{"c1", "a"})
+	for deadline := time.Now().Add(10 * time.Second); !sub.Ready(); {
+		if time.Now().After(deadline) {
+			t.Fatal("not ready after a commit")
+		}
+		runtime.Gosched()
+	}
+	next(t, sub)
+	if sub.Ready() {
+		t.Error("ready after the only batch was taken")
 	}
 }

@@ -94,6 +94,13 @@ func (s *Subscription) Next(ctx context.Context) (Batch, error) {
 	}
 }
 
+// Ready reports whether Next has a batch to return without waiting.
+func (s *Subscription) Ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) > 0
+}
+
 // Close ends the subscription and releases what it holds. It is safe to
 // call more than once, and from any goroutine.
 func (s *Subscription) Close() {
