@@ -10,7 +10,8 @@
 //	("s", collection id, "size")             → counter: bytes of documents
 //	("s", collection id, "count")            → counter: number of documents
 //	("s", collection id, "seq", field)       → counter: last int32 key generated
-//	("m", collection id, partition, time, node) → message (see messages)
+//	("m", collection id, partition, time, node)
+//	                                         → message (see messages)
 //
 // Data keys carry ids, not names: dropping a collection unlinks its name and
 // clears its id's ranges, and a collection created again under the same name
