@@ -39,7 +39,8 @@ type Options struct {
 	// is still delivered when nothing else is waiting.
 	MaxPending int
 	// ReadBatch is the most log entries read at once, by the hub and by a
-	// subscription catching up.
+	// subscription catching up. An entry may be as large as a transaction
+	// (10 MiB by default), so this bounds what one read holds in memory.
 	ReadBatch int
 	// Logger reports failures of the hub's own reads.
 	Logger *slog.Logger
@@ -48,7 +49,7 @@ type Options struct {
 // Defaults of Options.
 const (
 	DefaultMaxPending = 16 << 20
-	DefaultReadBatch  = 256
+	DefaultReadBatch  = 32
 )
 
 // eventOverhead is what an event costs in a queue besides its key and data
