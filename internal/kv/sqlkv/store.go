@@ -60,6 +60,16 @@
 //
 // A transaction that holds an id for long (in any database of the cluster)
 // holds the horizon back, and with it the log readers, but not commits.
+//
+// One case where position order and the serialization order may differ:
+// two commits running at the same moment, where one read a range the other
+// wrote into without the other reading anything the first wrote. SSI lets
+// both commit, ordering the reader first, while the ids may say otherwise.
+// Their writes are then disjoint (overlapping writes conflict), so replaying
+// the log in position order still gives the stored state; but a snapshot
+// taken between the two commits may see the writer without the reader. The
+// embedded backend rejects the reader instead. Closing this would take a
+// shared serialization point, the bottleneck this design avoids.
 package sqlkv
 
 import (
