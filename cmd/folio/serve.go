@@ -20,6 +20,7 @@ import (
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/kv/sqlkv"
 	"github.com/foliodb/folio/internal/session"
 	"github.com/foliodb/folio/internal/streams"
 )
@@ -29,6 +30,8 @@ import (
 // the default.
 type serveConfig struct {
 	Addr         string   `json:"addr"`
+	Engine       string   `json:"engine"`
+	PostgresURL  string   `json:"postgres_url"`
 	DataDir      string   `json:"data_dir"`
 	LogLevel     string   `json:"log_level"`
 	LogFormat    string   `json:"log_format"`
@@ -53,6 +56,7 @@ const DefaultLogRetention = 24 * time.Hour
 func defaultConfig() serveConfig {
 	return serveConfig{
 		Addr:         ":8081",
+		Engine:       "pebble",
 		DataDir:      "./data",
 		LogLevel:     "info",
 		LogFormat:    "text",
@@ -87,6 +91,8 @@ func loadConfig(args []string) (serveConfig, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	configFile := fs.String("config", os.Getenv("FOLIO_CONFIG"), "JSON config file (env FOLIO_CONFIG)")
 	addr := fs.String("addr", "", "address to listen on (env FOLIO_ADDR; default :8081)")
+	engine := fs.String("engine", "", "storage engine: pebble (embedded) or postgres (env FOLIO_ENGINE; default pebble)")
+	pgURL := fs.String("postgres-url", "", "PostgreSQL connection URL for --engine postgres (env FOLIO_POSTGRES_URL)")
 	dataDir := fs.String("data-dir", "", "directory of the embedded store (env FOLIO_DATA_DIR; default ./data)")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (env FOLIO_LOG_LEVEL; default info)")
 	logFormat := fs.String("log-format", "", "text or json (env FOLIO_LOG_FORMAT; default text)")
@@ -120,6 +126,8 @@ func loadConfig(args []string) (serveConfig, error) {
 	}
 	pick(&cfg.Addr, *addr, "FOLIO_ADDR")
 	pick(&cfg.DataDir, *dataDir, "FOLIO_DATA_DIR")
+	pick(&cfg.Engine, *engine, "FOLIO_ENGINE")
+	pick(&cfg.PostgresURL, *pgURL, "FOLIO_POSTGRES_URL")
 	pick(&cfg.LogLevel, *logLevel, "FOLIO_LOG_LEVEL")
 	pick(&cfg.LogFormat, *logFormat, "FOLIO_LOG_FORMAT")
 	pick(&cfg.Origin, *origin, "FOLIO_NODE_ID")
@@ -174,6 +182,26 @@ func newLogger(cfg serveConfig) (*slog.Logger, error) {
 	return nil, fmt.Errorf("log format %q: want text or json", cfg.LogFormat)
 }
 
+// openStore opens the storage engine the configuration names: the one place
+// where a backend is picked.
+func openStore(ctx context.Context, cfg serveConfig, log *slog.Logger) (kv.Store, error) {
+	switch cfg.Engine {
+	case "pebble":
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
+		return pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: time.Duration(cfg.MaxTxAge), Logger: log})
+	case "postgres":
+		if cfg.PostgresURL == "" {
+			return nil, errors.New("--engine postgres needs --postgres-url (or FOLIO_POSTGRES_URL)")
+		}
+		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: time.Duration(cfg.MaxTxAge), Logger: log})
+	}
+	return nil, fmt.Errorf("unknown engine %q: want pebble or postgres", cfg.Engine)
+}
+
 func serve(args []string) error {
 	cfg, err := loadConfig(args)
 	if err != nil {
@@ -189,10 +217,7 @@ func serve(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return fmt.Errorf("data directory: %w", err)
-	}
-	store, err := pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: time.Duration(cfg.MaxTxAge), Logger: log})
+	store, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -228,7 +253,7 @@ func serve(args []string) error {
 		closeStore()
 		return err
 	}
-	log.Info("folio listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "version", version)
+	log.Info("folio listening", "addr", ln.Addr().String(), "engine", cfg.Engine, "data_dir", cfg.DataDir, "version", version)
 	if cfg.PprofAddr != "" {
 		stopPprof, err := servePprof(cfg.PprofAddr, log)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +19,8 @@ import (
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/kv/sqlkv"
+	"github.com/foliodb/folio/internal/pgtest"
 )
 
 // A backend is a storage engine the suite runs the API on.
@@ -34,7 +37,22 @@ type backend struct {
 // database from internal/pgtest and skipping when there is none.
 var backends = []backend{
 	{name: "pebble", open: openPebble},
+	{name: "postgres", open: openPostgres},
 }
+
+// openPostgres opens the PostgreSQL backend on a fresh database of the
+// test binary's throwaway cluster (see pgtest: skipped where there is no
+// PostgreSQL, except in CI).
+func openPostgres(t *testing.T) kv.Store {
+	url := pgtest.NewDatabase(t)
+	s, err := sqlkv.Open(context.Background(), sqlkv.Options{URL: url})
+	if err != nil {
+		t.Fatalf("open postgres store: %v", err)
+	}
+	return s
+}
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func openPebble(t *testing.T) kv.Store {
 	s, err := pebblekv.Open(pebblekv.Options{Dir: t.TempDir()})
