@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/kv/sqlkv"
+	"github.com/foliodb/folio/internal/pgtest"
 )
 
 var ctx = context.Background()
@@ -29,16 +32,48 @@ const propSchema = `{"title":"things","primary_key":["id"],"properties":{
 	"tags":{"type":"array","items":{"type":"string"}},
 	"addr":{"type":"object","properties":{"city":{"type":"string"},"zip":{"type":"integer"}}}}}`
 
-func newCollection(t testing.TB, schema string) (kv.Store, *catalog.Collection) {
-	t.Helper()
-	store, err := pebblekv.Open(pebblekv.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
+// backends are the storage engines the operations are tested on.
+var backends = []struct {
+	name string
+	open func(testing.TB) kv.Store
+}{
+	{"pebble", func(t testing.TB) kv.Store {
+		s, err := pebblekv.Open(pebblekv.Options{Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}},
+	{"postgres", func(t testing.TB) kv.Store {
+		s, err := sqlkv.Open(context.Background(), sqlkv.Options{URL: pgtest.NewDatabase(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}},
+}
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// eachBackend runs fn as a subtest per storage engine.
+func eachBackend(t *testing.T, fn func(t *testing.T, open func(testing.TB) kv.Store)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { fn(t, b.open) })
 	}
+}
+
+// newCollection opens an embedded store with one collection.
+func newCollection(t testing.TB, schema string) (kv.Store, *catalog.Collection) {
+	return newCollectionOn(t, backends[0].open, schema)
+}
+
+func newCollectionOn(t testing.TB, open func(testing.TB) kv.Store, schema string) (kv.Store, *catalog.Collection) {
+	t.Helper()
+	store := open(t)
 	t.Cleanup(func() { store.Close() })
 	cat := catalog.New()
 	var coll *catalog.Collection
-	_, err = kv.Run(ctx, store, func(tx kv.Tx) error {
+	_, err := kv.Run(ctx, store, func(tx kv.Tx) error {
 		if err := cat.CreateDatabase(ctx, tx, "db"); err != nil {
 			return err
 		}
@@ -173,173 +208,177 @@ func bruteForce(t testing.TB, s *Service, tx kv.Tx, coll *catalog.Collection, f 
 // and inside a transaction holding uncommitted inserts, updates and
 // deletes.
 func TestPlannerMatchesBruteForce(t *testing.T) {
-	store, coll := newCollection(t, propSchema)
-	s := New()
-	rng := rand.New(rand.NewPCG(7, 11))
-	var docs [][]byte
-	for id := 0; id < 60; id++ {
-		docs = append(docs, []byte(randomDoc(rng, id)))
-	}
-	if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
-		_, err := s.Insert(ctx, tx, coll, docs)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	check := func(tx kv.Tx, round int) {
-		for i := 0; i < 150; i++ {
-			raw := randomFilter(rng, 2)
-			collation := filter.Collation{}
-			if rng.IntN(4) == 0 {
-				collation.Case = "ci"
-			}
-			f, err := filter.Parse([]byte(raw), coll.Schema, collation)
-			if err != nil {
-				t.Fatalf("filter %s: %v", raw, err)
-			}
-			want := bruteForce(t, s, tx, coll, f)
-			got := readAll(t, s, tx, coll, ReadRequest{Filter: f})
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("round %d, filter %s (collation %q):\n got %d %v\nwant %d %v", round, raw, collation.Case, len(got), got, len(want), want)
-			}
-			limit, skip := int64(rng.IntN(4)), int64(rng.IntN(3))
-			got = readAll(t, s, tx, coll, ReadRequest{Filter: f, Limit: limit, Skip: skip})
-			end := min(int64(len(want)), skip+limit)
-			if limit == 0 {
-				end = int64(len(want))
-			}
-			exp := []string{}
-			if skip < int64(len(want)) {
-				exp = want[skip:end]
-			}
-			if fmt.Sprint(got) != fmt.Sprint(exp) && !(len(got) == 0 && len(exp) == 0) {
-				t.Fatalf("filter %s limit %d skip %d:\n got %v\nwant %v", raw, limit, skip, got, exp)
-			}
+	eachBackend(t, func(t *testing.T, open func(testing.TB) kv.Store) {
+		store, coll := newCollectionOn(t, open, propSchema)
+		s := New()
+		rng := rand.New(rand.NewPCG(7, 11))
+		var docs [][]byte
+		for id := 0; id < 60; id++ {
+			docs = append(docs, []byte(randomDoc(rng, id)))
 		}
-	}
-	tx, err := store.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	check(tx, 0)
-	tx.Rollback()
-
-	// Inside a transaction with uncommitted writes of every kind.
-	tx, err = store.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	var more [][]byte
-	for id := 100; id < 120; id++ {
-		more = append(more, []byte(randomDoc(rng, id)))
-	}
-	if _, err := s.Insert(ctx, tx, coll, more); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 10; i++ {
-		f, _ := filter.Parse([]byte(fmt.Sprintf(`{"id":%d}`, rng.IntN(60))), coll.Schema, filter.Collation{})
-		set := fmt.Sprintf(`{"$set":{"name":%q,"age":%d,"addr.city":%q}}`, names[rng.IntN(len(names))], rng.IntN(12), cities[rng.IntN(len(cities))])
-		if _, err := s.Update(ctx, tx, coll, f, []byte(set)); err != nil {
+		if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
+			_, err := s.Insert(ctx, tx, coll, docs)
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	f, _ := filter.Parse([]byte(`{"age":{"$lt":2}}`), coll.Schema, filter.Collation{})
-	if _, err := s.Delete(ctx, tx, coll, f); err != nil {
-		t.Fatal(err)
-	}
-	unset, _ := filter.Parse([]byte(`{"id":{"$lt":10}}`), coll.Schema, filter.Collation{})
-	if _, err := s.Update(ctx, tx, coll, unset, []byte(`{"$unset":["name"]}`)); err != nil {
-		t.Fatal(err)
-	}
-	check(tx, 1)
-	if _, err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// And once more after the commit, on a fresh transaction.
-	tx2, err := store.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx2.Rollback()
-	check(tx2, 2)
+		check := func(tx kv.Tx, round int) {
+			for i := 0; i < 150; i++ {
+				raw := randomFilter(rng, 2)
+				collation := filter.Collation{}
+				if rng.IntN(4) == 0 {
+					collation.Case = "ci"
+				}
+				f, err := filter.Parse([]byte(raw), coll.Schema, collation)
+				if err != nil {
+					t.Fatalf("filter %s: %v", raw, err)
+				}
+				want := bruteForce(t, s, tx, coll, f)
+				got := readAll(t, s, tx, coll, ReadRequest{Filter: f})
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("round %d, filter %s (collation %q):\n got %d %v\nwant %d %v", round, raw, collation.Case, len(got), got, len(want), want)
+				}
+				limit, skip := int64(rng.IntN(4)), int64(rng.IntN(3))
+				got = readAll(t, s, tx, coll, ReadRequest{Filter: f, Limit: limit, Skip: skip})
+				end := min(int64(len(want)), skip+limit)
+				if limit == 0 {
+					end = int64(len(want))
+				}
+				exp := []string{}
+				if skip < int64(len(want)) {
+					exp = want[skip:end]
+				}
+				if fmt.Sprint(got) != fmt.Sprint(exp) && !(len(got) == 0 && len(exp) == 0) {
+					t.Fatalf("filter %s limit %d skip %d:\n got %v\nwant %v", raw, limit, skip, got, exp)
+				}
+			}
+		}
+		tx, err := store.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(tx, 0)
+		tx.Rollback()
+
+		// Inside a transaction with uncommitted writes of every kind.
+		tx, err = store.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		var more [][]byte
+		for id := 100; id < 120; id++ {
+			more = append(more, []byte(randomDoc(rng, id)))
+		}
+		if _, err := s.Insert(ctx, tx, coll, more); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 10; i++ {
+			f, _ := filter.Parse([]byte(fmt.Sprintf(`{"id":%d}`, rng.IntN(60))), coll.Schema, filter.Collation{})
+			set := fmt.Sprintf(`{"$set":{"name":%q,"age":%d,"addr.city":%q}}`, names[rng.IntN(len(names))], rng.IntN(12), cities[rng.IntN(len(cities))])
+			if _, err := s.Update(ctx, tx, coll, f, []byte(set)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, _ := filter.Parse([]byte(`{"age":{"$lt":2}}`), coll.Schema, filter.Collation{})
+		if _, err := s.Delete(ctx, tx, coll, f); err != nil {
+			t.Fatal(err)
+		}
+		unset, _ := filter.Parse([]byte(`{"id":{"$lt":10}}`), coll.Schema, filter.Collation{})
+		if _, err := s.Update(ctx, tx, coll, unset, []byte(`{"$unset":["name"]}`)); err != nil {
+			t.Fatal(err)
+		}
+		check(tx, 1)
+		if _, err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// And once more after the commit, on a fresh transaction.
+		tx2, err := store.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx2.Rollback()
+		check(tx2, 2)
+	})
 }
 
 // TestIndexUse proves that a selective filter on a non-key field reads
 // about as many keys as it matches, not the collection: over 100,000
 // documents, counted through the kv interface.
 func TestIndexUse(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads 100,000 documents")
-	}
-	const n = 100_000
-	store, coll := newCollection(t, `{"title":"big","primary_key":["id"],"properties":{
-		"id":{"type":"integer"},"group":{"type":"integer"},"email":{"type":"string"},"age":{"type":"integer"}}}`)
-	s := New()
-	for start := 0; start < n; start += 5000 {
-		var batch [][]byte
-		for id := start; id < start+5000; id++ {
-			batch = append(batch, []byte(fmt.Sprintf(`{"id":%d,"group":%d,"email":"User%d@example.com","age":%d}`, id, id%5000, id, id%1000)))
+	eachBackend(t, func(t *testing.T, open func(testing.TB) kv.Store) {
+		if testing.Short() {
+			t.Skip("loads 100,000 documents")
 		}
-		if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
-			_, err := s.Insert(ctx, tx, coll, batch)
-			return err
-		}); err != nil {
-			t.Fatal(err)
+		const n = 100_000
+		store, coll := newCollectionOn(t, open, `{"title":"big","primary_key":["id"],"properties":{
+			"id":{"type":"integer"},"group":{"type":"integer"},"email":{"type":"string"},"age":{"type":"integer"}}}`)
+		s := New()
+		for start := 0; start < n; start += 5000 {
+			var batch [][]byte
+			for id := start; id < start+5000; id++ {
+				batch = append(batch, []byte(fmt.Sprintf(`{"id":%d,"group":%d,"email":"User%d@example.com","age":%d}`, id, id%5000, id, id%1000)))
+			}
+			if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
+				_, err := s.Insert(ctx, tx, coll, batch)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	for _, tc := range []struct {
-		filter    string
-		collation string
-		matches   int
-		limit     int64
-	}{
-		{`{"group":1234}`, "", 20, 0},
-		{`{"email":"user4242@example.com"}`, "ci", 1, 0},
-		{`{"email":"User4242@example.com"}`, "", 1, 0},
-		{`{"$and":[{"age":{"$gte":10}},{"age":{"$lt":12}}]}`, "", 200, 0},
-		{`{"$or":[{"group":7},{"group":8}]}`, "", 40, 0},
-		{`{"$and":[{"group":99},{"age":{"$gt":0}}]}`, "", 20, 0},
-	} {
-		f, err := filter.Parse([]byte(tc.filter), coll.Schema, filter.Collation{Case: tc.collation})
-		if err != nil {
-			t.Fatal(err)
+		for _, tc := range []struct {
+			filter    string
+			collation string
+			matches   int
+			limit     int64
+		}{
+			{`{"group":1234}`, "", 20, 0},
+			{`{"email":"user4242@example.com"}`, "ci", 1, 0},
+			{`{"email":"User4242@example.com"}`, "", 1, 0},
+			{`{"$and":[{"age":{"$gte":10}},{"age":{"$lt":12}}]}`, "", 200, 0},
+			{`{"$or":[{"group":7},{"group":8}]}`, "", 40, 0},
+			{`{"$and":[{"group":99},{"age":{"$gt":0}}]}`, "", 20, 0},
+		} {
+			f, err := filter.Parse([]byte(tc.filter), coll.Schema, filter.Collation{Case: tc.collation})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var count kv.ReadCount
+			tx, err := store.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readAll(t, s, kv.CountReads(tx, &count), coll, ReadRequest{Filter: f, Limit: tc.limit})
+			tx.Rollback()
+			if len(got) != tc.matches {
+				t.Fatalf("%s: %d matches, want %d", tc.filter, len(got), tc.matches)
+			}
+			// Index entries plus documents, and a few catalog reads.
+			if keys := count.Keys.Load(); keys > int64(4*tc.matches+10) {
+				t.Fatalf("%s: read %d keys for %d matches: the index was not used", tc.filter, keys, tc.matches)
+			} else {
+				t.Logf("%s: %d keys read for %d matches", tc.filter, keys, tc.matches)
+			}
 		}
+
+		// A filter that matches everything, with a limit: the planner reads at
+		// most sqrt(limit × documents) index entries before it settles on a
+		// scan, which then stops at the limit. That bounds the work to about
+		// twice the cheaper plan's, whatever the filter's selectivity.
+		f, _ := filter.Parse([]byte(`{"age":{"$gte":0}}`), coll.Schema, filter.Collation{})
 		var count kv.ReadCount
 		tx, err := store.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := readAll(t, s, kv.CountReads(tx, &count), coll, ReadRequest{Filter: f, Limit: tc.limit})
-		tx.Rollback()
-		if len(got) != tc.matches {
-			t.Fatalf("%s: %d matches, want %d", tc.filter, len(got), tc.matches)
+		defer tx.Rollback()
+		if got := readAll(t, s, kv.CountReads(tx, &count), coll, ReadRequest{Filter: f, Limit: 50}); len(got) != 50 {
+			t.Fatalf("limit 50: %d documents", len(got))
 		}
-		// Index entries plus documents, and a few catalog reads.
-		if keys := count.Keys.Load(); keys > int64(4*tc.matches+10) {
-			t.Fatalf("%s: read %d keys for %d matches: the index was not used", tc.filter, keys, tc.matches)
-		} else {
-			t.Logf("%s: %d keys read for %d matches", tc.filter, keys, tc.matches)
+		if bound := int64(math.Sqrt(50*n)) + 50 + 10; count.Keys.Load() > bound {
+			t.Fatalf("unselective filter with limit 50 read %d keys, bound %d", count.Keys.Load(), bound)
 		}
-	}
-
-	// A filter that matches everything, with a limit: the planner reads at
-	// most sqrt(limit × documents) index entries before it settles on a
-	// scan, which then stops at the limit. That bounds the work to about
-	// twice the cheaper plan's, whatever the filter's selectivity.
-	f, _ := filter.Parse([]byte(`{"age":{"$gte":0}}`), coll.Schema, filter.Collation{})
-	var count kv.ReadCount
-	tx, err := store.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	if got := readAll(t, s, kv.CountReads(tx, &count), coll, ReadRequest{Filter: f, Limit: 50}); len(got) != 50 {
-		t.Fatalf("limit 50: %d documents", len(got))
-	}
-	if bound := int64(math.Sqrt(50*n)) + 50 + 10; count.Keys.Load() > bound {
-		t.Fatalf("unselective filter with limit 50 read %d keys, bound %d", count.Keys.Load(), bound)
-	}
+	})
 }
 
 // sortValue reads the value at a dot path with encoding/json, independently
@@ -383,118 +422,122 @@ func boolInt(b bool) int {
 // return the matches ordered by the field (missing values last, ties in
 // primary-key order), with limit and skip.
 func TestSortMatchesBruteForce(t *testing.T) {
-	store, coll := newCollection(t, propSchema)
-	s := New()
-	rng := rand.New(rand.NewPCG(3, 5))
-	var docs [][]byte
-	for id := 0; id < 80; id++ {
-		docs = append(docs, []byte(randomDoc(rng, id)))
-	}
-	if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
-		_, err := s.Insert(ctx, tx, coll, docs)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := store.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	paths := []string{"name", "age", "score", "ok", "when", "addr.city", "id"}
-	for i := 0; i < 200; i++ {
-		path := paths[rng.IntN(len(paths))]
-		desc := rng.IntN(2) == 0
-		var raw string
-		switch rng.IntN(3) {
-		case 0:
-			raw = `{}`
-		case 1:
-			raw = randomComparison(rng)
-		default:
-			raw = randomFilter(rng, 1)
+	eachBackend(t, func(t *testing.T, open func(testing.TB) kv.Store) {
+		store, coll := newCollectionOn(t, open, propSchema)
+		s := New()
+		rng := rand.New(rand.NewPCG(3, 5))
+		var docs [][]byte
+		for id := 0; id < 80; id++ {
+			docs = append(docs, []byte(randomDoc(rng, id)))
 		}
-		f, err := filter.Parse([]byte(raw), coll.Schema, filter.Collation{})
+		if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
+			_, err := s.Insert(ctx, tx, coll, docs)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		tx, err := store.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := bruteForce(t, s, tx, coll, f)
-		if desc { // ties in descending primary-key order
-			slices.Reverse(want)
-		}
-		slices.SortStableFunc(want, func(a, b string) int {
-			va, vb := sortValue(t, a, path), sortValue(t, b, path)
-			switch {
-			case va == nil && vb == nil: // ascending key order among the missing
-				return cmp.Compare(sortValue(t, a, "id").(float64), sortValue(t, b, "id").(float64))
-			case va == nil:
-				return 1
-			case vb == nil:
-				return -1
+		defer tx.Rollback()
+		paths := []string{"name", "age", "score", "ok", "when", "addr.city", "id"}
+		for i := 0; i < 200; i++ {
+			path := paths[rng.IntN(len(paths))]
+			desc := rng.IntN(2) == 0
+			var raw string
+			switch rng.IntN(3) {
+			case 0:
+				raw = `{}`
+			case 1:
+				raw = randomComparison(rng)
+			default:
+				raw = randomFilter(rng, 1)
 			}
-			c := compareValues(va, vb)
-			if desc {
-				c = -c
+			f, err := filter.Parse([]byte(raw), coll.Schema, filter.Collation{})
+			if err != nil {
+				t.Fatal(err)
 			}
-			return c
-		})
-		limit, skip := int64(rng.IntN(5)), int64(rng.IntN(3))
-		got := readAll(t, s, tx, coll, ReadRequest{Filter: f, Sort: []SortField{{Path: path, Desc: desc}}, Limit: limit, Skip: skip})
-		exp := want[min(int(skip), len(want)):]
-		if limit > 0 {
-			exp = exp[:min(int(limit), len(exp))]
+			want := bruteForce(t, s, tx, coll, f)
+			if desc { // ties in descending primary-key order
+				slices.Reverse(want)
+			}
+			slices.SortStableFunc(want, func(a, b string) int {
+				va, vb := sortValue(t, a, path), sortValue(t, b, path)
+				switch {
+				case va == nil && vb == nil: // ascending key order among the missing
+					return cmp.Compare(sortValue(t, a, "id").(float64), sortValue(t, b, "id").(float64))
+				case va == nil:
+					return 1
+				case vb == nil:
+					return -1
+				}
+				c := compareValues(va, vb)
+				if desc {
+					c = -c
+				}
+				return c
+			})
+			limit, skip := int64(rng.IntN(5)), int64(rng.IntN(3))
+			got := readAll(t, s, tx, coll, ReadRequest{Filter: f, Sort: []SortField{{Path: path, Desc: desc}}, Limit: limit, Skip: skip})
+			exp := want[min(int(skip), len(want)):]
+			if limit > 0 {
+				exp = exp[:min(int(limit), len(exp))]
+			}
+			if fmt.Sprint(got) != fmt.Sprint(exp) {
+				t.Fatalf("sort %s desc=%v filter %s limit %d skip %d:\n got %v\nwant %v", path, desc, raw, limit, skip, got, exp)
+			}
 		}
-		if fmt.Sprint(got) != fmt.Sprint(exp) {
-			t.Fatalf("sort %s desc=%v filter %s limit %d skip %d:\n got %v\nwant %v", path, desc, raw, limit, skip, got, exp)
-		}
-	}
+	})
 }
 
 // TestLongStrings: values longer than an index entry holds are found by
 // equality and ranges all the same, and never make a write fail.
 func TestLongStrings(t *testing.T) {
-	store, coll := newCollection(t, propSchema)
-	s := New()
-	long := strings.Repeat("x", 20_000)
-	docs := [][]byte{
-		[]byte(`{"id":1,"name":"` + long + `a"}`),
-		[]byte(`{"id":2,"name":"` + long + `b"}`),
-		[]byte(`{"id":3,"name":"` + long + `"}`),
-		[]byte(`{"id":4,"name":"` + strings.ToUpper(long) + `B"}`),
-		[]byte(`{"id":5,"name":"y"}`),
-	}
-	if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
-		_, err := s.Insert(ctx, tx, coll, docs)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := store.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	for _, tc := range []struct {
-		filter, collation string
-		ids               string
-	}{
-		{`{"name":"` + long + `b"}`, "", "2"},
-		{`{"name":{"$gt":"` + long + `a"}}`, "", "2 5"},
-		{`{"name":{"$lt":"` + long + `a"}}`, "", "3 4"},
-		{`{"name":{"$gte":"` + long + `"}}`, "", "1 2 3 5"},
-		{`{"name":"` + long + `B"}`, "ci", "2 4"},
-		{`{"name":{"$gt":"` + long + `a"}}`, "ci", "2 4 5"},
-	} {
-		f, err := filter.Parse([]byte(tc.filter), coll.Schema, filter.Collation{Case: tc.collation})
+	eachBackend(t, func(t *testing.T, open func(testing.TB) kv.Store) {
+		store, coll := newCollectionOn(t, open, propSchema)
+		s := New()
+		long := strings.Repeat("x", 20_000)
+		docs := [][]byte{
+			[]byte(`{"id":1,"name":"` + long + `a"}`),
+			[]byte(`{"id":2,"name":"` + long + `b"}`),
+			[]byte(`{"id":3,"name":"` + long + `"}`),
+			[]byte(`{"id":4,"name":"` + strings.ToUpper(long) + `B"}`),
+			[]byte(`{"id":5,"name":"y"}`),
+		}
+		if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
+			_, err := s.Insert(ctx, tx, coll, docs)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		tx, err := store.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ids []string
-		for _, d := range readAll(t, s, tx, coll, ReadRequest{Filter: f, Include: map[string]bool{"id": true}}) {
-			ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(d, `{"id":`), "}"))
+		defer tx.Rollback()
+		for _, tc := range []struct {
+			filter, collation string
+			ids               string
+		}{
+			{`{"name":"` + long + `b"}`, "", "2"},
+			{`{"name":{"$gt":"` + long + `a"}}`, "", "2 5"},
+			{`{"name":{"$lt":"` + long + `a"}}`, "", "3 4"},
+			{`{"name":{"$gte":"` + long + `"}}`, "", "1 2 3 5"},
+			{`{"name":"` + long + `B"}`, "ci", "2 4"},
+			{`{"name":{"$gt":"` + long + `a"}}`, "ci", "2 4 5"},
+		} {
+			f, err := filter.Parse([]byte(tc.filter), coll.Schema, filter.Collation{Case: tc.collation})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, d := range readAll(t, s, tx, coll, ReadRequest{Filter: f, Include: map[string]bool{"id": true}}) {
+				ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(d, `{"id":`), "}"))
+			}
+			if strings.Join(ids, " ") != tc.ids {
+				t.Errorf("%.60s… (%s): ids %v, want %s", tc.filter, tc.collation, ids, tc.ids)
+			}
 		}
-		if strings.Join(ids, " ") != tc.ids {
-			t.Errorf("%.60s… (%s): ids %v, want %s", tc.filter, tc.collation, ids, tc.ids)
-		}
-	}
+	})
 }
