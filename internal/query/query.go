@@ -78,7 +78,13 @@ func Run(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (
 	if pk := pinnedKey(coll.Schema, req.Filter); pk != nil {
 		key, err := keyspace.Document(coll.ID, pk)
 		if err == nil {
-			return tx.Scan(ctx, after(kv.KeyRange(key), req.After), kv.ScanOptions{}), Plan{Kind: "point"}, nil
+			// A Get, not a one-key scan: a scan steps past every older
+			// version of a hot key still in the memtable, a Get does not.
+			var keys [][]byte
+			if req.After == nil || bytes.Compare(key, req.After) > 0 {
+				keys = [][]byte{key}
+			}
+			return &fetchIterator{ctx: ctx, tx: tx, keys: keys}, Plan{Kind: "point"}, nil
 		}
 	}
 	p := &planner{ctx: ctx, tx: tx, coll: coll, docPrefix: docs.Begin}
