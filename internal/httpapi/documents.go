@@ -275,7 +275,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	stream := newStream(w)
+	stream := newBatchedStream(w)
 	// A read is one transaction that only reads: it never conflicts, so it
 	// is never retried, and nothing is sent twice.
 	err = s.inTx(r, dbName, false, func(tx kv.Tx) error {

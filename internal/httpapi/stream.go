@@ -15,11 +15,25 @@ type stream struct {
 	flusher http.Flusher
 	started bool
 	buf     []byte
+	// batch: the items come as fast as they can be written (a read), so
+	// flush every batchBytes and at the end rather than after each.
+	batch   bool
+	pending int
 }
+
+// batchBytes is how much a batched stream writes between flushes.
+const batchBytes = 32 << 10
 
 func newStream(w http.ResponseWriter) *stream {
 	f, _ := w.(http.Flusher)
 	return &stream{w: w, flusher: f}
+}
+
+// newBatchedStream is a stream for items that are all at hand: a read.
+func newBatchedStream(w http.ResponseWriter) *stream {
+	s := newStream(w)
+	s.batch = true
+	return s
 }
 
 func (s *stream) start() {
@@ -39,16 +53,27 @@ func (s *stream) send(item []byte) error {
 	if _, err := s.w.Write(s.buf); err != nil {
 		return err // the client went away; the caller stops
 	}
+	s.pending += len(s.buf)
+	if !s.batch || s.pending >= batchBytes {
+		s.flush()
+	}
+	return nil
+}
+
+func (s *stream) flush() {
+	s.pending = 0
 	if s.flusher != nil {
 		s.flusher.Flush()
 	}
-	return nil
 }
 
 // finish ends the stream, with err if the work failed. It returns an error
 // only when nothing was sent yet, for the caller to answer as usual.
 func (s *stream) finish(err error) error {
 	if err == nil {
+		if s.started && s.pending > 0 {
+			s.flush()
+		}
 		s.start()
 		return nil
 	}
