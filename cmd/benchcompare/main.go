@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/loadgen"
-	"github.com/foliodb/folio/internal/loadgen/pgcluster"
+	"github.com/foliodb/folio/internal/pgtest"
 )
 
 // config is the comparison's settings, from flags.
@@ -94,7 +94,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.yardstick, "yardstick", "C", "workload to run against a trivial HTTP handler each round (empty: none)")
 	fs.StringVar(&cfg.folioBin, "folio", "", "folio binary to run (default: build ./cmd/folio)")
 	fs.StringVar(&cfg.rev, "rev", "", "build folio from this git revision (git archive) instead of the working tree, which may hold others' unfinished changes")
-	fs.StringVar(&cfg.pgBin, "pg-bin", "", "directory of PostgreSQL's initdb and postgres (default "+pgcluster.DefaultBinDir+")")
+	fs.StringVar(&cfg.pgBin, "pg-bin", "", "directory of PostgreSQL's initdb and postgres (default: the newest /usr/lib/postgresql/*/bin)")
 	fs.StringVar(&cfg.mdPath, "md", "docs/benchmarks.md", "markdown file whose issue 8 section gets the results (empty: none)")
 	fs.StringVar(&cfg.svgPath, "svg", "docs/bench-compare.svg", "SVG chart of the ratios (empty: none)")
 	fs.DurationVar(&cfg.warmup, "warmup", 5*time.Second, "after the load, run workload A this long on each side, unreported (caches, and the work a load leaves behind)")
@@ -154,10 +154,9 @@ func run(ctx context.Context, cfg config) error {
 		}
 	}
 	cfg.logf("starting PostgreSQL")
-	pg, err := pgcluster.Start(ctx, pgcluster.Options{BinDir: cfg.pgBin, Settings: map[string]string{
-		// The defaults, spelled out: durability equal to Folio's.
-		"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on",
-	}})
+	// The tests' throwaway cluster, durable: fsync, synchronous_commit and
+	// full_page_writes on, as Folio syncs every commit.
+	pg, err := pgtest.StartCluster(cfg.pgBin)
 	if err != nil {
 		return err
 	}
@@ -177,7 +176,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 
 	data := loadgen.Dataset{Docs: cfg.docs, Seed: cfg.seed}
-	pgDriver, err := loadgen.NewPostgres(ctx, pg.DSN(), "usertable", cfg.clients)
+	pgDriver, err := loadgen.NewPostgres(ctx, pg.URL, "usertable", cfg.clients)
 	if err != nil {
 		return err
 	}
@@ -187,7 +186,7 @@ func run(ctx context.Context, cfg config) error {
 		{driver: pgDriver, results: map[string]*loadgen.Result{}},
 	}
 	defer sides[0].driver.Close()
-	env, err := describeEnvironment(ctx, pg.DSN())
+	env, err := describeEnvironment(ctx, pg.URL)
 	if err != nil {
 		return err
 	}

@@ -215,8 +215,15 @@ func describeEnvironment(ctx context.Context, dsn string) (*environment, error) 
 		return nil, err
 	}
 	defer conn.Close(ctx)
-	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&env.postgres); err != nil {
-		return nil, fmt.Errorf("postgres version: %w", err)
+	var fsync, syncCommit, fullPages string
+	err = conn.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('fsync'), "+
+		"current_setting('synchronous_commit'), current_setting('full_page_writes')").Scan(&env.postgres, &fsync, &syncCommit, &fullPages)
+	if err != nil {
+		return nil, fmt.Errorf("postgres settings: %w", err)
+	}
+	// A comparison with a PostgreSQL that does not sync would be void.
+	if fsync != "on" || syncCommit != "on" || fullPages != "on" {
+		return nil, fmt.Errorf("postgres is not durable: fsync %s, synchronous_commit %s, full_page_writes %s", fsync, syncCommit, fullPages)
 	}
 	return env, nil
 }

@@ -4,14 +4,18 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/loadgen"
-	"github.com/foliodb/folio/internal/loadgen/pgcluster"
+	"github.com/foliodb/folio/internal/pgtest"
 )
+
+// TestMain stops the throwaway PostgreSQL cluster the tests may start.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // serve serves h on a loopback port until the test ends.
 func serve(t *testing.T, h http.Handler) string {
@@ -85,16 +89,7 @@ func TestPostgresEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
 	}
-	if _, err := pgcluster.FindBinDir(); err != nil {
-		t.Skip(err)
-	}
-	ctx := context.Background()
-	c, err := pgcluster.Start(ctx, pgcluster.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	d, err := loadgen.NewPostgres(ctx, c.DSN(), "", 4)
+	d, err := loadgen.NewPostgres(context.Background(), pgtest.NewDatabase(t), "", 4)
 	if err != nil {
 		t.Fatal(err)
 	}

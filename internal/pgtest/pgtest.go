@@ -141,7 +141,7 @@ func setup() {
 			"install them (Debian: apt-get install postgresql-15) or point %s at a server", URLEnv, URLEnv)
 		return
 	}
-	srv, srvErr = startCluster(bin)
+	srv, srvErr = startCluster(bin, os.Getenv(FsyncEnv) == "on")
 }
 
 // findBinaries returns the bin directory of the newest PostgreSQL version
@@ -159,8 +159,9 @@ func findBinaries() string {
 	return filepath.Dir(matches[0])
 }
 
-// startCluster creates a cluster in a temporary directory and starts it.
-func startCluster(bin string) (*server, error) {
+// startCluster creates a cluster in a temporary directory and starts it;
+// durable keeps fsync, synchronous_commit and full_page_writes on.
+func startCluster(bin string, durable bool) (*server, error) {
 	dir, err := os.MkdirTemp("", "folio-pgtest-")
 	if err != nil {
 		return nil, err
@@ -194,7 +195,7 @@ func startCluster(bin string) (*server, error) {
 	// The free port may be taken between finding it and the server binding
 	// it; try a few.
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := runPostgres(bin, dir, data, cred)
+		s, err := runPostgres(bin, dir, data, cred, durable)
 		if err == nil {
 			return s, nil
 		}
@@ -204,7 +205,7 @@ func startCluster(bin string) (*server, error) {
 	return nil, lastErr
 }
 
-func runPostgres(bin, dir, data string, cred *syscall.Credential) (*server, error) {
+func runPostgres(bin, dir, data string, cred *syscall.Credential, durable bool) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -224,7 +225,7 @@ func runPostgres(bin, dir, data string, cred *syscall.Credential) (*server, erro
 		"-c", "shared_buffers=128MB",
 		"-c", "log_min_messages=warning",
 	}
-	if os.Getenv(FsyncEnv) != "on" {
+	if !durable {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
