@@ -215,9 +215,9 @@ func describeEnvironment(ctx context.Context, dsn string) (*environment, error) 
 		return nil, err
 	}
 	defer conn.Close(ctx)
-	var fsync, syncCommit, fullPages string
-	err = conn.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('fsync'), "+
-		"current_setting('synchronous_commit'), current_setting('full_page_writes')").Scan(&env.postgres, &fsync, &syncCommit, &fullPages)
+	var version, sharedBuffers, fsync, syncCommit, fullPages string
+	err = conn.QueryRow(ctx, "SELECT current_setting('server_version'), current_setting('shared_buffers'), current_setting('fsync'), "+
+		"current_setting('synchronous_commit'), current_setting('full_page_writes')").Scan(&version, &sharedBuffers, &fsync, &syncCommit, &fullPages)
 	if err != nil {
 		return nil, fmt.Errorf("postgres settings: %w", err)
 	}
@@ -225,6 +225,7 @@ func describeEnvironment(ctx context.Context, dsn string) (*environment, error) 
 	if fsync != "on" || syncCommit != "on" || fullPages != "on" {
 		return nil, fmt.Errorf("postgres is not durable: fsync %s, synchronous_commit %s, full_page_writes %s", fsync, syncCommit, fullPages)
 	}
+	env.postgres = fmt.Sprintf("%s (shared_buffers %s, fsync and synchronous_commit on)", version, sharedBuffers)
 	return env, nil
 }
 
