@@ -15,9 +15,10 @@ import (
 // version of any open transaction cannot matter any more and is pruned in
 // commit order.
 type conflictTable struct {
-	keys    *btree.BTreeG[keyWrite]
-	ranges  []rangeWrite
-	history []commitWrites // in commit order, for pruning
+	keys        *btree.BTreeG[keyWrite]
+	ranges      []rangeWrite
+	history     []commitWrites // in commit order, for pruning
+	historyKeys int            // write ranges in history
 	// prunedTo: writes at or below this position are forgotten, so a
 	// transaction reading below it cannot be checked.
 	prunedTo kv.Position
@@ -106,13 +107,19 @@ func (c *conflictTable) record(pos kv.Position, writes []kv.Range) {
 		}
 	}
 	c.history = append(c.history, commitWrites{pos: pos, writes: writes})
+	c.historyKeys += len(writes)
 }
 
-// pruneEvery is how many commits the history may grow by between prunes.
-const pruneEvery = 256
+// The history may grow by this many commits, or this many written keys,
+// between prunes: keys too, or a bulk load of a few huge commits would
+// leave millions to prune at once, stalling every commit behind it.
+const (
+	pruneEveryCommits = 256
+	pruneEveryKeys    = 16 << 10
+)
 
 func (c *conflictTable) needsPrune() bool {
-	return len(c.history) >= pruneEvery
+	return len(c.history) >= pruneEveryCommits || c.historyKeys >= pruneEveryKeys
 }
 
 // prune forgets writes at or below oldest.
@@ -123,6 +130,7 @@ func (c *conflictTable) prune(oldest kv.Position) {
 	n := 0
 	for ; n < len(c.history) && c.history[n].pos <= oldest; n++ {
 		h := c.history[n]
+		c.historyKeys -= len(h.writes)
 		for _, w := range h.writes {
 			if !isPoint(w) {
 				continue
