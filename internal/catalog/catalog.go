@@ -26,6 +26,7 @@ import (
 type Catalog struct {
 	schemas sync.Map // schemaKey → *schema.Schema
 	records sync.Map // record bytes → dbRecord or collRecord
+	dbs     sync.Map // database name → *Database, for Lookup
 	cached  atomic.Int64
 }
 
@@ -159,7 +160,32 @@ func (c *Catalog) Database(ctx context.Context, tx kv.Tx, name string) (*Databas
 	if !found {
 		return nil, status.Errorf(status.NotFound, "database doesn't exist '%s'", name)
 	}
-	return &Database{Name: name, ID: rec.ID, CreatedAt: rec.CreatedAt}, nil
+	db := &Database{Name: name, ID: rec.ID, CreatedAt: rec.CreatedAt}
+	c.dbs.Store(name, db)
+	return db, nil
+}
+
+// Lookup returns a database's collection, as Database then Collection would,
+// but reads only the collection's record when it knows the database's id:
+// that record is what serializes a request with DDL (dropping the database
+// clears it), and a request needs it anyway. An id that went stale (the
+// database dropped, or dropped and created again) finds no record, and the
+// lookup starts again from the database's record.
+func (c *Catalog) Lookup(ctx context.Context, tx kv.Tx, dbName, collName string) (*Collection, error) {
+	if err := CheckCollectionName(collName); err != nil {
+		return nil, err
+	}
+	if db, ok := c.dbs.Load(dbName); ok {
+		coll, err := c.Collection(ctx, tx, db.(*Database), collName)
+		if status.CodeOf(err) != status.NotFound {
+			return coll, err
+		}
+	}
+	db, err := c.Database(ctx, tx, dbName)
+	if err != nil {
+		return nil, err
+	}
+	return c.Collection(ctx, tx, db, collName)
 }
 
 // ListDatabases returns every database in name order.
@@ -196,6 +222,7 @@ func (c *Catalog) DropDatabase(ctx context.Context, tx kv.Tx, name string) error
 			return err
 		}
 	}
+	c.dbs.Delete(name)
 	return tx.Clear(keyspace.Database(name))
 }
 

@@ -44,6 +44,8 @@ type Service struct {
 	// Log, if set, gets each lookup's plan at debug level.
 	Log *slog.Logger
 
+	counts query.Counts // document counts for the planner
+
 	// noIndexes turns index maintenance off, for the benchmark that
 	// measures what it costs. Nothing else may set it: reads would miss.
 	noIndexes bool
@@ -402,7 +404,7 @@ func (s *Service) logPlan(coll *catalog.Collection, plan query.Plan) {
 // how many matches the caller will take at most (0: all), a hint for the
 // planner.
 func (s *Service) eachMatch(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, after []byte, limit int64, fn func(key, rec []byte, r Record) (bool, error)) error {
-	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: f, After: after, Limit: limit})
+	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: f, After: after, Limit: limit, Counts: &s.counts})
 	if err != nil {
 		return err
 	}

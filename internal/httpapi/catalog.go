@@ -267,9 +267,5 @@ func (s *Server) describeCollection(w http.ResponseWriter, r *http.Request) erro
 
 // collection looks up a database and one of its collections.
 func (s *Server) collection(r *http.Request, tx kv.Tx, dbName, collName string) (*catalog.Collection, error) {
-	db, err := s.catalog.Database(r.Context(), tx, dbName)
-	if err != nil {
-		return nil, err
-	}
-	return s.catalog.Collection(r.Context(), tx, db, collName)
+	return s.catalog.Lookup(r.Context(), tx, dbName, collName)
 }

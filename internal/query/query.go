@@ -28,6 +28,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/filter"
@@ -45,7 +47,25 @@ type Request struct {
 	// Limit, when positive, is how many matches the caller will take at
 	// most: a hint for choosing the plan.
 	Limit int64
+	// Counts, if set, supplies the collection's document count (which only
+	// steers the plan) from a cache, sparing a read per lookup.
+	Counts *Counts
 }
+
+// Counts caches collections' document counts for a while: a count only
+// steers plans, and reading it for every lookup was a fifth of the work of
+// a selective read. The zero value is ready to use.
+type Counts struct {
+	m sync.Map // collection id → cachedCount
+}
+
+type cachedCount struct {
+	n    int64
+	read time.Time
+}
+
+// countTTL is how stale a cached count may be.
+const countTTL = time.Second
 
 // Iterator walks candidate documents: Key is the document key, Value its
 // record.
@@ -89,7 +109,7 @@ func Run(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (
 	}
 	p := &planner{ctx: ctx, tx: tx, coll: coll, docPrefix: docs.Begin}
 	limit := req.Limit
-	n, err := p.documentCount()
+	n, err := p.documentCount(req.Counts)
 	if err != nil {
 		return nil, Plan{}, err
 	}
@@ -133,15 +153,21 @@ type planner struct {
 
 // documentCount reads the collection's document count without a conflict:
 // it only steers the plan.
-func (p *planner) documentCount() (int64, error) {
-	v, err := p.tx.Snapshot().Get(p.ctx, keyspace.Count(p.coll.ID))
-	if errors.Is(err, kv.ErrNotFound) {
-		return 0, nil
+func (p *planner) documentCount(cache *Counts) (int64, error) {
+	if cache != nil {
+		if c, ok := cache.m.Load(p.coll.ID); ok && time.Since(c.(cachedCount).read) < countTTL {
+			return c.(cachedCount).n, nil
+		}
 	}
-	if err != nil {
+	v, err := p.tx.Snapshot().Get(p.ctx, keyspace.Count(p.coll.ID))
+	if err != nil && !errors.Is(err, kv.ErrNotFound) {
 		return 0, err
 	}
-	return kv.DecodeCounter(v), nil
+	n := kv.DecodeCounter(v)
+	if cache != nil {
+		cache.m.Store(p.coll.ID, cachedCount{n: n, read: time.Now()})
+	}
+	return n, nil
 }
 
 // candidates are the document keys an index plan collected.
