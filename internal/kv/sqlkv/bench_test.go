@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/kvtest"
 	"github.com/foliodb/folio/internal/pgtest"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,11 +18,6 @@ import (
 // FOLIO_TEST_POSTGRES_FSYNC=on (or FOLIO_TEST_POSTGRES_URL names a durable
 // server): say which when recording numbers. The RawPostgres benchmarks do
 // the same work as plain SQL on the same table, without Folio's layer.
-const benchKeys = 100_000
-
-func benchKey(i int) []byte { return []byte(fmt.Sprintf("bench/%08d", i)) }
-
-var benchValue = make([]byte, 100)
 
 func loadedStore(b *testing.B) *Store {
 	b.Helper()
@@ -33,98 +26,16 @@ func loadedStore(b *testing.B) *Store {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	ctx := context.Background()
-	for start := 0; start < benchKeys; start += 5000 {
-		_, err := kv.Run(ctx, s, func(tx kv.Tx) error {
-			for i := start; i < start+5000; i++ {
-				if err := tx.Set(benchKey(i), benchValue); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	if _, err := s.pool.Exec(ctx, "VACUUM ANALYZE folio_kv"); err != nil {
+	kvtest.Load(b, s)
+	if _, err := s.pool.Exec(context.Background(), "VACUUM ANALYZE folio_kv"); err != nil {
 		b.Fatal(err)
 	}
 	return s
 }
 
-// runWriters runs b.N operations spread over n goroutines, timing each, and
-// reports the latency percentiles.
-func runWriters(b *testing.B, n int, op func(rng *rand.Rand) error) {
-	b.Helper()
-	var mu sync.Mutex
-	var latencies []time.Duration
-	var failures int
-	var wg sync.WaitGroup
-	per := b.N / n
-	b.ResetTimer()
-	for w := 0; w < n; w++ {
-		count := per
-		if w == 0 {
-			count += b.N % n
-		}
-		wg.Add(1)
-		go func(seed uint64, count int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(seed, 7))
-			local := make([]time.Duration, 0, count)
-			fails := 0
-			for i := 0; i < count; i++ {
-				start := time.Now()
-				if err := op(rng); err != nil {
-					if !kv.IsRetryable(err) {
-						b.Error(err)
-						return
-					}
-					fails++
-				}
-				local = append(local, time.Since(start))
-			}
-			mu.Lock()
-			latencies = append(latencies, local...)
-			failures += fails
-			mu.Unlock()
-		}(uint64(w), count)
-	}
-	wg.Wait()
-	b.StopTimer()
-	slices.Sort(latencies)
-	if len(latencies) > 0 {
-		b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds()), "p50-µs")
-		b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds()), "p99-µs")
-	}
-	b.ReportMetric(float64(failures)/float64(b.N)*100, "conflict-%")
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
-}
-
-// BenchmarkCommit: a serializable transaction reading one key and writing
-// two, at 1, 16 and 64 concurrent writers.
+// BenchmarkCommit: kvtest.BenchCommit, durable.
 func BenchmarkCommit(b *testing.B) {
-	for _, writers := range []int{1, 16, 64} {
-		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
-			s := loadedStore(b)
-			ctx := context.Background()
-			runWriters(b, writers, func(rng *rand.Rand) error {
-				tx, err := s.Begin(ctx)
-				if err != nil {
-					return err
-				}
-				defer tx.Rollback()
-				if _, err := tx.Get(ctx, benchKey(rng.IntN(benchKeys))); err != nil {
-					return err
-				}
-				tx.Set(benchKey(rng.IntN(benchKeys)), benchValue)
-				tx.Set(benchKey(rng.IntN(benchKeys)), benchValue)
-				_, err = tx.Commit(ctx)
-				return err
-			})
-		})
-	}
+	kvtest.BenchCommit(b, func(b *testing.B) kv.Store { return loadedStore(b) })
 }
 
 // BenchmarkRawPostgresCommit is BenchmarkCommit as one plain SERIALIZABLE
@@ -138,15 +49,15 @@ func BenchmarkRawPostgresCommit(b *testing.B) {
 			ctx := context.Background()
 			const upsert = `INSERT INTO folio_kv (k, v, wx, sx) VALUES ($1, $2, pg_current_xact_id(), pg_current_xact_id())
 				ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, wx = EXCLUDED.wx, sx = EXCLUDED.sx`
-			runWriters(b, writers, func(rng *rand.Rand) error {
+			kvtest.RunWriters(b, writers, func(rng *rand.Rand) error {
 				err := pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.Serializable}, func(tx pgx.Tx) error {
 					var v []byte
-					if err := tx.QueryRow(ctx, "SELECT v FROM folio_kv WHERE k = $1", benchKey(rng.IntN(benchKeys))).Scan(&v); err != nil {
+					if err := tx.QueryRow(ctx, "SELECT v FROM folio_kv WHERE k = $1", kvtest.BenchKey(rng.IntN(kvtest.BenchKeys))).Scan(&v); err != nil {
 						return err
 					}
 					bt := &pgx.Batch{}
-					bt.Queue(upsert, benchKey(rng.IntN(benchKeys)), benchValue)
-					bt.Queue(upsert, benchKey(rng.IntN(benchKeys)), benchValue)
+					bt.Queue(upsert, kvtest.BenchKey(rng.IntN(kvtest.BenchKeys)), kvtest.BenchValue)
+					bt.Queue(upsert, kvtest.BenchKey(rng.IntN(kvtest.BenchKeys)), kvtest.BenchValue)
 					return tx.SendBatch(ctx, bt).Close()
 				})
 				if err != nil {
@@ -158,44 +69,11 @@ func BenchmarkRawPostgresCommit(b *testing.B) {
 	}
 }
 
-// BenchmarkGet: point reads of random keys inside one transaction, on one
-// goroutine.
-func BenchmarkGet(b *testing.B) {
-	s := loadedStore(b)
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(1, 2))
-	tx, err := s.Begin(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tx.Rollback()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := tx.Get(ctx, benchKey(rng.IntN(benchKeys))); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "gets/s")
-}
+// BenchmarkGet: kvtest.BenchGet.
+func BenchmarkGet(b *testing.B) { kvtest.BenchGet(b, loadedStore(b)) }
 
-// BenchmarkGetOwnTx: a whole read-only transaction per point read.
-func BenchmarkGetOwnTx(b *testing.B) {
-	s := loadedStore(b)
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(1, 2))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		tx, err := s.Begin(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := tx.Get(ctx, benchKey(rng.IntN(benchKeys))); err != nil {
-			b.Fatal(err)
-		}
-		tx.Commit(ctx)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "gets/s")
-}
+// BenchmarkGetOwnTx: kvtest.BenchGetOwnTx.
+func BenchmarkGetOwnTx(b *testing.B) { kvtest.BenchGetOwnTx(b, loadedStore(b)) }
 
 // BenchmarkRawPostgresGet is BenchmarkGet as plain SELECTs in one
 // REPEATABLE READ transaction.
@@ -207,39 +85,15 @@ func BenchmarkRawPostgresGet(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var v []byte
-		if err := tx.QueryRow(ctx, "SELECT v FROM folio_kv WHERE k = $1", benchKey(rng.IntN(benchKeys))).Scan(&v); err != nil {
+		if err := tx.QueryRow(ctx, "SELECT v FROM folio_kv WHERE k = $1", kvtest.BenchKey(rng.IntN(kvtest.BenchKeys))).Scan(&v); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "gets/s")
 }
 
-// BenchmarkScan100: a 100-key scan from a random start inside a transaction.
-func BenchmarkScan100(b *testing.B) {
-	s := loadedStore(b)
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(1, 2))
-	tx, err := s.Begin(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tx.Rollback()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		it := tx.Scan(ctx, kv.Range{Begin: benchKey(rng.IntN(benchKeys - 100))}, kv.ScanOptions{Limit: 100})
-		n := 0
-		for it.Next() {
-			n++
-		}
-		if err := it.Err(); err != nil {
-			b.Fatal(err)
-		}
-		it.Close()
-		if n != 100 {
-			b.Fatalf("scan returned %d keys", n)
-		}
-	}
-}
+// BenchmarkScan100: kvtest.BenchScan100.
+func BenchmarkScan100(b *testing.B) { kvtest.BenchScan100(b, loadedStore(b)) }
 
 // BenchmarkRawPostgresScan100 is BenchmarkScan100 as a plain range SELECT
 // with LIMIT 100.
@@ -250,7 +104,7 @@ func BenchmarkRawPostgresScan100(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		rows, err := tx.Query(ctx, "SELECT k, v FROM folio_kv WHERE k >= $1 ORDER BY k LIMIT 100", benchKey(rng.IntN(benchKeys-100)))
+		rows, err := tx.Query(ctx, "SELECT k, v FROM folio_kv WHERE k >= $1 ORDER BY k LIMIT 100", kvtest.BenchKey(rng.IntN(kvtest.BenchKeys-100)))
 		if err != nil {
 			b.Fatal(err)
 		}
