@@ -39,6 +39,7 @@ type serveConfig struct {
 	TxIdle       duration `json:"tx_idle_timeout"`
 	Origin       string   `json:"node_id"`
 	MaxBodyBytes int64    `json:"max_body_bytes"`
+	CacheBytes   int64    `json:"cache_bytes"`
 	MaxDocuments int      `json:"max_documents_per_request"`
 	ShutdownWait duration `json:"shutdown_timeout"`
 	// PprofAddr, if set, serves net/http/pprof there, apart from the API.
@@ -61,6 +62,7 @@ func defaultConfig() serveConfig {
 		LogLevel:     "info",
 		LogFormat:    "text",
 		MaxTxAge:     duration(pebblekv.DefaultMaxTxAge),
+		CacheBytes:   pebblekv.DefaultCacheSize,
 		TxIdle:       duration(session.DefaultIdleTimeout),
 		MaxBodyBytes: httpapi.DefaultMaxBodyBytes,
 		MaxDocuments: httpapi.DefaultMaxDocumentsPerRequest,
@@ -91,6 +93,7 @@ func loadConfig(args []string) (serveConfig, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	configFile := fs.String("config", os.Getenv("FOLIO_CONFIG"), "JSON config file (env FOLIO_CONFIG)")
 	addr := fs.String("addr", "", "address to listen on (env FOLIO_ADDR; default :8081)")
+	cacheMiB := fs.Int64("cache-mib", 0, "embedded engine's block cache in MiB (env FOLIO_CACHE_MIB; default 128)")
 	engine := fs.String("engine", "", "storage engine: pebble (embedded) or postgres (env FOLIO_ENGINE; default pebble)")
 	pgURL := fs.String("postgres-url", "", "PostgreSQL connection URL for --engine postgres (env FOLIO_POSTGRES_URL)")
 	dataDir := fs.String("data-dir", "", "directory of the embedded store (env FOLIO_DATA_DIR; default ./data)")
@@ -127,6 +130,18 @@ func loadConfig(args []string) (serveConfig, error) {
 	pick(&cfg.Addr, *addr, "FOLIO_ADDR")
 	pick(&cfg.DataDir, *dataDir, "FOLIO_DATA_DIR")
 	pick(&cfg.Engine, *engine, "FOLIO_ENGINE")
+	mib := ""
+	if *cacheMiB > 0 {
+		mib = strconv.FormatInt(*cacheMiB, 10)
+	}
+	pick(&mib, mib, "FOLIO_CACHE_MIB")
+	if mib != "" {
+		n, err := strconv.ParseInt(mib, 10, 64)
+		if err != nil || n <= 0 {
+			return cfg, fmt.Errorf("cache size %q: want a positive number of MiB", mib)
+		}
+		cfg.CacheBytes = n << 20
+	}
 	pick(&cfg.PostgresURL, *pgURL, "FOLIO_POSTGRES_URL")
 	pick(&cfg.LogLevel, *logLevel, "FOLIO_LOG_LEVEL")
 	pick(&cfg.LogFormat, *logFormat, "FOLIO_LOG_FORMAT")
@@ -190,7 +205,7 @@ func openStore(ctx context.Context, cfg serveConfig, log *slog.Logger) (kv.Store
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("data directory: %w", err)
 		}
-		return pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: time.Duration(cfg.MaxTxAge), Logger: log})
+		return pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: time.Duration(cfg.MaxTxAge), CacheSize: cfg.CacheBytes, Logger: log})
 	case "postgres":
 		if cfg.PostgresURL == "" {
 			return nil, errors.New("--engine postgres needs --postgres-url (or FOLIO_POSTGRES_URL)")
