@@ -172,6 +172,21 @@ func randomFilter(rng *rand.Rand, depth int) string {
 	return fmt.Sprintf(`{%q:[%s]}`, op, strings.Join(subs, ","))
 }
 
+// insertRandom commits n random documents with ids 0 to n-1.
+func insertRandom(t testing.TB, store kv.Store, s *Service, coll *catalog.Collection, rng *rand.Rand, n int) {
+	t.Helper()
+	var docs [][]byte
+	for id := 0; id < n; id++ {
+		docs = append(docs, []byte(randomDoc(rng, id)))
+	}
+	if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
+		_, err := s.Insert(ctx, tx, coll, docs)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // readAll returns the documents a read yields, as strings.
 func readAll(t testing.TB, s *Service, tx kv.Tx, coll *catalog.Collection, req ReadRequest) []string {
 	t.Helper()
@@ -212,16 +227,7 @@ func TestPlannerMatchesBruteForce(t *testing.T) {
 		store, coll := newCollectionOn(t, open, propSchema)
 		s := New()
 		rng := rand.New(rand.NewPCG(7, 11))
-		var docs [][]byte
-		for id := 0; id < 60; id++ {
-			docs = append(docs, []byte(randomDoc(rng, id)))
-		}
-		if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
-			_, err := s.Insert(ctx, tx, coll, docs)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		insertRandom(t, store, s, coll, rng, 60)
 		check := func(tx kv.Tx, round int) {
 			for i := 0; i < 150; i++ {
 				raw := randomFilter(rng, 2)
@@ -426,16 +432,7 @@ func TestSortMatchesBruteForce(t *testing.T) {
 		store, coll := newCollectionOn(t, open, propSchema)
 		s := New()
 		rng := rand.New(rand.NewPCG(3, 5))
-		var docs [][]byte
-		for id := 0; id < 80; id++ {
-			docs = append(docs, []byte(randomDoc(rng, id)))
-		}
-		if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
-			_, err := s.Insert(ctx, tx, coll, docs)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		insertRandom(t, store, s, coll, rng, 80)
 		tx, err := store.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -98,6 +98,22 @@ func parseFilter(raw json.RawMessage, coll *catalog.Collection, c filter.Collati
 	return filter.Parse(raw, coll.Schema, c)
 }
 
+// filteredWrite runs fn in the request's transaction with the collection
+// and its parsed filter: the shared part of update and delete.
+func (s *Server) filteredWrite(r *http.Request, dbName, collName string, rawFilter json.RawMessage, c filter.Collation, fn func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error) error {
+	return s.inTx(r, dbName, true, func(tx kv.Tx) error {
+		coll, err := s.collection(r, tx, dbName, collName)
+		if err != nil {
+			return err
+		}
+		f, err := parseFilter(rawFilter, coll, c)
+		if err != nil {
+			return err
+		}
+		return fn(tx, coll, f)
+	})
+}
+
 func (s *Server) update(w http.ResponseWriter, r *http.Request) error {
 	dbName, collName, err := names(r)
 	if err != nil {
@@ -118,15 +134,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) error {
 		return status.Errorf(status.InvalidArgument, "filter is a required field")
 	}
 	var res *docs.WriteResult
-	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
-		coll, err := s.collection(r, tx, dbName, collName)
-		if err != nil {
-			return err
-		}
-		f, err := parseFilter(req.Filter, coll, req.Options.Collation)
-		if err != nil {
-			return err
-		}
+	err = s.filteredWrite(r, dbName, collName, req.Filter, req.Options.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = s.docs.Update(r.Context(), tx, coll, f, req.Fields)
 		return err
 	})
@@ -153,15 +161,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 		return status.Errorf(status.InvalidArgument, "filter is a required field")
 	}
 	var res *docs.WriteResult
-	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
-		coll, err := s.collection(r, tx, dbName, collName)
-		if err != nil {
-			return err
-		}
-		f, err := parseFilter(req.Filter, coll, req.Options.Collation)
-		if err != nil {
-			return err
-		}
+	err = s.filteredWrite(r, dbName, collName, req.Filter, req.Options.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = s.docs.Delete(r.Context(), tx, coll, f)
 		return err
 	})
