@@ -23,11 +23,11 @@ import (
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/index"
+	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/query"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/schema/jsonscan"
 	"github.com/foliodb/folio/internal/status"
 )
 

@@ -3,7 +3,7 @@ package docs
 import (
 	"strings"
 
-	"github.com/foliodb/folio/internal/schema/jsonscan"
+	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/status"
 )
 

@@ -1,8 +1,8 @@
 package docs
 
 import (
+	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/schema/jsonscan"
 	"github.com/foliodb/folio/internal/status"
 )
 

@@ -10,8 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/schema/jsonscan"
 )
 
 // pathTree holds the distinct paths a filter compares, as a tree of their

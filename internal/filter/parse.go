@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/schema/jsonscan"
 )
 
 // Parse parses the filter raw for a collection whose fields s describes.

@@ -5,9 +5,9 @@ import (
 	"net/http"
 
 	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/schema/jsonscan"
 	"github.com/foliodb/folio/internal/status"
 	"github.com/foliodb/folio/internal/streams"
 )

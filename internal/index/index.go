@@ -28,10 +28,10 @@ import (
 	"strconv"
 
 	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/keyenc"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/schema/jsonscan"
 )
 
 // MaxValueBytes is how much of a string or bytes value an entry holds.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/foliodb/folio/internal/schema/jsonscan"
+	"github.com/foliodb/folio/internal/jsonscan"
 )
 
 // Generator supplies the generated key values that depend on state kept

@@ -3,7 +3,7 @@ package schema
 import (
 	"slices"
 
-	"github.com/foliodb/folio/internal/schema/jsonscan"
+	"github.com/foliodb/folio/internal/jsonscan"
 )
 
 // The property names a field definition may use (reference §5). Anything

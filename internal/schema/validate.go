@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/foliodb/folio/internal/schema/jsonscan"
+	"github.com/foliodb/folio/internal/jsonscan"
 )
 
 // Validate checks that doc is one JSON object that follows the schema. The
