@@ -19,8 +19,6 @@
 package filter
 
 import (
-	"strings"
-
 	"github.com/foliodb/folio/internal/schema"
 )
 
@@ -109,23 +107,17 @@ type Comparison struct {
 	// for Bool. Strings are as written, not case-folded.
 	Value any
 	// CaseInsensitive is set on String fields compared under the "ci"
-	// collation: both sides are then compared after Fold.
+	// collation: both sides are then compared after index.Fold.
 	CaseInsensitive bool
 
 	slot   int    // index of Path among the filter's paths
 	raw    []byte // Value as bytes, for string and byte comparisons
-	folded string // Fold(Value), when CaseInsensitive
+	folded string // index.Fold(Value), when CaseInsensitive
 }
 
 func (*And) node()        {}
 func (*Or) node()         {}
 func (*Comparison) node() {}
-
-// Fold is the case mapping of the "ci" collation: strings.ToLower, which
-// lowers rune by rune with unicode.ToLower (simple case mapping, no full
-// Unicode case folding: "ß" does not match "SS"). An index of
-// case-insensitive values must use the same function.
-func Fold(s string) string { return strings.ToLower(s) }
 
 // Filter is a parsed filter, built by Parse (Matches relies on what Parse
 // prepares next to the tree). The zero Filter matches every document. A

@@ -67,7 +67,7 @@ var errAllFound = errors.New("all paths found")
 // the filter compares, and stops reading once it has them all; it does not
 // validate the document. Per type:
 //   - integers compare exactly as int64, numbers as float64;
-//   - strings, uuids and date-times compare bytewise, after Fold on both
+//   - strings, uuids and date-times compare bytewise, after index.Fold on both
 //     sides when CaseInsensitive;
 //   - bytes compare after base64 decoding; false sorts before true;
 //   - a missing or null value, or one of the wrong JSON type, never matches.
@@ -264,7 +264,7 @@ func cmpOrdered[T int64 | float64](a, b T) int {
 	return 0
 }
 
-// compareFolded compares Fold(string(s)) with folded, which is already
+// compareFolded compares index.Fold(string(s)) with folded, which is already
 // folded, without building the folded copy of s. strings.ToLower maps rune
 // by rune with unicode.ToLower and turns invalid UTF-8 into U+FFFD, which is
 // what utf8.DecodeRune yields for it, so the bytes compared are the same.

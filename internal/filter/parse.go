@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/foliodb/folio/internal/index"
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/schema"
 )
@@ -313,7 +314,7 @@ func (p *parser) comparison(f *schema.Field, op Op, i int, ci bool) (*Comparison
 		c.raw = []byte(text)
 		if ci && f.Type == schema.String {
 			c.CaseInsensitive = true
-			c.folded = Fold(text)
+			c.folded = index.Fold(text)
 		}
 	case schema.Bytes:
 		b, err := base64.StdEncoding.DecodeString(text)

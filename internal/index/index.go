@@ -10,7 +10,7 @@
 // range, a comparison a range. Integers and numbers sort by numeric value,
 // strings, uuids and date-times bytewise, bytes by their decoded bytes, false
 // before true. A string field's value has two entries: kind Exact with the
-// string as it is, and kind Folded with filter.Fold of it, so that
+// string as it is, and kind Folded with Fold of it, so that
 // case-sensitive and case-insensitive comparisons are each one range. Each
 // element of an array of scalars has an entry under the array's path.
 // Missing and null values have none: no comparison matches them.
@@ -26,8 +26,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
-	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/keyenc"
 	"github.com/foliodb/folio/internal/keyspace"
@@ -55,13 +55,21 @@ func Truncate(v any) (any, bool) {
 	return v, false
 }
 
+// Fold is the case mapping of the "ci" collation: strings.ToLower, which
+// lowers rune by rune with unicode.ToLower (simple case mapping, no full
+// Unicode case folding: "ß" does not match "SS"). Filters compare under
+// "ci" with it, and the Folded entries of every stored string hold its
+// result: changing it changes the on-disk format, and an existing store's
+// Folded entries would then have to be rebuilt.
+func Fold(s string) string { return strings.ToLower(s) }
+
 // Kind tells the two entries of a string apart.
 type Kind int64
 
 // The kinds of entries.
 const (
 	Exact  Kind = 0 // the value as it is
-	Folded Kind = 1 // a string's value after filter.Fold
+	Folded Kind = 1 // a string's value after Fold
 )
 
 // Entry is one index entry of a document, without its key suffix.
@@ -258,7 +266,7 @@ func addScalar(tok []byte, path string, t schema.Type, out *[]Entry) error {
 	}
 	*out = append(*out, Entry{Path: path, Kind: Exact, Value: enc})
 	if t == schema.String {
-		folded, _ := Truncate(filter.Fold(v.(string)))
+		folded, _ := Truncate(Fold(v.(string)))
 		*out = append(*out, Entry{Path: path, Kind: Folded, Value: keyenc.AppendString(nil, folded.(string))})
 	}
 	return nil

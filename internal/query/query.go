@@ -320,7 +320,7 @@ func (p *planner) indexRange(cs []*filter.Comparison) (kv.Range, int, string, bo
 			if !ok {
 				return kv.Range{}, 0, "", false
 			}
-			v = filter.Fold(s)
+			v = index.Fold(s)
 		}
 		op := c.Op
 		v, cut := index.Truncate(v)
