@@ -160,7 +160,7 @@ func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := []collectionInfo{}
-	err = s.inTx(r, name, false, func(tx kv.Tx) error {
+	err = s.inTx(r, name, func(tx kv.Tx) error {
 		out = out[:0]
 		db, err := s.catalog.Database(r.Context(), tx, name)
 		if err != nil {
@@ -196,7 +196,7 @@ func (s *Server) createOrUpdateCollection(w http.ResponseWriter, r *http.Request
 		return status.Errorf(status.InvalidArgument, "schema is a required during collection creation")
 	}
 	var typ string
-	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, func(tx kv.Tx) error {
 		db, err := s.catalog.Database(r.Context(), tx, dbName)
 		if err != nil {
 			return err
@@ -227,7 +227,7 @@ func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &optionsOnly{}); err != nil {
 		return err
 	}
-	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, func(tx kv.Tx) error {
 		db, err := s.catalog.Database(r.Context(), tx, dbName)
 		if err != nil {
 			return err
@@ -250,7 +250,7 @@ func (s *Server) describeCollection(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	var d collectionDescription
-	err = s.inTx(r, dbName, false, func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, func(tx kv.Tx) error {
 		coll, err := s.collection(r, tx, dbName, collName)
 		if err != nil {
 			return err

@@ -75,7 +75,7 @@ func (s *Server) writeDocuments(w http.ResponseWriter, r *http.Request, done str
 		documents[i] = d
 	}
 	var res *docs.WriteResult
-	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, func(tx kv.Tx) error {
 		coll, err := s.collection(r, tx, dbName, collName)
 		if err != nil {
 			return err
@@ -101,7 +101,7 @@ func parseFilter(raw json.RawMessage, coll *catalog.Collection, c filter.Collati
 // filteredWrite runs fn in the request's transaction with the collection
 // and its parsed filter: the shared part of update and delete.
 func (s *Server) filteredWrite(r *http.Request, dbName, collName string, rawFilter json.RawMessage, c filter.Collation, fn func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error) error {
-	return s.inTx(r, dbName, true, func(tx kv.Tx) error {
+	return s.inTx(r, dbName, func(tx kv.Tx) error {
 		coll, err := s.collection(r, tx, dbName, collName)
 		if err != nil {
 			return err
@@ -278,7 +278,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) error {
 	stream := newBatchedStream(w)
 	// A read is one transaction that only reads: it never conflicts, so it
 	// is never retried, and nothing is sent twice.
-	err = s.inTx(r, dbName, false, func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, func(tx kv.Tx) error {
 		coll, err := s.collection(r, tx, dbName, collName)
 		if err != nil {
 			return err
@@ -304,7 +304,7 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var ex *docs.Explanation
-	err = s.inTx(r, dbName, false, func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, func(tx kv.Tx) error {
 		coll, err := s.collection(r, tx, dbName, collName)
 		if err != nil {
 			return err

@@ -61,7 +61,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 // follows the collection by name, across drops and re-creations.
 func (s *Server) lookup(r *http.Request, dbName, collName string) (*catalog.Collection, error) {
 	var coll *catalog.Collection
-	err := s.inTx(r, dbName, false, func(tx kv.Tx) error {
+	err := s.inTx(r, dbName, func(tx kv.Tx) error {
 		var err error
 		coll, err = s.collection(r, tx, dbName, collName)
 		return err

@@ -51,7 +51,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 		msgs[i] = m
 	}
 	var res *messages.PublishResult
-	err = s.inTx(r, dbName, true, func(tx kv.Tx) error {
+	err = s.inTx(r, dbName, func(tx kv.Tx) error {
 		coll, err := s.collection(r, tx, dbName, collName)
 		if err != nil {
 			return err

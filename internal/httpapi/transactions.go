@@ -16,10 +16,8 @@ const (
 )
 
 // inTx runs fn in the client's transaction if the request carries one, and
-// in a transaction of its own (retried on conflict) otherwise. writes tells
-// whether fn may write: a write that fails inside a client's transaction
-// leaves that transaction able only to roll back.
-func (s *Server) inTx(r *http.Request, db string, writes bool, fn func(tx kv.Tx) error) error {
+// in a transaction of its own (retried on conflict) otherwise.
+func (s *Server) inTx(r *http.Request, db string, fn func(tx kv.Tx) error) error {
 	id, origin := r.Header.Get(headerTxID), r.Header.Get(headerTxOrigin)
 	// As in the original: without an origin the request is not in a
 	// transaction, whatever its id says.
@@ -29,7 +27,7 @@ func (s *Server) inTx(r *http.Request, db string, writes bool, fn func(tx kv.Tx)
 	if origin != s.sessions.Origin() {
 		return status.Errorf(status.FailedPrecondition, "transaction %s is held by node '%s', not by this node ('%s'): send its requests there", id, origin, s.sessions.Origin())
 	}
-	return s.sessions.Run(r.Context(), id, db, writes, fn)
+	return s.sessions.Run(r.Context(), id, db, fn)
 }
 
 type txCtx struct {

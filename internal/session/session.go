@@ -106,12 +106,13 @@ func newID() string {
 }
 
 // Run runs fn in the transaction id, bound to database db, after the
-// requests on it that came first. A write that fails after it wrote
+// requests on it that came first. A request that fails after it wrote
 // something leaves the transaction failed: how much of the request was
 // applied is unknown, so the transaction may only be rolled back (a commit
 // answers ABORTED). One that failed before writing (a bad document, a
-// missing collection) leaves it as it was.
-func (m *Manager) Run(ctx context.Context, id, db string, writes bool, fn func(tx kv.Tx) error) error {
+// missing collection, any read) leaves it as it was: what fn wrote, not
+// what it was meant to do, decides.
+func (m *Manager) Run(ctx context.Context, id, db string, fn func(tx kv.Tx) error) error {
 	s, err := m.acquire(ctx, id)
 	if err != nil {
 		return err
@@ -125,7 +126,7 @@ func (m *Manager) Run(ctx context.Context, id, db string, writes bool, fn func(t
 	}
 	tracked := &writeTracker{Tx: s.tx}
 	err = fn(tracked)
-	if err != nil && writes && tracked.wrote {
+	if err != nil && tracked.wrote {
 		s.failed = &status.Error{Code: status.Aborted, Message: fmt.Sprintf("transaction aborted: an earlier request in it failed (%v); roll it back", err)}
 	}
 	return err
