@@ -15,9 +15,7 @@ import (
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/pebblekv"
-	"github.com/foliodb/folio/internal/kv/sqlkv"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/internal/kv/backendtest"
 )
 
 var ctx = context.Background()
@@ -32,45 +30,21 @@ const propSchema = `{"title":"things","primary_key":["id"],"properties":{
 	"tags":{"type":"array","items":{"type":"string"}},
 	"addr":{"type":"object","properties":{"city":{"type":"string"},"zip":{"type":"integer"}}}}}`
 
-// backends are the storage engines the operations are tested on.
-var backends = []struct {
-	name string
-	open func(testing.TB) kv.Store
-}{
-	{"pebble", func(t testing.TB) kv.Store {
-		s, err := pebblekv.Open(pebblekv.Options{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}},
-	{"postgres", func(t testing.TB) kv.Store {
-		s, err := sqlkv.Open(context.Background(), sqlkv.Options{URL: pgtest.NewDatabase(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}},
-}
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
 
 // eachBackend runs fn as a subtest per storage engine.
 func eachBackend(t *testing.T, fn func(t *testing.T, open func(testing.TB) kv.Store)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) { fn(t, b.open) })
-	}
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) { fn(t, b.Open) })
 }
 
 // newCollection opens an embedded store with one collection.
 func newCollection(t testing.TB, schema string) (kv.Store, *catalog.Collection) {
-	return newCollectionOn(t, backends[0].open, schema)
+	return newCollectionOn(t, backendtest.OpenPebble, schema)
 }
 
 func newCollectionOn(t testing.TB, open func(testing.TB) kv.Store, schema string) (kv.Store, *catalog.Collection) {
 	t.Helper()
 	store := open(t)
-	t.Cleanup(func() { store.Close() })
 	cat := catalog.New()
 	var coll *catalog.Collection
 	_, err := kv.Run(ctx, store, func(tx kv.Tx) error {
