@@ -7,9 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
@@ -18,9 +15,9 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/httpapi"
-	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
-	"github.com/foliodb/folio/internal/kv/sqlkv"
+	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/internal/ops"
 	"github.com/foliodb/folio/internal/session"
 	"github.com/foliodb/folio/internal/streams"
 )
@@ -65,8 +62,8 @@ func defaultConfig() serveConfig {
 		CacheBytes:   pebblekv.DefaultCacheSize,
 		TxIdle:       duration(session.DefaultIdleTimeout),
 		MaxBodyBytes: httpapi.DefaultMaxBodyBytes,
-		MaxDocuments: httpapi.DefaultMaxDocumentsPerRequest,
-		ShutdownWait: duration(30 * time.Second),
+		MaxDocuments: ops.DefaultMaxDocumentsPerRequest,
+		ShutdownWait: duration(node.DefaultShutdownTimeout),
 		LogRetention: duration(DefaultLogRetention),
 		StreamBuffer: streams.DefaultMaxPending,
 	}
@@ -197,26 +194,6 @@ func newLogger(cfg serveConfig) (*slog.Logger, error) {
 	return nil, fmt.Errorf("log format %q: want text or json", cfg.LogFormat)
 }
 
-// openStore opens the storage engine the configuration names: the one place
-// where a backend is picked.
-func openStore(ctx context.Context, cfg serveConfig, log *slog.Logger) (kv.Store, error) {
-	switch cfg.Engine {
-	case "pebble":
-		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-			return nil, fmt.Errorf("data directory: %w", err)
-		}
-		return pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: time.Duration(cfg.MaxTxAge), CacheSize: cfg.CacheBytes, Logger: log})
-	case "postgres":
-		if cfg.PostgresURL == "" {
-			return nil, errors.New("--engine postgres needs --postgres-url (or FOLIO_POSTGRES_URL)")
-		}
-		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		return sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: time.Duration(cfg.MaxTxAge), Logger: log})
-	}
-	return nil, fmt.Errorf("unknown engine %q: want pebble or postgres", cfg.Engine)
-}
-
 func serve(args []string) error {
 	cfg, err := loadConfig(args)
 	if err != nil {
@@ -231,114 +208,21 @@ func serve(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-
-	store, err := openStore(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	api := httpapi.New(httpapi.Config{
-		Store:                  store,
+	return node.Run(ctx, node.Config{
+		Engine:                 cfg.Engine,
+		DataDir:                cfg.DataDir,
+		PostgresURL:            cfg.PostgresURL,
+		CacheBytes:             cfg.CacheBytes,
+		MaxTxAge:               time.Duration(cfg.MaxTxAge),
+		Addr:                   cfg.Addr,
+		PprofAddr:              cfg.PprofAddr,
 		Logger:                 log,
 		Version:                version,
 		MaxBodyBytes:           cfg.MaxBodyBytes,
 		MaxDocumentsPerRequest: cfg.MaxDocuments,
-		// An interactive transaction lives as long as the store lets a
-		// transaction stay open.
-		Sessions: session.Options{Origin: cfg.Origin, IdleTimeout: time.Duration(cfg.TxIdle), MaxLifetime: time.Duration(cfg.MaxTxAge)},
-		Streams:  streams.Options{MaxPending: cfg.StreamBuffer},
+		Sessions:               session.Options{Origin: cfg.Origin, IdleTimeout: time.Duration(cfg.TxIdle)},
+		Streams:                streams.Options{MaxPending: cfg.StreamBuffer},
+		LogRetention:           time.Duration(cfg.LogRetention),
+		ShutdownTimeout:        time.Duration(cfg.ShutdownWait),
 	})
-	stopTrimmer := startTrimmer(store, time.Duration(cfg.LogRetention), log)
-	// closeStore releases everything that uses the store, then the store.
-	closeStore := func() error {
-		stopTrimmer()
-		api.Close()
-		return store.Close()
-	}
-	srv := &http.Server{
-		Handler:           api,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	// Streams never end on their own: a shutdown ends them first, each with
-	// an error line that tells its client to resume from its last position.
-	srv.RegisterOnShutdown(api.CloseStreams)
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		closeStore()
-		return err
-	}
-	log.Info("folio listening", "addr", ln.Addr().String(), "engine", cfg.Engine, "data_dir", cfg.DataDir, "version", version)
-	if cfg.PprofAddr != "" {
-		stopPprof, err := servePprof(cfg.PprofAddr, log)
-		if err != nil {
-			ln.Close()
-			closeStore()
-			return err
-		}
-		defer stopPprof()
-	}
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err = <-served:
-	case <-ctx.Done():
-		log.Info("shutting down: finishing requests in flight", "timeout", time.Duration(cfg.ShutdownWait))
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownWait))
-		err = srv.Shutdown(shutdownCtx)
-		cancel()
-		if err != nil {
-			log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
-			srv.Close()
-			err = nil
-		}
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	if cerr := closeStore(); cerr != nil && err == nil {
-		err = cerr
-	}
-	log.Info("folio stopped")
-	return err
-}
-
-// startTrimmer keeps the change log to the retention (none: 0 keeps it
-// all) until the returned func is called; that func returns once the
-// trimmer has stopped writing to the store.
-func startTrimmer(store kv.Store, retention time.Duration, log *slog.Logger) (stop func()) {
-	if retention <= 0 {
-		return func() {}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		streams.NewTrimmer(store, retention, log).Run(ctx)
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
-}
-
-// servePprof serves the profiler's endpoints (/debug/pprof/...) on a
-// listener of their own, so that they are never reachable through the API's
-// address. It returns a func that stops it.
-func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("pprof listener: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	log.Info("pprof listening", "addr", ln.Addr().String())
-	return func() { srv.Close() }, nil
 }

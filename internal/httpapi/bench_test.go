@@ -17,11 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/pebblekv"
-	"github.com/foliodb/folio/internal/kv/sqlkv"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/node"
 )
 
 // The HTTP benchmarks of issue 4: 16 concurrent clients over loopback, on a
@@ -39,33 +37,11 @@ var (
 	nextID        atomic.Int64
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
 
 func benchDoc(id int64) string {
 	return fmt.Sprintf(`{"id":%d,"name":"user %d","age":%d,"group":%d,"email":"user%d@example.com","bio":"%s"}`,
 		id, id, id%100, id%5000, id, strings.Repeat("lorem ipsum ", 75))
-}
-
-// benchBackends are the storage engines the HTTP benchmarks run on, side
-// by side. PostgreSQL needs its server binaries (see pgtest).
-var benchBackends = []struct {
-	name string
-	open func(b *testing.B) kv.Store
-}{
-	{"pebble", func(b *testing.B) kv.Store {
-		s, err := pebblekv.Open(pebblekv.Options{Dir: b.TempDir()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return s
-	}},
-	{"postgres", func(b *testing.B) kv.Store {
-		s, err := sqlkv.Open(context.Background(), sqlkv.Options{URL: pgtest.NewDatabase(b)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return s
-	}},
 }
 
 // yardstick is a trivial Go handler returning a small fixed JSON body.
@@ -83,8 +59,7 @@ func yardstick() string {
 // fixture serves the API over store with the collection loaded, until the
 // end of b.
 func fixture(b *testing.B, store kv.Store) string {
-	b.Cleanup(func() { store.Close() })
-	url := listen(httpapi.New(httpapi.Config{Store: store}))
+	url := serveNode(b, store)
 	c := client()
 	post := func(method, path, body string) {
 		if _, err := call(c, method, url+path, body); err != nil {
@@ -111,17 +86,25 @@ func fixture(b *testing.B, store kv.Store) string {
 }
 
 // BenchmarkHTTP runs every HTTP benchmark on each backend: the document
-// API's (issue 4), interactive transactions (issue 6) and indexed reads
-// (issue 5), on one loaded collection per backend.
+// API's, interactive transactions and indexed reads, on one loaded
+// collection per backend.
 func BenchmarkHTTP(b *testing.B) {
-	for _, be := range benchBackends {
-		b.Run(be.name, func(b *testing.B) {
-			url := fixture(b, be.open(b))
-			benchDocuments(b, url)
-			benchTransactions(b, url)
-			benchIndexed(b, url)
-		})
+	backendtest.EachB(b, func(b *testing.B, be backendtest.Backend) {
+		url := fixture(b, be.Open(b))
+		benchDocuments(b, url)
+		benchTransactions(b, url)
+		benchIndexed(b, url)
+	})
+}
+
+// serveNode runs a node over store until the end of b and returns its URL.
+func serveNode(b *testing.B, store kv.Store) string {
+	n, err := node.Start(context.Background(), node.Config{Store: store, Addr: "127.0.0.1:0"})
+	if err != nil {
+		b.Fatal(err)
 	}
+	b.Cleanup(func() { n.Close() })
+	return "http://" + n.Addr().String()
 }
 
 func listen(h http.Handler) string {

@@ -3,11 +3,8 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 
-	"github.com/foliodb/folio/internal/catalog"
-	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/ops"
 )
 
 // emptyObject is the metadata the API sends: the original's metadata
@@ -43,27 +40,23 @@ type collectionDescription struct {
 	Size       int64           `json:"size"`
 }
 
-// names reads the path's database (and collection, if the route has one),
-// checking the collection name first as the original did.
-func names(r *http.Request) (db, coll string, err error) {
-	db, coll = r.PathValue("db"), r.PathValue("collection")
-	if strings.Contains(r.Pattern, "{collection}") {
-		if err := catalog.CheckCollectionName(coll); err != nil {
-			return "", "", err
-		}
-	}
-	return db, coll, catalog.CheckDatabaseName(db)
+func describedCollection(d ops.CollectionDescription) collectionDescription {
+	return collectionDescription{Collection: d.Name, Metadata: emptyObject, Schema: d.Schema, Size: d.Size}
+}
+
+// databaseRequest decodes a request that names only a database.
+func databaseRequest(r *http.Request) ops.DatabaseRequest {
+	return ops.DatabaseRequest{Malformed: decode(r, &optionsOnly{}), DB: r.PathValue("db"), Tx: txRef(r)}
+}
+
+// collectionRequest decodes a request that names only a collection.
+func collectionRequest(r *http.Request) ops.CollectionRequest {
+	return ops.CollectionRequest{Malformed: decode(r, &optionsOnly{}), DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r)}
 }
 
 func (s *Server) createDatabase(w http.ResponseWriter, r *http.Request) error {
-	db, _, err := names(r)
-	if err != nil {
-		return err
-	}
-	if err := decode(r, &optionsOnly{}); err != nil {
-		return err
-	}
-	if err := s.run(r.Context(), func(tx kv.Tx) error { return s.catalog.CreateDatabase(r.Context(), tx, db) }); err != nil {
+	req := databaseRequest(r)
+	if err := s.ops.CreateDatabase(r.Context(), caller(r), req); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, statusMessage{Message: "database created successfully", Status: "created"})
@@ -71,14 +64,8 @@ func (s *Server) createDatabase(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) dropDatabase(w http.ResponseWriter, r *http.Request) error {
-	db, _, err := names(r)
-	if err != nil {
-		return err
-	}
-	if err := decode(r, &optionsOnly{}); err != nil {
-		return err
-	}
-	if err := s.run(r.Context(), func(tx kv.Tx) error { return s.catalog.DropDatabase(r.Context(), tx, db) }); err != nil {
+	req := databaseRequest(r)
+	if err := s.ops.DropDatabase(r.Context(), caller(r), req); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, statusMessage{Message: "database dropped successfully", Status: "dropped"})
@@ -89,152 +76,67 @@ func (s *Server) listDatabases(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &optionsOnly{}); err != nil {
 		return err
 	}
-	out := []databaseInfo{}
-	err := s.run(r.Context(), func(tx kv.Tx) error {
-		dbs, err := s.catalog.ListDatabases(r.Context(), tx)
-		out = out[:0]
-		for _, d := range dbs {
-			out = append(out, databaseInfo{DB: d.Name, Metadata: emptyObject})
-		}
-		return err
-	})
+	dbs, err := s.ops.ListDatabases(r.Context(), caller(r))
 	if err != nil {
 		return err
+	}
+	out := make([]databaseInfo, len(dbs))
+	for i, d := range dbs {
+		out[i] = databaseInfo{DB: d.Name, Metadata: emptyObject}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"databases": out})
 	return nil
 }
 
 func (s *Server) describeDatabase(w http.ResponseWriter, r *http.Request) error {
-	name, _, err := names(r)
-	if err != nil {
-		return err
-	}
-	if err := decode(r, &optionsOnly{}); err != nil {
-		return err
-	}
-	var colls []collectionDescription
-	var total int64
-	err = s.run(r.Context(), func(tx kv.Tx) error {
-		colls, total = []collectionDescription{}, 0
-		db, err := s.catalog.Database(r.Context(), tx, name)
-		if err != nil {
-			return err
-		}
-		list, err := s.catalog.ListCollections(r.Context(), tx, db)
-		if err != nil {
-			return err
-		}
-		for _, c := range list {
-			d, err := s.describe(r, tx, c)
-			if err != nil {
-				return err
-			}
-			total += d.Size
-			colls = append(colls, d)
-		}
-		return nil
-	})
+	req := databaseRequest(r)
+	d, err := s.ops.DescribeDatabase(r.Context(), caller(r), req)
 	if err != nil {
 		return err
 	}
 	// collections is [] rather than null when empty: some clients crash on null.
-	writeJSON(w, http.StatusOK, map[string]any{"db": name, "metadata": emptyObject, "collections": colls, "size": total})
+	colls := make([]collectionDescription, len(d.Collections))
+	for i, c := range d.Collections {
+		colls[i] = describedCollection(c)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"db": d.Name, "metadata": emptyObject, "collections": colls, "size": d.Size})
 	return nil
 }
 
-func (s *Server) describe(r *http.Request, tx kv.Tx, c *catalog.Collection) (collectionDescription, error) {
-	size, err := s.catalog.Size(r.Context(), tx, c)
-	if err != nil {
-		return collectionDescription{}, err
-	}
-	return collectionDescription{Collection: c.Name, Metadata: emptyObject, Schema: c.Schema.Raw(), Size: size}, nil
-}
-
 func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) error {
-	name, _, err := names(r)
+	req := databaseRequest(r)
+	list, err := s.ops.ListCollections(r.Context(), caller(r), req)
 	if err != nil {
 		return err
 	}
-	if err := decode(r, &optionsOnly{}); err != nil {
-		return err
-	}
-	out := []collectionInfo{}
-	err = s.inTx(r, name, func(tx kv.Tx) error {
-		out = out[:0]
-		db, err := s.catalog.Database(r.Context(), tx, name)
-		if err != nil {
-			return err
-		}
-		list, err := s.catalog.ListCollections(r.Context(), tx, db)
-		for _, c := range list {
-			out = append(out, collectionInfo{Collection: c.Name, Metadata: emptyObject})
-		}
-		return err
-	})
-	if err != nil {
-		return err
+	out := make([]collectionInfo, len(list))
+	for i, c := range list {
+		out[i] = collectionInfo{Collection: c.Name, Metadata: emptyObject}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"collections": out})
 	return nil
 }
 
 func (s *Server) createOrUpdateCollection(w http.ResponseWriter, r *http.Request) error {
-	dbName, collName, err := names(r)
-	if err != nil {
-		return err
-	}
-	var req struct {
+	var body struct {
 		Schema     json.RawMessage `json:"schema"`
 		OnlyCreate bool            `json:"only_create"`
 		Options    struct{}        `json:"options"`
 	}
-	if err := decode(r, &req); err != nil {
-		return err
-	}
-	if isNull(req.Schema) {
-		return status.Errorf(status.InvalidArgument, "schema is a required during collection creation")
-	}
-	var typ string
-	err = s.inTx(r, dbName, func(tx kv.Tx) error {
-		db, err := s.catalog.Database(r.Context(), tx, dbName)
-		if err != nil {
-			return err
-		}
-		if _, err := s.catalog.CreateOrUpdateCollection(r.Context(), tx, db, collName, req.Schema, req.OnlyCreate); err != nil {
-			return err
-		}
-		coll, err := s.catalog.Collection(r.Context(), tx, db, collName)
-		if err != nil {
-			return err
-		}
-		typ = string(coll.Schema.CollectionType())
-		return nil
-	})
+	malformed := decode(r, &body)
+	res, err := s.ops.CreateOrUpdateCollection(r.Context(), caller(r), ops.CreateCollectionRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
+		Schema: body.Schema, OnlyCreate: body.OnlyCreate})
 	if err != nil {
 		return err
 	}
 	// The original sends the same message and status for an update.
-	writeJSON(w, http.StatusOK, statusMessage{Message: "collection of type '" + typ + "' created successfully", Status: "created"})
+	writeJSON(w, http.StatusOK, statusMessage{Message: "collection of type '" + res.Type + "' created successfully", Status: "created"})
 	return nil
 }
 
 func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request) error {
-	dbName, collName, err := names(r)
-	if err != nil {
-		return err
-	}
-	if err := decode(r, &optionsOnly{}); err != nil {
-		return err
-	}
-	err = s.inTx(r, dbName, func(tx kv.Tx) error {
-		db, err := s.catalog.Database(r.Context(), tx, dbName)
-		if err != nil {
-			return err
-		}
-		return s.catalog.DropCollection(r.Context(), tx, db, collName)
-	})
-	if err != nil {
+	req := collectionRequest(r)
+	if err := s.ops.DropCollection(r.Context(), caller(r), req); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, statusMessage{Message: "collection dropped successfully", Status: "dropped"})
@@ -242,30 +144,11 @@ func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) describeCollection(w http.ResponseWriter, r *http.Request) error {
-	dbName, collName, err := names(r)
+	req := collectionRequest(r)
+	d, err := s.ops.DescribeCollection(r.Context(), caller(r), req)
 	if err != nil {
 		return err
 	}
-	if err := decode(r, &optionsOnly{}); err != nil {
-		return err
-	}
-	var d collectionDescription
-	err = s.inTx(r, dbName, func(tx kv.Tx) error {
-		coll, err := s.collection(r, tx, dbName, collName)
-		if err != nil {
-			return err
-		}
-		d, err = s.describe(r, tx, coll)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, d)
+	writeJSON(w, http.StatusOK, describedCollection(*d))
 	return nil
-}
-
-// collection looks up a database and one of its collections.
-func (s *Server) collection(r *http.Request, tx kv.Tx, dbName, collName string) (*catalog.Collection, error) {
-	return s.catalog.Lookup(r.Context(), tx, dbName, collName)
 }

@@ -1,12 +1,8 @@
 package httpapi
 
 import (
-	"context"
-	"errors"
 	"net/http"
-	"time"
 
-	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -34,29 +30,14 @@ var httpStatus = map[status.Code]int{
 	status.MethodNotAllowed:   http.StatusMethodNotAllowed,
 }
 
-// conflictRetryDelay is the retry advice sent with ABORTED.
-const conflictRetryDelay = 10 * time.Millisecond
-
-// toStatus turns any error of the layers below into an API error. It is the
-// one place where errors get their codes; internal reports whether the error
-// is the server's fault (and worth logging as such).
-func toStatus(err error) (e *status.Error, internal bool) {
+// toStatus returns the API error err carries. The operations give every
+// error they return a code; one without (which would be a bug) is answered
+// as INTERNAL.
+func toStatus(err error) *status.Error {
 	if se, ok := status.From(err); ok {
-		return se, false
+		return se
 	}
-	switch {
-	case kv.IsRetryable(err):
-		return &status.Error{Code: status.Aborted, Message: "transaction not committed due to conflict with another transaction", RetryDelay: conflictRetryDelay}, false
-	case errors.Is(err, kv.ErrTxTooLarge), errors.Is(err, kv.ErrKeyTooLarge), errors.Is(err, kv.ErrValueTooLarge):
-		return &status.Error{Code: status.InvalidArgument, Message: err.Error()}, false
-	case errors.Is(err, context.DeadlineExceeded):
-		return &status.Error{Code: status.DeadlineExceeded, Message: "context deadline exceeded"}, false
-	case errors.Is(err, context.Canceled):
-		return &status.Error{Code: status.Cancelled, Message: "request cancelled"}, false
-	case errors.Is(err, kv.ErrClosed):
-		return &status.Error{Code: status.Unavailable, Message: "server is shutting down"}, false
-	}
-	return &status.Error{Code: status.Internal, Message: err.Error()}, true
+	return &status.Error{Code: status.Internal, Message: err.Error(), Cause: err}
 }
 
 // statusOf returns the HTTP status of an API error.

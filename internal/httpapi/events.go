@@ -2,14 +2,12 @@ package httpapi
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 
-	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/jsonscan"
-	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/ops"
 	"github.com/foliodb/folio/internal/status"
-	"github.com/foliodb/folio/internal/streams"
 )
 
 // startOptions are the options every log stream takes. StartAfter is a
@@ -19,78 +17,47 @@ type startOptions struct {
 	StartAfter string `json:"start_after"`
 }
 
-func (o startOptions) cursor() (*streams.Cursor, error) {
-	if o.StartAfter == "" {
-		return nil, nil
-	}
-	c, err := streams.ParseCursor("start_after", o.StartAfter)
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
 // events streams the changes of a documents collection (reference §7).
 func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
-	dbName, collName, err := names(r)
-	if err != nil {
-		return err
-	}
-	var req struct {
+	var body struct {
 		Options startOptions `json:"options"`
 	}
-	if err := decode(r, &req); err != nil {
-		return err
-	}
-	start, err := req.Options.cursor()
+	malformed := decode(r, &body)
+	st, err := s.ops.Events(r.Context(), caller(r), ops.EventsRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
+		StartAfter: body.Options.StartAfter})
 	if err != nil {
 		return err
 	}
-	coll, err := s.lookup(r, dbName, collName)
+	return s.serveStream(w, r, st, eventChunk)
+}
+
+// subscribe streams the messages published to a messages collection from
+// now (or after a position), narrowed by a filter (reference §7).
+func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Filter  json.RawMessage `json:"filter"`
+		Options struct {
+			startOptions
+			Partitions []int64   `json:"partitions"`
+			Collation  collation `json:"collation"`
+		} `json:"options"`
+	}
+	malformed := decode(r, &body)
+	st, err := s.ops.Subscribe(r.Context(), caller(r), ops.SubscribeRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
+		StartAfter: body.Options.StartAfter, Filter: body.Filter, Collation: body.Options.Collation.ops(), Partitions: body.Options.Partitions})
 	if err != nil {
 		return err
 	}
-	if coll.Schema.CollectionType() != schema.Documents {
-		return status.Errorf(status.InvalidArgument, "events is only supported on collection type of 'documents'")
-	}
-	return s.serveStream(w, r, start, streams.Changes(dbName, collName), eventChunk)
+	return s.serveStream(w, r, st, messageChunk)
 }
 
-// lookup finds the collection a stream is about, in the request's
-// transaction if it has one. Only the start is checked: the stream then
-// follows the collection by name, across drops and re-creations.
-func (s *Server) lookup(r *http.Request, dbName, collName string) (*catalog.Collection, error) {
-	var coll *catalog.Collection
-	err := s.inTx(r, dbName, func(tx kv.Tx) error {
-		var err error
-		coll, err = s.collection(r, tx, dbName, collName)
-		return err
-	})
-	return coll, err
-}
-
-// serveStream sends what the subscription selects, from start (or from
-// now), one {"result":...} line per item, until the client goes away or the
-// stream ends. The status line and headers go out as soon as the stream is
-// in place, so a client knows that everything committed from then on will
-// reach it; body bytes only when there is an item.
-func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, start *streams.Cursor, sel streams.Selector, render func([]byte, *streams.Event) []byte) error {
+// serveStream sends what an open stream selects, one {"result":...} line
+// per item, until the client goes away or the stream ends. The status line
+// and headers go out at once, so a client knows that everything committed
+// from then on will reach it; body bytes only when there is an item.
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, src *ops.Stream, render func([]byte, *ops.StreamItem) []byte) error {
+	defer src.Close()
 	ctx := r.Context()
-	var after streams.Cursor
-	if start != nil {
-		after = *start
-	} else {
-		last, err := s.store.LastPosition(ctx)
-		if err != nil {
-			return err
-		}
-		after = streams.After(last)
-	}
-	sub, err := s.hub.Subscribe(ctx, after, sel)
-	if err != nil {
-		return err
-	}
-	defer sub.Close()
 	st := newStream(w)
 	if st.flusher == nil {
 		return status.Errorf(status.Internal, "streaming is not supported by this connection")
@@ -99,7 +66,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, start *stre
 	st.flusher.Flush()
 	var buf []byte
 	for unflushed := 0; ; {
-		batch, err := sub.Next(ctx)
+		items, err := src.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil // the client went away: nobody to tell
@@ -107,9 +74,9 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, start *stre
 			return st.finish(err)
 		}
 		buf = buf[:0]
-		for i := range batch {
+		for i := range items {
 			buf = append(buf, `{"result":`...)
-			buf = render(buf, &batch[i])
+			buf = render(buf, &items[i])
 			buf = append(buf, "}\n"...)
 		}
 		if _, err := st.w.Write(buf); err != nil {
@@ -118,7 +85,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, start *stre
 		// A consumer that keeps up gets each batch at once; one that is
 		// behind gets what is waiting with one flush (one write to the
 		// connection) instead of one per item.
-		if unflushed++; !sub.Ready() || unflushed == maxUnflushed {
+		if unflushed++; !src.Ready() || unflushed == maxUnflushed {
 			st.flusher.Flush()
 			unflushed = 0
 		}
@@ -132,20 +99,19 @@ const maxUnflushed = 64
 // {"event":{"tx_id":…,"collection":…,"op":…,"key":…,"data":…,"last":…,"position":…}}.
 // Bytes are base64 (standard, padded) as protobuf's JSON has them; data is
 // the document as stored, absent on delete.
-func eventChunk(b []byte, ev *streams.Event) []byte {
-	rec := &ev.Record
+func eventChunk(b []byte, ev *ops.StreamItem) []byte {
 	b = append(b, `{"event":{"tx_id":"`...)
-	b = base64.StdEncoding.AppendEncode(b, streams.TxID(ev.Cursor.Pos))
+	b = base64.StdEncoding.AppendEncode(b, ev.TxID[:])
 	b = append(b, `","collection":`...)
-	b = jsonscan.AppendQuote(b, rec.Collection)
+	b = jsonscan.AppendQuote(b, ev.Collection)
 	b = append(b, `,"op":"`...)
-	b = append(b, rec.Op.String()...)
+	b = append(b, ev.Op...)
 	b = append(b, `","key":"`...)
-	b = base64.StdEncoding.AppendEncode(b, rec.Key)
+	b = base64.StdEncoding.AppendEncode(b, ev.Key)
 	b = append(b, '"')
-	if rec.Data != nil {
+	if ev.Data != nil {
 		b = append(b, `,"data":`...)
-		b = append(b, rec.Data...)
+		b = append(b, ev.Data...)
 	}
 	if ev.Last {
 		b = append(b, `,"last":true`...)
@@ -153,6 +119,15 @@ func eventChunk(b []byte, ev *streams.Event) []byte {
 		b = append(b, `,"last":false`...)
 	}
 	b = append(b, `,"position":"`...)
-	b = append(b, ev.Cursor.String()...)
+	b = append(b, ev.Position...)
 	return append(b, `"}}`...)
+}
+
+// messageChunk renders a message: {"message":…,"position":…}.
+func messageChunk(b []byte, ev *ops.StreamItem) []byte {
+	b = append(b, `{"message":`...)
+	b = append(b, ev.Data...)
+	b = append(b, `,"position":"`...)
+	b = append(b, ev.Position...)
+	return append(b, `"}`...)
 }

@@ -5,72 +5,40 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/foliodb/folio/internal/catalog"
-	"github.com/foliodb/folio/internal/docs"
-	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/messages"
-	"github.com/foliodb/folio/internal/session"
+	"github.com/foliodb/folio/internal/ops"
 	"github.com/foliodb/folio/internal/status"
-	"github.com/foliodb/folio/internal/streams"
 )
 
 // Config configures the API.
 type Config struct {
-	Store  kv.Store
+	// Ops runs every call.
+	Ops    *ops.Ops
 	Logger *slog.Logger
-	// Version is reported by the info endpoints.
-	Version string
 	// MaxBodyBytes bounds a request body. Default 16 MiB.
 	MaxBodyBytes int64
-	// MaxDocumentsPerRequest bounds the documents of one insert or
-	// replace. Default 10,000.
-	MaxDocumentsPerRequest int
-	// Sessions configures interactive transactions (origin, idle timeout,
-	// maximum lifetime).
-	Sessions session.Options
-	// Streams configures the events and subscribe streams (how far a
-	// stream's consumer may fall behind before it is ended).
-	Streams streams.Options
 }
 
-// TxMaxLifetime is the longest an interactive transaction may stay open.
-func (c Config) TxMaxLifetime() time.Duration {
-	if c.Sessions.MaxLifetime > 0 {
-		return c.Sessions.MaxLifetime
-	}
-	return session.DefaultMaxLifetime
-}
+// DefaultMaxBodyBytes is Config.MaxBodyBytes's default.
+const DefaultMaxBodyBytes = 16 << 20
 
-// Defaults of Config.
-const (
-	DefaultMaxBodyBytes           = 16 << 20
-	DefaultMaxDocumentsPerRequest = 10_000
-)
-
-// Server is the API's HTTP handler.
+// Server is the API's HTTP handler: a codec between HTTP and the
+// operations.
 type Server struct {
-	cfg      Config
-	store    kv.Store
-	log      *slog.Logger
-	catalog  *catalog.Catalog
-	docs     *docs.Service
-	sessions *session.Manager
-	messages *messages.Service
-	hub      *streams.Hub
-	mux      *http.ServeMux
+	cfg Config
+	ops *ops.Ops
+	log *slog.Logger
+	mux *http.ServeMux
 }
 
-// New returns the API handler over cfg.Store.
+// New returns the API handler over cfg.Ops.
 func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -78,41 +46,10 @@ func New(cfg Config) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	if cfg.MaxDocumentsPerRequest <= 0 {
-		cfg.MaxDocumentsPerRequest = DefaultMaxDocumentsPerRequest
-	}
-	if cfg.Version == "" {
-		cfg.Version = "dev"
-	}
-	if cfg.Sessions.Origin == "" {
-		cfg.Sessions.Origin, _ = os.Hostname()
-	}
-	if cfg.Sessions.Logger == nil {
-		cfg.Sessions.Logger = cfg.Logger
-	}
-	if cfg.Streams.Logger == nil {
-		cfg.Streams.Logger = cfg.Logger
-	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
-		sessions: session.New(cfg.Store, cfg.Sessions), messages: messages.New(), hub: streams.NewHub(cfg.Store, cfg.Streams),
-		mux: http.NewServeMux()}
-	s.docs.Log = cfg.Logger
+	s := &Server{cfg: cfg, ops: cfg.Ops, log: cfg.Logger, mux: http.NewServeMux()}
 	s.routes()
 	return s
 }
-
-// Close ends the streams and rolls back the open interactive transactions.
-// Call it after the HTTP server has stopped and before the store closes.
-func (s *Server) Close() {
-	s.hub.Close()
-	s.sessions.Close()
-}
-
-// CloseStreams ends every events and subscribe stream, each with an error
-// line that tells its client to resume from its last position. Streams
-// never end by themselves, so a graceful shutdown calls it first
-// (http.Server.RegisterOnShutdown): otherwise it would wait for them.
-func (s *Server) CloseStreams() { s.hub.Close() }
 
 func (s *Server) routes() {
 	const db = "/v1/databases/{db}"
@@ -223,9 +160,9 @@ func (w *statusWriter) Flush() {
 
 // fail answers a request with the API error for err.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	e, internal := toStatus(err)
-	if internal {
-		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	e := toStatus(err)
+	if e.Cause != nil {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", e.Cause)
 	}
 	writeJSON(w, statusOf(e), errorJSON(e))
 }
@@ -272,18 +209,22 @@ func isNull(raw json.RawMessage) bool {
 	return len(t) == 0 || bytes.Equal(t, []byte("null"))
 }
 
-// run runs fn in a transaction of its own, retried on conflict.
-func (s *Server) run(ctx context.Context, fn func(tx kv.Tx) error) error {
-	_, err := kv.Run(ctx, s.store, fn)
-	return err
-}
+// caller is who makes the request: anonymous until authentication.
+func caller(r *http.Request) ops.Caller { return ops.Caller{} }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
+	if err := s.ops.Health(r.Context(), caller(r)); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"response": "OK"})
 	return nil
 }
 
 func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]string{"server_version": s.cfg.Version})
+	info, err := s.ops.Info(r.Context(), caller(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"server_version": info.ServerVersion})
 	return nil
 }

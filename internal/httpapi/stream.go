@@ -80,7 +80,7 @@ func (s *stream) finish(err error) error {
 	if !s.started {
 		return err
 	}
-	e, _ := toStatus(err)
+	e := toStatus(err)
 	b, _ := json.Marshal(errorJSON(e))
 	s.w.Write(append(b, '\n'))
 	if s.flusher != nil {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -16,8 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/httpapi"
-	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/kv/backendtest"
 )
 
 // The stream benchmarks of issue 7, end to end over loopback HTTP: writers
@@ -39,24 +37,7 @@ type streamBench struct {
 
 func newStreamBench(b *testing.B) *streamBench {
 	b.Helper()
-	store, err := pebblekv.Open(pebblekv.Options{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	api := httpapi.New(httpapi.Config{Store: store})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: api}
-	srv.RegisterOnShutdown(api.CloseStreams)
-	go srv.Serve(ln)
-	b.Cleanup(func() {
-		srv.Shutdown(context.Background())
-		api.Close()
-		store.Close()
-	})
-	sb := &streamBench{base: "http://" + ln.Addr().String(),
+	sb := &streamBench{base: serveNode(b, backendtest.OpenPebble(b)),
 		hc: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * streamWriters, DisableCompression: true}}}
 	sb.must(b, "POST", "/v1/databases/bench/create", "")
 	return sb

@@ -2,11 +2,8 @@ package httpapi
 
 import (
 	"net/http"
-	"time"
 
-	"github.com/foliodb/folio/internal/catalog"
-	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/ops"
 )
 
 // The headers that carry a client's transaction (reference §2).
@@ -15,19 +12,9 @@ const (
 	headerTxOrigin = "Tigris-Tx-Origin"
 )
 
-// inTx runs fn in the client's transaction if the request carries one, and
-// in a transaction of its own (retried on conflict) otherwise.
-func (s *Server) inTx(r *http.Request, db string, fn func(tx kv.Tx) error) error {
-	id, origin := r.Header.Get(headerTxID), r.Header.Get(headerTxOrigin)
-	// As in the original: without an origin the request is not in a
-	// transaction, whatever its id says.
-	if id == "" || origin == "" {
-		return s.run(r.Context(), fn)
-	}
-	if origin != s.sessions.Origin() {
-		return status.Errorf(status.FailedPrecondition, "transaction %s is held by node '%s', not by this node ('%s'): send its requests there", id, origin, s.sessions.Origin())
-	}
-	return s.sessions.Run(r.Context(), id, db, fn)
+// txRef reads the transaction a request names, if any.
+func txRef(r *http.Request) ops.TxRef {
+	return ops.TxRef{ID: r.Header.Get(headerTxID), Origin: r.Header.Get(headerTxOrigin)}
 }
 
 type txCtx struct {
@@ -36,27 +23,20 @@ type txCtx struct {
 }
 
 func (s *Server) beginTransaction(w http.ResponseWriter, r *http.Request) error {
-	db := r.PathValue("db")
-	// As in the original, begin checks the name but not that the database
-	// exists: the first request in the transaction does.
-	if err := catalog.CheckDatabaseName(db); err != nil {
-		return err
-	}
-	if err := decode(r, &struct{}{}); err != nil {
-		return err
-	}
-	sess, err := s.sessions.Begin(r.Context(), db)
+	req := transactionRequest(r)
+	res, err := s.ops.BeginTransaction(r.Context(), caller(r), req)
 	if err != nil {
 		return err
 	}
 	// Clients and load balancers use the cookie for stickiness.
-	http.SetCookie(w, &http.Cookie{Name: headerTxID, Value: sess.ID, Expires: time.Now().Add(s.cfg.TxMaxLifetime()), Path: "/"})
-	writeJSON(w, http.StatusOK, map[string]txCtx{"tx_ctx": {ID: sess.ID, Origin: sess.Origin}})
+	http.SetCookie(w, &http.Cookie{Name: headerTxID, Value: res.Tx.ID, Expires: res.Expires, Path: "/"})
+	writeJSON(w, http.StatusOK, map[string]txCtx{"tx_ctx": {ID: res.Tx.ID, Origin: res.Tx.Origin}})
 	return nil
 }
 
 func (s *Server) commitTransaction(w http.ResponseWriter, r *http.Request) error {
-	if err := s.endTransaction(r, true); err != nil {
+	req := transactionRequest(r)
+	if err := s.ops.CommitTransaction(r.Context(), caller(r), req); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "committed"})
@@ -64,29 +44,16 @@ func (s *Server) commitTransaction(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) rollbackTransaction(w http.ResponseWriter, r *http.Request) error {
-	if err := s.endTransaction(r, false); err != nil {
+	req := transactionRequest(r)
+	if err := s.ops.RollbackTransaction(r.Context(), caller(r), req); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "rolled back"})
 	return nil
 }
 
-func (s *Server) endTransaction(r *http.Request, commit bool) error {
-	if err := catalog.CheckDatabaseName(r.PathValue("db")); err != nil {
-		return err
-	}
-	if err := decode(r, &struct{}{}); err != nil {
-		return err
-	}
-	id := r.Header.Get(headerTxID)
-	if id == "" {
-		return status.Errorf(status.NotFound, "session not found")
-	}
-	if origin := r.Header.Get(headerTxOrigin); origin != "" && origin != s.sessions.Origin() {
-		return status.Errorf(status.FailedPrecondition, "transaction %s is held by node '%s', not by this node ('%s')", id, origin, s.sessions.Origin())
-	}
-	if commit {
-		return s.sessions.Commit(r.Context(), id)
-	}
-	return s.sessions.Rollback(r.Context(), id)
+// transactionRequest decodes a begin, commit or rollback: these take an
+// empty body.
+func transactionRequest(r *http.Request) ops.DatabaseRequest {
+	return ops.DatabaseRequest{Malformed: decode(r, &struct{}{}), DB: r.PathValue("db"), Tx: txRef(r)}
 }

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/httpapi"
-	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/loadgen"
+	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/pgtest"
 )
 
@@ -33,18 +33,12 @@ func serve(t *testing.T, h http.Handler) string {
 // folioServer starts the API over a Pebble store on a temporary directory.
 func folioServer(t *testing.T) string {
 	t.Helper()
-	store, err := pebblekv.Open(pebblekv.Options{Dir: t.TempDir()})
+	n, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebble(t), Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := httpapi.New(httpapi.Config{Store: store})
-	url := serve(t, api)
-	// Cleanups run last-in first-out: the listener closes first.
-	t.Cleanup(func() {
-		api.Close()
-		store.Close()
-	})
-	return url
+	t.Cleanup(func() { n.Close() })
+	return "http://" + n.Addr().String()
 }
 
 // runAll loads a few documents through d and runs every workload briefly,

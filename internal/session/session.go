@@ -83,6 +83,9 @@ func New(store kv.Store, opts Options) *Manager {
 // Origin is this node's identity.
 func (m *Manager) Origin() string { return m.opts.Origin }
 
+// MaxLifetime is the longest a transaction stays open.
+func (m *Manager) MaxLifetime() time.Duration { return m.opts.MaxLifetime }
+
 // Begin opens a transaction bound to database db.
 func (m *Manager) Begin(ctx context.Context, db string) (*Session, error) {
 	tx, err := m.store.Begin(ctx)

@@ -1,6 +1,7 @@
 // Package status is the error model of Folio's operations: an error with one
-// of the API's codes and a message meant for the client. The HTTP layer maps
-// codes to statuses in one place; the operations below it only pick codes.
+// of the API's codes and a message meant for the client. The operations
+// layer (internal/ops) gives every error it returns a code; each transport
+// maps codes to its wire's statuses in one place.
 package status
 
 import (
@@ -42,9 +43,16 @@ type Error struct {
 	// RetryDelay, when set, advises the client how long to wait before
 	// retrying (the API's retry.delay).
 	RetryDelay time.Duration
+	// Cause is the error of the layers below that this one stands for,
+	// when the server (not the request) is at fault: it goes to the log,
+	// never to the client.
+	Cause error
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Unwrap returns the cause, so that errors.Is sees through an Error.
+func (e *Error) Unwrap() error { return e.Cause }
 
 // Errorf returns an *Error with the code and a formatted message.
 func Errorf(code Code, format string, args ...any) error {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/foliodb/folio/internal/httpapi"
+	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/streams"
 )
 
@@ -58,7 +58,7 @@ func describe(evs []event) []string {
 // Writes to another collection in the same transaction are not in this
 // collection's stream, and do not move its "last".
 func TestEventsOfATransaction(t *testing.T) {
-	eachStreamBackend(t, httpapi.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		ls := c.openStream(t, eventsPath("db1", "items"), `{}`)
@@ -107,7 +107,7 @@ func TestEventsOfATransaction(t *testing.T) {
 // A stream starts at "now": nothing committed before it, everything
 // after; other collections' changes and aborted transactions never show.
 func TestEventsStartNowAndSkipTheRest(t *testing.T) {
-	eachStreamBackend(t, httpapi.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		c.insert(t, "db1", "items", `{"id":"before","v":0}`)
@@ -145,7 +145,7 @@ func TestEventsStartNowAndSkipTheRest(t *testing.T) {
 // transactions are serializable, so the commit order is the order of the
 // values written, and the events must carry 1, 2, 3, ... in sequence.
 func TestEventsInCommitOrder(t *testing.T) {
-	eachStreamBackend(t, httpapi.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		c.insert(t, "db1", "items", `{"id":"counter","v":0}`)
@@ -244,7 +244,7 @@ func (c *client) beginOn(db string) *txClient {
 // its end, and whether the events after it were written before or after
 // the restart.
 func TestEventsResumeAfterRestart(t *testing.T) {
-	s := pebbleServer(t, t.TempDir(), httpapi.Config{})
+	s := pebbleServer(t, t.TempDir(), node.Config{})
 	c := s.client
 	withItems(t, c)
 	ls := c.openStream(t, eventsPath("db1", "items"), `{}`)
@@ -280,7 +280,7 @@ func TestEventsResumeAfterRestart(t *testing.T) {
 // with a message that says why; so is one that is not a position at all,
 // or one ahead of the log (from another data directory).
 func TestEventsOutOfRange(t *testing.T) {
-	s := pebbleServer(t, t.TempDir(), httpapi.Config{})
+	s := pebbleServer(t, t.TempDir(), node.Config{})
 	c := s.client
 	withItems(t, c)
 	ls := c.openStream(t, eventsPath("db1", "items"), `{}`)
@@ -314,7 +314,7 @@ func TestEventsOutOfRange(t *testing.T) {
 // A stream follows its collection by name: it goes on across a drop and a
 // re-creation, and sees nothing of the dropped incarnation's data.
 func TestEventsAcrossDropAndCreate(t *testing.T) {
-	eachStreamBackend(t, httpapi.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		ls := c.openStream(t, eventsPath("db1", "items"), `{}`)
@@ -332,7 +332,7 @@ func TestEventsAcrossDropAndCreate(t *testing.T) {
 }
 
 func TestEventsRefused(t *testing.T) {
-	eachStreamBackend(t, httpapi.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		c.createColl(t, "db1", "msgs", messagesSchema)
@@ -359,7 +359,7 @@ func TestEventsRefused(t *testing.T) {
 // full, with an error line after everything it was sent: no event is
 // skipped, and resuming from the last one it got gives the rest.
 func TestEventsSlowConsumer(t *testing.T) {
-	eachStreamBackend(t, httpapi.Config{Streams: streams.Options{MaxPending: 64 << 10}}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.Config{Streams: streams.Options{MaxPending: 64 << 10}}, func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		c.createColl(t, "db1", "big", `{"title":"big","primary_key":["id"],"properties":{"id":{"type":"integer"},"pad":{"type":"string"}}}`)

@@ -5,10 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -16,98 +14,54 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/pebblekv"
-	"github.com/foliodb/folio/internal/kv/sqlkv"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/node"
 )
 
-// A backend is a storage engine the suite runs the API on.
-type backend struct {
-	name string
-	// open returns a new, empty store that the harness closes at the end of
-	// the test. It may t.Skip when the backend is not available here.
-	open func(t *testing.T) kv.Store
-}
-
-// backends lists every storage engine the suite runs against. A new engine
-// joins with one row; the tests do not change. The PostgreSQL engine
-// (internal/kv/sqlkv) belongs here as soon as it exists, opening a fresh
-// database from internal/pgtest and skipping when there is none.
-var backends = []backend{
-	{name: "pebble", open: openPebble},
-	{name: "postgres", open: openPostgres},
-}
-
-// openPostgres opens the PostgreSQL backend on a fresh database of the
-// test binary's throwaway cluster (see pgtest: skipped where there is no
-// PostgreSQL, except in CI).
-func openPostgres(t *testing.T) kv.Store {
-	url := pgtest.NewDatabase(t)
-	s, err := sqlkv.Open(context.Background(), sqlkv.Options{URL: url})
-	if err != nil {
-		t.Fatalf("open postgres store: %v", err)
-	}
-	return s
-}
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
-
-func openPebble(t *testing.T) kv.Store {
-	s, err := pebblekv.Open(pebblekv.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("open pebble store: %v", err)
-	}
-	return s
-}
+func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
 
 // eachBackend runs fn once per backend, as a subtest with a server of its
 // own on an empty store.
 func eachBackend(t *testing.T, fn func(t *testing.T, c *client)) {
 	t.Helper()
-	eachBackendWith(t, httpapi.Config{}, fn)
+	eachBackendWith(t, node.Config{}, fn)
 }
 
-// eachBackendWith is eachBackend with server settings (Store is filled in).
-func eachBackendWith(t *testing.T, cfg httpapi.Config, fn func(t *testing.T, c *client)) {
+// eachBackendWith is eachBackend with server settings (Store and Addr are
+// filled in).
+func eachBackendWith(t *testing.T, cfg node.Config, fn func(t *testing.T, c *client)) {
 	t.Helper()
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			fn(t, startServer(t, b, cfg))
-		})
-	}
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		fn(t, startServer(t, b.Open(t), cfg))
+	})
 }
 
-// startServer serves the API over a store of backend b on a free loopback
-// port until the end of the test.
-func startServer(t *testing.T, b backend, cfg httpapi.Config) *client {
+// startServer runs a node over store on a free loopback port until the
+// end of the test.
+func startServer(t *testing.T, store kv.Store, cfg node.Config) *client {
 	t.Helper()
-	store := b.open(t)
-	cfg.Store = store
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		store.Close()
-		t.Fatalf("listen: %v", err)
-	}
-	srv := &http.Server{Handler: httpapi.New(cfg), ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	n := startNode(t, store, cfg)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shut the server down: %v", err)
-		}
-		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("serve: %v", err)
-		}
-		if err := store.Close(); err != nil {
-			t.Errorf("close the store: %v", err)
+		if err := n.Close(); err != nil {
+			t.Errorf("shut the node down: %v", err)
 		}
 	})
-	return newClient("http://" + ln.Addr().String())
+	return newClient("http://" + n.Addr().String())
+}
+
+// startNode starts a node over store on a free loopback port.
+func startNode(t *testing.T, store kv.Store, cfg node.Config) *node.Node {
+	t.Helper()
+	cfg.Store = store
+	cfg.Addr = "127.0.0.1:0"
+	cfg.ShutdownTimeout = 10 * time.Second
+	n, err := node.Start(context.Background(), cfg)
+	if err != nil {
+		store.Close()
+		t.Fatalf("start a node: %v", err)
+	}
+	return n
 }
 
 // client talks to one server. Its methods take the *testing.T of the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foliodb/folio/internal/httpapi"
+	"github.com/foliodb/folio/internal/node"
 )
 
 // Limits of the server in TestMalformedRequestsChangeNothing.
@@ -106,7 +106,7 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 		{"read: offset is not base64", "POST", users("read"), `{"filter":{},"options":{"offset":"!!not base64"}}`},
 		{"read: offset is a number", "POST", users("read"), `{"filter":{},"options":{"offset":12}}`},
 	}
-	cfg := httpapi.Config{MaxBodyBytes: testMaxBody, MaxDocumentsPerRequest: testMaxDocs}
+	cfg := node.Config{MaxBodyBytes: testMaxBody, MaxDocumentsPerRequest: testMaxDocs}
 	eachBackendWith(t, cfg, func(t *testing.T, c *client) {
 		withUsers(t, c)
 		// Document 2 has an address that is not an object, so that a $set

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -17,53 +16,49 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/node"
 )
 
 // The harness of the stream tests (events, subscribe). Streams never end
-// by themselves, so their server is shut down the way folio serve does it:
-// the streams are ended first, and the API (with its log reader) is closed
-// before the store. The server can also be stopped and started again on
-// the same data, to test resuming across a restart.
+// by themselves; the node ends them first when it shuts down. The server
+// can also be stopped and started again on the same data, to test resuming
+// across a restart.
 
-// streamServer is an API server whose store can be reopened.
+// streamServer is a node whose store can be reopened.
 type streamServer struct {
-	open func(t *testing.T) kv.Store
-	cfg  httpapi.Config
+	open func(t testing.TB) kv.Store
+	cfg  node.Config
 
-	store  kv.Store
-	api    *httpapi.Server
-	srv    *http.Server
-	served chan error
+	store kv.Store // the running node's
+	node  *node.Node
 	*client
 }
 
 // eachStreamBackend runs fn once per backend with a stream server of its
 // own on an empty store.
-func eachStreamBackend(t *testing.T, cfg httpapi.Config, fn func(t *testing.T, s *streamServer)) {
+func eachStreamBackend(t *testing.T, cfg node.Config, fn func(t *testing.T, s *streamServer)) {
 	t.Helper()
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			s := &streamServer{open: b.open, cfg: cfg}
-			s.start(t)
-			fn(t, s)
-		})
-	}
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		store := b.Open(t)
+		opened := false
+		s := &streamServer{cfg: cfg, open: func(t testing.TB) kv.Store {
+			if opened {
+				t.Fatalf("the %s backend's store cannot be reopened", b.Name)
+			}
+			opened = true
+			return store
+		}}
+		s.start(t)
+		fn(t, s)
+	})
 }
 
 // pebbleServer is a stream server on a Pebble store in dir, which survives
 // stop and start.
-func pebbleServer(t *testing.T, dir string, cfg httpapi.Config) *streamServer {
-	open := func(t *testing.T) kv.Store {
-		st, err := pebblekv.Open(pebblekv.Options{Dir: dir})
-		if err != nil {
-			t.Fatalf("open pebble store in %s: %v", dir, err)
-		}
-		return st
-	}
+func pebbleServer(t *testing.T, dir string, cfg node.Config) *streamServer {
+	open := func(t testing.TB) kv.Store { return backendtest.OpenPebbleAt(t, dir) }
 	s := &streamServer{open: open, cfg: cfg}
 	s.start(t)
 	return s
@@ -74,42 +69,22 @@ func pebbleServer(t *testing.T, dir string, cfg httpapi.Config) *streamServer {
 func (s *streamServer) start(t *testing.T) {
 	t.Helper()
 	s.store = s.open(t)
-	cfg := s.cfg
-	cfg.Store = s.store
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		s.store.Close()
-		t.Fatalf("listen: %v", err)
-	}
-	s.api = httpapi.New(cfg)
-	s.srv = &http.Server{Handler: s.api, ReadHeaderTimeout: 10 * time.Second}
-	s.srv.RegisterOnShutdown(s.api.CloseStreams)
-	s.served = make(chan error, 1)
-	go func(srv *http.Server, served chan error) { served <- srv.Serve(ln) }(s.srv, s.served)
-	s.client = newClient("http://" + ln.Addr().String())
+	s.node = startNode(t, s.store, s.cfg)
+	s.client = newClient("http://" + s.node.Addr().String())
 	t.Cleanup(func() {
-		if s.store != nil {
+		if s.node != nil {
 			s.stop(t)
 		}
 	})
 }
 
-// stop shuts the server down as folio serve does, and closes the store.
+// stop shuts the node down, as folio serve does at a signal.
 func (s *streamServer) stop(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := s.srv.Shutdown(ctx); err != nil {
-		t.Errorf("shut the server down: %v", err)
+	if err := s.node.Close(); err != nil {
+		t.Errorf("shut the node down: %v", err)
 	}
-	if err := <-s.served; !errors.Is(err, http.ErrServerClosed) {
-		t.Errorf("serve: %v", err)
-	}
-	s.api.Close()
-	if err := s.store.Close(); err != nil {
-		t.Errorf("close the store: %v", err)
-	}
-	s.store = nil
+	s.node = nil
 }
 
 // restart stops the server and starts it again on the same store.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/httpapi"
+	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/session"
 )
 
@@ -260,7 +260,7 @@ func TestTransactionRules(t *testing.T) {
 }
 
 func TestTransactionExpiry(t *testing.T) {
-	cfg := httpapi.Config{Sessions: session.Options{IdleTimeout: 150 * time.Millisecond, MaxLifetime: time.Minute}}
+	cfg := node.Config{Sessions: session.Options{IdleTimeout: 150 * time.Millisecond, MaxLifetime: time.Minute}}
 	eachBackendWith(t, cfg, func(t *testing.T, c *client) {
 		setupAccounts(t, c, 1, 100)
 		tx := c.begin(t, "bank")
@@ -283,7 +283,7 @@ func TestTransactionExpiry(t *testing.T) {
 			t.Fatalf("an expired transaction's write landed: %v", got)
 		}
 	})
-	cfg = httpapi.Config{Sessions: session.Options{IdleTimeout: time.Minute, MaxLifetime: 300 * time.Millisecond}}
+	cfg = node.Config{Sessions: session.Options{IdleTimeout: time.Minute, MaxLifetime: 300 * time.Millisecond}}
 	eachBackendWith(t, cfg, func(t *testing.T, c *client) {
 		setupAccounts(t, c, 1, 100)
 		tx := c.begin(t, "bank")

@@ -1,0 +1,334 @@
+// Package node runs one Folio server: it opens the store and starts, in
+// order, every long-running part over it (interactive transactions, the
+// change-log readers behind the streams, the log trimmer, the operations,
+// and the transports), and stops them in the reverse order. `folio serve`
+// parses its configuration and calls Run; the black-box tests start nodes
+// the same way.
+//
+// Shutdown, in order:
+//
+//  1. the transports stop accepting; the streams (events, subscribe) end,
+//     each with an error line that tells its client to resume from its last
+//     position (they never end by themselves); the requests in flight
+//     finish, up to ShutdownTimeout, after which they are cut off;
+//  2. the interactive transactions still open are rolled back;
+//  3. the change-log readers and the trimmer stop;
+//  4. the store closes, after its in-flight commits.
+//
+// Each step is logged at info level as it completes.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/foliodb/folio/internal/httpapi"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/kv/sqlkv"
+	"github.com/foliodb/folio/internal/ops"
+	"github.com/foliodb/folio/internal/session"
+	"github.com/foliodb/folio/internal/streams"
+)
+
+// Config is a node's configuration. Zero values take the defaults.
+type Config struct {
+	// Store, if set, is the store to run on; the node closes it at
+	// shutdown. Otherwise the node opens the one Engine names.
+	Store kv.Store
+	// Engine is "pebble" (embedded, in DataDir) or "postgres" (at
+	// PostgresURL).
+	Engine      string
+	DataDir     string
+	PostgresURL string
+	// CacheBytes is the embedded engine's block cache.
+	CacheBytes int64
+	// MaxTxAge is the longest a transaction may stay open, interactive
+	// ones included.
+	MaxTxAge time.Duration
+
+	// Addr is the API's listen address ("127.0.0.1:0" picks a free port).
+	Addr string
+	// PprofAddr, if set, serves Go's profiler there, apart from the API.
+	PprofAddr string
+
+	Logger  *slog.Logger
+	Version string
+
+	// MaxBodyBytes bounds a request body; MaxDocumentsPerRequest the
+	// documents of one insert or replace (and messages of one publish).
+	MaxBodyBytes           int64
+	MaxDocumentsPerRequest int
+	// Sessions configures interactive transactions (origin, idle timeout,
+	// maximum lifetime; the lifetime defaults to MaxTxAge).
+	Sessions session.Options
+	// Streams configures the events and subscribe streams.
+	Streams streams.Options
+	// LogRetention is how long the change log keeps a commit; 0 keeps it
+	// forever.
+	LogRetention time.Duration
+	// ShutdownTimeout bounds how long a shutdown waits for requests in
+	// flight. Default 30s.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultShutdownTimeout is Config.ShutdownTimeout's default.
+const DefaultShutdownTimeout = 30 * time.Second
+
+// Node is a running server.
+type Node struct {
+	cfg Config
+	log *slog.Logger
+
+	store    kv.Store
+	sessions *session.Manager
+	hub      *streams.Hub
+	trimmer  *background
+	ops      *ops.Ops
+	http     *http.Server
+	ln       net.Listener
+	served   chan error // the HTTP server's end
+	pprof    *http.Server
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start opens the store and starts every part; the API is served when it
+// returns. On an error, whatever had started is stopped again.
+func Start(ctx context.Context, cfg Config) (n *Node, err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = "./data"
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if cfg.Sessions.Origin == "" {
+		cfg.Sessions.Origin, _ = os.Hostname()
+	}
+	if cfg.Sessions.MaxLifetime <= 0 {
+		// An interactive transaction lives as long as the store lets a
+		// transaction stay open.
+		cfg.Sessions.MaxLifetime = cfg.MaxTxAge
+	}
+	if cfg.Sessions.Logger == nil {
+		cfg.Sessions.Logger = cfg.Logger
+	}
+	if cfg.Streams.Logger == nil {
+		cfg.Streams.Logger = cfg.Logger
+	}
+	n = &Node{cfg: cfg, log: cfg.Logger}
+	defer func() {
+		if err != nil {
+			n.stopParts()
+		}
+	}()
+
+	if n.store = cfg.Store; n.store == nil {
+		if n.store, err = openStore(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
+	n.sessions = session.New(n.store, cfg.Sessions)
+	n.hub = streams.NewHub(n.store, cfg.Streams)
+	if cfg.LogRetention > 0 {
+		trimmer := streams.NewTrimmer(n.store, cfg.LogRetention, n.log)
+		n.trimmer = startBackground(trimmer.Run)
+	}
+	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Logger: n.log,
+		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest})
+	if err := n.serveHTTP(cfg.Addr); err != nil {
+		return nil, err
+	}
+	if cfg.PprofAddr != "" {
+		if err := n.servePprof(cfg.PprofAddr); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// Run starts a node and serves until ctx is done (a signal) or a transport
+// fails, then shuts it down.
+func Run(ctx context.Context, cfg Config) error {
+	n, err := Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	select {
+	case err = <-n.served:
+		n.log.Error("the API's listener failed", "err", err)
+	case <-ctx.Done():
+	}
+	if cerr := n.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Addr is the API's listen address.
+func (n *Node) Addr() net.Addr { return n.ln.Addr() }
+
+// Close shuts the node down in the order of the package comment. It is
+// safe to call more than once; later calls return the first's result.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		n.log.Info("shutting down: finishing requests in flight", "timeout", n.cfg.ShutdownTimeout)
+		n.stopHTTP()
+		n.closeErr = n.stopParts()
+		n.log.Info("folio stopped")
+	})
+	return n.closeErr
+}
+
+// stopHTTP stops accepting, ends the streams and waits for the requests in
+// flight, cutting off those still running at the timeout.
+func (n *Node) stopHTTP() {
+	if n.pprof != nil {
+		n.pprof.Close()
+	}
+	if n.http == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := n.http.Shutdown(ctx); err != nil {
+		n.log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
+		n.http.Close()
+	}
+	if err := <-n.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		n.log.Warn("the API's listener had failed", "err", err)
+	}
+	n.log.Info("shutdown: requests drained")
+}
+
+// stopParts stops what runs over the store, then closes the store. Each
+// part may be missing (a Start that failed midway).
+func (n *Node) stopParts() error {
+	if n.sessions != nil {
+		n.sessions.Close()
+		n.log.Info("shutdown: open transactions rolled back")
+	}
+	if n.hub != nil {
+		n.hub.Close()
+		n.log.Info("shutdown: change-log readers stopped")
+	}
+	if n.trimmer != nil {
+		n.trimmer.stop()
+		n.log.Info("shutdown: change-log trimmer stopped")
+	}
+	if n.store == nil {
+		return nil
+	}
+	err := n.store.Close()
+	if err != nil {
+		n.log.Error("shutdown: closing the store failed", "err", err)
+	} else {
+		n.log.Info("shutdown: store closed")
+	}
+	return err
+}
+
+func (n *Node) serveHTTP(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	n.ln = ln
+	n.http = &http.Server{
+		Handler:           httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
+	}
+	// Streams never end on their own: a shutdown ends them first, so that
+	// it does not wait for them until its timeout.
+	n.http.RegisterOnShutdown(func() {
+		n.hub.Close()
+		n.log.Info("shutdown: streams ended")
+	})
+	n.served = make(chan error, 1)
+	go func() { n.served <- n.http.Serve(ln) }()
+	n.log.Info("folio listening", "addr", ln.Addr().String(), "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
+	return nil
+}
+
+func (n *Node) engineName() string {
+	if n.cfg.Store != nil {
+		return fmt.Sprintf("%T", n.cfg.Store)
+	}
+	return n.cfg.Engine
+}
+
+// servePprof serves the profiler's endpoints (/debug/pprof/...) on a
+// listener of their own, so that they are never reachable through the API's
+// address.
+func (n *Node) servePprof(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("pprof listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	n.pprof = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go n.pprof.Serve(ln)
+	n.log.Info("pprof listening", "addr", ln.Addr().String())
+	return nil
+}
+
+// openStore opens the storage engine the configuration names: the one place
+// where a backend is picked.
+func openStore(ctx context.Context, cfg Config) (kv.Store, error) {
+	switch cfg.Engine {
+	case "", "pebble":
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
+		return pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: cfg.MaxTxAge, CacheSize: cfg.CacheBytes, Logger: cfg.Logger})
+	case "postgres":
+		if cfg.PostgresURL == "" {
+			return nil, errors.New("--engine postgres needs --postgres-url (or FOLIO_POSTGRES_URL)")
+		}
+		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: cfg.MaxTxAge, Logger: cfg.Logger})
+	}
+	return nil, fmt.Errorf("unknown engine %q: want pebble or postgres", cfg.Engine)
+}
+
+// background is a goroutine running a part until it is stopped.
+type background struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startBackground(run func(ctx context.Context)) *background {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &background{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		run(ctx)
+	}()
+	return b
+}
+
+// stop cancels the part and waits until it has returned.
+func (b *background) stop() {
+	b.cancel()
+	<-b.done
+}

@@ -1,0 +1,222 @@
+package ops
+
+import (
+	"context"
+
+	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// DatabaseRequest names a database: the request of create, drop, describe
+// and list collections.
+type DatabaseRequest struct {
+	Malformed error // see Malformed
+	DB        string
+	Tx        TxRef // list collections only: the others run alone, as in the original
+}
+
+// CollectionRequest names a collection: the request of drop and describe.
+type CollectionRequest struct {
+	Malformed      error // see Malformed
+	DB, Collection string
+	Tx             TxRef
+}
+
+// DatabaseInfo is one database of a list.
+type DatabaseInfo struct {
+	Name string
+}
+
+// CollectionInfo is one collection of a list.
+type CollectionInfo struct {
+	Name string
+}
+
+// CollectionDescription is what describe tells of a collection.
+type CollectionDescription struct {
+	Name   string
+	Schema []byte // as the client gave it
+	Size   int64  // bytes of its documents
+}
+
+// DatabaseDescription is what describe tells of a database.
+type DatabaseDescription struct {
+	Name        string
+	Collections []CollectionDescription
+	Size        int64
+}
+
+// CreateDatabase creates a database.
+func (o *Ops) CreateDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
+	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+		return err
+	}
+	return apiError(o.run(ctx, func(tx kv.Tx) error { return o.catalog.CreateDatabase(ctx, tx, req.DB) }))
+}
+
+// DropDatabase drops a database with everything in it.
+func (o *Ops) DropDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
+	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+		return err
+	}
+	return apiError(o.run(ctx, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, req.DB) }))
+}
+
+// ListDatabases lists the databases in name order.
+func (o *Ops) ListDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, error) {
+	out := []DatabaseInfo{}
+	err := o.run(ctx, func(tx kv.Tx) error {
+		dbs, err := o.catalog.ListDatabases(ctx, tx)
+		out = out[:0]
+		for _, d := range dbs {
+			out = append(out, DatabaseInfo{Name: d.Name})
+		}
+		return err
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return out, nil
+}
+
+// DescribeDatabase describes a database and each of its collections.
+func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseRequest) (*DatabaseDescription, error) {
+	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+		return nil, err
+	}
+	var d *DatabaseDescription
+	err := o.run(ctx, func(tx kv.Tx) error {
+		d = &DatabaseDescription{Name: req.DB, Collections: []CollectionDescription{}}
+		db, err := o.catalog.Database(ctx, tx, req.DB)
+		if err != nil {
+			return err
+		}
+		list, err := o.catalog.ListCollections(ctx, tx, db)
+		if err != nil {
+			return err
+		}
+		for _, coll := range list {
+			cd, err := o.describe(ctx, tx, coll)
+			if err != nil {
+				return err
+			}
+			d.Size += cd.Size
+			d.Collections = append(d.Collections, cd)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return d, nil
+}
+
+func (o *Ops) describe(ctx context.Context, tx kv.Tx, coll *catalog.Collection) (CollectionDescription, error) {
+	size, err := o.catalog.Size(ctx, tx, coll)
+	if err != nil {
+		return CollectionDescription{}, err
+	}
+	return CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: size}, nil
+}
+
+// ListCollections lists a database's collections in name order.
+func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest) ([]CollectionInfo, error) {
+	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+		return nil, err
+	}
+	out := []CollectionInfo{}
+	err := o.inTx(ctx, req.DB, req.Tx, func(tx kv.Tx) error {
+		out = out[:0]
+		db, err := o.catalog.Database(ctx, tx, req.DB)
+		if err != nil {
+			return err
+		}
+		list, err := o.catalog.ListCollections(ctx, tx, db)
+		for _, coll := range list {
+			out = append(out, CollectionInfo{Name: coll.Name})
+		}
+		return err
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return out, nil
+}
+
+// CreateCollectionRequest creates a collection or changes its schema.
+type CreateCollectionRequest struct {
+	Malformed      error // see Malformed
+	DB, Collection string
+	Tx             TxRef
+	Schema         []byte // JSON
+	// OnlyCreate makes an existing collection an ALREADY_EXISTS error
+	// instead of a schema change.
+	OnlyCreate bool
+}
+
+// CreateCollectionResult tells what was created or changed.
+type CreateCollectionResult struct {
+	Type string // the collection's type: "documents" or "messages"
+}
+
+// CreateOrUpdateCollection creates a collection, or changes the schema of
+// an existing one if the change is compatible.
+func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req CreateCollectionRequest) (*CreateCollectionResult, error) {
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return nil, err
+	}
+	if isNull(req.Schema) {
+		return nil, status.Errorf(status.InvalidArgument, "schema is a required during collection creation")
+	}
+	res := &CreateCollectionResult{}
+	err := o.inTx(ctx, req.DB, req.Tx, func(tx kv.Tx) error {
+		db, err := o.catalog.Database(ctx, tx, req.DB)
+		if err != nil {
+			return err
+		}
+		if _, err := o.catalog.CreateOrUpdateCollection(ctx, tx, db, req.Collection, req.Schema, req.OnlyCreate); err != nil {
+			return err
+		}
+		coll, err := o.catalog.Collection(ctx, tx, db, req.Collection)
+		if err != nil {
+			return err
+		}
+		res.Type = string(coll.Schema.CollectionType())
+		return nil
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return res, nil
+}
+
+// DropCollection drops a collection with its data.
+func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionRequest) error {
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return err
+	}
+	return apiError(o.inTx(ctx, req.DB, req.Tx, func(tx kv.Tx) error {
+		db, err := o.catalog.Database(ctx, tx, req.DB)
+		if err != nil {
+			return err
+		}
+		return o.catalog.DropCollection(ctx, tx, db, req.Collection)
+	}))
+}
+
+// DescribeCollection describes a collection: its schema and size.
+func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRequest) (*CollectionDescription, error) {
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return nil, err
+	}
+	var d CollectionDescription
+	err := o.inCollection(ctx, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
+		d, err = o.describe(ctx, tx, coll)
+		return err
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return &d, nil
+}

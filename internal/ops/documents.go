@@ -1,0 +1,317 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/messages"
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Collation selects how strings compare: Case "cs" (case-sensitive, the
+// default, also when empty) or "ci" (case-insensitive).
+type Collation struct {
+	Case string
+}
+
+func (c Collation) filter() filter.Collation { return filter.Collation{Case: c.Case} }
+
+// WriteDocumentsRequest inserts or replaces documents.
+type WriteDocumentsRequest struct {
+	Malformed      error // see Malformed
+	DB, Collection string
+	Tx             TxRef
+	Documents      [][]byte // each a JSON object
+}
+
+// WriteResult is what a write reports.
+type WriteResult struct {
+	// Time is the write's metadata time: created_at of an insert or
+	// replace, updated_at of an update, deleted_at of a delete.
+	Time time.Time
+	// Keys holds, for insert and replace, each document's primary key as a
+	// JSON object, generated values included.
+	Keys []json.RawMessage
+	// Modified counts the documents an update changed.
+	Modified int
+}
+
+// Insert adds documents; if any of their keys exists, nothing is written.
+func (o *Ops) Insert(ctx context.Context, c Caller, req WriteDocumentsRequest) (*WriteResult, error) {
+	return o.writeDocuments(ctx, req, o.docs.Insert)
+}
+
+// Replace inserts documents, replacing those whose keys exist.
+func (o *Ops) Replace(ctx context.Context, c Caller, req WriteDocumentsRequest) (*WriteResult, error) {
+	return o.writeDocuments(ctx, req, o.docs.Replace)
+}
+
+// writeFunc is docs.Service.Insert or Replace.
+type writeFunc func(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte) (*docs.WriteResult, error)
+
+func (o *Ops) writeDocuments(ctx context.Context, req WriteDocumentsRequest, write writeFunc) (*WriteResult, error) {
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return nil, err
+	}
+	if len(req.Documents) == 0 {
+		return nil, status.Errorf(status.InvalidArgument, "empty documents received")
+	}
+	if len(req.Documents) > o.cfg.MaxDocumentsPerRequest {
+		return nil, status.Errorf(status.InvalidArgument, "%d documents in one request, the limit is %d", len(req.Documents), o.cfg.MaxDocumentsPerRequest)
+	}
+	var res *docs.WriteResult
+	err := o.inCollection(ctx, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
+		res, err = write(ctx, tx, coll, req.Documents)
+		return err
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return (*WriteResult)(res), nil
+}
+
+// UpdateRequest changes the documents a filter matches.
+type UpdateRequest struct {
+	Malformed      error // see Malformed
+	DB, Collection string
+	Tx             TxRef
+	Filter         []byte // JSON, required
+	Fields         []byte // JSON: {"$set": {...}, "$unset": [...]}, required
+	Collation      Collation
+}
+
+// Update applies req.Fields to every document req.Filter matches.
+func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (*WriteResult, error) {
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return nil, err
+	}
+	if isNull(req.Fields) {
+		return nil, status.Errorf(status.InvalidArgument, "empty fields received")
+	}
+	var res *docs.WriteResult
+	err := o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+		res, err = o.docs.Update(ctx, tx, coll, f, req.Fields)
+		return err
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return (*WriteResult)(res), nil
+}
+
+// DeleteRequest removes the documents a filter matches.
+type DeleteRequest struct {
+	Malformed      error // see Malformed
+	DB, Collection string
+	Tx             TxRef
+	Filter         []byte // JSON, required; {} matches every document
+	Collation      Collation
+}
+
+// Delete removes every document req.Filter matches.
+func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (*WriteResult, error) {
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return nil, err
+	}
+	var res *docs.WriteResult
+	err := o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+		res, err = o.docs.Delete(ctx, tx, coll, f)
+		return err
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return (*WriteResult)(res), nil
+}
+
+// filtered runs fn in the request's transaction with the collection and
+// its parsed filter: the shared part of update, delete, read and explain.
+func (o *Ops) filtered(ctx context.Context, db, coll string, tx TxRef, rawFilter []byte, c Collation, fn func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error) error {
+	if isNull(rawFilter) {
+		return status.Errorf(status.InvalidArgument, "filter is a required field")
+	}
+	return o.inCollection(ctx, db, coll, tx, func(tx kv.Tx, coll *catalog.Collection) error {
+		f, err := filter.Parse(rawFilter, coll.Schema, c.filter())
+		if err != nil {
+			return err
+		}
+		return fn(tx, coll, f)
+	})
+}
+
+// ReadRequest reads the documents (or stored messages) a filter matches.
+type ReadRequest struct {
+	Malformed      error // see Malformed
+	DB, Collection string
+	Tx             TxRef
+	Filter         []byte // JSON, required; {} matches everything
+	// Fields is the projection, {"a":1,"b":true} or {"a":0}; none returns
+	// whole documents.
+	Fields []byte
+	// Sort is [{"field":"$asc"}, {"other":"$desc"}]; none reads in
+	// primary-key order.
+	Sort []byte
+	// Limit caps the documents returned (0: no cap); Skip passes over the
+	// first matches.
+	Limit, Skip int64
+	// Offset resumes a read after the document whose resume token it is.
+	Offset    []byte
+	Collation Collation
+}
+
+// Item is one document (or message) of a read.
+type Item struct {
+	Data        []byte // valid only during the emit call
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	ResumeToken []byte // a ReadRequest.Offset that continues after this item
+}
+
+// Read calls emit with each item req selects, in order. The read is one
+// transaction that only reads: it never conflicts, so it is never retried
+// and nothing is emitted twice. An error from emit ends the read with it.
+func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Item) error) error {
+	rr, err := o.readRequest(req)
+	if err != nil {
+		return err
+	}
+	return apiError(o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error {
+		rr.Filter = f
+		return o.readItems(ctx, tx, coll, rr, emit)
+	}))
+}
+
+// readRequest checks a read's request, all but the filter (which needs
+// the collection's schema).
+func (o *Ops) readRequest(req ReadRequest) (docs.ReadRequest, error) {
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return docs.ReadRequest{}, err
+	}
+	if isNull(req.Filter) {
+		return docs.ReadRequest{}, status.Errorf(status.InvalidArgument, "filter is a required field")
+	}
+	if req.Limit < 0 || req.Skip < 0 {
+		return docs.ReadRequest{}, status.Errorf(status.InvalidArgument, "limit and skip must not be negative")
+	}
+	include, exclude, err := parseFields(req.Fields)
+	if err != nil {
+		return docs.ReadRequest{}, err
+	}
+	sort, err := parseSort(req.Sort)
+	if err != nil {
+		return docs.ReadRequest{}, err
+	}
+	return docs.ReadRequest{Include: include, Exclude: exclude, Limit: req.Limit, Skip: req.Skip, After: req.Offset, Sort: sort}, nil
+}
+
+// readItems reads what a collection holds: its documents, or the stored
+// messages of a messages collection. The original served documents/read
+// and messages/read with one operation, so both read either kind.
+func (o *Ops) readItems(ctx context.Context, tx kv.Tx, coll *catalog.Collection, rr docs.ReadRequest, emit func(Item) error) error {
+	if coll.Schema.CollectionType() != schema.Messages {
+		return o.docs.Read(ctx, tx, coll, rr, func(item docs.ReadItem) error { return emit(Item(item)) })
+	}
+	if len(rr.Sort) > 0 {
+		return status.Errorf(status.InvalidArgument, "sort is not supported on messages collections: messages are read in publish order")
+	}
+	mr := messages.ReadRequest{Filter: rr.Filter, Include: rr.Include, Exclude: rr.Exclude, Limit: rr.Limit, Skip: rr.Skip, After: rr.After}
+	return o.messages.Read(ctx, tx, coll, mr, func(m messages.Item) error {
+		return emit(Item{Data: m.Data, CreatedAt: m.CreatedAt, ResumeToken: m.ResumeToken})
+	})
+}
+
+// Explanation tells how a read's lookup runs: Folio's own call, for
+// developers and operators checking that a filter is served by an index.
+type Explanation struct {
+	Plan       string
+	Candidates int   // documents an index plan fetched
+	Matched    int   // documents that matched the filter
+	KeysRead   int64 // index entries and documents read
+}
+
+// Explain runs a read's lookup, counting what it reads, and tells which
+// plan it took.
+func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (*Explanation, error) {
+	rr, err := o.readRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	var ex *docs.Explanation
+	err = o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+		rr.Filter = f
+		ex, err = o.docs.Explain(ctx, tx, coll, rr)
+		return err
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return &Explanation{Plan: ex.Plan, Candidates: ex.Candidates, Matched: ex.Matched, KeysRead: ex.KeysRead}, nil
+}
+
+// parseFields reads a read's projection: {"a":1,"b":true} returns only those
+// fields, {"a":0} or {"a":false} everything but them.
+func parseFields(raw []byte) (include, exclude map[string]bool, err error) {
+	if isNull(raw) {
+		return nil, nil, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, nil, status.Errorf(status.InvalidArgument, "fields must be an object of field names to 1/true or 0/false")
+	}
+	include, exclude = map[string]bool{}, map[string]bool{}
+	for name, v := range fields {
+		switch string(bytes.TrimSpace(v)) {
+		case "1", "true":
+			include[name] = true
+		case "0", "false":
+			exclude[name] = true
+		default:
+			return nil, nil, status.Errorf(status.InvalidArgument, "field '%s' in fields must be 1, 0, true or false", name)
+		}
+	}
+	if len(include) > 0 && len(exclude) > 0 {
+		return nil, nil, status.Errorf(status.InvalidArgument, "fields cannot both include and exclude fields")
+	}
+	return include, exclude, nil
+}
+
+// parseSort reads [{"field":"$asc"}, {"other":"$desc"}].
+func parseSort(raw []byte) ([]docs.SortField, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var items []map[string]string
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, status.Errorf(status.InvalidArgument, `sort must be an array such as [{"field":"$asc"}]`)
+	}
+	var out []docs.SortField
+	for _, item := range items {
+		if len(item) != 1 {
+			return nil, status.Errorf(status.InvalidArgument, "each sort item names one field")
+		}
+		for path, order := range item {
+			switch order {
+			case "$asc":
+				out = append(out, docs.SortField{Path: path})
+			case "$desc":
+				out = append(out, docs.SortField{Path: path, Desc: true})
+			default:
+				return nil, status.Errorf(status.InvalidArgument, "sort order of '%s' must be $asc or $desc, not '%s'", path, order)
+			}
+		}
+	}
+	return out, nil
+}
+
+// isNull reports whether a JSON member is absent or null.
+func isNull(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || bytes.Equal(t, []byte("null"))
+}

@@ -1,0 +1,190 @@
+// Package ops holds Folio's operations: one method per call of the Tigris
+// v1 API, each taking a typed request and the caller, and returning a typed
+// result or an error with its API code (a *status.Error). Everything a call
+// does besides moving bytes on a wire lives here, written once for every
+// transport: the order in which a request is checked, routing to the
+// caller's interactive transaction or a transaction of its own (retried on
+// conflict), looking the collection up, parsing filters, projections and
+// sorts, the limits, and the choice between documents and messages.
+//
+// The transports (internal/httpapi, and gRPC later) only decode a request,
+// call one method and encode what it returns. Nothing here knows HTTP.
+package ops
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/messages"
+	"github.com/foliodb/folio/internal/session"
+	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/streams"
+)
+
+// Caller is who makes a request. Until authentication exists every caller
+// is anonymous (all fields empty) and may do everything.
+type Caller struct {
+	Identity  string // the application or user the request acts for
+	Namespace string // the tenant whose databases it sees
+	Role      string
+}
+
+// TxRef names a client's interactive transaction: the id begin handed out
+// and the node that holds it. A request with a zero TxRef (or one without
+// an origin, as in the original) runs in a transaction of its own.
+type TxRef struct {
+	ID     string
+	Origin string
+}
+
+// InTx reports whether the request names an interactive transaction.
+func (t TxRef) InTx() bool { return t.ID != "" && t.Origin != "" }
+
+// Config is what Ops runs on: the store and the long-running parts a node
+// owns, and the limits of a request.
+type Config struct {
+	Store    kv.Store
+	Sessions *session.Manager
+	Streams  *streams.Hub
+	Logger   *slog.Logger
+	// Version is what the info call reports.
+	Version string
+	// MaxDocumentsPerRequest bounds the documents of one insert or replace
+	// and the messages of one publish. Default 10,000.
+	MaxDocumentsPerRequest int
+}
+
+// DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.
+const DefaultMaxDocumentsPerRequest = 10_000
+
+// Ops runs the API's calls.
+type Ops struct {
+	cfg      Config
+	store    kv.Store
+	log      *slog.Logger
+	catalog  *catalog.Catalog
+	docs     *docs.Service
+	messages *messages.Service
+	sessions *session.Manager
+	hub      *streams.Hub
+}
+
+// New returns the operations over cfg's store and parts.
+func New(cfg Config) *Ops {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxDocumentsPerRequest <= 0 {
+		cfg.MaxDocumentsPerRequest = DefaultMaxDocumentsPerRequest
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
+		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams}
+	o.docs.Log = cfg.Logger
+	return o
+}
+
+// Info is what the info call reports.
+type Info struct {
+	ServerVersion string
+}
+
+// Info reports the server's version.
+func (o *Ops) Info(ctx context.Context, c Caller) (*Info, error) {
+	return &Info{ServerVersion: o.cfg.Version}, nil
+}
+
+// Health reports whether the server answers. It is cheap on purpose: load
+// balancers call it often.
+func (o *Ops) Health(ctx context.Context, c Caller) error { return nil }
+
+// inTx runs fn in the caller's interactive transaction if tx names one, and
+// in a transaction of its own (retried on conflict) otherwise. Inside an
+// interactive transaction, a request that fails after it wrote leaves the
+// transaction able only to roll back (the session's write tracker decides).
+func (o *Ops) inTx(ctx context.Context, db string, tx TxRef, fn func(tx kv.Tx) error) error {
+	// As in the original: without an origin the request is not in a
+	// transaction, whatever its id says.
+	if !tx.InTx() {
+		_, err := kv.Run(ctx, o.store, fn)
+		return err
+	}
+	if tx.Origin != o.sessions.Origin() {
+		return status.Errorf(status.FailedPrecondition, "transaction %s is held by node '%s', not by this node ('%s'): send its requests there", tx.ID, tx.Origin, o.sessions.Origin())
+	}
+	return o.sessions.Run(ctx, tx.ID, db, fn)
+}
+
+// run runs fn in a transaction of its own, retried on conflict: for the
+// calls the original never ran inside a client's transaction.
+func (o *Ops) run(ctx context.Context, fn func(tx kv.Tx) error) error {
+	_, err := kv.Run(ctx, o.store, fn)
+	return err
+}
+
+// inCollection runs fn in the request's transaction with the collection
+// looked up: the first step of every call on a collection's data.
+func (o *Ops) inCollection(ctx context.Context, db, coll string, tx TxRef, fn func(tx kv.Tx, coll *catalog.Collection) error) error {
+	return o.inTx(ctx, db, tx, func(t kv.Tx) error {
+		c, err := o.catalog.Lookup(ctx, t, db, coll)
+		if err != nil {
+			return err
+		}
+		return fn(t, c)
+	})
+}
+
+// Malformed, in a request, is why its transport could not decode the
+// request's body, if it could not; the request's other fields, apart from
+// the names, are then unset. The operation reports it right after it has
+// checked the names, which come first, as in the original. A transport
+// whose wire decodes everything before the call (gRPC) never sets it.
+//
+// checkNames checks a request's database name and, if it has one, its
+// collection name first, and then reports the request's Malformed.
+func checkNames(db, coll string, hasColl bool, malformed error) error {
+	if hasColl {
+		if err := catalog.CheckCollectionName(coll); err != nil {
+			return err
+		}
+	}
+	if err := catalog.CheckDatabaseName(db); err != nil {
+		return err
+	}
+	return malformed
+}
+
+// conflictRetryDelay is the retry advice sent with ABORTED.
+const conflictRetryDelay = 10 * time.Millisecond
+
+// apiError turns any error of the layers below into an API error: the one
+// place where errors get their codes. An error that is the server's fault
+// becomes INTERNAL with the original error as its cause, for the log.
+func apiError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if se, ok := status.From(err); ok {
+		return se
+	}
+	switch {
+	case kv.IsRetryable(err):
+		return &status.Error{Code: status.Aborted, Message: "transaction not committed due to conflict with another transaction", RetryDelay: conflictRetryDelay}
+	case errors.Is(err, kv.ErrTxTooLarge), errors.Is(err, kv.ErrKeyTooLarge), errors.Is(err, kv.ErrValueTooLarge):
+		return &status.Error{Code: status.InvalidArgument, Message: err.Error()}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &status.Error{Code: status.DeadlineExceeded, Message: "context deadline exceeded"}
+	case errors.Is(err, context.Canceled):
+		return &status.Error{Code: status.Cancelled, Message: "request cancelled"}
+	case errors.Is(err, kv.ErrClosed):
+		return &status.Error{Code: status.Unavailable, Message: "server is shutting down"}
+	}
+	return &status.Error{Code: status.Internal, Message: err.Error(), Cause: err}
+}

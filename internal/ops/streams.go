@@ -1,0 +1,230 @@
+package ops
+
+import (
+	"context"
+	"encoding/binary"
+	"time"
+
+	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/messages"
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/streams"
+)
+
+// EventsRequest opens a stream of a documents collection's changes.
+type EventsRequest struct {
+	Malformed      error // see Malformed
+	DB, Collection string
+	Tx             TxRef // the collection is looked up in it
+	// StartAfter is the position of an item of an earlier stream: the new
+	// one continues after it. Empty starts from now.
+	StartAfter string
+}
+
+// SubscribeRequest opens a stream of the messages published to a messages
+// collection.
+type SubscribeRequest struct {
+	Malformed      error // see Malformed
+	DB, Collection string
+	Tx             TxRef
+	StartAfter     string
+	Filter         []byte // JSON; none selects every message
+	Collation      Collation
+	Partitions     []int64
+}
+
+// StreamItem is one item of an events or subscribe stream.
+type StreamItem struct {
+	// TxID is the id of the transaction that made the change: its commit
+	// position. Every item of one transaction has the same.
+	TxID [8]byte
+	// Collection and Op ("insert", "replace", "update", "delete",
+	// "publish") say what changed; Key is the document's storage key and
+	// Data the document or message after the change (none on delete).
+	Collection string
+	Op         string
+	Key, Data  []byte
+	// Last is set on the stream's last item of its transaction.
+	Last bool
+	// Position resumes a stream after this item (StartAfter).
+	Position string
+}
+
+// Stream is an open events or subscribe stream. Next and Close are for one
+// consumer goroutine.
+type Stream struct {
+	sub   *streams.Subscription
+	items []StreamItem
+}
+
+// Next returns the items of the next committed transaction the stream
+// selects, waiting for one until ctx is done or the stream ends (at
+// shutdown, or when its consumer fell too far behind). The items are valid
+// until the next call.
+func (s *Stream) Next(ctx context.Context) ([]StreamItem, error) {
+	batch, err := s.sub.Next(ctx)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	s.items = s.items[:0]
+	for i := range batch {
+		ev := &batch[i]
+		it := StreamItem{Collection: ev.Record.Collection, Op: ev.Record.Op.String(), Key: ev.Record.Key, Data: ev.Record.Data,
+			Last: ev.Last, Position: ev.Cursor.String()}
+		binary.BigEndian.PutUint64(it.TxID[:], uint64(ev.Cursor.Pos))
+		s.items = append(s.items, it)
+	}
+	return s.items, nil
+}
+
+// Ready reports whether Next has items to return without waiting: a
+// transport flushes its buffer when there are none.
+func (s *Stream) Ready() bool { return s.sub.Ready() }
+
+// Close ends the stream.
+func (s *Stream) Close() { s.sub.Close() }
+
+// Events opens a stream of the changes of a documents collection.
+func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (*Stream, error) {
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return nil, err
+	}
+	start, err := parseStart(req.StartAfter)
+	if err != nil {
+		return nil, err
+	}
+	coll, err := o.lookup(ctx, req.DB, req.Collection, req.Tx)
+	if err != nil {
+		return nil, err
+	}
+	if coll.Schema.CollectionType() != schema.Documents {
+		return nil, status.Errorf(status.InvalidArgument, "events is only supported on collection type of 'documents'")
+	}
+	return o.openStream(ctx, start, streams.Changes(req.DB, req.Collection))
+}
+
+// Subscribe opens a stream of the messages published to a messages
+// collection, narrowed by a filter.
+func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (*Stream, error) {
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return nil, err
+	}
+	for _, p := range req.Partitions {
+		if err := messages.CheckPartition(p); err != nil {
+			return nil, err
+		}
+	}
+	start, err := parseStart(req.StartAfter)
+	if err != nil {
+		return nil, err
+	}
+	coll, err := o.lookup(ctx, req.DB, req.Collection, req.Tx)
+	if err != nil {
+		return nil, err
+	}
+	if err := messages.Require(coll, "subscribe"); err != nil {
+		return nil, err
+	}
+	var match func([]byte) (bool, error)
+	if !isNull(req.Filter) {
+		f, err := filter.Parse(req.Filter, coll.Schema, req.Collation.filter())
+		if err != nil {
+			return nil, err
+		}
+		if !f.MatchesAll() {
+			match = f.Matches
+		}
+	}
+	return o.openStream(ctx, start, streams.Messages(req.DB, req.Collection, match))
+}
+
+// parseStart reads a stream's start position; nil means "from now".
+func parseStart(token string) (*streams.Cursor, error) {
+	if token == "" {
+		return nil, nil
+	}
+	c, err := streams.ParseCursor("start_after", token)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// lookup finds the collection a stream is about, in the request's
+// transaction if it has one. Only the start is checked: the stream then
+// follows the collection by name, across drops and re-creations.
+func (o *Ops) lookup(ctx context.Context, db, coll string, tx TxRef) (*catalog.Collection, error) {
+	var found *catalog.Collection
+	err := o.inCollection(ctx, db, coll, tx, func(_ kv.Tx, c *catalog.Collection) error {
+		found = c
+		return nil
+	})
+	return found, apiError(err)
+}
+
+// openStream subscribes to the change log from start (or from now) with
+// the selector. Once it returns, everything committed afterwards reaches
+// the stream.
+func (o *Ops) openStream(ctx context.Context, start *streams.Cursor, sel streams.Selector) (*Stream, error) {
+	var after streams.Cursor
+	if start != nil {
+		after = *start
+	} else {
+		last, err := o.store.LastPosition(ctx)
+		if err != nil {
+			return nil, apiError(err)
+		}
+		after = streams.After(last)
+	}
+	sub, err := o.hub.Subscribe(ctx, after, sel)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return &Stream{sub: sub}, nil
+}
+
+// PublishRequest stores messages in a messages collection.
+type PublishRequest struct {
+	Malformed      error // see Malformed
+	DB, Collection string
+	Tx             TxRef
+	Messages       [][]byte // each a JSON object
+	Partition      int64
+}
+
+// PublishResult is what a publish reports.
+type PublishResult struct {
+	Time time.Time
+	// Keys are the messages' keys in the order given; each is a read's
+	// resume token.
+	Keys [][]byte
+}
+
+// Publish validates and stores messages, all or none, in the request's
+// transaction: subscribers see them once it commits.
+func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (*PublishResult, error) {
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return nil, err
+	}
+	if len(req.Messages) == 0 {
+		return nil, status.Errorf(status.InvalidArgument, "empty messages received")
+	}
+	if len(req.Messages) > o.cfg.MaxDocumentsPerRequest {
+		return nil, status.Errorf(status.InvalidArgument, "%d messages in one request, the limit is %d", len(req.Messages), o.cfg.MaxDocumentsPerRequest)
+	}
+	if err := messages.CheckPartition(req.Partition); err != nil {
+		return nil, err
+	}
+	var res *messages.PublishResult
+	err := o.inCollection(ctx, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
+		res, err = o.messages.Publish(ctx, tx, coll, req.Partition, req.Messages)
+		return err
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return &PublishResult{Time: res.Time, Keys: res.Keys}, nil
+}

@@ -1,0 +1,63 @@
+package ops
+
+import (
+	"context"
+	"time"
+
+	"github.com/foliodb/folio/internal/status"
+)
+
+// BeginResult is a new interactive transaction.
+type BeginResult struct {
+	Tx TxRef
+	// Expires is when the transaction is rolled back at the latest.
+	Expires time.Time
+}
+
+// BeginTransaction opens an interactive transaction on a database. As in
+// the original it checks the name but not that the database exists: the
+// first request in the transaction does.
+func (o *Ops) BeginTransaction(ctx context.Context, c Caller, req DatabaseRequest) (*BeginResult, error) {
+	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+		return nil, err
+	}
+	sess, err := o.sessions.Begin(ctx, req.DB)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return &BeginResult{Tx: TxRef{ID: sess.ID, Origin: sess.Origin}, Expires: time.Now().Add(o.sessions.MaxLifetime())}, nil
+}
+
+// CommitTransaction commits the interactive transaction req.Tx names.
+func (o *Ops) CommitTransaction(ctx context.Context, c Caller, req DatabaseRequest) error {
+	id, err := o.ending(req)
+	if err != nil {
+		return err
+	}
+	return apiError(o.sessions.Commit(ctx, id))
+}
+
+// RollbackTransaction rolls back the interactive transaction req.Tx names.
+func (o *Ops) RollbackTransaction(ctx context.Context, c Caller, req DatabaseRequest) error {
+	id, err := o.ending(req)
+	if err != nil {
+		return err
+	}
+	return apiError(o.sessions.Rollback(ctx, id))
+}
+
+// ending checks a commit or rollback and returns the transaction's id.
+// Unlike other requests, these need only the id: an origin, if given,
+// must be this node.
+func (o *Ops) ending(req DatabaseRequest) (string, error) {
+	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+		return "", err
+	}
+	if req.Tx.ID == "" {
+		return "", status.Errorf(status.NotFound, "session not found")
+	}
+	if req.Tx.Origin != "" && req.Tx.Origin != o.sessions.Origin() {
+		return "", status.Errorf(status.FailedPrecondition, "transaction %s is held by node '%s', not by this node ('%s')", req.Tx.ID, req.Tx.Origin, o.sessions.Origin())
+	}
+	return req.Tx.ID, nil
+}
