@@ -95,8 +95,11 @@ type Node struct {
 	ops      *ops.Ops
 	http     *http.Server
 	ln       net.Listener
-	served   chan error // the HTTP server's end
-	pprof    *http.Server
+	served   chan struct{} // closed when the HTTP server has returned
+	serveErr error         // what it returned
+	// streamsEnded is closed once a shutdown has ended the streams.
+	streamsEnded chan struct{}
+	pprof        *http.Server
 
 	closeOnce sync.Once
 	closeErr  error
@@ -104,7 +107,7 @@ type Node struct {
 
 // Start opens the store and starts every part; the API is served when it
 // returns. On an error, whatever had started is stopped again.
-func Start(ctx context.Context, cfg Config) (n *Node, err error) {
+func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -128,7 +131,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if cfg.Streams.Logger == nil {
 		cfg.Streams.Logger = cfg.Logger
 	}
-	n = &Node{cfg: cfg, log: cfg.Logger}
+	n := &Node{cfg: cfg, log: cfg.Logger}
 	defer func() {
 		if err != nil {
 			n.stopParts()
@@ -167,7 +170,8 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	select {
-	case err = <-n.served:
+	case <-n.served:
+		err = n.serveErr
 		n.log.Error("the API's listener failed", "err", err)
 	case <-ctx.Done():
 	}
@@ -207,9 +211,8 @@ func (n *Node) stopHTTP() {
 		n.log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
 		n.http.Close()
 	}
-	if err := <-n.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		n.log.Warn("the API's listener had failed", "err", err)
-	}
+	<-n.served
+	<-n.streamsEnded
 	n.log.Info("shutdown: requests drained")
 }
 
@@ -254,12 +257,17 @@ func (n *Node) serveHTTP(addr string) error {
 	}
 	// Streams never end on their own: a shutdown ends them first, so that
 	// it does not wait for them until its timeout.
+	n.streamsEnded = make(chan struct{})
 	n.http.RegisterOnShutdown(func() {
 		n.hub.Close()
 		n.log.Info("shutdown: streams ended")
+		close(n.streamsEnded)
 	})
-	n.served = make(chan error, 1)
-	go func() { n.served <- n.http.Serve(ln) }()
+	n.served = make(chan struct{})
+	go func() {
+		defer close(n.served)
+		n.serveErr = n.http.Serve(ln)
+	}()
 	n.log.Info("folio listening", "addr", ln.Addr().String(), "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
 	return nil
 }

@@ -1,0 +1,239 @@
+package node_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/node"
+)
+
+func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
+
+// logBuffer collects a node's log lines; safe for the node's goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// messages returns the msg of every line logged so far, in order.
+func (b *logBuffer) messages() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, line := range strings.Split(b.buf.String(), "\n") {
+		if _, rest, ok := strings.Cut(line, "msg="); ok {
+			msg := rest
+			if strings.HasPrefix(msg, `"`) {
+				msg = msg[1 : strings.Index(msg[1:], `"`)+1]
+			} else if i := strings.IndexByte(msg, ' '); i >= 0 {
+				msg = msg[:i]
+			}
+			out = append(out, msg)
+		}
+	}
+	return out
+}
+
+func (b *logBuffer) has(msg string) bool {
+	for _, m := range b.messages() {
+		if m == msg {
+			return true
+		}
+	}
+	return false
+}
+
+func post(t *testing.T, base, path, body string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// Shutdown goes in order: the streams end with an error that tells their
+// clients to resume, a request in flight finishes (and its write is
+// durable), an open interactive transaction is rolled back (its write is
+// lost), the log readers and the trimmer stop, and only then does the store
+// close.
+func TestShutdownOrder(t *testing.T) {
+	dir := t.TempDir()
+	logs := &logBuffer{}
+	cfg := node.Config{
+		Store:        backendtest.OpenPebbleAt(t, dir),
+		Addr:         "127.0.0.1:0",
+		Logger:       slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		LogRetention: time.Hour,
+	}
+	n, err := node.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + n.Addr().String()
+	post(t, base, "/v1/databases/db/create", "")
+	if code, body := post(t, base, "/v1/databases/db/collections/items/createOrUpdate",
+		`{"schema":{"title":"items","primary_key":["id"],"properties":{"id":{"type":"integer"}}}}`); code != 200 {
+		t.Fatalf("create collection: %d %s", code, body)
+	}
+
+	// An events stream, open and waiting.
+	streamRes, err := http.Post(base+"/v1/databases/db/collections/items/events", "application/json", strings.NewReader(`{}`))
+	if err != nil || streamRes.StatusCode != 200 {
+		t.Fatalf("open events stream: %v %v", err, streamRes)
+	}
+	defer streamRes.Body.Close()
+
+	// An interactive transaction with a write, left open.
+	code, body := post(t, base, "/v1/databases/db/transactions/begin", "")
+	if code != 200 {
+		t.Fatalf("begin: %d %s", code, body)
+	}
+	id := between(body, `"id":"`, `"`)
+	origin := between(body, `"origin":"`, `"`)
+	if code, body := post(t, base, "/v1/databases/db/collections/items/documents/insert", `{"documents":[{"id":2}]}`,
+		"Tigris-Tx-Id", id, "Tigris-Tx-Origin", origin); code != 200 {
+		t.Fatalf("insert in the transaction: %d %s", code, body)
+	}
+
+	// A request in flight: it asks to continue (Expect: 100-continue), and
+	// the server's "100 Continue" shows that its handler is running; the
+	// body follows only once the shutdown has begun.
+	insert := `{"documents":[{"id":1}]}`
+	conn, err := net.Dial("tcp", n.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/databases/db/collections/items/documents/insert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(insert))
+	rd := bufio.NewReader(conn)
+	if res, err := http.ReadResponse(rd, nil); err != nil || res.StatusCode != http.StatusContinue {
+		t.Fatalf("want 100 Continue, got %v, %v", res, err)
+	}
+
+	closed := make(chan error, 1)
+	go func() { closed <- n.Close() }()
+	waitFor(t, func() bool { return logs.has("shutting down: finishing requests in flight") })
+	io.WriteString(conn, insert)
+	res, err := http.ReadResponse(rd, nil)
+	if err != nil {
+		t.Fatalf("the request in flight got no answer: %v", err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Errorf("the request in flight: %d %s, want 200", res.StatusCode, b)
+	}
+
+	line, _ := bufio.NewReader(streamRes.Body).ReadString('\n')
+	if !strings.Contains(line, `"code":"UNAVAILABLE"`) || !strings.Contains(line, "resume from the position of the last item") {
+		t.Errorf("the stream ended with %q, want an UNAVAILABLE error telling the client to resume", line)
+	}
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not return")
+	}
+
+	want := []string{
+		"shutting down: finishing requests in flight",
+		"shutdown: streams ended",
+		"shutdown: requests drained",
+		"shutdown: open transactions rolled back",
+		"shutdown: change-log readers stopped",
+		"shutdown: change-log trimmer stopped",
+		"shutdown: store closed",
+		"folio stopped",
+	}
+	var got []string
+	for _, m := range logs.messages() {
+		if strings.HasPrefix(m, "shut") || m == "folio stopped" {
+			got = append(got, m)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("shutdown steps:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if err := n.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+
+	// On the same data: the request in flight was kept, the open
+	// transaction was not.
+	n2, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebbleAt(t, dir), Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n2.Close()
+	_, docs := post(t, "http://"+n2.Addr().String(), "/v1/databases/db/collections/items/documents/read", `{"filter":{}}`)
+	if !strings.Contains(docs, `"id":1`) || strings.Contains(docs, `"id":2`) {
+		t.Errorf("after the restart the collection holds %s; want document 1 (finished in flight) and not 2 (rolled back)", docs)
+	}
+}
+
+// A node that cannot listen stops what it had started and closes its store.
+func TestStartFailsCleanly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	store := backendtest.OpenPebble(t)
+	_, err = node.Start(context.Background(), node.Config{Store: store, Addr: ln.Addr().String()})
+	if err == nil {
+		t.Fatal("Start on a taken address succeeded")
+	}
+	if _, err := store.Begin(context.Background()); err == nil {
+		t.Error("the store is still open after a failed Start")
+	}
+}
+
+func between(s, from, to string) string {
+	_, rest, ok := strings.Cut(s, from)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, to)
+	return v
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
