@@ -1,5 +1,5 @@
 // Command benchcompare runs the same workloads against Folio and against
-// PostgreSQL 15 side by side (issue 8), and writes the comparison into
+// PostgreSQL 15 side by side, and writes the comparison into
 // docs/benchmarks.md and docs/bench-compare.svg. `make bench-compare` runs it.
 //
 // It builds folio, starts a throwaway PostgreSQL cluster and a Folio server

@@ -120,10 +120,10 @@ func (c *comparison) writeText(w io.Writer) error {
 	return tw.Flush()
 }
 
-// The markers around the section of docs/benchmarks.md that belongs to
-// issue 8, and around the part of it this program rewrites. Other issues
-// keep their own sections in the file; what is outside the generated part
-// is written by hand and kept.
+// The markers around the section of docs/benchmarks.md that holds the
+// comparison (docs/benchmarks.md keeps one section per piece of work, named
+// by the issue that asked for it), and around the part of it this program
+// rewrites. What is outside the generated part is written by hand and kept.
 const (
 	sectionBegin   = "<!-- issue 8: begin -->"
 	sectionEnd     = "<!-- issue 8: end -->"

@@ -25,7 +25,7 @@ p50/p95/p99 latency per operation to stdout.
 Workloads (--workload, comma-separated, or all):
 `
 
-// bench runs `folio bench`: the load generator of issue 8.
+// bench runs `folio bench`, the load generator.
 func bench(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.Usage = func() {

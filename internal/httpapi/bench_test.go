@@ -22,7 +22,7 @@ import (
 	"github.com/foliodb/folio/internal/node"
 )
 
-// The HTTP benchmarks of issue 4: 16 concurrent clients over loopback, on a
+// The HTTP benchmarks: 16 concurrent clients over loopback, on a
 // collection of 100,000 documents of about 1 KB, next to a trivial Go
 // handler measured with the same client (the floor of HTTP and JSON cost).
 
@@ -280,7 +280,7 @@ func benchTransactions(b *testing.B, url string) {
 }
 
 // BenchmarkHTTPIndexed: filtered reads and updates served by the
-// every-field indexes (issue 5). group holds 20 documents per value, age
+// every-field indexes. group holds 20 documents per value, age
 // 1,000.
 func benchIndexed(b *testing.B, url string) {
 	coll := url + "/v1/databases/bench/collections/users/documents"

@@ -18,7 +18,7 @@ import (
 	"github.com/foliodb/folio/internal/kv/backendtest"
 )
 
-// The stream benchmarks of issue 7, end to end over loopback HTTP: writers
+// The stream benchmarks, end to end over loopback HTTP: writers
 // commit through the API while stream clients read; each item's delivery
 // time is compared with the moment its writer got the commit's answer
 // (ack→delivery) and with the moment the writer sent the request

@@ -27,9 +27,8 @@ const (
 	OpTransaction Op = "tx"
 
 	// Change events (delivery latency from a write to its event) and search
-	// queries join here as operations once the server serves them (issues
-	// 7 and later): an Op, a Driver method, a case in client.do and a
-	// Workload below.
+	// queries join here as operations once the server serves them: an Op,
+	// a Driver method, a case in client.do and a Workload below.
 )
 
 // Weighted is an operation and its share of a workload's mix.
