@@ -1,0 +1,86 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Every error an operation returns carries an API code; the server's own
+// faults keep their cause for the log, and nothing else does.
+func TestAPIError(t *testing.T) {
+	bad := status.Errorf(status.InvalidArgument, "bad")
+	broken := errors.New("disk on fire")
+	for _, tc := range []struct {
+		name      string
+		err       error
+		code      status.Code
+		message   string
+		retry     bool
+		keepCause bool
+	}{
+		{"status error", bad, status.InvalidArgument, "bad", false, false},
+		{"wrapped status error", fmt.Errorf("insert: %w", bad), status.InvalidArgument, "bad", false, false},
+		{"conflict", fmt.Errorf("commit: %w", kv.ErrConflict), status.Aborted, "transaction not committed due to conflict with another transaction", true, false},
+		{"conflict after retries", fmt.Errorf("gave up after 10 attempts: %w", kv.ErrConflict), status.Aborted, "transaction not committed due to conflict with another transaction", true, false},
+		{"too old", kv.ErrTxTooOld, status.Aborted, "transaction not committed due to conflict with another transaction", true, false},
+		{"transaction too large", fmt.Errorf("%w: 11 MiB", kv.ErrTxTooLarge), status.InvalidArgument, "kv: transaction too large: 11 MiB", false, false},
+		{"key too large", kv.ErrKeyTooLarge, status.InvalidArgument, kv.ErrKeyTooLarge.Error(), false, false},
+		{"value too large", kv.ErrValueTooLarge, status.InvalidArgument, kv.ErrValueTooLarge.Error(), false, false},
+		{"deadline", context.DeadlineExceeded, status.DeadlineExceeded, "context deadline exceeded", false, false},
+		{"cancelled", fmt.Errorf("read: %w", context.Canceled), status.Cancelled, "request cancelled", false, false},
+		{"store closed", kv.ErrClosed, status.Unavailable, "server is shutting down", false, false},
+		{"anything else", broken, status.Internal, "disk on fire", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, ok := status.From(apiError(tc.err))
+			if !ok {
+				t.Fatalf("apiError(%v) carries no code", tc.err)
+			}
+			if e.Code != tc.code || e.Message != tc.message {
+				t.Errorf("apiError(%v) = %s %q, want %s %q", tc.err, e.Code, e.Message, tc.code, tc.message)
+			}
+			if (e.RetryDelay > 0) != tc.retry {
+				t.Errorf("apiError(%v) retry delay %v, want one: %v", tc.err, e.RetryDelay, tc.retry)
+			}
+			if (e.Cause != nil) != tc.keepCause {
+				t.Errorf("apiError(%v) cause %v, want one: %v", tc.err, e.Cause, tc.keepCause)
+			}
+		})
+	}
+	if apiError(nil) != nil {
+		t.Error("apiError(nil) is not nil")
+	}
+}
+
+// The names come first, then whether the transport could decode the body,
+// as in the original; the collection's name before the database's.
+func TestCheckNamesOrder(t *testing.T) {
+	malformed := status.Errorf(status.InvalidArgument, "malformed JSON request")
+	for _, tc := range []struct {
+		db, coll  string
+		hasColl   bool
+		malformed error
+		want      string
+	}{
+		{"db", "1x", true, malformed, "invalid collection name"},
+		{"1x", "1x", true, malformed, "invalid collection name"},
+		{"1x", "coll", true, malformed, "invalid database name"},
+		{"db", "coll", true, malformed, "malformed JSON request"},
+		{"1x", "", false, malformed, "invalid database name"},
+		{"db", "", false, nil, ""},
+	} {
+		err := checkNames(tc.db, tc.coll, tc.hasColl, tc.malformed)
+		got := ""
+		if e, ok := status.From(err); ok {
+			got = e.Message
+		}
+		if got != tc.want {
+			t.Errorf("checkNames(%q, %q, %v, %v) = %q, want %q", tc.db, tc.coll, tc.hasColl, tc.malformed, got, tc.want)
+		}
+	}
+}
