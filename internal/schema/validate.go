@@ -217,7 +217,16 @@ func validateValue(doc []byte, i int, f *Field) (int, error) {
 		if k != jsonscan.Number {
 			return failIfKnown(doc, i, typeError("number", k))
 		}
-		return jsonscan.End(doc, i)
+		e, _, err := jsonscan.NumberEnd(doc, i)
+		if err != nil {
+			return 0, err
+		}
+		// Numbers are stored, indexed and compared as 64-bit floats: one
+		// that does not fit (1e400) could be neither.
+		if _, err := strconv.ParseFloat(string(doc[i:e]), 64); err != nil {
+			return 0, failf("%s is out of the range of a 64-bit floating point number", quote(string(doc[i:e])))
+		}
+		return e, nil
 	case Bool:
 		if k != jsonscan.Bool {
 			return failIfKnown(doc, i, typeError("boolean", k))

@@ -50,6 +50,10 @@ func TestValidate(t *testing.T) {
 		{"int32 overflow", `{"int32_value":2147483648}`, prefix + "'int32_value' reason ''2147483648' is not valid 'int32''"},
 		{"int32 underflow", `{"int32_value":-2147483649}`, prefix + "'int32_value' reason ''-2147483649' is not valid 'int32''"},
 		{"number got string", `{"double_value":"1.5"}`, prefix + "'double_value' reason 'expected number, but got string'"},
+		{"number beyond float64", `{"double_value":1e400}`, prefix + "'double_value' reason ''1e400' is out of the range of a 64-bit floating point number'"},
+		{"negative number beyond float64", `{"double_value":-1.5e309}`, prefix + "'double_value' reason ''-1.5e309' is out of the range of a 64-bit floating point number'"},
+		{"number beyond float64 in an array", `{"matrix":[[1,2e999]]}`, prefix + "'matrix/0/1' reason ''2e999' is out of the range of a 64-bit floating point number'"},
+		{"tiny number rounds to zero", `{"double_value":1e-400}`, ""},
 		{"bool got number", `{"bool_value":1}`, prefix + "'bool_value' reason 'expected boolean, but got number'"},
 		{"array got object", `{"int_array":{}}`, prefix + "'int_array' reason 'expected array, but got object'"},
 		{"object got array", `{"object_value":[]}`, prefix + "'object_value' reason 'expected object, but got array'"},
@@ -58,6 +62,7 @@ func TestValidate(t *testing.T) {
 
 		// maxLength and formats.
 		{"maxLength", `{"string_value":"abcdef"}`, prefix + "'string_value' reason 'length must be <= 5, but got 6'"},
+		{"maxLength with escapes", `{"string_value":"\u00e9\u00e9\u00e9\n\u00e9\u00e9"}`, prefix + "'string_value' reason 'length must be <= 5, but got 6'"},
 		{"maxLength runes", `{"string_value":"éééééé"}`, prefix + "'string_value' reason 'length must be <= 5, but got 6'"},
 		{"base64 without padding", `{"b64_value":"aGVsbG8"}`, prefix + "'b64_value' reason ''aGVsbG8' is not valid 'byte''"},
 		{"uuid too long", `{"uuid_value":"1b4e28ba-2fa1-11d2-883f-0016d3cca4270"}`, prefix + "'uuid_value' reason ''1b4e28ba-2fa1-11d2-883f-0016d3cca4270' is not valid 'uuid''"},
