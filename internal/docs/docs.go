@@ -23,6 +23,7 @@ import (
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/index"
+	"github.com/foliodb/folio/internal/jsondoc"
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
@@ -381,7 +382,7 @@ func (s *Service) Read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, 
 			skipped++
 			return true, nil
 		}
-		data, err := project(r.Data, req.Include, req.Exclude)
+		data, err := jsondoc.Project(r.Data, req.Include, req.Exclude)
 		if err != nil {
 			return false, fmt.Errorf("docs: stored document at %x: %w", key, err)
 		}

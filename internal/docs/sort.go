@@ -8,6 +8,7 @@ import (
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/index"
+	"github.com/foliodb/folio/internal/jsondoc"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/query"
 	"github.com/foliodb/folio/internal/status"
@@ -60,7 +61,7 @@ func (s *Service) readSorted(ctx context.Context, tx kv.Tx, coll *catalog.Collec
 	}
 	pg := &pager{skip: req.Skip, limit: req.Limit, emit: emit}
 	item := func(key []byte, r Record) (ReadItem, error) {
-		data, err := project(r.Data, req.Include, req.Exclude)
+		data, err := jsondoc.Project(r.Data, req.Include, req.Exclude)
 		return ReadItem{Data: data, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ResumeToken: key}, err
 	}
 	if len(req.Sort) == 1 {
