@@ -1,11 +1,11 @@
 // Package docs holds the document operations: insert, replace, update,
-// delete and read. Each takes the transaction it runs in, so a caller can run
-// one alone (retried on conflict) or several in a client's transaction, and
-// every one of them sees that transaction's own writes.
+// delete, read and explain. Each takes the transaction it runs in, so a
+// caller can run one alone (retried on conflict) or several in a client's
+// transaction, and every one of them sees that transaction's own writes.
 //
-// Which documents an operation looks at is the business of candidates
-// (plan.go); what it does with each is the business of this file. The
-// planner of indexed reads replaces the former without touching the latter.
+// Which documents an operation looks at, and in which order, is the
+// business of the planner (package query); what it does with each is the
+// business of this package.
 package docs
 
 import (
@@ -23,6 +23,7 @@ import (
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/index"
+	"github.com/foliodb/folio/internal/jsondoc"
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
@@ -299,7 +300,7 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 		return nil, err
 	}
 	res := &WriteResult{Time: s.Now()}
-	err = s.eachMatch(ctx, tx, coll, f, nil, 0, func(key, rec []byte, r Record) (bool, error) {
+	err = s.eachMatch(ctx, tx, coll, f, func(key, rec []byte, r Record) (bool, error) {
 		doc, err := u.apply(r.Data)
 		if err != nil {
 			return false, err
@@ -332,7 +333,7 @@ func (s *Service) Delete(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 		return nil, err
 	}
 	res := &WriteResult{Time: s.Now()}
-	err := s.eachMatch(ctx, tx, coll, f, nil, 0, func(key, rec []byte, _ Record) (bool, error) {
+	err := s.eachMatch(ctx, tx, coll, f, func(key, rec []byte, _ Record) (bool, error) {
 		return true, s.remove(tx, coll, key, rec)
 	})
 	if err != nil {
@@ -365,32 +366,50 @@ type ReadItem struct {
 	ResumeToken []byte // pass as ReadRequest.After to continue after this document
 }
 
-// Read calls emit for each matching document, in primary-key order. Data in
-// an item is valid only during the call.
+// Read calls emit for each matching document, in primary-key order or in
+// the order of req.Sort. Data in an item is valid only during the call.
 func (s *Service) Read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req ReadRequest, emit func(ReadItem) error) error {
-	if len(req.Sort) > 0 {
-		return s.readSorted(ctx, tx, coll, req, emit)
-	}
-	skipped, sent := int64(0), int64(0)
+	_, _, err := s.read(ctx, tx, coll, req, emit)
+	return err
+}
+
+// read runs a read, and reports the plan it ran and how many documents it
+// found matching the filter (those skipped included).
+func (s *Service) read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req ReadRequest, emit func(ReadItem) error) (query.Plan, int, error) {
 	hint := int64(0)
 	if req.Limit > 0 {
 		hint = req.Limit + req.Skip
 	}
-	return s.eachMatch(ctx, tx, coll, req.Filter, req.After, hint, func(key, _ []byte, r Record) (bool, error) {
-		if skipped < req.Skip {
-			skipped++
-			return true, nil
-		}
-		data, err := project(r.Data, req.Include, req.Exclude)
+	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: req.Filter, After: req.After, Limit: hint, Sort: req.Sort, Doc: recordData, Counts: &s.counts})
+	if err != nil {
+		return plan, 0, err
+	}
+	defer it.Close()
+	s.logPlan(coll, plan)
+	pg := &pager{skip: req.Skip, limit: req.Limit, emit: emit}
+	if plan.Order == query.SortInMemory {
+		matched, err := sortInMemory(it, coll, req, pg)
+		return plan, matched, err
+	}
+	matched := 0
+	err = matches(it, req.Filter, func(key, _ []byte, r Record) (bool, error) {
+		matched++
+		item, err := readItem(key, r, req)
 		if err != nil {
-			return false, fmt.Errorf("docs: stored document at %x: %w", key, err)
-		}
-		if err := emit(ReadItem{Data: data, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ResumeToken: key}); err != nil {
 			return false, err
 		}
-		sent++
-		return req.Limit == 0 || sent < req.Limit, nil
+		return pg.take(item)
 	})
+	return plan, matched, err
+}
+
+// readItem renders the document stored under key as a read returns it.
+func readItem(key []byte, r Record, req ReadRequest) (ReadItem, error) {
+	data, err := jsondoc.Project(r.Data, req.Include, req.Exclude)
+	if err != nil {
+		return ReadItem{}, fmt.Errorf("docs: stored document at %x: %w", key, err)
+	}
+	return ReadItem{Data: data, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ResumeToken: key}, nil
 }
 
 func (s *Service) logPlan(coll *catalog.Collection, plan query.Plan) {
@@ -400,16 +419,20 @@ func (s *Service) logPlan(coll *catalog.Collection, plan query.Plan) {
 }
 
 // eachMatch calls fn for every document matching f, in primary-key order,
-// after the document key after (if any), until fn returns false. limit is
-// how many matches the caller will take at most (0: all), a hint for the
-// planner.
-func (s *Service) eachMatch(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, after []byte, limit int64, fn func(key, rec []byte, r Record) (bool, error)) error {
-	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: f, After: after, Limit: limit, Counts: &s.counts})
+// until fn returns false.
+func (s *Service) eachMatch(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, fn func(key, rec []byte, r Record) (bool, error)) error {
+	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: f, Counts: &s.counts})
 	if err != nil {
 		return err
 	}
 	defer it.Close()
 	s.logPlan(coll, plan)
+	return matches(it, f, fn)
+}
+
+// matches calls fn for each candidate of it that matches f, in the
+// iterator's order, until fn returns false.
+func matches(it query.Iterator, f filter.Filter, fn func(key, rec []byte, r Record) (bool, error)) error {
 	for it.Next() {
 		rec := it.Value()
 		r, err := decodeRecord(rec)
@@ -431,44 +454,23 @@ func (s *Service) eachMatch(ctx context.Context, tx kv.Tx, coll *catalog.Collect
 	return it.Err()
 }
 
-// Explanation tells how a filter's lookup ran.
+// Explanation tells how a read ran.
 type Explanation struct {
 	Plan       string `json:"plan"`
 	Candidates int    `json:"candidates"` // documents an index plan fetched
-	Matched    int    `json:"matched"`
-	KeysRead   int64  `json:"keys_read"` // index entries and documents read
+	Matched    int    `json:"matched"`    // matches the read found, skipped ones included
+	KeysRead   int64  `json:"keys_read"`  // index entries and documents read
 }
 
-// Explain runs the lookup of a read's filter, counting the keys it reads,
-// and tells which plan it took: for developers and operators checking that
-// a filter is served by an index.
+// Explain runs a read without returning its documents, counting the keys
+// it reads, and tells which plan it took: for developers and operators
+// checking that a filter or a sort is served by an index. It takes the
+// same path as Read, so the plan is the one the read would use.
 func (s *Service) Explain(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req ReadRequest) (*Explanation, error) {
 	var count kv.ReadCount
-	it, plan, err := query.Run(ctx, kv.CountReads(tx, &count), coll, query.Request{Filter: req.Filter, After: req.After, Limit: req.Limit})
+	plan, matched, err := s.read(ctx, kv.CountReads(tx, &count), coll, req, func(ReadItem) error { return nil })
 	if err != nil {
 		return nil, err
 	}
-	defer it.Close()
-	ex := &Explanation{Plan: plan.String(), Candidates: plan.Candidates}
-	for it.Next() {
-		r, err := decodeRecord(it.Value())
-		if err != nil {
-			return nil, err
-		}
-		ok, err := req.Filter.Matches(r.Data)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			ex.Matched++
-			if req.Limit > 0 && int64(ex.Matched) == req.Limit {
-				break
-			}
-		}
-	}
-	if err := it.Err(); err != nil {
-		return nil, err
-	}
-	ex.KeysRead = count.Keys.Load()
-	return ex, nil
+	return &Explanation{Plan: plan.String(), Candidates: plan.Candidates, Matched: matched, KeysRead: count.Keys.Load()}, nil
 }

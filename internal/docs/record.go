@@ -48,3 +48,9 @@ func decodeRecord(b []byte) (Record, error) {
 	}
 	return r, nil
 }
+
+// recordData returns the document a record holds, for the planner.
+func recordData(b []byte) ([]byte, error) {
+	r, err := decodeRecord(b)
+	return r.Data, err
+}

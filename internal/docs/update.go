@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"github.com/foliodb/folio/internal/jsondoc"
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/status"
@@ -25,26 +26,26 @@ func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 	if err != nil || jsonscan.KindAt(fields, start) != jsonscan.Object {
 		return nil, status.Errorf(status.InvalidArgument, "fields must be a JSON object with $set or $unset")
 	}
-	ops, _, err := members(fields, start)
+	ops, _, err := jsondoc.Members(fields, start)
 	if err != nil {
 		return nil, status.Errorf(status.InvalidArgument, "fields: %v", err)
 	}
 	u := &update{}
 	for _, op := range ops {
-		switch op.key {
+		switch op.Key {
 		case "$set":
-			if jsonscan.KindAt(fields, op.valueStart) != jsonscan.Object {
+			if jsonscan.KindAt(fields, op.ValueStart) != jsonscan.Object {
 				return nil, status.Errorf(status.InvalidArgument, "$set takes an object")
 			}
-			ms, _, err := members(fields, op.valueStart)
+			ms, _, err := jsondoc.Members(fields, op.ValueStart)
 			if err != nil {
 				return nil, status.Errorf(status.InvalidArgument, "$set: %v", err)
 			}
 			for _, m := range ms {
-				if _, ok := s.Field(m.key); !ok {
-					return nil, status.Errorf(status.InvalidArgument, "json schema validation failed for field '%s' reason 'field not in the schema'", m.key)
+				if _, ok := s.Field(m.Key); !ok {
+					return nil, status.Errorf(status.InvalidArgument, "json schema validation failed for field '%s' reason 'field not in the schema'", m.Key)
 				}
-				u.set = append(u.set, setField{path: m.key, value: fields[m.valueStart:m.end]})
+				u.set = append(u.set, setField{path: m.Key, value: fields[m.ValueStart:m.End]})
 			}
 		case "$unset":
 			paths, err := unsetPaths(fields, op)
@@ -53,7 +54,7 @@ func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 			}
 			u.unset = append(u.unset, paths...)
 		default:
-			return nil, status.Errorf(status.InvalidArgument, "unsupported update operator '%s'", op.key)
+			return nil, status.Errorf(status.InvalidArgument, "unsupported update operator '%s'", op.Key)
 		}
 	}
 	if len(u.set) == 0 && len(u.unset) == 0 {
@@ -67,19 +68,19 @@ func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 	return u, nil
 }
 
-func unsetPaths(fields []byte, op member) ([]string, error) {
+func unsetPaths(fields []byte, op jsondoc.Member) ([]string, error) {
 	var paths []string
-	switch jsonscan.KindAt(fields, op.valueStart) {
+	switch jsonscan.KindAt(fields, op.ValueStart) {
 	case jsonscan.Object:
-		ms, _, err := members(fields, op.valueStart)
+		ms, _, err := jsondoc.Members(fields, op.ValueStart)
 		if err != nil {
 			return nil, status.Errorf(status.InvalidArgument, "$unset: %v", err)
 		}
 		for _, m := range ms {
-			paths = append(paths, m.key)
+			paths = append(paths, m.Key)
 		}
 	case jsonscan.Array:
-		arr, err := jsonscan.ArrayAt(fields, op.valueStart)
+		arr, err := jsonscan.ArrayAt(fields, op.ValueStart)
 		if err != nil {
 			return nil, status.Errorf(status.InvalidArgument, "$unset: %v", err)
 		}
@@ -109,12 +110,12 @@ func (u *update) apply(doc []byte) ([]byte, error) {
 	out := doc
 	var err error
 	for _, f := range u.set {
-		if out, err = setPath(out, f.path, f.value); err != nil {
+		if out, err = jsondoc.Set(out, f.path, f.value); err != nil {
 			return nil, err
 		}
 	}
 	for _, path := range u.unset {
-		if out, err = unsetPath(out, path); err != nil {
+		if out, err = jsondoc.Unset(out, path); err != nil {
 			return nil, err
 		}
 	}

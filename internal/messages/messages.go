@@ -21,8 +21,8 @@ import (
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
-	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/jsondoc"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
@@ -219,7 +219,7 @@ func (s *Service) Read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, 
 		if err != nil {
 			return fmt.Errorf("messages: key %x: %w", it.Key(), err)
 		}
-		data, err := docs.Project(msg, req.Include, req.Exclude)
+		data, err := jsondoc.Project(msg, req.Include, req.Exclude)
 		if err != nil {
 			return fmt.Errorf("messages: stored message at %x: %w", it.Key(), err)
 		}

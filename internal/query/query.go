@@ -1,8 +1,9 @@
 // Package query plans and runs the document lookups of reads, updates and
 // deletes: it turns a filter into key ranges of the primary key or of the
 // every-field indexes, picks the cheapest, and yields candidate documents in
-// primary-key order. Callers still check every candidate against the filter,
-// so a plan only has to return a superset of the matches.
+// primary-key order, or in a sort's order. Callers still check every
+// candidate against the filter, so a plan only has to return a superset of
+// the matches.
 //
 // Plans, from best to worst:
 //   - the whole primary key pinned by equality: one document;
@@ -18,6 +19,13 @@
 // comes from the collection's document count (kept with atomic adds) and
 // the caller's limit: an index plan that would fetch more documents than a
 // scan would read to find the limit loses to the scan.
+//
+// A sorted lookup is served by the sort field's index when there is one sort
+// field whose entries hold whole values and the filter is empty or compares
+// only that field: the index yields the documents in the sort's order.
+// Otherwise the lookup is planned as an unsorted one and the caller sorts
+// the matches in memory, by Sort.Key and Sort.Compare (sort.go holds both
+// ways and the rules they share).
 package query
 
 import (
@@ -47,6 +55,13 @@ type Request struct {
 	// Limit, when positive, is how many matches the caller will take at
 	// most: a hint for choosing the plan.
 	Limit int64
+	// Sort, if set, asks for the candidates in the order of these fields;
+	// it cannot be combined with After.
+	Sort Sort
+	// Doc returns the JSON document held in a stored value (a candidate's
+	// Value); nil means that the value is the document itself. A lookup
+	// whose sort an index serves reads documents with it.
+	Doc func(value []byte) ([]byte, error)
 	// Counts, if set, supplies the collection's document count (which only
 	// steers the plan) from a cache, sparing a read per lookup.
 	Counts *Counts
@@ -73,27 +88,60 @@ type Iterator = kv.Iterator
 
 // Plan describes the chosen plan, for explain output and debug logs.
 type Plan struct {
-	// Kind is "point", "index", "primary key range" or "scan".
+	// Kind is "point", "index", "primary key range", "scan" or, for a sort
+	// an index serves, "index order".
 	Kind string
 	// Detail names the ranges used.
 	Detail string
 	// Candidates is the number of documents an index plan will fetch.
 	Candidates int
+	// Order tells in which order the candidates come.
+	Order Order
+	// Sort is the sort the caller must do in memory (Order SortInMemory).
+	Sort Sort
 }
 
+// Order is how a plan orders its candidates.
+type Order int
+
+const (
+	// KeyOrder: primary-key order, as an unsorted lookup asks.
+	KeyOrder Order = iota
+	// IndexOrder: the sort's order, read from the sort field's index.
+	IndexOrder
+	// SortInMemory: primary-key order; the caller must sort the matches
+	// by Plan.Sort's SortKey and Compare.
+	SortInMemory
+)
+
 func (p Plan) String() string {
-	if p.Detail == "" {
-		return p.Kind
+	s := p.Kind
+	if p.Detail != "" {
+		s += ": " + p.Detail
 	}
-	return p.Kind + ": " + p.Detail
+	if p.Order == SortInMemory {
+		s += "; sort in memory by " + p.Sort.String()
+	}
+	return s
 }
 
 // minCap keeps small collections from being scanned for every equality:
 // reading a few index keys is cheaper than a scan of a few documents.
 const minCap = 16
 
-// Run plans the lookup and returns its iterator.
+// Run plans the lookup and returns its iterator: the candidates in
+// primary-key order, or in req.Sort's order if the plan's Order is
+// IndexOrder. It refuses (INVALID_ARGUMENT) a sort on what is not a scalar
+// field of the schema, and a sort with After.
 func Run(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (Iterator, Plan, error) {
+	if len(req.Sort) > 0 {
+		return runSorted(ctx, tx, coll, req)
+	}
+	return run(ctx, tx, coll, req)
+}
+
+// run plans an unsorted lookup.
+func run(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (Iterator, Plan, error) {
 	docs := keyspace.Documents(coll.ID)
 	if pk := pinnedKey(coll.Schema, req.Filter); pk != nil {
 		key, err := keyspace.Document(coll.ID, pk)
@@ -540,81 +588,3 @@ func (f *fetchIterator) Key() []byte   { return f.key }
 func (f *fetchIterator) Value() []byte { return f.value }
 func (f *fetchIterator) Err() error    { return f.err }
 func (f *fetchIterator) Close() error  { return nil }
-
-// Ordered returns the documents with a value at path in the order of that
-// value (descending if desc), then by primary key, by walking path's index:
-// a sort served by the index. It serves only filters that are empty or
-// compare nothing but path (case-sensitively), and fields whose entries
-// hold whole values (not strings or bytes, which entries may cut short);
-// it reports false for the others. Documents without a value at path are
-// not among its results.
-func Ordered(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, path string, desc bool) (Iterator, Plan, bool) {
-	field, ok := coll.Schema.Field(path)
-	if !ok || !field.Type.Scalar() || field.Type == schema.String || field.Type == schema.Bytes {
-		return nil, Plan{}, false
-	}
-	p := &planner{ctx: ctx, tx: tx, coll: coll, docPrefix: keyspace.Documents(coll.ID).Begin}
-	prefix := index.FieldPrefix(coll.ID, path, index.Exact)
-	r, detail := kv.PrefixRange(prefix), path
-	if f.Root != nil {
-		var comps []*filter.Comparison
-		switch n := f.Root.(type) {
-		case *filter.Comparison:
-			comps = []*filter.Comparison{n}
-		case *filter.And:
-			for _, c := range n.Nodes {
-				c, ok := c.(*filter.Comparison)
-				if !ok {
-					return nil, Plan{}, false
-				}
-				comps = append(comps, c)
-			}
-		default:
-			return nil, Plan{}, false
-		}
-		for _, c := range comps {
-			if c.Path != path || c.CaseInsensitive {
-				return nil, Plan{}, false
-			}
-		}
-		var ok bool
-		if r, _, detail, ok = p.indexRange(comps); !ok {
-			return nil, Plan{}, false
-		}
-	}
-	it := tx.Scan(ctx, r, kv.ScanOptions{Reverse: desc})
-	return &indexOrderIterator{p: p, entries: it, prefixLen: len(prefix)}, Plan{Kind: "index order", Detail: detail}, true
-}
-
-// indexOrderIterator fetches the document of each index entry in turn.
-type indexOrderIterator struct {
-	p          *planner
-	entries    kv.Iterator
-	prefixLen  int
-	key, value []byte
-	err        error
-}
-
-func (o *indexOrderIterator) Next() bool {
-	for o.err == nil && o.entries.Next() {
-		suffix, err := index.PKSuffix(o.entries.Key(), o.prefixLen)
-		if err != nil {
-			o.err = err
-			return false
-		}
-		key := append(append(make([]byte, 0, len(o.p.docPrefix)+len(suffix)), o.p.docPrefix...), suffix...)
-		if v, ok := fetch(o.p.ctx, o.p.tx, key, &o.err); ok {
-			o.key, o.value = key, v
-			return true
-		}
-	}
-	if o.err == nil {
-		o.err = o.entries.Err()
-	}
-	return false
-}
-
-func (o *indexOrderIterator) Key() []byte   { return o.key }
-func (o *indexOrderIterator) Value() []byte { return o.value }
-func (o *indexOrderIterator) Err() error    { return o.err }
-func (o *indexOrderIterator) Close() error  { return o.entries.Close() }
