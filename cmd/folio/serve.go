@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
@@ -236,8 +237,10 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
+	changeLog := changelog.NewLog(store, changelog.Options{Retention: time.Duration(cfg.LogRetention), Logger: log})
 	api := httpapi.New(httpapi.Config{
 		Store:                  store,
+		Log:                    changeLog,
 		Logger:                 log,
 		Version:                version,
 		MaxBodyBytes:           cfg.MaxBodyBytes,
@@ -247,7 +250,7 @@ func serve(args []string) error {
 		Sessions: session.Options{Origin: cfg.Origin, IdleTimeout: time.Duration(cfg.TxIdle), MaxLifetime: time.Duration(cfg.MaxTxAge)},
 		Streams:  streams.Options{MaxPending: cfg.StreamBuffer},
 	})
-	stopTrimmer := startTrimmer(store, time.Duration(cfg.LogRetention), log)
+	stopTrimmer := startTrimmer(changeLog)
 	// closeStore releases everything that uses the store, then the store.
 	closeStore := func() error {
 		stopTrimmer()
@@ -304,18 +307,15 @@ func serve(args []string) error {
 	return err
 }
 
-// startTrimmer keeps the change log to the retention (none: 0 keeps it
+// startTrimmer keeps the change log to its retention (none: 0 keeps it
 // all) until the returned func is called; that func returns once the
 // trimmer has stopped writing to the store.
-func startTrimmer(store kv.Store, retention time.Duration, log *slog.Logger) (stop func()) {
-	if retention <= 0 {
-		return func() {}
-	}
+func startTrimmer(changeLog *changelog.Log) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		streams.NewTrimmer(store, retention, log).Run(ctx)
+		changeLog.RunTrimmer(ctx)
 	}()
 	return func() {
 		cancel()

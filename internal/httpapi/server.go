@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/messages"
@@ -41,6 +42,9 @@ type Config struct {
 	// Streams configures the events and subscribe streams (how far a
 	// stream's consumer may fall behind before it is ended).
 	Streams streams.Options
+	// Log is Store's change log, which the streams read; the caller runs
+	// its trimmer. Nil: a log of Store without retention.
+	Log *changelog.Log
 }
 
 // TxMaxLifetime is the longest an interactive transaction may stay open.
@@ -93,8 +97,11 @@ func New(cfg Config) *Server {
 	if cfg.Streams.Logger == nil {
 		cfg.Streams.Logger = cfg.Logger
 	}
+	if cfg.Log == nil {
+		cfg.Log = changelog.NewLog(cfg.Store, changelog.Options{Logger: cfg.Logger})
+	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
-		sessions: session.New(cfg.Store, cfg.Sessions), messages: messages.New(), hub: streams.NewHub(cfg.Store, cfg.Streams),
+		sessions: session.New(cfg.Store, cfg.Sessions), messages: messages.New(), hub: streams.NewHub(cfg.Log, cfg.Streams),
 		mux: http.NewServeMux()}
 	s.docs.Log = cfg.Logger
 	s.routes()
