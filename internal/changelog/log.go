@@ -16,6 +16,10 @@
 // across a restart (the search indexer) keeps its own durable watermark
 // and opens its reader there.
 //
+// Records are decoded once per Read, and a record that does not decode
+// fails the Read without moving the reader: the log is written by Folio
+// only, so such a record is a bug or corruption to report, not to skip.
+//
 // # Retention and the trimmer
 //
 // The trimmer (RunTrimmer, or Tick for a test's clock) keeps the log to
@@ -38,11 +42,15 @@
 // holds the trimmer, which trims as if it were not there, and its next
 // Read fails with ErrCutOff (OUT_OF_RANGE): it fell too far behind and
 // must resync from a fresh position. So one stalled reader costs at most
-// MaxHold of extra log, never the disk. Without a Retention the log is
-// kept whole, no reader is ever cut off, and RunTrimmer returns at once.
+// MaxHold of extra log, never the disk. A reader cannot open below where
+// the trimmer has trimmed (ErrTrimmed at once), so none is registered
+// behind a trim in progress. Without a Retention the log is kept whole,
+// no reader is ever cut off, and RunTrimmer returns at once.
 //
-// The registry is per process. Several nodes sharing one PostgreSQL
-// cluster each run a trimmer; each holds back only for its own readers.
+// The registry is in memory, per process. Several nodes sharing one
+// PostgreSQL cluster each run a trimmer, and each holds back only for its
+// own readers: a reader on one node is protected from another node's
+// trimmer by the retention alone.
 package changelog
 
 import (

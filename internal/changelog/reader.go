@@ -111,8 +111,9 @@ func (r *Reader) state() (kv.Position, error) {
 	return r.pos, r.err
 }
 
-// cutOff ends the reader at position pos for holding the log back past the
-// bound. The caller holds log.mu.
+// cutOff ends the reader for holding back the entry at or below heldSince,
+// a position noted longer than the retention plus the hold ago. The caller
+// holds log.mu.
 func (r *Reader) cutOff(heldSince kv.Position) {
 	delete(r.log.readers, r)
 	r.err = fmt.Errorf("changelog: reader after %d, behind a position %d noted more than the retention plus the hold ago: %w", r.pos, heldSince, ErrCutOff)

@@ -1,8 +1,3 @@
-// Package changelog defines what Folio writes into the kv change log: one
-// Record per changed document, published message or DDL change, appended in
-// the same transaction as the change, so that the log's commit order is the
-// order of the changes and every stream (events, subscriptions, the search
-// indexer) is a reader of the log with a position.
 package changelog
 
 import (
