@@ -10,7 +10,9 @@
 // Dropping a database logs the drop of each of its collections first, then
 // the database's: a reader that follows collections (the search indexer,
 // a stream) learns of each drop from a record about that collection,
-// without having to know which collections the database held.
+// without having to know which collections the database held. Creating a
+// database logs nothing: until it has a collection it holds nothing a
+// reader follows, and the collection's creation is logged.
 package catalog
 
 import (
