@@ -43,6 +43,9 @@ type serveConfig struct {
 	PprofAddr string `json:"pprof_addr"`
 	// LogRetention is how long the change log keeps a commit (0: forever).
 	LogRetention duration `json:"log_retention"`
+	// LogMaxHold is how much longer than the retention a stream that is
+	// catching up may keep the log from being trimmed (0: the retention).
+	LogMaxHold duration `json:"log_max_hold"`
 	// StreamBuffer bounds the bytes of changes waiting for one stream.
 	StreamBuffer int `json:"stream_buffer_bytes"`
 }
@@ -100,6 +103,7 @@ func loadConfig(args []string) (serveConfig, error) {
 	txIdle := fs.String("tx-idle-timeout", "", "an interactive transaction with no request for this long is rolled back (env FOLIO_TX_IDLE_TIMEOUT; default 2m)")
 	origin := fs.String("node-id", "", "this node's identity in transaction contexts (env FOLIO_NODE_ID; default the host name)")
 	logRetention := fs.String("log-retention", "", "how long the change log keeps a commit, and so how far back events and subscribe streams can resume; 0 keeps it forever (env FOLIO_LOG_RETENTION; default 24h)")
+	logMaxHold := fs.String("log-max-hold", "", "how much longer than the retention a stream catching up may keep the log from being trimmed before it is cut off and must resync (env FOLIO_LOG_MAX_HOLD; default the retention)")
 	streamBuffer := fs.String("stream-buffer-bytes", "", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow (env FOLIO_STREAM_BUFFER_BYTES; default 16777216)")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback (env FOLIO_PPROF_ADDR; default off)")
 	if err := fs.Parse(args); err != nil {
@@ -152,6 +156,7 @@ func loadConfig(args []string) (serveConfig, error) {
 		{&cfg.MaxTxAge, *maxTxAge, "FOLIO_MAX_TX_AGE", "max tx age"},
 		{&cfg.TxIdle, *txIdle, "FOLIO_TX_IDLE_TIMEOUT", "tx idle timeout"},
 		{&cfg.LogRetention, *logRetention, "FOLIO_LOG_RETENTION", "log retention"},
+		{&cfg.LogMaxHold, *logMaxHold, "FOLIO_LOG_MAX_HOLD", "log max hold"},
 	} {
 		v := ""
 		pick(&v, d.flag, d.env)
@@ -169,6 +174,9 @@ func loadConfig(args []string) (serveConfig, error) {
 			return cfg, fmt.Errorf("stream buffer bytes: %w", err)
 		}
 		cfg.StreamBuffer = n
+	}
+	if cfg.LogMaxHold < 0 {
+		return cfg, fmt.Errorf("log max hold %v: must not be negative", time.Duration(cfg.LogMaxHold))
 	}
 	if cfg.LogRetention < 0 {
 		return cfg, fmt.Errorf("log retention %v: must not be negative", time.Duration(cfg.LogRetention))
@@ -223,6 +231,7 @@ func serve(args []string) error {
 		Sessions:               session.Options{Origin: cfg.Origin, IdleTimeout: time.Duration(cfg.TxIdle)},
 		Streams:                streams.Options{MaxPending: cfg.StreamBuffer},
 		LogRetention:           time.Duration(cfg.LogRetention),
+		LogMaxHold:             time.Duration(cfg.LogMaxHold),
 		ShutdownTimeout:        time.Duration(cfg.ShutdownWait),
 	})
 }

@@ -3,6 +3,16 @@
 // so DDL is transactional like any other write: a collection created,
 // changed or dropped in a transaction is seen by that transaction at once
 // and by nobody else before it commits.
+//
+// DDL is in the change log too, appended in the same transaction: a
+// collection created (revision 1, its schema as Data), a schema changed
+// (the new revision and schema), a collection dropped, a database dropped.
+// Dropping a database logs the drop of each of its collections first, then
+// the database's: a reader that follows collections (the search indexer,
+// a stream) learns of each drop from a record about that collection,
+// without having to know which collections the database held. Creating a
+// database logs nothing: until it has a collection it holds nothing a
+// reader follows, and the collection's creation is logged.
 package catalog
 
 import (
@@ -15,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
@@ -223,7 +234,18 @@ func (c *Catalog) DropDatabase(ctx context.Context, tx kv.Tx, name string) error
 		}
 	}
 	c.dbs.Delete(name)
-	return tx.Clear(keyspace.Database(name))
+	if err := tx.Clear(keyspace.Database(name)); err != nil {
+		return err
+	}
+	return logDDL(tx, changelog.Record{Op: changelog.DatabaseDropped, DB: db.Name, DBID: db.ID})
+}
+
+// logDDL appends a DDL record to the transaction's change-log entry.
+func logDDL(tx kv.Tx, r changelog.Record) error {
+	if err := tx.AppendLog(r.Encode()); err != nil {
+		return fmt.Errorf("catalog: log %s of %s.%s: %w", r.Op, r.DB, r.Collection, err)
+	}
+	return nil
 }
 
 // CreateOrUpdateCollection creates the collection with the given schema, or
@@ -257,13 +279,22 @@ func (c *Catalog) CreateOrUpdateCollection(ctx context.Context, tx kv.Tx, db *Da
 		}
 		rec.Rev++
 		rec.Schema = next.Raw()
-		return false, setJSON(tx, key, rec)
+		if err := setJSON(tx, key, rec); err != nil {
+			return false, err
+		}
+		return false, logDDL(tx, changelog.Record{Op: changelog.SchemaChanged, DB: db.Name, DBID: db.ID,
+			Collection: name, CollID: rec.ID, Rev: rec.Rev, Data: rec.Schema})
 	}
 	id, err := c.nextID(ctx, tx)
 	if err != nil {
 		return false, err
 	}
-	return true, setJSON(tx, key, collRecord{ID: id, Rev: 1, Schema: next.Raw(), CreatedAt: time.Now().UTC()})
+	rec = collRecord{ID: id, Rev: 1, Schema: next.Raw(), CreatedAt: time.Now().UTC()}
+	if err := setJSON(tx, key, rec); err != nil {
+		return false, err
+	}
+	return true, logDDL(tx, changelog.Record{Op: changelog.CollectionCreated, DB: db.Name, DBID: db.ID,
+		Collection: name, CollID: id, Rev: rec.Rev, Data: rec.Schema})
 }
 
 // Collection returns the named collection, or NOT_FOUND.
@@ -357,7 +388,11 @@ func (c *Catalog) dropCollection(tx kv.Tx, coll *Collection) error {
 			return err
 		}
 	}
-	return tx.Clear(keyspace.Collection(coll.DB.ID, coll.Name))
+	if err := tx.Clear(keyspace.Collection(coll.DB.ID, coll.Name)); err != nil {
+		return err
+	}
+	return logDDL(tx, changelog.Record{Op: changelog.CollectionDropped, DB: coll.DB.Name, DBID: coll.DB.ID,
+		Collection: coll.Name, CollID: coll.ID})
 }
 
 // Size returns the bytes of a collection's documents. It reads without a

@@ -1,8 +1,3 @@
-// Package changelog defines what Folio writes into the kv change log: one
-// Record per changed document or published message, appended in the same
-// transaction as the change, so that the log's commit order is the order of
-// the changes and every stream (events, subscriptions, the search indexer)
-// is a reader of the log with a position.
 package changelog
 
 import (
@@ -20,9 +15,27 @@ const (
 	Update                // a document changed by update
 	Delete                // a document removed
 	Publish               // a message published to a messages collection
+
+	// DDL. Key is empty; names and ids say what the change was about.
+
+	CollectionCreated // a collection created; Rev is 1, Data its schema
+	SchemaChanged     // a collection's schema changed; Rev is the new revision, Data the schema
+	CollectionDropped // a collection dropped with its documents
+	DatabaseDropped   // a database dropped; its collections' drops come before it
 )
 
-var opNames = [...]string{Insert: "insert", Replace: "replace", Update: "update", Delete: "delete", Publish: "publish"}
+var opNames = [...]string{
+	Insert: "insert", Replace: "replace", Update: "update", Delete: "delete", Publish: "publish",
+	CollectionCreated: "collection_created", SchemaChanged: "schema_changed",
+	CollectionDropped: "collection_dropped", DatabaseDropped: "database_dropped",
+}
+
+// IsDocumentChange reports whether o is a change to a document (insert,
+// replace, update or delete), as opposed to a message or DDL.
+func (o Op) IsDocumentChange() bool { return o >= Insert && o <= Delete }
+
+// IsDDL reports whether o is a change to the catalog.
+func (o Op) IsDDL() bool { return o >= CollectionCreated && o <= DatabaseDropped }
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {
@@ -40,21 +53,32 @@ type Record struct {
 	DBID       int64
 	Collection string
 	CollID     int64
-	Key        []byte // the document's storage key (holds its primary key values)
-	Data       []byte // the document or message after the change; none on delete
+	// Rev is the collection's schema revision on CollectionCreated and
+	// SchemaChanged; zero on the other ops.
+	Rev  int64
+	Key  []byte // the document's storage key (holds its primary key values)
+	Data []byte // the document, message or schema after the change; none on delete or drop
 }
 
-const recordVersion = 1
+// The record format's versions. Version 1 had no Rev; Decode still reads
+// it, since data directories written before version 2 hold such records
+// until the trimmer removes them, and Encode writes only version 2.
+const (
+	recordVersion1 = 1
+	recordVersion  = 2
+)
 
 // Encode serializes r: a version byte, the op, then the fields, each
-// length-prefixed (uvarint) or varint-encoded.
+// length-prefixed (uvarint) or varint-encoded: DB, DBID, Collection,
+// CollID, Rev, Key, Data.
 func (r *Record) Encode() []byte {
-	b := make([]byte, 0, 24+len(r.DB)+len(r.Collection)+len(r.Key)+len(r.Data))
+	b := make([]byte, 0, 34+len(r.DB)+len(r.Collection)+len(r.Key)+len(r.Data))
 	b = append(b, recordVersion, byte(r.Op))
 	b = appendBytes(b, []byte(r.DB))
 	b = binary.AppendVarint(b, r.DBID)
 	b = appendBytes(b, []byte(r.Collection))
 	b = binary.AppendVarint(b, r.CollID)
+	b = binary.AppendVarint(b, r.Rev)
 	b = appendBytes(b, r.Key)
 	return appendBytes(b, r.Data)
 }
@@ -66,10 +90,11 @@ func appendBytes(b, v []byte) []byte {
 
 var errCorrupt = errors.New("changelog: corrupt record")
 
-// Decode parses a record written by Encode. Key and Data alias b.
+// Decode parses a record written by Encode, of either version. Key and
+// Data alias b.
 func Decode(b []byte) (Record, error) {
 	var r Record
-	if len(b) < 2 || b[0] != recordVersion {
+	if len(b) < 2 || (b[0] != recordVersion && b[0] != recordVersion1) {
 		return r, errCorrupt
 	}
 	r.Op = Op(b[1])
@@ -78,6 +103,9 @@ func Decode(b []byte) (Record, error) {
 	r.DBID = d.varint()
 	r.Collection = string(d.bytes())
 	r.CollID = d.varint()
+	if b[0] == recordVersion {
+		r.Rev = d.varint()
+	}
 	r.Key = d.bytes()
 	r.Data = d.bytes()
 	if d.err || len(d.b) != 0 {

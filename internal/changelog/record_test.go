@@ -5,25 +5,111 @@ import (
 	"testing"
 )
 
+func sameRecord(a, b Record) bool {
+	return a.Op == b.Op && a.DB == b.DB && a.DBID == b.DBID && a.Collection == b.Collection &&
+		a.CollID == b.CollID && a.Rev == b.Rev && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Data, b.Data)
+}
+
 func TestRecordRoundTrip(t *testing.T) {
 	for _, r := range []Record{
 		{Op: Insert, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k\x00\xff"), Data: []byte(`{"id":1}`)},
 		{Op: Delete, DB: "d", DBID: 1 << 40, Collection: "c", CollID: -1, Key: []byte("key")},
 		{Op: Publish, DB: "", Collection: "", Data: []byte("{}")},
+		{Op: CollectionCreated, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Rev: 1, Data: []byte(`{"title":"users"}`)},
+		{Op: SchemaChanged, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Rev: 1 << 50, Data: []byte(`{"title":"users"}`)},
+		{Op: CollectionDropped, DB: "shop", DBID: 3, Collection: "users", CollID: 9},
+		{Op: DatabaseDropped, DB: "shop", DBID: 3},
 	} {
 		got, err := Decode(r.Encode())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Op != r.Op || got.DB != r.DB || got.DBID != r.DBID || got.Collection != r.Collection ||
-			got.CollID != r.CollID || !bytes.Equal(got.Key, r.Key) || !bytes.Equal(got.Data, r.Data) {
+		if !sameRecord(got, r) {
 			t.Fatalf("round trip: %+v became %+v", r, got)
+		}
+	}
+}
+
+// Version 1 records, as data directories written before the revision was
+// added hold them, still decode (with no revision).
+func TestDecodeVersion1(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want Record
+	}{
+		{
+			"insert",
+			[]byte{1, byte(Insert), 4, 's', 'h', 'o', 'p', 6, 5, 'u', 's', 'e', 'r', 's', 18, 1, 'k', 2, '{', '}'},
+			Record{Op: Insert, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k"), Data: []byte("{}")},
+		},
+		{
+			"delete",
+			[]byte{1, byte(Delete), 1, 'd', 2, 1, 'c', 1, 3, 'k', 'e', 'y', 0},
+			Record{Op: Delete, DB: "d", DBID: 1, Collection: "c", CollID: -1, Key: []byte("key")},
+		},
+	} {
+		got, err := Decode(tc.b)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !sameRecord(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	good := (&Record{Op: Update, DB: "a", Collection: "b", Rev: 2, Key: []byte("k"), Data: []byte("{}")}).Encode()
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{
+		{"empty", nil},
+		{"version only", []byte{2}},
+		{"unknown version", append([]byte{3}, good[1:]...)},
+		{"version 0", append([]byte{0}, good[1:]...)},
+		{"truncated", good[:len(good)-1]},
+		{"trailing bytes", append(append([]byte(nil), good...), 0)},
+		{"length past the end", []byte{2, 1, 200}},
+		{"version 1 bytes read as version 2", append([]byte{2}, []byte{byte(Delete), 1, 'd', 2, 1, 'c', 1, 3, 'k', 'e', 'y', 0}...)},
+	} {
+		if r, err := Decode(tc.b); err == nil {
+			t.Errorf("%s: decoded %+v, want an error", tc.name, r)
+		}
+	}
+}
+
+func TestOpKinds(t *testing.T) {
+	for _, tc := range []struct {
+		op     Op
+		name   string
+		change bool
+		ddl    bool
+	}{
+		{Insert, "insert", true, false},
+		{Replace, "replace", true, false},
+		{Update, "update", true, false},
+		{Delete, "delete", true, false},
+		{Publish, "publish", false, false},
+		{CollectionCreated, "collection_created", false, true},
+		{SchemaChanged, "schema_changed", false, true},
+		{CollectionDropped, "collection_dropped", false, true},
+		{DatabaseDropped, "database_dropped", false, true},
+		{0, "unknown", false, false},
+		{200, "unknown", false, false},
+	} {
+		if tc.op.String() != tc.name || tc.op.IsDocumentChange() != tc.change || tc.op.IsDDL() != tc.ddl {
+			t.Errorf("op %d: %q, change %v, ddl %v; want %q, %v, %v",
+				tc.op, tc.op, tc.op.IsDocumentChange(), tc.op.IsDDL(), tc.name, tc.change, tc.ddl)
 		}
 	}
 }
 
 func FuzzDecode(f *testing.F) {
 	f.Add((&Record{Op: Update, DB: "a", Collection: "b", Key: []byte("k"), Data: []byte("{}")}).Encode())
+	f.Add((&Record{Op: SchemaChanged, DB: "a", DBID: 4, Collection: "b", CollID: 5, Rev: 7, Data: []byte(`{"x":1}`)}).Encode())
+	f.Add([]byte{1, byte(Insert), 4, 's', 'h', 'o', 'p', 6, 5, 'u', 's', 'e', 'r', 's', 18, 1, 'k', 2, '{', '}'})
 	f.Add([]byte{1, 1, 200})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := Decode(b)
@@ -31,7 +117,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		again, err := Decode(r.Encode())
-		if err != nil || again.DB != r.DB || !bytes.Equal(again.Key, r.Key) || !bytes.Equal(again.Data, r.Data) {
+		if err != nil || !sameRecord(again, r) {
 			t.Fatalf("re-encoding a decoded record changed it: %+v vs %+v (%v)", r, again, err)
 		}
 	})

@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
@@ -73,8 +74,10 @@ type Config struct {
 	// Streams configures the events and subscribe streams.
 	Streams streams.Options
 	// LogRetention is how long the change log keeps a commit; 0 keeps it
-	// forever.
-	LogRetention time.Duration
+	// forever. LogMaxHold is how much longer a log reader that has not read
+	// a commit yet (a stream catching up) may keep it before it is cut off
+	// and must resync; default: the retention.
+	LogRetention, LogMaxHold time.Duration
 	// ShutdownTimeout bounds how long a shutdown waits for requests in
 	// flight. Default 30s.
 	ShutdownTimeout time.Duration
@@ -88,15 +91,16 @@ type Node struct {
 	cfg Config
 	log *slog.Logger
 
-	store    kv.Store
-	sessions *session.Manager
-	hub      *streams.Hub
-	trimmer  *background
-	ops      *ops.Ops
-	http     *http.Server
-	ln       net.Listener
-	served   chan struct{} // closed when the HTTP server has returned
-	serveErr error         // what it returned
+	store     kv.Store
+	changeLog *changelog.Log
+	sessions  *session.Manager
+	hub       *streams.Hub
+	trimmer   *background
+	ops       *ops.Ops
+	http      *http.Server
+	ln        net.Listener
+	served    chan struct{} // closed when the HTTP server has returned
+	serveErr  error         // what it returned
 	// streamsEnded is closed once a shutdown has ended the streams.
 	streamsEnded chan struct{}
 	pprof        *http.Server
@@ -144,10 +148,10 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		}
 	}
 	n.sessions = session.New(n.store, cfg.Sessions)
-	n.hub = streams.NewHub(n.store, cfg.Streams)
+	n.changeLog = changelog.NewLog(n.store, changelog.Options{Retention: cfg.LogRetention, MaxHold: cfg.LogMaxHold, Logger: n.log})
+	n.hub = streams.NewHub(n.changeLog, cfg.Streams)
 	if cfg.LogRetention > 0 {
-		trimmer := streams.NewTrimmer(n.store, cfg.LogRetention, n.log)
-		n.trimmer = startBackground(trimmer.Run)
+		n.trimmer = startBackground(n.changeLog.RunTrimmer)
 	}
 	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Logger: n.log,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest})

@@ -27,7 +27,7 @@ func BenchmarkHub(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	h := NewHub(store, Options{})
+	h := NewHub(changelog.NewLog(store, changelog.Options{}), Options{})
 	defer h.Close()
 	last, err := store.LastPosition(context.Background())
 	if err != nil {

@@ -4,13 +4,16 @@
 // records it wants with a Selector and gets them one committed transaction
 // at a time, in commit order.
 //
-// One Hub per store tails the log for every stream that has caught up with
-// it: it wakes when a commit becomes durable (kv.Store.WaitLog, no
-// polling), reads and decodes each new entry once, and hands each
-// subscription the records its selector picks. A subscription that starts
-// behind the hub (resumed from an old position) first reads the log itself,
-// at its own pace, and joins the hub once it has caught up, so a long
-// catch-up costs nobody else anything.
+// Every stream reads through a changelog.Reader, so the log's trimmer
+// holds back for it (within the log's bound). One Hub per log is one
+// reader for every stream that has caught up with it: it wakes when a
+// commit becomes durable, reads and decodes each new entry once, and hands
+// each subscription the records its selector picks. A subscription that
+// starts behind the hub (resumed from an old position) first reads through
+// a reader of its own, at its own pace, and joins the hub once it has
+// caught up, so a long catch-up costs nobody else anything. A hub with no
+// subscription has no reader: it does not hold the trimmer, and the first
+// subscription to join hands it its reader, positioned where it caught up.
 //
 // Memory stays bounded: what the hub hands a subscription waits in that
 // subscription's queue until its consumer takes it, and a consumer that lets
@@ -24,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 
 	"github.com/foliodb/folio/internal/changelog"
@@ -49,7 +53,7 @@ type Options struct {
 // Defaults of Options.
 const (
 	DefaultMaxPending = 16 << 20
-	DefaultReadBatch  = 32
+	DefaultReadBatch  = changelog.DefaultReadBatch
 )
 
 // eventOverhead is what an event costs in a queue besides its key and data
@@ -77,9 +81,9 @@ type Event struct {
 // order the transaction wrote them.
 type Batch []Event
 
-// Hub tails a store's change log for its subscriptions.
+// Hub tails a change log for its subscriptions.
 type Hub struct {
-	store  kv.Store
+	log    *changelog.Log
 	opts   Options
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -89,14 +93,20 @@ type Hub struct {
 	// pos is where the hub has read to: every entry at or below it has
 	// been offered to every live subscription. A subscription may join
 	// only with a cursor at or past pos, so it neither misses nor repeats.
-	pos    kv.Position
-	subs   map[*Subscription]struct{}
-	closed bool
+	pos  kv.Position
+	subs map[*Subscription]struct{}
+	// reading is set while the hub has a reader: its loop's, or one a
+	// subscription handed over (handoff) that the loop has not taken yet.
+	reading bool
+	handoff *changelog.Reader
+	// wakeIdle ends the idle loop's wait, when a subscription joins.
+	wakeIdle context.CancelFunc
+	closed   bool
 }
 
-// NewHub starts a hub on store. Close stops it; it also stops by itself
-// when the store is closed.
-func NewHub(store kv.Store, opts Options) *Hub {
+// NewHub starts a hub on log. Close stops it; it also stops by itself
+// when the log's store is closed.
+func NewHub(log *changelog.Log, opts Options) *Hub {
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = DefaultMaxPending
 	}
@@ -107,13 +117,14 @@ func NewHub(store kv.Store, opts Options) *Hub {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &Hub{store: store, opts: opts, ctx: ctx, cancel: cancel, done: make(chan struct{}), subs: make(map[*Subscription]struct{})}
+	h := &Hub{log: log, opts: opts, ctx: ctx, cancel: cancel, done: make(chan struct{}), subs: make(map[*Subscription]struct{})}
 	go h.run()
 	return h
 }
 
 // Close ends every subscription with UNAVAILABLE and stops the hub. A
-// subscription opened afterwards fails at once.
+// subscription opened afterwards fails at once. It is safe to call more
+// than once.
 func (h *Hub) Close() {
 	h.cancel()
 	<-h.done
@@ -134,56 +145,75 @@ var errShuttingDown = status.Errorf(status.Unavailable, "the server is shutting 
 
 func (h *Hub) run() {
 	defer close(h.done)
+	var rd *changelog.Reader
+	defer func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, r := range []*changelog.Reader{rd, h.handoff} {
+			if r != nil {
+				r.Close()
+			}
+		}
+		h.handoff, h.reading = nil, false
+	}()
 	for {
 		h.mu.Lock()
-		pos, idle := h.pos, len(h.subs) == 0
-		h.mu.Unlock()
-		if err := h.store.WaitLog(h.ctx, pos); err != nil {
-			h.stop(err)
-			return
+		if h.handoff != nil {
+			rd, h.handoff = h.handoff, nil
 		}
-		if idle {
-			// Nobody to read for: move to the end of the log without
-			// reading it. A subscription that joins later brings the
-			// hub's position up to its own.
-			last, err := h.store.LastPosition(h.ctx)
-			if err != nil {
+		if len(h.subs) == 0 || rd == nil {
+			// Nobody to read for: let the reader go, so that it holds
+			// the trimmer no more, and wait for a subscription to hand
+			// over its own.
+			if rd != nil {
+				rd.Close()
+				rd = nil
+			}
+			h.reading = false
+			if err := h.idle(); err != nil {
 				h.stop(err)
 				return
 			}
-			h.mu.Lock()
-			if len(h.subs) == 0 {
-				h.pos = max(h.pos, last)
-			}
-			h.mu.Unlock()
 			continue
 		}
-		entries, upTo, err := h.store.ReadLog(h.ctx, pos, h.opts.ReadBatch)
+		h.mu.Unlock()
+		entries, err := rd.Next(h.ctx, h.opts.ReadBatch)
 		if err == nil {
-			var decoded []entry
-			if decoded, err = decodeEntries(entries); err == nil {
-				h.dispatch(decoded, upTo)
-				continue
-			}
+			h.dispatch(decoded(entries), rd.Position())
+			continue
 		}
 		if h.ctx.Err() != nil || errors.Is(err, kv.ErrClosed) {
 			h.stop(err)
 			return
 		}
-		// The hub cannot go on from pos: every live subscription learns
-		// why and ends; a client resuming from its last position reads
-		// the log itself and gets the same error if it persists.
-		h.opts.Logger.Error("change log stream: read failed", "after", pos, "err", err)
-		last, lerr := h.store.LastPosition(h.ctx)
-		if lerr != nil {
-			h.stop(lerr)
-			return
-		}
+		// The hub cannot go on from where it is: every live subscription
+		// learns why and ends, and the hub lets its reader go. A client
+		// resuming from its last position reads the log itself and gets
+		// the same error if it persists.
+		h.opts.Logger.Error("change log stream: read failed", "after", rd.Position(), "err", err)
 		h.mu.Lock()
-		h.endAllLocked(readError(err, After(pos)))
-		h.pos = max(h.pos, last)
+		h.endAllLocked(readError(err, After(rd.Position())))
 		h.mu.Unlock()
 	}
+}
+
+// idle waits, with h.mu held on entry and released, until a subscription
+// joins, the hub is closed (nil) or the store closes (its error).
+func (h *Hub) idle() error {
+	ctx, cancel := context.WithCancel(h.ctx)
+	h.wakeIdle = cancel
+	h.mu.Unlock()
+	// No commit comes after the largest position: this waits for the
+	// join to cancel ctx, or for the store to close.
+	err := h.log.Store().WaitLog(ctx, math.MaxUint64)
+	cancel()
+	if h.ctx.Err() != nil {
+		return h.ctx.Err()
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 // stop ends every subscription after the hub's loop failed for good (the
@@ -223,24 +253,32 @@ func (h *Hub) dispatch(entries []entry, upTo kv.Position) {
 	h.pos = max(h.pos, upTo)
 }
 
-// join makes s live if the hub has not read past upTo, where s has read
-// to. It reports whether s joined.
-func (h *Hub) join(s *Subscription, upTo kv.Position) (bool, error) {
+// join makes s live if the hub has not read past upTo, where s's reader rd
+// has read to. It reports whether s joined; when it did, s no longer owns
+// rd, and the hub reports whether it took rd over: a hub without a reader
+// continues from rd, any other leaves rd to the caller to close.
+func (h *Hub) join(s *Subscription, upTo kv.Position, rd *changelog.Reader) (joined, took bool, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return false, errShuttingDown
+		return false, false, errShuttingDown
 	}
-	if len(h.subs) == 0 {
-		// An idle hub may start wherever its first subscription is.
-		h.pos = max(h.pos, upTo)
+	if h.reading && h.pos > upTo {
+		return false, false, nil
 	}
-	if h.pos > upTo {
-		return false, nil
+	if !s.goLive(upTo) {
+		return false, false, nil // ended meanwhile
 	}
 	h.subs[s] = struct{}{}
-	s.goLive(upTo)
-	return true, nil
+	if h.reading {
+		return true, false, nil
+	}
+	h.reading, h.handoff, h.pos = true, rd, upTo
+	if h.wakeIdle != nil {
+		h.wakeIdle()
+		h.wakeIdle = nil
+	}
+	return true, true, nil
 }
 
 func (h *Hub) leave(s *Subscription) {
@@ -263,20 +301,15 @@ type entry struct {
 	size    int // accounted bytes of all records
 }
 
-func decodeEntries(raw []kv.LogEntry) ([]entry, error) {
-	out := make([]entry, len(raw))
-	for i, e := range raw {
-		out[i] = entry{pos: e.Pos, records: make([]changelog.Record, len(e.Records))}
-		for j, b := range e.Records {
-			r, err := changelog.Decode(b)
-			if err != nil {
-				return nil, fmt.Errorf("streams: change log entry %d, record %d: %w", e.Pos, j, err)
-			}
-			out[i].records[j] = r
-			out[i].size += recordSize(&r)
+func decoded(entries []changelog.Entry) []entry {
+	out := make([]entry, len(entries))
+	for i, e := range entries {
+		out[i] = entry{pos: e.Pos, records: e.Records}
+		for j := range e.Records {
+			out[i].size += recordSize(&e.Records[j])
 		}
 	}
-	return out, nil
+	return out
 }
 
 func recordSize(r *changelog.Record) int { return len(r.Key) + len(r.Data) + eventOverhead }
@@ -333,8 +366,12 @@ func pick(e *entry, after Cursor, sel Selector) (Batch, int, error) {
 // stream ends with.
 func readError(err error, c Cursor) error {
 	switch {
-	case errors.Is(err, kv.ErrLogTrimmed):
+	case errors.Is(err, changelog.ErrTrimmed), errors.Is(err, kv.ErrLogTrimmed):
 		return status.Errorf(status.OutOfRange, "position '%s' is older than the oldest change the log still keeps (see the server's log retention); open the stream without a position to start from now", c)
+	case errors.Is(err, changelog.ErrAhead):
+		return status.Errorf(status.OutOfRange, "position '%s' is ahead of this server's change log: it comes from another server or data directory", c)
+	case errors.Is(err, changelog.ErrCutOff):
+		return status.Errorf(status.OutOfRange, "the stream fell too far behind the change log (it kept changes older than the log's retention allows) and was ended; open the stream without a position to start from now")
 	case errors.Is(err, kv.ErrClosed):
 		return errShuttingDown
 	}

@@ -3,12 +3,12 @@ package streams
 import "github.com/foliodb/folio/internal/changelog"
 
 // Changes selects the document changes (insert, replace, update, delete)
-// of the collection coll of database db. It follows names, not ids, so a
-// stream goes on across a drop and re-creation of the collection or its
-// database, as the original's did.
+// of the collection coll of database db: never messages, never DDL. It
+// follows names, not ids, so a stream goes on across a drop and
+// re-creation of the collection or its database, as the original's did.
 func Changes(db, coll string) Selector {
 	return func(r *changelog.Record) (bool, error) {
-		return r.Op != changelog.Publish && r.Collection == coll && r.DB == db, nil
+		return r.Op.IsDocumentChange() && r.Collection == coll && r.DB == db, nil
 	}
 }
 

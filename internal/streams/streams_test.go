@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func newStore(t *testing.T) kv.Store {
 
 func newHub(t *testing.T, s kv.Store, opts Options) *Hub {
 	t.Helper()
-	h := NewHub(s, opts)
+	h := NewHub(changelog.NewLog(s, changelog.Options{}), opts)
 	t.Cleanup(h.Close)
 	return h
 }
@@ -342,7 +343,7 @@ func TestCloseReleases(t *testing.T) {
 
 func TestHubClose(t *testing.T) {
 	s := newStore(t)
-	h := NewHub(s, Options{})
+	h := NewHub(changelog.NewLog(s, changelog.Options{}), Options{})
 	sub, err := h.Subscribe(bg, now(t, s), Changes("db", "c1"))
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +368,7 @@ func TestStoreClosedEndsStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewHub(st, Options{})
+	h := NewHub(changelog.NewLog(st, changelog.Options{}), Options{})
 	sub, err := h.Subscribe(bg, now(t, st), Changes("db", "c1"))
 	if err != nil {
 		t.Fatal(err)
@@ -395,6 +396,12 @@ func TestSelectors(t *testing.T) {
 		{"other collection", Changes("d", "c"), r(changelog.Insert, "d", "x", "1"), false, false},
 		{"other database", Changes("d", "c"), r(changelog.Insert, "x", "c", "1"), false, false},
 		{"publish is no change", Changes("d", "c"), r(changelog.Publish, "d", "c", "1"), false, false},
+		{"collection created is no change", Changes("d", "c"), r(changelog.CollectionCreated, "d", "c", "{}"), false, false},
+		{"schema change is no change", Changes("d", "c"), r(changelog.SchemaChanged, "d", "c", "{}"), false, false},
+		{"collection drop is no change", Changes("d", "c"), r(changelog.CollectionDropped, "d", "c", ""), false, false},
+		{"database drop is no change", Changes("d", ""), r(changelog.DatabaseDropped, "d", "", ""), false, false},
+		{"unknown op is no change", Changes("d", "c"), r(changelog.Op(99), "d", "c", "1"), false, false},
+		{"DDL is no message", Messages("d", "c", nil), r(changelog.SchemaChanged, "d", "c", "{}"), false, false},
 		{"message", Messages("d", "c", nil), r(changelog.Publish, "d", "c", "1"), true, false},
 		{"change is no message", Messages("d", "c", nil), r(changelog.Insert, "d", "c", "1"), false, false},
 		{"message matching", Messages("d", "c", even), r(changelog.Publish, "d", "c", "2"), true, false},
@@ -437,56 +444,6 @@ func TestPickCopiesParts(t *testing.T) {
 	}
 }
 
-func TestTrimmer(t *testing.T) {
-	s := newStore(t)
-	tr := NewTrimmer(s, time.Hour, nil)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	tick := func(at time.Time) {
-		t.Helper()
-		if err := tr.Tick(bg, at); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p1 := commit(t, s, rec{"c1", "a"})
-	tick(t0)
-	p2 := commit(t, s, rec{"c1", "b"})
-	tick(t0.Add(30 * time.Minute))
-	p3 := commit(t, s, rec{"c1", "c"})
-
-	readable := func(after kv.Position) bool {
-		_, _, err := s.ReadLog(bg, after, 0)
-		if err != nil && !errors.Is(err, kv.ErrLogTrimmed) {
-			t.Fatal(err)
-		}
-		return err == nil
-	}
-	tick(t0.Add(59 * time.Minute))
-	if !readable(p1 - 1) {
-		t.Fatal("trimmed before the retention passed")
-	}
-	// An hour after the first note, what it saw (p1) goes; b stays.
-	tick(t0.Add(60 * time.Minute))
-	if readable(p1-1) || !readable(p1) {
-		t.Errorf("after an hour: want p1 trimmed, p2 kept")
-	}
-	tick(t0.Add(90 * time.Minute))
-	if readable(p2-1) || !readable(p2) || !readable(p3-1) {
-		t.Errorf("after ninety minutes: want p2 trimmed, p3 kept")
-	}
-}
-
-func TestTrimmerInterval(t *testing.T) {
-	for _, tc := range []struct{ retention, want time.Duration }{
-		{time.Second, time.Second},
-		{time.Hour, 225 * time.Second},
-		{24 * time.Hour, 10 * time.Minute},
-	} {
-		if got := NewTrimmer(nil, tc.retention, nil).Interval(); got != tc.want {
-			t.Errorf("interval for %v: %v, want %v", tc.retention, got, tc.want)
-		}
-	}
-}
-
 func TestReady(t *testing.T) {
 	s := newStore(t)
 	h := newHub(t, s, Options{})
@@ -504,5 +461,108 @@ func TestReady(t *testing.T) {
 	next(t, sub)
 	if sub.Ready() {
 		t.Error("ready after the only batch was taken")
+	}
+}
+
+// waitFor polls cond, failing after a deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Every stream is a reader of the log: the hub is one reader for all the
+// live subscriptions, a subscription catching up has its own, and a hub
+// with no subscription holds none.
+func TestStreamsAreLogReaders(t *testing.T) {
+	s := newStore(t)
+	log := changelog.NewLog(s, changelog.Options{})
+	h := NewHub(log, Options{ReadBatch: 2})
+	t.Cleanup(h.Close)
+	if log.Readers() != 0 {
+		t.Fatalf("an idle hub holds %d readers", log.Readers())
+	}
+	start := now(t, s)
+	for i := range 6 {
+		commit(t, s, rec{"c1", fmt.Sprint(i)})
+	}
+	live1 := subscribe(t, h, now(t, s), Changes("db", "c1"))
+	live2 := subscribe(t, h, now(t, s), Changes("db", "c1"))
+	if h.Len() != 2 || log.Readers() != 1 {
+		t.Fatalf("two live subscriptions: the hub feeds %d, the log has %d readers; want 2 and 1", h.Len(), log.Readers())
+	}
+	behind := subscribe(t, h, start, Changes("db", "c1"))
+	if log.Readers() != 2 {
+		t.Errorf("a subscription catching up: %d readers, want its own and the hub's", log.Readers())
+	}
+	for i := range 6 {
+		if got := render(next(t, behind)); got != fmt.Sprint(i)+"!" {
+			t.Fatalf("catching up, event %d: %s", i, got)
+		}
+	}
+	commit(t, s, rec{"c1", "live"})
+	for _, sub := range []*Subscription{live1, live2, behind} {
+		if got := render(next(t, sub)); got != "live!" {
+			t.Errorf("live: %s", got)
+		}
+	}
+	if h.Len() != 3 || log.Readers() != 1 {
+		t.Errorf("caught up: the hub feeds %d, the log has %d readers; want 3 and 1", h.Len(), log.Readers())
+	}
+	live1.Close()
+	live2.Close()
+	behind.Close()
+	commit(t, s, rec{"c1", "nobody"}) // wakes the hub, which lets its reader go
+	waitFor(t, "the idle hub to let its reader go", func() bool { return log.Readers() == 0 })
+	// And it takes one back from the next subscription.
+	sub := subscribe(t, h, now(t, s), Changes("db", "c1"))
+	commit(t, s, rec{"c1", "again"})
+	if got := render(next(t, sub)); got != "again!" || log.Readers() != 1 {
+		t.Errorf("after idling: %s with %d readers", got, log.Readers())
+	}
+}
+
+// A subscription that catches up too slowly holds the trimmer back until
+// the log's bound, and is then ended with OUT_OF_RANGE.
+func TestCatchUpCutOff(t *testing.T) {
+	s := newStore(t)
+	log := changelog.NewLog(s, changelog.Options{Retention: time.Hour})
+	h := NewHub(log, Options{ReadBatch: 1})
+	t.Cleanup(h.Close)
+	start := now(t, s)
+	for i := range 4 {
+		commit(t, s, rec{"c1", fmt.Sprint(i)})
+	}
+	sub := subscribe(t, h, start, Changes("db", "c1")) // read one entry
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, at := range []time.Duration{0, time.Hour} {
+		if err := log.Tick(bg, t0.Add(at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := render(next(t, sub)); got != "0!" {
+		t.Fatalf("first event %s", got)
+	}
+	if got := render(next(t, sub)); got != "1!" {
+		t.Fatalf("held by the subscription, second event %s", got)
+	}
+	if err := log.Tick(bg, t0.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for err == nil {
+		ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+		_, err = sub.Next(ctx)
+		cancel()
+	}
+	if e, ok := status.From(err); !ok || e.Code != status.OutOfRange || !strings.Contains(e.Message, "fell too far behind") {
+		t.Errorf("a subscription cut off: %v, want OUT_OF_RANGE saying it fell too far behind", err)
+	}
+	if log.Readers() != 0 {
+		t.Errorf("%d readers after the cut-off, want none", log.Readers())
 	}
 }

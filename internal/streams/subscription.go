@@ -4,21 +4,23 @@ import (
 	"context"
 	"sync"
 
+	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/status"
 )
 
-// Subscription is one stream's reader of the log. Next and Close are
-// meant for one consumer goroutine; the hub feeds the subscription from its
-// own.
+// Subscription is one stream's reader of the log. Next is meant for one
+// consumer goroutine, and Close may be called from any; the hub feeds the
+// subscription from its own.
 type Subscription struct {
 	hub *Hub
 	sel Selector
 
-	// Used by the consumer only, while catching up.
-	readFrom kv.Position // the log has been read through here
-
 	mu sync.Mutex
+	// rd is the subscription's own reader while it catches up; nil once
+	// it has joined the hub (which may have taken the reader over) or
+	// closed. Only the consumer reads through it.
+	rd *changelog.Reader
 	// after is the cursor the stream started from, moved up to where the
 	// subscription joined the hub: the hub offers entries after its own
 	// position, which may be behind, and those at or before after are
@@ -44,14 +46,14 @@ var errClosed = status.Errorf(status.Cancelled, "stream closed")
 // log no longer holds fails here (OUT_OF_RANGE), before anything is sent,
 // and so does a cursor ahead of the log (one from another data directory).
 func (h *Hub) Subscribe(ctx context.Context, after Cursor, sel Selector) (*Subscription, error) {
-	last, err := h.store.LastPosition(ctx)
+	if h.isClosed() {
+		return nil, errShuttingDown
+	}
+	rd, err := h.log.OpenReader(ctx, after.readAfter())
 	if err != nil {
 		return nil, readError(err, after)
 	}
-	if after.Pos > last {
-		return nil, status.Errorf(status.OutOfRange, "position '%s' is ahead of this server's change log, which ends at %d: it comes from another server or data directory", after, last)
-	}
-	s := &Subscription{hub: h, sel: sel, after: after, readFrom: after.readAfter(), wake: make(chan struct{}, 1)}
+	s := &Subscription{hub: h, sel: sel, after: after, rd: rd, wake: make(chan struct{}, 1)}
 	if err := s.catchUp(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -104,30 +106,40 @@ func (s *Subscription) Ready() bool {
 // Close ends the subscription and releases what it holds. It is safe to
 // call more than once, and from any goroutine.
 func (s *Subscription) Close() {
-	s.hub.leave(s)
+	// Ended first: the hub no longer lets it join, and so never takes
+	// over the reader closed here.
 	s.end(errClosed)
+	s.hub.leave(s)
 	s.mu.Lock()
-	s.queue, s.pending = nil, 0
+	rd := s.rd
+	s.rd, s.queue, s.pending = nil, nil, 0
 	s.mu.Unlock()
+	if rd != nil {
+		rd.Close()
+	}
 }
 
-// catchUp reads the next part of the log itself, queueing what it
-// selects, and joins the hub when it has read to the end of the log.
+// catchUp reads the next part of the log through the subscription's own
+// reader, queueing what it selects, and joins the hub when it has read to
+// the end of the log.
 func (s *Subscription) catchUp(ctx context.Context) error {
 	if s.hub.isClosed() {
 		return errShuttingDown
 	}
-	raw, upTo, err := s.hub.store.ReadLog(ctx, s.readFrom, s.hub.opts.ReadBatch)
+	s.mu.Lock()
+	rd := s.rd
+	s.mu.Unlock()
+	if rd == nil {
+		return errClosed
+	}
+	read, err := rd.Read(ctx, s.hub.opts.ReadBatch)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return readError(err, s.after)
 	}
-	entries, err := decodeEntries(raw)
-	if err != nil {
-		return err
-	}
+	entries := decoded(read)
 	s.mu.Lock()
 	for i := range entries {
 		b, _, err := pick(&entries[i], s.after, s.sel)
@@ -143,22 +155,29 @@ func (s *Subscription) catchUp(ctx context.Context) error {
 		}
 	}
 	s.mu.Unlock()
-	s.readFrom = max(s.readFrom, upTo)
-	if len(raw) == s.hub.opts.ReadBatch {
+	if len(read) == s.hub.opts.ReadBatch {
 		return nil // more to read before there is a point in joining
 	}
-	_, err = s.hub.join(s, s.readFrom)
+	joined, took, err := s.hub.join(s, rd.Position(), rd)
+	if joined && !took {
+		rd.Close()
+	}
 	return err
 }
 
 // goLive is called by the hub, under its lock, when s joins it at upTo.
-func (s *Subscription) goLive(upTo kv.Position) {
+// It gives up s's reader, and reports false if s has ended meanwhile.
+func (s *Subscription) goLive(upTo kv.Position) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.live = true
+	if s.err != nil {
+		return false
+	}
+	s.live, s.rd = true, nil
 	if c := After(upTo); c.Pos > s.after.Pos || (c.Pos == s.after.Pos && s.after.Index != wholeEntry) {
 		s.after = c
 	}
+	return true
 }
 
 // offer is called by the hub, under its lock, with each new entry. It

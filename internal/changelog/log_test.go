@@ -1,0 +1,307 @@
+package changelog_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foliodb/folio/internal/changelog"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/status"
+)
+
+func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
+
+var ctx = context.Background()
+
+// commit writes one transaction whose log entry holds an insert per datum,
+// and returns its position once a log reader can see it (on PostgreSQL a
+// commit becomes readable when the transactions older than it have ended).
+func commit(t *testing.T, s kv.Store, data ...string) kv.Position {
+	t.Helper()
+	pos, err := kv.Run(ctx, s, func(tx kv.Tx) error {
+		for _, d := range data {
+			r := changelog.Record{Op: changelog.Insert, DB: "db", DBID: 1, Collection: "c", CollID: 2, Key: []byte("k" + d), Data: []byte(d)}
+			if err := tx.AppendLog(r.Encode()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readable(t, s, pos)
+	return pos
+}
+
+// readable waits until the log's last position is at least pos.
+func readable(t *testing.T, s kv.Store, pos kv.Position) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.WaitLog(wctx, pos-1); err != nil {
+		t.Fatalf("commit %d never became readable: %v", pos, err)
+	}
+}
+
+func last(t *testing.T, s kv.Store) kv.Position {
+	t.Helper()
+	p, err := s.LastPosition(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func open(t *testing.T, l *changelog.Log, after kv.Position) *changelog.Reader {
+	t.Helper()
+	r, err := l.OpenReader(ctx, after)
+	if err != nil {
+		t.Fatalf("OpenReader(%d): %v", after, err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// readAll reads until the reader has read through pos.
+func readAll(t *testing.T, r *changelog.Reader, through kv.Position) []changelog.Entry {
+	t.Helper()
+	var out []changelog.Entry
+	for r.Position() < through {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		entries, err := r.Next(wctx, 0)
+		cancel()
+		if err != nil {
+			t.Fatalf("read after %d: %v", r.Position(), err)
+		}
+		out = append(out, entries...)
+	}
+	return out
+}
+
+// render shows entries as "a,b|c": records' data, entries apart.
+func render(entries []changelog.Entry) string {
+	var parts []string
+	for _, e := range entries {
+		var data []string
+		for _, r := range e.Records {
+			data = append(data, string(r.Data))
+		}
+		parts = append(parts, strings.Join(data, ","))
+	}
+	return strings.Join(parts, "|")
+}
+
+func TestReaderInCommitOrder(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := b.Open(t)
+		l := changelog.NewLog(s, changelog.Options{ReadBatch: 2})
+		commit(t, s, "before")
+		r := open(t, l, last(t, s))
+		if entries, err := r.Read(ctx, 0); err != nil || len(entries) != 0 {
+			t.Fatalf("Read with nothing new: %v, %v; want nothing, at once", entries, err)
+		}
+		p1 := commit(t, s, "a", "b")
+		commit(t, s, "c")
+		p3 := commit(t, s, "d", "e", "f")
+		entries, err := r.Read(ctx, 0)
+		if err != nil || render(entries) != "a,b|c" {
+			t.Fatalf("first Read: %q, %v; want a,b|c (ReadBatch 2)", render(entries), err)
+		}
+		if entries[0].Pos != p1 || entries[0].Records[1].Op != changelog.Insert || string(entries[0].Records[1].Key) != "kb" {
+			t.Errorf("first entry %+v, want the commit at %d", entries[0], p1)
+		}
+		if r.Position() != entries[1].Pos {
+			t.Errorf("position %d after reading through %d", r.Position(), entries[1].Pos)
+		}
+		if got := render(readAll(t, r, p3)); got != "d,e,f" {
+			t.Errorf("then %q, want d,e,f", got)
+		}
+		// Next waits for the next commit.
+		got := make(chan string, 1)
+		go func() {
+			entries, err := r.Next(ctx, 0)
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			got <- render(entries)
+		}()
+		time.Sleep(20 * time.Millisecond)
+		commit(t, s, "g")
+		select {
+		case g := <-got:
+			if g != "g" {
+				t.Errorf("Next after waiting: %q, want g", g)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Next did not return after a commit")
+		}
+	})
+}
+
+func TestReaderOutOfRange(t *testing.T) {
+	s := backendtest.OpenPebble(t)
+	l := changelog.NewLog(s, changelog.Options{})
+	p1 := commit(t, s, "a")
+	p2 := commit(t, s, "b")
+	if _, err := l.OpenReader(ctx, p2+1); !errors.Is(err, changelog.ErrAhead) || status.CodeOf(err) != status.OutOfRange {
+		t.Errorf("a reader ahead of the log: %v, want ErrAhead (OUT_OF_RANGE)", err)
+	}
+	// Trimmed by someone else (an earlier run): the first read says so.
+	if err := s.TrimLog(ctx, p2); err != nil {
+		t.Fatal(err)
+	}
+	r := open(t, l, p1-1)
+	if _, err := r.Read(ctx, 0); !errors.Is(err, changelog.ErrTrimmed) || status.CodeOf(err) != status.OutOfRange {
+		t.Errorf("a reader behind the trimmed log: %v, want ErrTrimmed (OUT_OF_RANGE)", err)
+	}
+	if got := render(readAll(t, open(t, l, p1), p2)); got != "b" {
+		t.Errorf("a reader just after the trimmed: %q, want b", got)
+	}
+}
+
+func TestReaderClose(t *testing.T) {
+	s := backendtest.OpenPebble(t)
+	l := changelog.NewLog(s, changelog.Options{})
+	r1, r2 := open(t, l, 0), open(t, l, 0)
+	if l.Readers() != 2 {
+		t.Fatalf("%d readers, want 2", l.Readers())
+	}
+	r1.Close()
+	r1.Close()
+	if l.Readers() != 1 {
+		t.Errorf("%d readers after a Close, want 1", l.Readers())
+	}
+	if _, err := r1.Read(ctx, 0); !errors.Is(err, changelog.ErrReaderClosed) {
+		t.Errorf("Read after Close: %v", err)
+	}
+	if err := r1.Wait(ctx); !errors.Is(err, changelog.ErrReaderClosed) {
+		t.Errorf("Wait after Close: %v", err)
+	}
+	r2.Close()
+	if l.Readers() != 0 {
+		t.Errorf("%d readers after closing all, want 0", l.Readers())
+	}
+}
+
+func TestReaderCorruptRecord(t *testing.T) {
+	s := backendtest.OpenPebble(t)
+	l := changelog.NewLog(s, changelog.Options{})
+	r := open(t, l, last(t, s))
+	_, err := kv.Run(ctx, s, func(tx kv.Tx) error { return tx.AppendLog([]byte{9, 9, 9}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := r.Position()
+	if _, err := r.Read(ctx, 0); err == nil || status.CodeOf(err) == status.OutOfRange {
+		t.Errorf("Read of a corrupt record: %v, want a plain error", err)
+	}
+	if r.Position() != before {
+		t.Errorf("a failed read moved the reader from %d to %d", before, r.Position())
+	}
+}
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func tick(t *testing.T, l *changelog.Log, at time.Duration) {
+	t.Helper()
+	if err := l.Tick(ctx, t0.Add(at)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// keeps reports whether the log still holds what follows after.
+func keeps(t *testing.T, s kv.Store, after kv.Position) bool {
+	t.Helper()
+	_, _, err := s.ReadLog(ctx, after, 0)
+	if err != nil && !errors.Is(err, kv.ErrLogTrimmed) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// With no reader open, the trimmer keeps the retention, and no more than
+// a tick longer.
+func TestTrimmerRetention(t *testing.T) {
+	s := backendtest.OpenPebble(t)
+	l := changelog.NewLog(s, changelog.Options{Retention: time.Hour})
+	p1 := commit(t, s, "a")
+	tick(t, l, 0)
+	p2 := commit(t, s, "b")
+	tick(t, l, 30*time.Minute)
+	p3 := commit(t, s, "c")
+	tick(t, l, 59*time.Minute)
+	if !keeps(t, s, p1-1) {
+		t.Fatal("trimmed before the retention passed")
+	}
+	// An hour after the first note, what it saw (p1) goes; b stays.
+	tick(t, l, 60*time.Minute)
+	if keeps(t, s, p1-1) || !keeps(t, s, p1) {
+		t.Errorf("after an hour: want p1 trimmed, p2 kept")
+	}
+	if _, err := l.OpenReader(ctx, p1-1); !errors.Is(err, changelog.ErrTrimmed) {
+		t.Errorf("a reader opened at a trimmed position: %v, want ErrTrimmed", err)
+	}
+	tick(t, l, 90*time.Minute)
+	if keeps(t, s, p2-1) || !keeps(t, s, p2) || !keeps(t, s, p3-1) {
+		t.Errorf("after ninety minutes: want p2 trimmed, p3 kept")
+	}
+}
+
+func TestTrimmerWithoutRetention(t *testing.T) {
+	s := backendtest.OpenPebble(t)
+	l := changelog.NewLog(s, changelog.Options{})
+	p := commit(t, s, "a")
+	r := open(t, l, 0)
+	for _, at := range []time.Duration{0, 24 * time.Hour, 1000 * time.Hour} {
+		tick(t, l, at)
+	}
+	if !keeps(t, s, p-1) {
+		t.Error("a log without retention was trimmed")
+	}
+	if _, err := r.Read(ctx, 0); err != nil {
+		t.Errorf("a reader of a log without retention: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { l.RunTrimmer(ctx); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Error("RunTrimmer without a retention did not return")
+	}
+}
+
+func TestTrimInterval(t *testing.T) {
+	for _, tc := range []struct{ retention, want time.Duration }{
+		{time.Second, time.Second},
+		{time.Hour, 225 * time.Second},
+		{24 * time.Hour, 10 * time.Minute},
+	} {
+		if got := changelog.NewLog(nil, changelog.Options{Retention: tc.retention}).TrimInterval(); got != tc.want {
+			t.Errorf("interval for %v: %v, want %v", tc.retention, got, tc.want)
+		}
+	}
+}
+
+// RunTrimmer stops when its context ends.
+func TestRunTrimmerStops(t *testing.T) {
+	s := backendtest.OpenPebble(t)
+	l := changelog.NewLog(s, changelog.Options{Retention: time.Hour})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { l.RunTrimmer(rctx); close(done) }()
+	commit(t, s, fmt.Sprint("a"))
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Error("RunTrimmer did not stop")
+	}
+}
