@@ -53,8 +53,10 @@ type Record struct {
 	DBID       int64
 	Collection string
 	CollID     int64
-	// Rev is the collection's schema revision on CollectionCreated and
-	// SchemaChanged; zero on the other ops.
+	// Rev is the collection's schema revision: the new one on
+	// CollectionCreated and SchemaChanged, the one a document or message
+	// was validated against on the others (zero on records written before
+	// revisions were logged, and on drops).
 	Rev  int64
 	Key  []byte // the document's storage key (holds its primary key values)
 	Data []byte // the document, message or schema after the change; none on delete or drop
