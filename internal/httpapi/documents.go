@@ -107,15 +107,15 @@ func decodeRead(r *http.Request) ops.ReadRequest {
 		Fields  json.RawMessage `json:"fields"`
 		Sort    json.RawMessage `json:"sort"`
 		Options struct {
-			Limit     int64     `json:"limit"`
-			Skip      int64     `json:"skip"`
-			Offset    []byte    `json:"offset"` // base64 in JSON
-			Collation collation `json:"collation"`
+			Limit     int64Option `json:"limit"`
+			Skip      int64Option `json:"skip"`
+			Offset    []byte      `json:"offset"` // base64 in JSON
+			Collation collation   `json:"collation"`
 		} `json:"options"`
 	}
 	malformed := decode(r, &body)
 	return ops.ReadRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
-		Filter: body.Filter, Fields: body.Fields, Sort: body.Sort, Limit: body.Options.Limit, Skip: body.Options.Skip,
+		Filter: body.Filter, Fields: body.Fields, Sort: body.Sort, Limit: int64(body.Options.Limit), Skip: int64(body.Options.Skip),
 		Offset: body.Options.Offset, Collation: body.Options.Collation.ops()}
 }
 

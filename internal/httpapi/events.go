@@ -38,13 +38,17 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 		Filter  json.RawMessage `json:"filter"`
 		Options struct {
 			startOptions
-			Partitions []int64   `json:"partitions"`
-			Collation  collation `json:"collation"`
+			Partitions []int64Option `json:"partitions"`
+			Collation  collation     `json:"collation"`
 		} `json:"options"`
 	}
 	malformed := decode(r, &body)
+	partitions := make([]int64, len(body.Options.Partitions))
+	for i, p := range body.Options.Partitions {
+		partitions[i] = int64(p)
+	}
 	st, err := s.ops.Subscribe(r.Context(), caller(r), ops.SubscribeRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
-		StartAfter: body.Options.StartAfter, Filter: body.Filter, Collation: body.Options.Collation.ops(), Partitions: body.Options.Partitions})
+		StartAfter: body.Options.StartAfter, Filter: body.Filter, Collation: body.Options.Collation.ops(), Partitions: partitions})
 	if err != nil {
 		return err
 	}

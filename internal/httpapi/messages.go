@@ -19,12 +19,12 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Messages []json.RawMessage `json:"messages"`
 		Options  struct {
-			Partition int64 `json:"partition"`
+			Partition int64Option `json:"partition"`
 		} `json:"options"`
 	}
 	malformed := decode(r, &body)
 	req := ops.PublishRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
-		Messages: make([][]byte, len(body.Messages)), Partition: body.Options.Partition}
+		Messages: make([][]byte, len(body.Messages)), Partition: int64(body.Options.Partition)}
 	for i, m := range body.Messages {
 		req.Messages[i] = m
 	}

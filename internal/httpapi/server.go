@@ -6,8 +6,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -181,32 +179,6 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	w.Write(b)
-}
-
-// decode reads the request's JSON body into v. An empty body leaves v as it
-// is: every body field is optional at this level.
-func decode(r *http.Request, v any) error {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return status.Errorf(status.InvalidArgument, "request body larger than %d bytes", tooBig.Limit)
-		}
-		return status.Errorf(status.InvalidArgument, "reading request body: %v", err)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return status.Errorf(status.InvalidArgument, "malformed JSON request: %v", err)
-	}
-	return nil
-}
-
-// isNull reports whether a raw JSON member is absent or null.
-func isNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || bytes.Equal(t, []byte("null"))
 }
 
 // caller is who makes the request: anonymous until authentication.

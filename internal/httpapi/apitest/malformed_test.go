@@ -99,7 +99,7 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 		// Reads change nothing anyway, but must still refuse.
 		{"read: fields is an array", "POST", users("read"), `{"filter":{},"fields":["name"]}`},
 		{"read: fields value is a string", "POST", users("read"), `{"filter":{},"fields":{"name":"yes"}}`},
-		{"read: limit is a string", "POST", users("read"), `{"filter":{},"options":{"limit":"3"}}`},
+		{"read: limit is a word", "POST", users("read"), `{"filter":{},"options":{"limit":"three"}}`},
 		{"read: limit is negative", "POST", users("read"), `{"filter":{},"options":{"limit":-1}}`},
 		{"read: skip is negative", "POST", users("read"), `{"filter":{},"options":{"skip":-1}}`},
 		{"read: skip is fractional", "POST", users("read"), `{"filter":{},"options":{"skip":1.5}}`},

@@ -1,0 +1,101 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/foliodb/folio/internal/jsonscan"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// decode reads the request's JSON body into v. An empty body leaves v as it
+// is: every body field is optional at this level. A member given twice in
+// the request's envelope (its top level or its options) is refused rather
+// than resolved by a rule the client may not expect; documents, filters
+// and schemas inside it are checked for duplicates where they are parsed.
+func decode(r *http.Request, v any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return status.Errorf(status.InvalidArgument, "request body larger than %d bytes", tooBig.Limit)
+		}
+		return status.Errorf(status.InvalidArgument, "reading request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return status.Errorf(status.InvalidArgument, "malformed JSON request: %v", err)
+	}
+	return duplicateMembers(body)
+}
+
+// duplicateMembers refuses a member named twice in the body's top-level
+// object or in its options object.
+func duplicateMembers(body []byte) error {
+	start, _, err := jsonscan.Whole(body)
+	if err != nil || jsonscan.KindAt(body, start) != jsonscan.Object {
+		return nil // json.Unmarshal has accepted it: not an object, nothing to check
+	}
+	return checkMembers(body, start, "", true)
+}
+
+func checkMembers(body []byte, at int, where string, descend bool) error {
+	obj, err := jsonscan.ObjectAt(body, at)
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for {
+		key, escaped, value, ok, err := obj.Next()
+		if err != nil || !ok {
+			return nil
+		}
+		name := string(key)
+		if escaped {
+			name = jsonscan.Unquote(key)
+		}
+		if seen[name] {
+			return status.Errorf(status.InvalidArgument, "member '%s%s' is given twice in the request", where, name)
+		}
+		seen[name] = true
+		if descend && name == "options" && jsonscan.KindAt(body, value) == jsonscan.Object {
+			if err := checkMembers(body, value, "options.", false); err != nil {
+				return err
+			}
+		}
+		if err := obj.Skip(); err != nil {
+			return nil
+		}
+	}
+}
+
+// int64Option is an integer option that clients may send as a JSON number
+// or, as proto3's JSON mapping writes 64-bit integers, as a string of one.
+type int64Option int64
+
+func (n *int64Option) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return errors.New("an integer option given as a string must hold an integer, not " + strconv.Quote(s))
+		}
+		*n = int64Option(v)
+		return nil
+	}
+	var v int64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*n = int64Option(v)
+	return nil
+}
