@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/foliodb/folio/internal/kv"
@@ -303,6 +304,30 @@ func testScanWhileWriting(t *testing.T, s kv.Store) {
 	must(t, it.Err())
 	equal(t, "scan during writes", got, []string{"a", "b", "c"})
 	equal(t, "scan after writes", scan(t, tx, "", "", kv.ScanOptions{}), []string{"a=1", "b=2", "b2=x"})
+
+	// Nor do adds folded into buffered writes the scan has yet to reach
+	// (found by the random model test).
+	must(t, tx.Set([]byte("s"), []byte("set")))
+	must(t, tx.Clear([]byte("t")))
+	must(t, tx.Add([]byte("u"), 1))
+	want := scan(t, tx, "r", "", kv.ScanOptions{})
+	for _, reverse := range []bool{false, true} {
+		it := tx.Scan(bg, kv.Range{Begin: []byte("r")}, kv.ScanOptions{Reverse: reverse})
+		got = nil
+		for it.Next() {
+			got = append(got, string(it.Key())+"="+string(it.Value()))
+			for _, k := range []string{"s", "t", "u"} {
+				must(t, tx.Add([]byte(k), 1))
+			}
+		}
+		must(t, it.Err())
+		it.Close()
+		if reverse {
+			slices.Reverse(got)
+		}
+		equal(t, fmt.Sprintf("scan during adds (reverse %v)", reverse), got, want)
+		want = scan(t, tx, "r", "", kv.ScanOptions{})
+	}
 }
 
 func testIsolation(t *testing.T, s kv.Store) {
