@@ -23,6 +23,11 @@ import (
 type Harness struct {
 	// New returns an empty, open store. The suite closes it.
 	New func(t *testing.T) kv.Store
+	// SpuriousConflicts: the backend may reject a commit that wrote with a
+	// conflict no other commit explains (sqlkv: a commit racing the
+	// background fold of counter deltas into the same rows). The random
+	// model test then accepts such conflicts instead of failing.
+	SpuriousConflicts bool
 }
 
 // Run runs every conformance test against the backend.
@@ -56,6 +61,7 @@ func Run(t *testing.T, h Harness) {
 		{"Limits", testLimits},
 		{"RunRetriesConflicts", testRunRetries},
 		{"Bank", testBank},
+		{"RandomAgainstModel", func(t *testing.T, s kv.Store) { testModel(t, s, h) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

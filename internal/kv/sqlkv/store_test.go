@@ -26,7 +26,7 @@ func newStore(t *testing.T) kv.Store {
 }
 
 func TestConformance(t *testing.T) {
-	kvtest.Run(t, kvtest.Harness{New: newStore})
+	kvtest.Run(t, kvtest.Harness{New: newStore, SpuriousConflicts: true})
 }
 
 func TestCrash(t *testing.T) {
