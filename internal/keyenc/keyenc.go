@@ -188,12 +188,6 @@ func appendNested(dst []byte, t []any, depth int) ([]byte, error) {
 	return append(dst, nestedEnd), nil
 }
 
-// AppendNull appends the encoding of a null element, as Pack writes it at the
-// top level of a tuple.
-func AppendNull(dst []byte) []byte {
-	return append(dst, tagNull)
-}
-
 // AppendBool appends the encoding of b, as Pack writes it.
 func AppendBool(dst []byte, b bool) []byte {
 	if b {

@@ -75,15 +75,6 @@ func Document(collID int64, pk []any) ([]byte, error) {
 // Documents is the range of every document of a collection.
 func Documents(collID int64) kv.Range { return prefix(tagDocument, collID) }
 
-// DocumentKey decodes the primary key values from a document key.
-func DocumentKey(key []byte) ([]any, error) {
-	t, err := keyenc.Unpack(key)
-	if err != nil {
-		return nil, err
-	}
-	return t[2:], nil
-}
-
 // IndexField is the prefix of the index entries of one field and kind.
 func IndexField(collID int64, path string, kind int64) []byte {
 	return pack(tagIndex, collID, path, kind)

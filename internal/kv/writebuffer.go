@@ -70,17 +70,21 @@ func (w *WriteBuffer) ClearRange(r Range) {
 }
 
 // Add buffers a counter addition, folding it into an earlier buffered write
-// of the same key when there is one.
+// of the same key when there is one. The folded write is a new entry, not
+// the earlier one changed in place: scans under way iterate over a copy of
+// the entries (snapshot) that shares the earlier one with the buffer.
 func (w *WriteBuffer) Add(key []byte, delta int64) {
-	if m, ok := w.entries.GetMut(&Mutation{Key: key}); ok {
+	if m, ok := w.entries.Get(&Mutation{Key: key}); ok {
+		folded := &Mutation{Key: m.Key}
 		switch m.Kind {
 		case OpSet:
-			m.Value = EncodeCounter(DecodeCounter(m.Value) + delta)
+			folded.Kind, folded.Value = OpSet, EncodeCounter(DecodeCounter(m.Value)+delta)
 		case OpClear:
-			m.Kind, m.Value = OpSet, EncodeCounter(delta)
+			folded.Kind, folded.Value = OpSet, EncodeCounter(delta)
 		case OpAdd:
-			m.Delta += delta
+			folded.Kind, folded.Delta = OpAdd, m.Delta+delta
 		}
+		w.entries.Set(folded)
 		return
 	}
 	if w.cleared.find(key) >= 0 {

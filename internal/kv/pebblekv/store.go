@@ -80,16 +80,18 @@ type Store struct {
 	limits kv.Limits
 	log    *slog.Logger
 
-	// mu guards the published read view, the registry of open
-	// transactions, and the log trim point.
+	// mu guards the published read view and the log trim point. Begin
+	// takes the current view and registers the transaction in txs under
+	// mu, so that oldestReadVersion, which reads both under mu, never
+	// misses a transaction that holds the current view.
 	mu      sync.Mutex
 	current *view
 	notify  chan struct{} // closed and replaced at each publication
-	open    map[*backendTx]struct{}
-	trimmed kv.Position // log entries below this position are gone
+	trimmed kv.Position   // log entries below this position are gone
 	closed  bool
 	failure error // set when a write to disk failed: the store refuses work
 
+	txs      *kv.Tracker    // open transactions, reclaimed when too old
 	inflight sync.WaitGroup // commits between their check of closed and their outcome
 	commits  chan *commitRequest
 	groups   chan *group
@@ -137,7 +139,6 @@ func Open(opts Options) (*Store, error) {
 		limits:  opts.Limits.WithDefaults(),
 		log:     opts.Logger,
 		notify:  make(chan struct{}),
-		open:    make(map[*backendTx]struct{}),
 		commits: make(chan *commitRequest, 1024),
 		groups:  make(chan *group, 16),
 		stop:    make(chan struct{}),
@@ -153,10 +154,10 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.current = &view{version: version, snap: db.NewSnapshot(), refs: 1}
 	seq := newSequencer(s, version)
-	s.wg.Add(3)
+	s.txs = kv.NewTracker(opts.MaxTxAge, s.log)
+	s.wg.Add(2)
 	go func() { defer s.wg.Done(); seq.run() }()
 	go func() { defer s.wg.Done(); s.runSyncer() }()
-	go func() { defer s.wg.Done(); s.sweep() }()
 	s.log.Info("pebble store opened", "dir", opts.Dir, "position", version)
 	return s, nil
 }
@@ -191,7 +192,7 @@ func (s *Store) Begin(ctx context.Context) (kv.Tx, error) {
 	}
 	t := &backendTx{s: s, view: s.current, started: time.Now()}
 	t.view.refs++
-	s.open[t] = struct{}{}
+	s.txs.Add(t, t.started)
 	return kv.NewTx(t, s.limits), nil
 }
 
@@ -237,42 +238,7 @@ func (s *Store) publish(v *view) {
 func (s *Store) oldestReadVersion() kv.Position {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	oldest := s.current.version
-	for t := range s.open {
-		if t.view.version < oldest {
-			oldest = t.view.version
-		}
-	}
-	return oldest
-}
-
-// sweep reclaims transactions that outlived MaxTxAge, so that abandoned ones
-// do not pin snapshots and conflict history forever.
-func (s *Store) sweep() {
-	every := min(max(s.opts.MaxTxAge/4, 10*time.Millisecond), time.Second)
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case now := <-ticker.C:
-			var old []*backendTx
-			s.mu.Lock()
-			for t := range s.open {
-				if now.Sub(t.started) > s.opts.MaxTxAge {
-					old = append(old, t)
-				}
-			}
-			s.mu.Unlock()
-			for _, t := range old {
-				if t.expire() {
-					s.log.Warn("transaction reclaimed after exceeding the maximum age",
-						"age", now.Sub(t.started).Round(time.Millisecond), "max_age", s.opts.MaxTxAge)
-				}
-			}
-		}
-	}
+	return s.txs.OldestReadVersion(s.current.version)
 }
 
 // LastPosition is the position of the newest durable commit.
@@ -294,17 +260,13 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	open := make([]*backendTx, 0, len(s.open))
-	for t := range s.open {
-		open = append(open, t)
-	}
 	s.mu.Unlock()
-	for _, t := range open {
-		t.expireWith(kv.ErrClosed)
-	}
+	// No Begin registers a transaction once closed is set.
+	s.txs.ExpireAll(kv.ErrClosed)
 	s.inflight.Wait()
 	close(s.stop)
 	s.wg.Wait()
+	s.txs.Stop()
 	s.mu.Lock()
 	s.releaseLocked(s.current)
 	close(s.notify)

@@ -3,6 +3,7 @@ package pebblekv
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/kvtest"
@@ -25,6 +26,16 @@ func newStore(t *testing.T) kv.Store {
 
 func TestConformance(t *testing.T) {
 	kvtest.Run(t, kvtest.Harness{New: newStore})
+}
+
+func TestReclaim(t *testing.T) {
+	const maxAge = 100 * time.Millisecond
+	s, err := Open(Options{Dir: t.TempDir(), MaxTxAge: maxAge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	kvtest.Reclaim(t, s, maxAge, s.txs.Len)
 }
 
 func TestCrash(t *testing.T) {

@@ -98,15 +98,11 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 }
 
 // Release is called once when the transaction ends.
-func (t *backendTx) Release() { t.expireWith(nil) }
+func (t *backendTx) Release() { t.Expire(nil) }
 
-// expire reclaims a transaction that outlived the maximum age. It reports
-// whether the transaction was still holding resources.
-func (t *backendTx) expire() bool {
-	return t.expireWith(fmt.Errorf("%w: open for more than %s", kv.ErrTxTooOld, t.s.opts.MaxTxAge))
-}
-
-func (t *backendTx) expireWith(reason error) bool {
+// Expire releases the transaction's view and makes later reads fail with
+// reason (kv.Reclaimable). It reports whether the view was still held.
+func (t *backendTx) Expire(reason error) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.released {
@@ -117,7 +113,7 @@ func (t *backendTx) expireWith(reason error) bool {
 		t.expired.Store(true)
 	}
 	t.s.mu.Lock()
-	delete(t.s.open, t)
+	t.s.txs.Remove(t)
 	t.s.releaseLocked(t.view)
 	t.s.mu.Unlock()
 	return true

@@ -138,9 +138,10 @@ type Store struct {
 	where  string // the URL without password, for errors
 
 	mu       sync.Mutex
-	open     map[*backendTx]struct{}
 	closed   bool
 	inflight sync.WaitGroup // commits that passed the closed check
+
+	txs *kv.Tracker // open transactions, reclaimed when too old
 
 	watch *watcher
 	maint *maintainer
@@ -204,7 +205,6 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		limits: opts.Limits.WithDefaults(),
 		log:    opts.Logger,
 		where:  where,
-		open:   make(map[*backendTx]struct{}),
 	}
 	bg, stop := context.WithCancel(context.Background())
 	s.stop = stop
@@ -215,11 +215,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("sqlkv: open %s: read the log horizon: %w", where, err)
 	}
-	s.wg.Add(4)
+	// An abandoned transaction would hold a connection and a snapshot
+	// (which holds back VACUUM) forever.
+	s.txs = kv.NewTracker(opts.MaxTxAge, s.log)
+	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.watch.listen(bg) }()
 	go func() { defer s.wg.Done(); s.watch.run(bg) }()
 	go func() { defer s.wg.Done(); s.maint.run(bg) }()
-	go func() { defer s.wg.Done(); s.sweep(bg) }()
 	s.log.Info("postgres store opened", "url", where)
 	return s, nil
 }
@@ -284,7 +286,7 @@ func (s *Store) Begin(ctx context.Context) (kv.Tx, error) {
 		s.releaseConn(conn)
 		return nil, kv.ErrClosed
 	}
-	s.open[t] = struct{}{}
+	s.txs.Add(t, started)
 	s.mu.Unlock()
 	return kv.NewTx(t, s.limits), nil
 }
@@ -309,35 +311,6 @@ func (s *Store) releaseConn(conn *pgxpool.Conn) {
 	conn.Release()
 }
 
-// sweep reclaims transactions that outlived MaxTxAge: an abandoned one would
-// hold a connection and a snapshot (which holds back VACUUM) forever.
-func (s *Store) sweep(ctx context.Context) {
-	every := min(max(s.opts.MaxTxAge/4, 10*time.Millisecond), time.Second)
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-ticker.C:
-			var old []*backendTx
-			s.mu.Lock()
-			for t := range s.open {
-				if now.Sub(t.started) > s.opts.MaxTxAge {
-					old = append(old, t)
-				}
-			}
-			s.mu.Unlock()
-			for _, t := range old {
-				if t.expireWith(fmt.Errorf("%w: open for more than %s", kv.ErrTxTooOld, s.opts.MaxTxAge)) {
-					s.log.Warn("transaction reclaimed after exceeding the maximum age",
-						"age", now.Sub(t.started).Round(time.Millisecond), "max_age", s.opts.MaxTxAge)
-				}
-			}
-		}
-	}
-}
-
 // Close ends open transactions, waits for in-flight commits, stops the
 // background work and closes the connection pool.
 func (s *Store) Close() error {
@@ -347,17 +320,13 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	open := make([]*backendTx, 0, len(s.open))
-	for t := range s.open {
-		open = append(open, t)
-	}
 	s.mu.Unlock()
-	for _, t := range open {
-		t.expireWith(kv.ErrClosed)
-	}
+	// No Begin registers a transaction once closed is set.
+	s.txs.ExpireAll(kv.ErrClosed)
 	s.inflight.Wait()
 	s.stop()
 	s.wg.Wait()
+	s.txs.Stop()
 	s.watch.close()
 	s.pool.Close()
 	return nil

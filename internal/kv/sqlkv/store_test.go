@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/kvtest"
@@ -26,7 +27,17 @@ func newStore(t *testing.T) kv.Store {
 }
 
 func TestConformance(t *testing.T) {
-	kvtest.Run(t, kvtest.Harness{New: newStore})
+	kvtest.Run(t, kvtest.Harness{New: newStore, SpuriousConflicts: true})
+}
+
+func TestReclaim(t *testing.T) {
+	const maxAge = 100 * time.Millisecond
+	s, err := Open(context.Background(), Options{URL: pgtest.NewDatabase(t), MaxTxAge: maxAge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	kvtest.Reclaim(t, s, maxAge, s.txs.Len)
 }
 
 func TestCrash(t *testing.T) {

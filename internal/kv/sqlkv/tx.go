@@ -310,12 +310,12 @@ func commitArgs(snap string, req *kv.CommitRequest) []any {
 }
 
 // Release is called once when the transaction ends.
-func (t *backendTx) Release() { t.expireWith(nil) }
+func (t *backendTx) Release() { t.Expire(nil) }
 
-// expireWith gives the connection back (ending the read transaction if the
-// commit did not) and makes later use fail with reason. It reports whether
-// the transaction still held its connection.
-func (t *backendTx) expireWith(reason error) bool {
+// Expire gives the connection back (ending the read transaction if the
+// commit did not) and makes later use fail with reason (kv.Reclaimable). It
+// reports whether the transaction still held its connection.
+func (t *backendTx) Expire(reason error) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.conn == nil {
@@ -323,9 +323,7 @@ func (t *backendTx) expireWith(reason error) bool {
 	}
 	t.s.releaseConn(t.conn)
 	t.conn, t.err = nil, reason
-	t.s.mu.Lock()
-	delete(t.s.open, t)
-	t.s.mu.Unlock()
+	t.s.txs.Remove(t)
 	return true
 }
 
