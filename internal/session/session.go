@@ -39,6 +39,7 @@ type Manager struct {
 
 	mu       sync.Mutex
 	sessions map[string]*Session
+	closed   bool // no more transactions begin
 
 	stop chan struct{}
 	done chan struct{}
@@ -95,8 +96,12 @@ func (m *Manager) Begin(ctx context.Context, db string) (*Session, error) {
 	now := time.Now()
 	s := &Session{ID: newID(), DB: db, Origin: m.opts.Origin, created: now, lastUsed: now, tx: tx, turn: make(chan struct{}, 1)}
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		tx.Rollback()
+		return nil, errClosed
+	}
 	m.sessions[s.ID] = s
-	m.mu.Unlock()
 	return s, nil
 }
 
@@ -260,8 +265,19 @@ func (m *Manager) reclaim(s *Session, now time.Time) {
 		"idle", idle.Round(time.Millisecond), "age", age.Round(time.Millisecond))
 }
 
-// Close stops the sweeper and rolls back every open transaction.
+// errClosed answers a begin after Close: the node is shutting down.
+var errClosed = &status.Error{Code: status.Unavailable, Message: "the server is shutting down: begin the transaction again on another node or after the restart"}
+
+// Close stops the sweeper and rolls back every open transaction. Later
+// begins fail; calling it again does nothing.
 func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	m.mu.Unlock()
 	close(m.stop)
 	<-m.done
 	m.mu.Lock()
@@ -276,17 +292,25 @@ func (m *Manager) Close() {
 	}
 }
 
-// writeTracker notes whether a request wrote into the transaction.
+// writeTracker notes whether a request wrote into the transaction. A write
+// the transaction refused (a key too large, a reserved key) changed
+// nothing, so only a write that succeeded counts.
 type writeTracker struct {
 	kv.Tx
 	wrote bool
 }
 
-func (w *writeTracker) Set(key, value []byte) error { w.wrote = true; return w.Tx.Set(key, value) }
-func (w *writeTracker) Clear(key []byte) error      { w.wrote = true; return w.Tx.Clear(key) }
-func (w *writeTracker) ClearRange(r kv.Range) error { w.wrote = true; return w.Tx.ClearRange(r) }
-func (w *writeTracker) Add(key []byte, delta int64) error {
-	w.wrote = true
-	return w.Tx.Add(key, delta)
+func (w *writeTracker) note(err error) error {
+	if err == nil {
+		w.wrote = true
+	}
+	return err
 }
-func (w *writeTracker) AppendLog(record []byte) error { w.wrote = true; return w.Tx.AppendLog(record) }
+
+func (w *writeTracker) Set(key, value []byte) error { return w.note(w.Tx.Set(key, value)) }
+func (w *writeTracker) Clear(key []byte) error      { return w.note(w.Tx.Clear(key)) }
+func (w *writeTracker) ClearRange(r kv.Range) error { return w.note(w.Tx.ClearRange(r)) }
+func (w *writeTracker) Add(key []byte, delta int64) error {
+	return w.note(w.Tx.Add(key, delta))
+}
+func (w *writeTracker) AppendLog(record []byte) error { return w.note(w.Tx.AppendLog(record)) }

@@ -171,6 +171,13 @@ func TestFailedRequest(t *testing.T) {
 		{"failed after Add", func(tx kv.Tx) error { tx.Add([]byte("n"), 1); return boom }, true},
 		{"failed after AppendLog", func(tx kv.Tx) error { tx.AppendLog([]byte("r")); return boom }, true},
 		{"wrote and succeeded", func(tx kv.Tx) error { return tx.Set([]byte("x"), []byte("1")) }, false},
+		// A write the transaction refused changed nothing.
+		{"failed after a refused write", func(tx kv.Tx) error {
+			if err := tx.Set([]byte{0xFF, 'r'}, []byte("1")); err == nil {
+				t.Error("a write of a reserved key succeeded")
+			}
+			return boom
+		}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -475,5 +482,12 @@ func TestClose(t *testing.T) {
 		if _, ok := committed(t, store, k); ok {
 			t.Fatalf("%s is visible after Close rolled its transaction back", k)
 		}
+	}
+	m.Close() // a second Close does nothing
+	if _, err := m.Begin(bg, "db"); status.CodeOf(err) != status.Unavailable {
+		t.Fatalf("Begin after Close: %v, want UNAVAILABLE", err)
+	}
+	if m.Len() != 0 {
+		t.Fatalf("Len = %d: a begin after Close registered a transaction", m.Len())
 	}
 }
