@@ -56,7 +56,7 @@ const DefaultLogRetention = 24 * time.Hour
 
 func defaultConfig() serveConfig {
 	return serveConfig{
-		Addr:         ":8081",
+		Addr:         "localhost:8081",
 		Engine:       "pebble",
 		DataDir:      "./data",
 		LogLevel:     "info",
@@ -92,7 +92,7 @@ func loadConfig(args []string) (serveConfig, error) {
 	cfg := defaultConfig()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	configFile := fs.String("config", os.Getenv("FOLIO_CONFIG"), "JSON config file (env FOLIO_CONFIG)")
-	addr := fs.String("addr", "", "address to listen on (env FOLIO_ADDR; default :8081)")
+	addr := fs.String("addr", "", "address to listen on; :8081 listens on every interface (env FOLIO_ADDR; default localhost:8081)")
 	cacheMiB := fs.Int64("cache-mib", 0, "embedded engine's block cache in MiB (env FOLIO_CACHE_MIB; default 128)")
 	engine := fs.String("engine", "", "storage engine: pebble (embedded) or postgres (env FOLIO_ENGINE; default pebble)")
 	pgURL := fs.String("postgres-url", "", "PostgreSQL connection URL for --engine postgres (env FOLIO_POSTGRES_URL)")

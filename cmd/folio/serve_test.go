@@ -19,7 +19,7 @@ func TestLoadConfig(t *testing.T) {
 		want func(c serveConfig) bool
 	}{
 		{"defaults", nil, nil, func(c serveConfig) bool {
-			return c.Addr == ":8081" && c.DataDir == "./data" && c.Engine == "pebble" && c.CacheBytes == 128<<20
+			return c.Addr == "localhost:8081" && c.DataDir == "./data" && c.Engine == "pebble" && c.CacheBytes == 128<<20
 		}},
 		{"file", []string{"--config", file}, nil, func(c serveConfig) bool {
 			return c.Addr == ":1" && c.DataDir == "/file" && c.Engine == "postgres" && c.CacheBytes == 1<<20 && time.Duration(c.MaxTxAge) == 3*time.Minute

@@ -273,7 +273,18 @@ func (n *Node) serveHTTP(addr string) error {
 		n.serveErr = n.http.Serve(ln)
 	}()
 	n.log.Info("folio listening", "addr", ln.Addr().String(), "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
+	if beyondLoopback(ln.Addr()) {
+		n.log.Warn("listening beyond loopback without authentication: anyone who can reach this address can read and change every database; listen on localhost, or put the server behind an authenticating proxy", "addr", ln.Addr().String())
+	}
 	return nil
+}
+
+// beyondLoopback reports whether a listener's address can be reached from
+// other machines: any address but a loopback one, the unspecified address
+// (every interface) included.
+func beyondLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return !ok || !tcp.IP.IsLoopback()
 }
 
 func (n *Node) engineName() string {

@@ -187,6 +187,11 @@ func TestShutdownOrder(t *testing.T) {
 	if err := n.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
 	}
+	for _, m := range logs.messages() {
+		if strings.Contains(m, "beyond loopback") {
+			t.Errorf("a node on 127.0.0.1 warned: %s", m)
+		}
+	}
 
 	// On the same data: the request in flight was kept, the open
 	// transaction was not.
