@@ -41,6 +41,8 @@ type serveConfig struct {
 	ShutdownWait duration `json:"shutdown_timeout"`
 	// PprofAddr, if set, serves net/http/pprof there, apart from the API.
 	PprofAddr string `json:"pprof_addr"`
+	// CORSOrigins are the origins whose browser pages may call the API.
+	CORSOrigins []string `json:"cors_origins"`
 	// LogRetention is how long the change log keeps a commit (0: forever).
 	LogRetention duration `json:"log_retention"`
 	// LogMaxHold is how much longer than the retention a stream that is
@@ -105,6 +107,7 @@ func loadConfig(args []string) (serveConfig, error) {
 	logRetention := fs.String("log-retention", "", "how long the change log keeps a commit, and so how far back events and subscribe streams can resume; 0 keeps it forever (env FOLIO_LOG_RETENTION; default 24h)")
 	logMaxHold := fs.String("log-max-hold", "", "how much longer than the retention a stream catching up may keep the log from being trimmed before it is cut off and must resync (env FOLIO_LOG_MAX_HOLD; default the retention)")
 	streamBuffer := fs.String("stream-buffer-bytes", "", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow (env FOLIO_STREAM_BUFFER_BYTES; default 16777216)")
+	corsOrigins := fs.String("cors-origins", "", "comma-separated origins whose browser pages may call the API, or * for any (env FOLIO_CORS_ORIGINS; default none: cross-origin calls stay off)")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback (env FOLIO_PPROF_ADDR; default off)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -148,6 +151,16 @@ func loadConfig(args []string) (serveConfig, error) {
 	pick(&cfg.LogFormat, *logFormat, "FOLIO_LOG_FORMAT")
 	pick(&cfg.Origin, *origin, "FOLIO_NODE_ID")
 	pick(&cfg.PprofAddr, *pprofAddr, "FOLIO_PPROF_ADDR")
+	origins := ""
+	pick(&origins, *corsOrigins, "FOLIO_CORS_ORIGINS")
+	if origins != "" {
+		cfg.CORSOrigins = nil
+		for _, o := range strings.Split(origins, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				cfg.CORSOrigins = append(cfg.CORSOrigins, o)
+			}
+		}
+	}
 	for _, d := range []struct {
 		dst       *duration
 		flag, env string
@@ -224,6 +237,7 @@ func serve(args []string) error {
 		MaxTxAge:               time.Duration(cfg.MaxTxAge),
 		Addr:                   cfg.Addr,
 		PprofAddr:              cfg.PprofAddr,
+		CORSOrigins:            cfg.CORSOrigins,
 		Logger:                 log,
 		Version:                version,
 		MaxBodyBytes:           cfg.MaxBodyBytes,

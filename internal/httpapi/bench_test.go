@@ -125,6 +125,7 @@ func call(c *http.Client, method, url, body string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.Do(req)
 	if err != nil {
 		return nil, err
@@ -242,6 +243,7 @@ func benchTransactions(b *testing.B, url string) {
 				}
 				inTx := func(method, url, body string) (int, []byte, error) {
 					req, _ := http.NewRequest(method, url, strings.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
 					req.Header.Set("Tigris-Tx-Id", begin.TxCtx.ID)
 					req.Header.Set("Tigris-Tx-Origin", begin.TxCtx.Origin)
 					resp, err := c.Do(req)

@@ -22,6 +22,9 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxBodyBytes bounds a request body. Default 16 MiB.
 	MaxBodyBytes int64
+	// CORSOrigins are the origins whose browser pages may call the API
+	// ("*" for any). None: cross-origin calls stay off.
+	CORSOrigins []string
 }
 
 // DefaultMaxBodyBytes is Config.MaxBodyBytes's default.
@@ -88,6 +91,21 @@ func (s *Server) routes() {
 	handle("POST "+coll+"/messages/publish", s.publish)
 	handle("POST "+coll+"/messages/subscribe", s.subscribe)
 	handle("POST "+coll+"/messages/read", s.read)
+
+	// Calls of the API that Folio does not serve yet: 501, so that a
+	// client can tell "not built" from "no such path".
+	unbuilt := func(pattern, what string) {
+		handle(pattern, func(http.ResponseWriter, *http.Request) error {
+			return status.Errorf(status.Unimplemented, "%s is not implemented by this server yet", what)
+		})
+	}
+	unbuilt("POST "+coll+"/documents/search", "search")
+	unbuilt("POST "+coll+"/messages/search", "search")
+	unbuilt("POST /v1/auth/token", "authentication")
+	unbuilt("/v1/admin/", "namespace management")
+	unbuilt("/v1/management/", "namespace and application management")
+	unbuilt("/v1/users/", "application management")
+	unbuilt("/v1/observability/metrics/", "metrics queries")
 }
 
 // ServeHTTP routes a request, answering unknown routes and methods with the
@@ -103,6 +121,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.URL.RawPath = ""
 	}
 	sw := &statusWriter{ResponseWriter: w}
+	if s.cors(sw, r) {
+		return // a preflight, answered
+	}
+	if err := checkContentType(r); err != nil {
+		writeJSON(sw, http.StatusUnsupportedMediaType, errorJSON(toStatus(err)))
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.noRoute(sw, r)
 	} else {

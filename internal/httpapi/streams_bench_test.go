@@ -48,6 +48,7 @@ func (sb *streamBench) post(method, path, body string) error {
 	if err != nil {
 		return err
 	}
+	req.Header.Set("Content-Type", "application/json")
 	res, err := sb.hc.Do(req)
 	if err != nil {
 		return err
@@ -81,6 +82,7 @@ func (sb *streamBench) open(b *testing.B, ctx context.Context, path, body, marke
 	if err != nil {
 		b.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	res, err := (&http.Client{}).Do(req)
 	if err != nil || res.StatusCode != http.StatusOK {
 		b.Fatalf("open stream %s: %v %v", path, res, err)

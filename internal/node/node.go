@@ -60,6 +60,9 @@ type Config struct {
 	Addr string
 	// PprofAddr, if set, serves Go's profiler there, apart from the API.
 	PprofAddr string
+	// CORSOrigins are the origins whose browser pages may call the API;
+	// none keeps cross-origin calls off.
+	CORSOrigins []string
 
 	Logger  *slog.Logger
 	Version string
@@ -254,7 +257,7 @@ func (n *Node) serveHTTP(addr string) error {
 	}
 	n.ln = ln
 	n.http = &http.Server{
-		Handler:           httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes}),
+		Handler:           httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),

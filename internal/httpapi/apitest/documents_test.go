@@ -396,6 +396,7 @@ func TestReadClientGoesAway(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		req.Header.Set("Content-Type", "application/json")
 		res, err := c.hc.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -1,8 +1,12 @@
 package apitest
 
 import (
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/node"
 )
 
 // Bad input is answered with a 4xx that names what is wrong, and changes
@@ -81,6 +85,116 @@ func TestInt64OptionsAsStrings(t *testing.T) {
 		c.ok(t, "POST", collPath("db1", "msgs", "messages/publish"), `{"messages":[{"n":2}]}`)
 		if m := ls.message(t); !strings.Contains(string(m.Message), `"n":2`) {
 			t.Errorf("subscribed with partitions [\"0\"]: got %s", m.Message)
+		}
+	})
+}
+
+// The calls Folio does not serve yet answer 501 UNIMPLEMENTED, so that a
+// client can tell them from paths that do not exist (404).
+func TestUnbuiltCallsAnswerUnimplemented(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		withUsers(t, c)
+		for _, tc := range []struct{ method, path, body, message string }{
+			{"POST", docPath("db1", "users", "search"), `{"q":"x"}`, "search is not implemented by this server yet"},
+			{"POST", collPath("db1", "users", "messages/search"), `{"q":"x"}`, "search is not implemented by this server yet"},
+			{"POST", "/v1/auth/token", "", "authentication is not implemented by this server yet"},
+			{"POST", "/v1/admin/namespaces/ns1/create", `{"id":1}`, "namespace management is not implemented by this server yet"},
+			{"POST", "/v1/management/namespaces/list", "", "namespace and application management is not implemented by this server yet"},
+			{"POST", "/v1/users/applications/create", `{"name":"app"}`, "application management is not implemented by this server yet"},
+			{"DELETE", "/v1/users/applications/delete", `{"id":"x"}`, "application management is not implemented by this server yet"},
+			{"POST", "/v1/observability/metrics/timeseries/query", `{}`, "metrics queries is not implemented by this server yet"},
+		} {
+			wantError(t, c.do(t, tc.method, tc.path, tc.body), 501, "UNIMPLEMENTED", tc.message)
+		}
+		wantError(t, c.do(t, "POST", "/v1/nothing/here", ""), 404, "NOT_FOUND", "Not Found")
+	})
+}
+
+// A request with a body must say it is JSON: a browser sends a cross-site
+// text/plain or form POST without asking first, so accepting those would
+// let any web page write to a server its visitor can reach.
+func TestRequestsWithABodyMustBeJSON(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		withUsers(t, c)
+		insert := docPath("db1", "users", "insert")
+		body := `{"documents":[{"id":1}]}`
+		for _, tc := range []struct {
+			name, method, path, contentType, body string
+			status                                int
+			message                               string
+		}{
+			{"text/plain", "POST", insert, "text/plain", body, 415, "Content-Type must be application/json, not 'text/plain'"},
+			{"form", "POST", insert, "application/x-www-form-urlencoded", body, 415, "Content-Type must be application/json, not 'application/x-www-form-urlencoded'"},
+			{"multipart", "POST", dbPath("db2", "create"), "multipart/form-data; boundary=x", `--x--`, 415, "Content-Type must be application/json, not 'multipart/form-data; boundary=x'"},
+			{"none with a body", "PUT", docPath("db1", "users", "replace"), "", body, 415, "a request with a body must have the header Content-Type: application/json"},
+			{"none with a body on delete", "DELETE", dbPath("db1", "drop"), "", `{}`, 415, "a request with a body must have the header Content-Type: application/json"},
+			{"JSON with a charset", "POST", insert, "application/json; charset=utf-8", body, 200, ""},
+			{"a +json type", "POST", docPath("db1", "users", "read"), "application/vnd.folio+json", `{"filter":{}}`, 200, ""},
+			{"no body, no type", "POST", dbPath("db3", "create"), "", "", 200, ""},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				before := c.snapshot(t)
+				r := c.sendTyped(t, tc.method, tc.path, tc.contentType, tc.body)
+				if tc.status == 200 {
+					if r.status != 200 {
+						t.Fatalf("got %s, want 200", r)
+					}
+					return
+				}
+				wantError(t, r, tc.status, "INVALID_ARGUMENT", tc.message)
+				if after := c.snapshot(t); after != before {
+					t.Errorf("the request changed the data:\nbefore %s\nafter  %s", before, after)
+				}
+			})
+		}
+	})
+}
+
+// CORS is off unless origins are configured: no page of another site gets
+// an answer it may read. With an allowed origin, its preflight is answered
+// and its requests carry the header that lets the browser hand them over.
+func TestCORS(t *testing.T) {
+	preflight := func(t *testing.T, c *client, origin string) *response {
+		t.Helper()
+		req, err := http.NewRequest("OPTIONS", c.base+dbPath("db1", "create"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type")
+		return c.doRequest(t, req)
+	}
+	withOrigin := func(t *testing.T, c *client, origin string) *response {
+		t.Helper()
+		req, err := http.NewRequest("POST", c.base+"/v1/databases/list", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", origin)
+		return c.doRequest(t, req)
+	}
+	t.Run("off by default", func(t *testing.T) {
+		c := startServer(t, backendtest.OpenPebble(t), node.Config{})
+		if r := preflight(t, c, "https://evil.example"); r.status == 204 || r.header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("preflight without configured origins: %d %v", r.status, r.header)
+		}
+		if r := withOrigin(t, c, "https://evil.example"); r.header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("a cross-origin request got %q", r.header.Get("Access-Control-Allow-Origin"))
+		}
+	})
+	t.Run("configured", func(t *testing.T) {
+		c := startServer(t, backendtest.OpenPebble(t), node.Config{CORSOrigins: []string{"https://app.example"}})
+		r := preflight(t, c, "https://app.example")
+		if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") != "https://app.example" ||
+			!strings.Contains(r.header.Get("Access-Control-Allow-Headers"), "Content-Type") {
+			t.Errorf("preflight of an allowed origin: %d %v", r.status, r.header)
+		}
+		if r := withOrigin(t, c, "https://app.example"); r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != "https://app.example" {
+			t.Errorf("request of an allowed origin: %d %v", r.status, r.header)
+		}
+		if r := preflight(t, c, "https://evil.example"); r.status == 204 || r.header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("preflight of another origin: %d %v", r.status, r.header)
 		}
 	})
 }

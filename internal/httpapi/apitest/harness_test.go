@@ -88,6 +88,15 @@ func (r *response) String() string { return fmt.Sprintf("%d %s", r.status, r.bod
 // send makes one request; an empty body sends none. It does not touch a
 // test, so goroutines may call it.
 func (c *client) send(method, path, body string) (*response, error) {
+	contentType := ""
+	if body != "" {
+		contentType = "application/json"
+	}
+	return c.sendWithType(method, path, contentType, body)
+}
+
+// sendWithType is send with the given Content-Type ("" sends none).
+func (c *client) sendWithType(method, path, contentType, body string) (*response, error) {
 	var rd io.Reader = http.NoBody
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -96,9 +105,13 @@ func (c *client) send(method, path, body string) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
+	return c.roundTrip(req)
+}
+
+func (c *client) roundTrip(req *http.Request) (*response, error) {
 	res, err := c.hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -106,9 +119,29 @@ func (c *client) send(method, path, body string) (*response, error) {
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: reading the response: %w", method, path, err)
+		return nil, fmt.Errorf("%s %s: reading the response: %w", req.Method, req.URL.Path, err)
 	}
 	return &response{status: res.StatusCode, header: res.Header, body: b, chunked: slices.Contains(res.TransferEncoding, "chunked")}, nil
+}
+
+// sendTyped is do with the given Content-Type ("" sends none).
+func (c *client) sendTyped(t testing.TB, method, path, contentType, body string) *response {
+	t.Helper()
+	r, err := c.sendWithType(method, path, contentType, body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+// doRequest sends a request made by the test.
+func (c *client) doRequest(t testing.TB, req *http.Request) *response {
+	t.Helper()
+	r, err := c.roundTrip(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	return r
 }
 
 // do makes a request and returns the response whatever its status.

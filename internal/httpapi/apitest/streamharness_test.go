@@ -145,6 +145,7 @@ func (c *client) startStream(t *testing.T, path, body string, rcvbuf int) (*http
 		cancel()
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	// No client timeout: a stream lasts as long as the test wants it.
 	dialer := &net.Dialer{}
 	if rcvbuf > 0 {

@@ -48,6 +48,9 @@ func (tc *txClient) send(method, path, body string) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Tigris-Tx-Id", tc.id)
 	req.Header.Set("Tigris-Tx-Origin", tc.origin)
 	res, err := tc.c.hc.Do(req)
