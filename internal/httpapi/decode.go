@@ -2,11 +2,15 @@ package httpapi
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/status"
@@ -30,9 +34,62 @@ func decode(r *http.Request, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return status.Errorf(status.InvalidArgument, "malformed JSON request: %v", err)
+		return status.Errorf(status.InvalidArgument, "malformed JSON request: %s", decodeError(err))
 	}
 	return duplicateMembers(body)
+}
+
+// decodeError says what is wrong with a body in the API's terms, not in
+// Go's (encoding/json names Go types and struct fields).
+func decodeError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	var b64Err base64.CorruptInputError
+	switch {
+	case errors.As(err, &typeErr):
+		field := strings.TrimPrefix(typeErr.Field, ".")
+		if field == "" {
+			return fmt.Sprintf("the request must be a JSON object, not %s", article(typeErr.Value))
+		}
+		return fmt.Sprintf("'%s' must be %s, not %s", field, apiType(typeErr.Type), article(typeErr.Value))
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("%s (at byte %d)", syntaxErr.Error(), syntaxErr.Offset)
+	case errors.As(err, &b64Err):
+		return "a bytes value (such as options.offset) is not valid base64"
+	}
+	return err.Error()
+}
+
+// apiType names a Go type of a request's field as JSON does.
+func apiType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a base64 string"
+		}
+		return "an array"
+	}
+	return "an object"
+}
+
+// article puts "a" or "an" before a JSON type's name.
+func article(jsonType string) string {
+	switch jsonType {
+	case "array", "object":
+		return "an " + jsonType
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + jsonType
 }
 
 // duplicateMembers refuses a member named twice in the body's top-level

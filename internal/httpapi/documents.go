@@ -123,7 +123,7 @@ func decodeRead(r *http.Request) ops.ReadRequest {
 // documents/read and messages/read alike.
 func (s *Server) read(w http.ResponseWriter, r *http.Request) error {
 	req := decodeRead(r)
-	stream := newBatchedStream(w)
+	stream := newBatchedStream(w, s.publicFor(r))
 	err := s.ops.Read(r.Context(), caller(r), req, func(item ops.Item) error {
 		return stream.send(readChunk(item))
 	})

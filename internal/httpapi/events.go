@@ -62,7 +62,7 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, src *ops.Stream, render func([]byte, *ops.StreamItem) []byte) error {
 	defer src.Close()
 	ctx := r.Context()
-	st := newStream(w)
+	st := newStream(w, s.publicFor(r))
 	if st.flusher == nil {
 		return status.Errorf(status.Internal, "streaming is not supported by this connection")
 	}

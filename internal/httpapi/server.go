@@ -5,6 +5,8 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -183,11 +185,38 @@ func (w *statusWriter) Flush() {
 
 // fail answers a request with the API error for err.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	e := toStatus(err)
-	if e.Cause != nil {
-		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", e.Cause)
-	}
+	e := s.public(r, err)
 	writeJSON(w, statusOf(e), errorJSON(e))
+}
+
+// public returns the error a client may see for err. An error that is the
+// server's fault (one with a cause) says only that, with an id under which
+// the log has the whole story: its text can hold keys, Go errors, host names
+// and user names, which are nobody else's business.
+func (s *Server) public(r *http.Request, err error) *status.Error {
+	e := toStatus(err)
+	if e.Cause == nil {
+		return e
+	}
+	id := requestID()
+	s.log.Error("request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "code", e.Code, "err", e.Cause)
+	msg := "internal error"
+	if e.Code != status.Internal {
+		msg = e.Message
+	}
+	return &status.Error{Code: e.Code, Message: msg + "; the server's log has the details under request id " + id, RetryDelay: e.RetryDelay}
+}
+
+// publicFor is public bound to a request, for streams.
+func (s *Server) publicFor(r *http.Request) func(error) *status.Error {
+	return func(err error) *status.Error { return s.public(r, err) }
+}
+
+// requestID names a failed request in the log and in its answer.
+func requestID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

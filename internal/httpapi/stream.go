@@ -3,6 +3,8 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/foliodb/folio/internal/status"
 )
 
 // stream writes a streamed response as the original did: one
@@ -11,7 +13,10 @@ import (
 // anything was sent is an ordinary error response; a stream with no item is
 // a 200 with an empty body.
 type stream struct {
-	w       http.ResponseWriter
+	w http.ResponseWriter
+	// public turns an error into what the client may see (see
+	// Server.public).
+	public  func(error) *status.Error
 	flusher http.Flusher
 	started bool
 	buf     []byte
@@ -24,14 +29,14 @@ type stream struct {
 // batchBytes is how much a batched stream writes between flushes.
 const batchBytes = 32 << 10
 
-func newStream(w http.ResponseWriter) *stream {
+func newStream(w http.ResponseWriter, public func(error) *status.Error) *stream {
 	f, _ := w.(http.Flusher)
-	return &stream{w: w, flusher: f}
+	return &stream{w: w, flusher: f, public: public}
 }
 
 // newBatchedStream is a stream for items that are all at hand: a read.
-func newBatchedStream(w http.ResponseWriter) *stream {
-	s := newStream(w)
+func newBatchedStream(w http.ResponseWriter, public func(error) *status.Error) *stream {
+	s := newStream(w, public)
 	s.batch = true
 	return s
 }
@@ -80,8 +85,7 @@ func (s *stream) finish(err error) error {
 	if !s.started {
 		return err
 	}
-	e := toStatus(err)
-	b, _ := json.Marshal(errorJSON(e))
+	b, _ := json.Marshal(errorJSON(s.public(err)))
 	s.w.Write(append(b, '\n'))
 	if s.flusher != nil {
 		s.flusher.Flush()

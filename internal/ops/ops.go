@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/foliodb/folio/internal/catalog"
@@ -161,6 +162,16 @@ func checkNames(db, coll string, hasColl bool, malformed error) error {
 	return malformed
 }
 
+// detail is what a kv limit error says after its sentinel's text (the
+// sizes), without the layers' prefixes that mean nothing to a client.
+func detail(err, sentinel error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, sentinel.Error()); i >= 0 {
+		msg = strings.TrimPrefix(msg[i+len(sentinel.Error()):], ": ")
+	}
+	return msg
+}
+
 // conflictRetryDelay is the retry advice sent with ABORTED.
 const conflictRetryDelay = 10 * time.Millisecond
 
@@ -177,8 +188,12 @@ func apiError(err error) error {
 	switch {
 	case kv.IsRetryable(err):
 		return &status.Error{Code: status.Aborted, Message: "transaction not committed due to conflict with another transaction", RetryDelay: conflictRetryDelay}
-	case errors.Is(err, kv.ErrTxTooLarge), errors.Is(err, kv.ErrKeyTooLarge), errors.Is(err, kv.ErrValueTooLarge):
-		return &status.Error{Code: status.InvalidArgument, Message: err.Error()}
+	case errors.Is(err, kv.ErrTxTooLarge):
+		return &status.Error{Code: status.InvalidArgument, Message: "the request writes too much for one transaction (" + detail(err, kv.ErrTxTooLarge) + "): split it into smaller requests"}
+	case errors.Is(err, kv.ErrKeyTooLarge):
+		return &status.Error{Code: status.InvalidArgument, Message: "a primary key is too large for the store (" + detail(err, kv.ErrKeyTooLarge) + ")"}
+	case errors.Is(err, kv.ErrValueTooLarge):
+		return &status.Error{Code: status.InvalidArgument, Message: "a document is too large for the store (" + detail(err, kv.ErrValueTooLarge) + ")"}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &status.Error{Code: status.DeadlineExceeded, Message: "context deadline exceeded"}
 	case errors.Is(err, context.Canceled):

@@ -1,10 +1,14 @@
 package apitest
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 )
@@ -197,4 +201,76 @@ func TestCORS(t *testing.T) {
 			t.Errorf("preflight of another origin: %d %v", r.status, r.header)
 		}
 	})
+}
+
+// brokenStore fails every transaction with an error that holds what a
+// client must never see: an address, a user and a database name.
+type brokenStore struct{ kv.Store }
+
+var errBroken = errors.New("dial tcp 10.9.8.7:5432: password authentication failed for user \"secret_user\" (database \"prod_db\")")
+
+func (brokenStore) Begin(context.Context) (kv.Tx, error) { return nil, errBroken }
+
+// A server fault is answered with "internal error" and an id; the details
+// go to the log under that id. A client error names what is wrong in the
+// API's terms, not in Go's or the store's.
+func TestErrorsSayNothingOfTheInside(t *testing.T) {
+	t.Run("internal", func(t *testing.T) {
+		logs := &syncBuffer{}
+		store := brokenStore{backendtest.OpenPebble(t)}
+		c := startServer(t, store, node.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		for _, req := range []struct{ method, path, body string }{
+			{"POST", dbPath("db1", "create"), ""},
+			{"POST", docPath("db1", "users", "read"), `{"filter":{}}`},
+			{"PUT", docPath("db1", "users", "update"), `{"filter":{"id":1},"fields":{"$set":{"a":1}}}`},
+		} {
+			msg := wantError(t, c.do(t, req.method, req.path, req.body), 500, "INTERNAL", anyMessage)
+			id, ok := strings.CutPrefix(msg, "internal error; the server's log has the details under request id ")
+			if !ok || len(id) != 16 {
+				t.Errorf("%s %s: message %q, want internal error with a request id", req.method, req.path, msg)
+				continue
+			}
+			for _, secret := range []string{"10.9.8.7", "5432", "secret_user", "prod_db", "dial tcp"} {
+				if strings.Contains(msg, secret) {
+					t.Errorf("the message %q tells %q", msg, secret)
+				}
+			}
+			if line := logs.lineWith(id); !strings.Contains(line, "secret_user") || !strings.Contains(line, req.path) {
+				t.Errorf("the log has no details under request id %s: %q", id, line)
+			}
+		}
+	})
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "named", `{"title":"named","properties":{"name":{"type":"string"}},"primary_key":["name"]}`)
+		for _, tc := range []struct{ name, method, path, body, message string }{
+			{"key too large", "POST", docPath("db1", "named", "insert"), `{"documents":[{"name":"` + strings.Repeat("k", 11000) + `"}]}`, "a primary key is too large for the store ("},
+			{"wrong type of option", "POST", docPath("db1", "named", "read"), `{"filter":{},"options":{"limit":true}}`, "malformed JSON request: 'options.limit' must be an integer, not a boolean"},
+			{"offset not base64", "POST", docPath("db1", "named", "read"), `{"filter":{},"options":{"offset":"!!"}}`, "malformed JSON request: a bytes value (such as options.offset) is not valid base64"},
+			{"not an object", "POST", docPath("db1", "named", "read"), `[1]`, "malformed JSON request: the request must be a JSON object, not an array"},
+			{"options not an object", "POST", dbPath("db1", "describe"), `{"options":5}`, "malformed JSON request: 'options' must be an object, not a number"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				msg := wantError(t, c.do(t, tc.method, tc.path, tc.body), 400, "INVALID_ARGUMENT", anyMessage)
+				if !strings.HasPrefix(msg, tc.message) {
+					t.Errorf("message %q, want it to start with %q", msg, tc.message)
+				}
+				for _, inside := range []string{"kv:", "Go struct", "int64", "pebblekv", "sqlkv", "json: "} {
+					if strings.Contains(msg, inside) {
+						t.Errorf("the message %q tells %q", msg, inside)
+					}
+				}
+			})
+		}
+	})
+}
+
+// lineWith returns the first line written that holds s.
+func (b *syncBuffer) lineWith(s string) string {
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.Contains(line, s) {
+			return line
+		}
+	}
+	return ""
 }
