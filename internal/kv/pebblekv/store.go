@@ -30,7 +30,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -130,6 +132,11 @@ func Open(opts Options) (*Store, error) {
 		MemTableSize:       64 << 20,
 		Logger:             pebbleLogger{opts.Logger},
 	})
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
+		// Pebble holds an exclusive lock on its LOCK file while open.
+		return nil, fmt.Errorf("pebblekv: data directory %s is in use by another Folio process (it holds the lock on %s): stop that one, or give this one another --data-dir: %w",
+			opts.Dir, filepath.Join(opts.Dir, "LOCK"), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pebblekv: open %s: %w", opts.Dir, err)
 	}

@@ -1,7 +1,13 @@
 package pebblekv
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,4 +49,49 @@ func TestCrash(t *testing.T) {
 		t.Skip("crash test starts child processes")
 	}
 	kvtest.Crash(t, t.TempDir(), open)
+}
+
+// A second store on a directory another process has open says so, and
+// names the lock file. The other process is this test binary again.
+func TestOpenDirectoryInUse(t *testing.T) {
+	if dir := os.Getenv("FOLIO_TEST_HOLD_DIR"); dir != "" {
+		s, err := Open(Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		fmt.Println("open")
+		io.Copy(io.Discard, os.Stdin) // until the parent closes it
+		return
+	}
+	dir := t.TempDir()
+	child := exec.Command(os.Args[0], "-test.run=^TestOpenDirectoryInUse$")
+	child.Env = append(os.Environ(), "FOLIO_TEST_HOLD_DIR="+dir)
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		child.Wait()
+	}()
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "open\n" {
+		t.Fatalf("the child did not open the store: %q %v", line, err)
+	}
+	_, err = Open(Options{Dir: dir})
+	if err == nil {
+		t.Fatal("a second store opened a directory another process has open")
+	}
+	for _, want := range []string{"is in use by another Folio process", filepath.Join(dir, "LOCK")} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
 }
