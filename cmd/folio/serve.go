@@ -50,6 +50,12 @@ type serveConfig struct {
 	LogMaxHold duration `json:"log_max_hold"`
 	// StreamBuffer bounds the bytes of changes waiting for one stream.
 	StreamBuffer int `json:"stream_buffer_bytes"`
+	// MaxConnections caps the API's open connections.
+	MaxConnections int `json:"max_connections"`
+	// BodyTimeout bounds how long a request body may take to arrive;
+	// WriteTimeout how long a write of a response may wait for its client.
+	BodyTimeout  duration `json:"body_timeout"`
+	WriteTimeout duration `json:"write_timeout"`
 }
 
 // DefaultLogRetention is how long the change log keeps a commit, and so how
@@ -106,6 +112,9 @@ func loadConfig(args []string) (serveConfig, error) {
 	origin := fs.String("node-id", "", "this node's identity in transaction contexts (env FOLIO_NODE_ID; default the host name)")
 	logRetention := fs.String("log-retention", "", "how long the change log keeps a commit, and so how far back events and subscribe streams can resume; 0 keeps it forever (env FOLIO_LOG_RETENTION; default 24h)")
 	logMaxHold := fs.String("log-max-hold", "", "how much longer than the retention a stream catching up may keep the log from being trimmed before it is cut off and must resync (env FOLIO_LOG_MAX_HOLD; default the retention)")
+	maxConns := fs.String("max-connections", "", "most connections open at once; past it new ones wait (env FOLIO_MAX_CONNECTIONS; default 4096)")
+	bodyTimeout := fs.String("body-timeout", "", "how long a request body may take to arrive (env FOLIO_BODY_TIMEOUT; default 30s)")
+	writeTimeout := fs.String("write-timeout", "", "how long a write of a response or stream may wait for the client to read (env FOLIO_WRITE_TIMEOUT; default 30s)")
 	streamBuffer := fs.String("stream-buffer-bytes", "", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow (env FOLIO_STREAM_BUFFER_BYTES; default 16777216)")
 	corsOrigins := fs.String("cors-origins", "", "comma-separated origins whose browser pages may call the API, or * for any (env FOLIO_CORS_ORIGINS; default none: cross-origin calls stay off)")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback (env FOLIO_PPROF_ADDR; default off)")
@@ -170,6 +179,8 @@ func loadConfig(args []string) (serveConfig, error) {
 		{&cfg.TxIdle, *txIdle, "FOLIO_TX_IDLE_TIMEOUT", "tx idle timeout"},
 		{&cfg.LogRetention, *logRetention, "FOLIO_LOG_RETENTION", "log retention"},
 		{&cfg.LogMaxHold, *logMaxHold, "FOLIO_LOG_MAX_HOLD", "log max hold"},
+		{&cfg.BodyTimeout, *bodyTimeout, "FOLIO_BODY_TIMEOUT", "body timeout"},
+		{&cfg.WriteTimeout, *writeTimeout, "FOLIO_WRITE_TIMEOUT", "write timeout"},
 	} {
 		v := ""
 		pick(&v, d.flag, d.env)
@@ -187,6 +198,15 @@ func loadConfig(args []string) (serveConfig, error) {
 			return cfg, fmt.Errorf("stream buffer bytes: %w", err)
 		}
 		cfg.StreamBuffer = n
+	}
+	v = ""
+	pick(&v, *maxConns, "FOLIO_MAX_CONNECTIONS")
+	if v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return cfg, fmt.Errorf("max connections %q: want a positive number", v)
+		}
+		cfg.MaxConnections = n
 	}
 	if cfg.LogMaxHold < 0 {
 		return cfg, fmt.Errorf("log max hold %v: must not be negative", time.Duration(cfg.LogMaxHold))
@@ -247,5 +267,8 @@ func serve(args []string) error {
 		LogRetention:           time.Duration(cfg.LogRetention),
 		LogMaxHold:             time.Duration(cfg.LogMaxHold),
 		ShutdownTimeout:        time.Duration(cfg.ShutdownWait),
+		MaxConnections:         cfg.MaxConnections,
+		BodyTimeout:            time.Duration(cfg.BodyTimeout),
+		WriteTimeout:           time.Duration(cfg.WriteTimeout),
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -27,6 +28,10 @@ func decode(r *http.Request, v any) error {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return status.Errorf(status.InvalidArgument, "request body larger than %d bytes", tooBig.Limit)
+		}
+		var netErr net.Error
+		if errors.As(err, &netErr) && netErr.Timeout() {
+			return status.Errorf(status.InvalidArgument, "the request body did not arrive within the server's body timeout")
 		}
 		return status.Errorf(status.InvalidArgument, "reading request body: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -27,10 +28,18 @@ type Config struct {
 	// CORSOrigins are the origins whose browser pages may call the API
 	// ("*" for any). None: cross-origin calls stay off.
 	CORSOrigins []string
+	// BodyTimeout bounds how long a request's body may take to arrive;
+	// WriteTimeout how long one write of a response (or of a stream's
+	// items) may wait for the client to read. Default 30s each.
+	BodyTimeout, WriteTimeout time.Duration
 }
 
-// DefaultMaxBodyBytes is Config.MaxBodyBytes's default.
-const DefaultMaxBodyBytes = 16 << 20
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes = 16 << 20
+	DefaultBodyTimeout  = 30 * time.Second
+	DefaultWriteTimeout = 30 * time.Second
+)
 
 // Server is the API's HTTP handler: a codec between HTTP and the
 // operations.
@@ -48,6 +57,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	s := &Server{cfg: cfg, ops: cfg.Ops, log: cfg.Logger, mux: http.NewServeMux()}
 	s.routes()
@@ -122,7 +137,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.URL.Path = strings.ReplaceAll(r.URL.Path, "//", "/-/")
 		r.URL.RawPath = ""
 	}
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &statusWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
+	sw.rc = http.NewResponseController(sw)
+	sw.deadline() // a deadline left by an earlier request on the connection must not apply
+	if r.ContentLength != 0 {
+		sw.rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+		r.Body = &bodyWithDeadline{ReadCloser: r.Body, rc: sw.rc}
+	}
 	if s.cors(sw, r) {
 		return // a preflight, answered
 	}
@@ -156,11 +177,22 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	s.fail(w, r, status.Errorf(status.MethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path))
 }
 
-// statusWriter remembers the status for the access log, and passes Flush on
-// for streams.
+// statusWriter remembers the status for the access log, passes Flush on
+// for streams, and gives every write a deadline: a client that stops
+// reading for longer than the write timeout is cut off, so that it holds
+// neither a connection nor, through a stalled read, a transaction.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status       int
+	rc           *http.ResponseController
+	writeTimeout time.Duration
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) deadline() {
+	w.rc.SetWriteDeadline(time.Now().Add(w.writeTimeout))
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -174,13 +206,37 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	w.deadline()
 	return w.ResponseWriter.Write(b)
 }
 
 func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		w.deadline()
 		f.Flush()
 	}
+}
+
+// bodyWithDeadline reads a request body that must arrive within the body
+// timeout. The read deadline is lifted once the whole body has been read:
+// the server then watches the connection for the client going away, and a
+// deadline passing there would cancel the request. A body cut off keeps
+// its (passed) deadline, so that the server, which would otherwise read
+// the rest of the body before answering, gives up at once and closes the
+// connection after the answer.
+type bodyWithDeadline struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *bodyWithDeadline) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // fail answers a request with the API error for err.

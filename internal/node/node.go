@@ -63,6 +63,13 @@ type Config struct {
 	// CORSOrigins are the origins whose browser pages may call the API;
 	// none keeps cross-origin calls off.
 	CORSOrigins []string
+	// MaxConnections caps the API's open connections; past it new ones
+	// wait. Default 4096.
+	MaxConnections int
+	// BodyTimeout bounds how long a request body may take to arrive;
+	// WriteTimeout how long a write of a response may wait for its client.
+	// Default 30s each.
+	BodyTimeout, WriteTimeout time.Duration
 
 	Logger  *slog.Logger
 	Version string
@@ -86,8 +93,11 @@ type Config struct {
 	ShutdownTimeout time.Duration
 }
 
-// DefaultShutdownTimeout is Config.ShutdownTimeout's default.
-const DefaultShutdownTimeout = 30 * time.Second
+// Defaults of Config.
+const (
+	DefaultShutdownTimeout = 30 * time.Second
+	DefaultMaxConnections  = 4096
+)
 
 // Node is a running server.
 type Node struct {
@@ -123,6 +133,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
 	}
 	if cfg.Sessions.Origin == "" {
 		cfg.Sessions.Origin, _ = os.Hostname()
@@ -251,13 +264,15 @@ func (n *Node) stopParts() error {
 }
 
 func (n *Node) serveHTTP(addr string) error {
-	ln, err := net.Listen("tcp", addr)
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	ln := newLimitListener(tcp, n.cfg.MaxConnections, n.log)
 	n.ln = ln
 	n.http = &http.Server{
-		Handler:           httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins}),
+		Handler: httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins,
+			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),

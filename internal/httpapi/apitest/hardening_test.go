@@ -1,12 +1,18 @@
 package apitest
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
@@ -273,4 +279,102 @@ func (b *syncBuffer) lineWith(s string) string {
 		}
 	}
 	return ""
+}
+
+// A client that sends its body slowly is cut off at the body timeout, and
+// the connection cap keeps a flood of them from using up file descriptors:
+// past the cap new connections wait (and the server says so in its log),
+// and they are served as soon as the slow ones are cut.
+func TestSlowBodiesAgainstTheConnectionCap(t *testing.T) {
+	const maxConns = 4
+	logs := &syncBuffer{}
+	c := startServer(t, backendtest.OpenPebble(t), node.Config{MaxConnections: maxConns, BodyTimeout: 500 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	c.createDB(t, "db1")
+	c.hc.CloseIdleConnections() // every slot for the slow bodies
+	addr := strings.TrimPrefix(c.base, "http://")
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	answers := make(chan answer, maxConns)
+	for range maxConns {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", docPath("db1", "users", "insert"))
+		go func() {
+			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				answers <- answer{err: err}
+				return
+			}
+			b, _ := io.ReadAll(res.Body)
+			answers <- answer{status: res.StatusCode, body: string(b)}
+		}()
+	}
+	start := time.Now()
+	// Every slot is taken: this one waits for a slow body to be cut.
+	health := c.ok(t, "GET", "/v1/health", "")
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Errorf("health answered after %v", waited)
+	}
+	if !strings.Contains(string(health.body), "OK") {
+		t.Errorf("health: %s", health)
+	}
+	for range maxConns {
+		select {
+		case a := <-answers:
+			if a.err != nil || a.status != 400 || !strings.Contains(a.body, "did not arrive within the server's body timeout") {
+				t.Errorf("a slow body got %d %s %v, want 400 saying the body did not arrive in time", a.status, a.body, a.err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a slow body was never cut off")
+		}
+	}
+	if logs.lineWith("connection limit reached") == "" {
+		t.Errorf("the server did not log that the connection limit was reached:\n%s", logs.String())
+	}
+}
+
+// A client that stops reading a response is cut off at the write timeout:
+// it holds neither its connection nor its read's transaction any longer.
+func TestStalledReaderIsCutOff(t *testing.T) {
+	c := startServer(t, backendtest.OpenPebble(t), node.Config{WriteTimeout: 300 * time.Millisecond})
+	withUsers(t, c)
+	var docs []string
+	for i := range 16000 {
+		docs = append(docs, fmt.Sprintf(`{"id":%d,"name":"%s"}`, i, strings.Repeat("x", 1000)))
+	}
+	for i := 0; i < len(docs); i += 2000 {
+		c.insert(t, "db1", "users", docs[i:i+2000]...)
+	}
+	// A tiny receive buffer, so that the response (about 17 MB) cannot
+	// all sit in the kernel's buffers.
+	dialer := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	conn, err := dialer.Dial("tcp", strings.TrimPrefix(c.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"filter":{}}`
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", docPath("db1", "users", "read"), len(body), body)
+	time.Sleep(2 * time.Second) // the client reads nothing
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no response head: %v", err)
+	}
+	n, err := io.Copy(io.Discard, res.Body)
+	if err == nil {
+		t.Fatalf("the stalled client got the whole read (%d bytes): it was not cut off", n)
+	}
+	// The server is fine, and the collection's reads too.
+	if got := len(c.docs(t, "db1", "users", `{"filter":{},"options":{"limit":5}}`)); got != 5 {
+		t.Errorf("a read after the cut: %d documents", got)
+	}
 }
