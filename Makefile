@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: test test-short bench bench-compare serve vet fmt
+.PHONY: test test-short soak bench bench-compare serve vet fmt
 
 # The whole test suite, with the race detector, on every backend available.
 test: vet
@@ -15,6 +15,15 @@ test-short:
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+
+# The soak test (about 2 minutes, not part of test): a real folio serve
+# under a thousand connections (idle, writing, slow readers, slow bodies,
+# stalled streams), killed with SIGKILL midway and restarted; no
+# acknowledged write may be lost, every client must be answered or cut off
+# with a clear error, and the server's memory must end below the bound in
+# internal/soak.
+soak:
+	$(GO) test -tags soak -run TestSoak -count=1 -timeout 10m -v ./internal/soak/
 
 # Storage benchmarks (see docs/benchmarks.md for recorded results).
 bench:
