@@ -72,6 +72,7 @@ type Ops struct {
 	messages *messages.Service
 	sessions *session.Manager
 	hub      *streams.Hub
+	health   healthProbe
 }
 
 // New returns the operations over cfg's store and parts.
@@ -86,7 +87,7 @@ func New(cfg Config) *Ops {
 		cfg.Version = "dev"
 	}
 	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
-		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams}
+		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, health: newHealthProbe()}
 	o.docs.Log = cfg.Logger
 	return o
 }
@@ -100,10 +101,6 @@ type Info struct {
 func (o *Ops) Info(ctx context.Context, c Caller) (*Info, error) {
 	return &Info{ServerVersion: o.cfg.Version}, nil
 }
-
-// Health reports whether the server answers. It is cheap on purpose: load
-// balancers call it often.
-func (o *Ops) Health(ctx context.Context, c Caller) error { return nil }
 
 // inTx runs fn in the caller's interactive transaction if tx names one, and
 // in a transaction of its own (retried on conflict) otherwise. Inside an
@@ -164,6 +161,11 @@ func checkNames(db, coll string, hasColl bool, malformed error) error {
 // conflictRetryDelay is the retry advice sent with ABORTED.
 const conflictRetryDelay = 10 * time.Millisecond
 
+// unavailableRetryDelay is the retry advice sent with UNAVAILABLE when the
+// storage cannot serve now: long enough for a connection to free up or a
+// server to come back, short enough not to matter to a client.
+const unavailableRetryDelay = time.Second
+
 // apiError turns any error of the layers below into an API error: the one
 // place where errors get their codes. An error that is the server's fault
 // becomes INTERNAL with the original error as its cause, for the log.
@@ -185,6 +187,12 @@ func apiError(err error) error {
 		return &status.Error{Code: status.Cancelled, Message: "request cancelled"}
 	case errors.Is(err, kv.ErrClosed):
 		return &status.Error{Code: status.Unavailable, Message: "server is shutting down"}
+	case errors.Is(err, kv.ErrBusy):
+		// The cause names the storage's address: the log gets it, the
+		// client does not.
+		return &status.Error{Code: status.Unavailable, Message: "no storage connection free: the server has too many requests at once; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
+	case errors.Is(err, kv.ErrUnavailable):
+		return &status.Error{Code: status.Unavailable, Message: "the storage cannot be reached right now; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
 	}
 	return &status.Error{Code: status.Internal, Message: err.Error(), Cause: err}
 }
