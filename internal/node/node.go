@@ -55,6 +55,9 @@ type Config struct {
 	// MaxTxAge is the longest a transaction may stay open, interactive
 	// ones included.
 	MaxTxAge time.Duration
+	// AcquireTimeout bounds how long a request waits for a connection to
+	// PostgreSQL before it is answered 503 UNAVAILABLE. Default 2s.
+	AcquireTimeout time.Duration
 
 	// Addr is the API's listen address ("127.0.0.1:0" picks a free port).
 	Addr string
@@ -318,7 +321,7 @@ func openStore(ctx context.Context, cfg Config) (kv.Store, error) {
 		}
 		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		return sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: cfg.MaxTxAge, Logger: cfg.Logger})
+		return sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: cfg.MaxTxAge, AcquireTimeout: cfg.AcquireTimeout, Logger: cfg.Logger})
 	}
 	return nil, fmt.Errorf("unknown engine %q: want pebble or postgres", cfg.Engine)
 }
