@@ -72,7 +72,11 @@ type Config struct {
 	MaxBodyBytes           int64
 	MaxDocumentsPerRequest int
 	// Sessions configures interactive transactions (origin, idle timeout,
-	// maximum lifetime; the lifetime defaults to MaxTxAge).
+	// maximum lifetime; the lifetime defaults to MaxTxAge). Its MaxOpen
+	// left at 0 takes the default: on a store with a connection pool
+	// (PostgreSQL), a quarter of the pool, so that open transactions never
+	// hold every connection; unlimited on the embedded store. Negative:
+	// unlimited.
 	Sessions session.Options
 	// Streams configures the events and subscribe streams.
 	Streams streams.Options
@@ -150,6 +154,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			return nil, err
 		}
 	}
+	n.shareConnections(&cfg)
+	n.cfg = cfg
 	n.sessions = session.New(n.store, cfg.Sessions)
 	n.changeLog = changelog.NewLog(n.store, changelog.Options{Retention: cfg.LogRetention, MaxHold: cfg.LogMaxHold, Logger: n.log})
 	n.hub = streams.NewHub(n.changeLog, cfg.Streams)
@@ -167,6 +173,27 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		}
 	}
 	return n, nil
+}
+
+// pooled is a store whose transactions each hold one of a fixed number of
+// connections (sqlkv). Checking for it here keeps the node, and what is
+// above kv, from importing a backend for its pool size.
+type pooled interface{ MaxConns() int }
+
+// shareConnections sets the bounds left at their defaults on what may hold
+// a store's connection for as long as a client likes: open interactive
+// transactions get a quarter of the pool, so that the other requests
+// always find connections.
+func (n *Node) shareConnections(cfg *Config) {
+	p, ok := n.store.(pooled)
+	if !ok {
+		return
+	}
+	conns := p.MaxConns()
+	if cfg.Sessions.MaxOpen == 0 {
+		cfg.Sessions.MaxOpen = max(1, conns/4)
+	}
+	n.log.Info("storage connections shared", "connections", conns, "max_open_transactions", cfg.Sessions.MaxOpen)
 }
 
 // Run starts a node and serves until ctx is done (a signal) or a transport
