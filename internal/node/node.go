@@ -56,8 +56,15 @@ type Config struct {
 	// ones included.
 	MaxTxAge time.Duration
 	// AcquireTimeout bounds how long a request waits for a connection to
-	// PostgreSQL before it is answered 503 UNAVAILABLE. Default 2s.
+	// PostgreSQL, or a read for its slot (MaxConcurrentReads), before it is
+	// answered 503 UNAVAILABLE. Default 2s.
 	AcquireTimeout time.Duration
+	// MaxConcurrentReads bounds the reads (documents/read, messages/read)
+	// streaming at once outside interactive transactions: each holds a
+	// storage connection while its client receives it. 0 takes the
+	// default: half the pool on a store with a connection pool
+	// (PostgreSQL), unlimited on the embedded store. Negative: unlimited.
+	MaxConcurrentReads int
 
 	// Addr is the API's listen address ("127.0.0.1:0" picks a free port).
 	Addr string
@@ -163,7 +170,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.trimmer = startBackground(n.changeLog.RunTrimmer)
 	}
 	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Logger: n.log,
-		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest})
+		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
+		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
 		return nil, err
 	}
@@ -182,8 +190,8 @@ type pooled interface{ MaxConns() int }
 
 // shareConnections sets the bounds left at their defaults on what may hold
 // a store's connection for as long as a client likes: open interactive
-// transactions get a quarter of the pool, so that the other requests
-// always find connections.
+// transactions get a quarter of the pool and streaming reads half, so
+// that the short requests always find connections.
 func (n *Node) shareConnections(cfg *Config) {
 	p, ok := n.store.(pooled)
 	if !ok {
@@ -193,7 +201,11 @@ func (n *Node) shareConnections(cfg *Config) {
 	if cfg.Sessions.MaxOpen == 0 {
 		cfg.Sessions.MaxOpen = max(1, conns/4)
 	}
-	n.log.Info("storage connections shared", "connections", conns, "max_open_transactions", cfg.Sessions.MaxOpen)
+	if cfg.MaxConcurrentReads == 0 {
+		cfg.MaxConcurrentReads = max(1, conns/2)
+	}
+	n.log.Info("storage connections shared", "connections", conns,
+		"max_open_transactions", cfg.Sessions.MaxOpen, "max_concurrent_reads", cfg.MaxConcurrentReads)
 }
 
 // Run starts a node and serves until ctx is done (a signal) or a transport

@@ -57,6 +57,12 @@ type Config struct {
 	// MaxDocumentsPerRequest bounds the documents of one insert or replace
 	// and the messages of one publish. Default 10,000.
 	MaxDocumentsPerRequest int
+	// MaxConcurrentReads bounds the reads streaming at once outside
+	// interactive transactions (see readSlots); 0: unlimited. ReadWait is
+	// how long a read waits for one of them before it is answered
+	// UNAVAILABLE. Default 2s.
+	MaxConcurrentReads int
+	ReadWait           time.Duration
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.
@@ -73,6 +79,7 @@ type Ops struct {
 	sessions *session.Manager
 	hub      *streams.Hub
 	health   healthProbe
+	reads    readSlots
 }
 
 // New returns the operations over cfg's store and parts.
@@ -87,7 +94,8 @@ func New(cfg Config) *Ops {
 		cfg.Version = "dev"
 	}
 	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
-		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, health: newHealthProbe()}
+		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, health: newHealthProbe(),
+		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait)}
 	o.docs.Log = cfg.Logger
 	return o
 }

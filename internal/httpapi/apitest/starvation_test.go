@@ -3,8 +3,13 @@ package apitest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -106,4 +111,100 @@ func TestOpenTransactionsLeaveConnections(t *testing.T) {
 	for _, tx := range open {
 		tx.ok(t, "POST", docPath("db1", "users", "read"), `{"filter":{"id":1}}`)
 	}
+}
+
+// Clients that start a large read and never consume it hold no more than
+// the reads' share of the storage connections: reads beyond it answer 503
+// after a short wait instead of hanging, and a plain insert still succeeds
+// promptly.
+func TestStalledReadsLeaveConnections(t *testing.T) {
+	c := startServer(t, openSmallPool(t), node.Config{})
+	c.hc.Timeout = 15 * time.Second // a request that hangs fails the test
+	withUsers(t, c)
+	// More than the server's send buffer and a client's receive buffer
+	// hold, so that a client that does not read stalls its read midway.
+	const docSize = 4 << 10
+	n := max(2000, 3*sendBufferMax()/docSize)
+	pad := strings.Repeat("x", docSize)
+	for i := 0; i < n; i += 200 {
+		var docs []string
+		for j := i; j < min(i+200, n); j++ {
+			docs = append(docs, fmt.Sprintf(`{"id":%d,"name":"%s"}`, 1000+j, pad))
+		}
+		c.insert(t, "db1", "users", docs...)
+	}
+
+	type outcome struct {
+		res *http.Response
+		err error
+	}
+	readers := poolSize
+	outcomes := make(chan outcome, readers)
+	ctx, stopReaders := context.WithCancel(context.Background())
+	defer stopReaders() // closes the stalled connections: their reads end
+	for range readers {
+		go func() {
+			res, err := startRead(ctx, c.base+docPath("db1", "users", "read"), `{"filter":{}}`, 4096)
+			outcomes <- outcome{res, err}
+		}()
+	}
+	stalled, refused := 0, 0
+	timeout := time.After(15 * time.Second)
+	for range readers {
+		select {
+		case o := <-outcomes:
+			switch {
+			case o.err != nil:
+				t.Errorf("read: %v", o.err)
+			case o.res.StatusCode == 200:
+				stalled++ // and its body is never read
+			default:
+				b, err := io.ReadAll(o.res.Body)
+				o.res.Body.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				refused++
+				wantRetryLater(t, &response{status: o.res.StatusCode, header: o.res.Header, body: b}, "too many reads")
+			}
+		case <-timeout:
+			t.Fatalf("after 15s, %d reads had started and %d been refused; the others hang", stalled, refused)
+		}
+	}
+	t.Logf("%d reads, %d stalled, %d refused", readers, stalled, refused)
+	if stalled == 0 || stalled >= poolSize || refused == 0 {
+		t.Errorf("%d reads stalled on %d connections, %d refused: want fewer than the pool stalled and the rest refused", stalled, poolSize, refused)
+	}
+	wantPrompt(t, c, 1)
+	wantRetryLater(t, c.do(t, "POST", docPath("db1", "users", "read"), `{"filter":{"id":1}}`), "too many reads")
+	// A read in an interactive transaction uses the connection the
+	// transaction holds, and needs no share of the reads.
+	tx := c.begin(t, "db1")
+	if got := tx.docs(t, "users", `{"id":1}`); len(got) != 1 {
+		t.Errorf("read in a transaction: %q", got)
+	}
+	tx.rollback(t)
+
+	stopReaders()
+	waitFor(t, 10*time.Second, "a read once the stalled ones are gone", func() bool {
+		return c.do(t, "POST", docPath("db1", "users", "read"), `{"filter":{"id":1}}`).status == 200
+	})
+}
+
+// startRead makes a read request on a connection of its own whose receive
+// buffer is fixed at rcvbuf bytes, and returns once the response's header
+// is there; the caller reads the body, or does not. ctx ends the request.
+func startRead(ctx context.Context, url, body string, rcvbuf int) (*http.Response, error) {
+	dialer := &net.Dialer{Control: func(_, _ string, conn syscall.RawConn) error {
+		var err error
+		conn.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf) })
+		return err
+	}}
+	hc := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}}
+	req, err := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return hc.Do(req)
 }
