@@ -427,10 +427,18 @@ func unreachable(err error) bool {
 		}
 		return strings.HasPrefix(pgErr.Code, "08") // connection_exception
 	}
-	var connectErr *pgconn.ConnectError
-	var netErr net.Error
-	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
-		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return !dnsErr.IsNotFound // a host name that does not exist is a mistake
+	}
+	// Dial, read and write failures; a TLS alert from the server (a
+	// refused certificate) is an answer, not a lost connection.
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Op != "remote error" {
+		return true
+	}
+	return errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED)
 }
 

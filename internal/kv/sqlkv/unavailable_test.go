@@ -30,8 +30,11 @@ func TestUnreachable(t *testing.T) {
 		{&pgconn.PgError{Code: "42P01"}, false},
 		{&pgconn.PgError{Code: "28P01"}, false}, // a refused password fails again
 		{&pgconn.PgError{Code: "3D000"}, false}, // so does a missing database
-		{&pgconn.ConnectError{}, true},
 		{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true},
+		{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, true},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "server misbehaving", IsTemporary: true}}, true},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", IsNotFound: true}}, false},
+		{&net.OpError{Op: "remote error", Err: errors.New("tls: bad certificate")}, false},
 		{fmt.Errorf("receive message failed: %w", io.ErrUnexpectedEOF), true},
 		{fmt.Errorf("x: %w", pgconn.ErrConnClosed), true},
 		{pgx.ErrNoRows, false},
