@@ -195,9 +195,9 @@ func apiError(err error) error {
 		return &status.Error{Code: status.Cancelled, Message: "request cancelled"}
 	case errors.Is(err, kv.ErrClosed):
 		return &status.Error{Code: status.Unavailable, Message: "server is shutting down"}
+	// The causes of these may name the storage's address and user: the
+	// log gets them, the client a fixed message.
 	case errors.Is(err, kv.ErrBusy):
-		// The cause names the storage's address: the log gets it, the
-		// client does not.
 		return &status.Error{Code: status.Unavailable, Message: "no storage connection free: the server has too many requests at once; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
 	case errors.Is(err, kv.ErrUnavailable):
 		return &status.Error{Code: status.Unavailable, Message: "the storage cannot be reached right now; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
