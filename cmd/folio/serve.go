@@ -56,6 +56,13 @@ type serveConfig struct {
 	// WriteTimeout how long a write of a response may wait for its client.
 	BodyTimeout  duration `json:"body_timeout"`
 	WriteTimeout duration `json:"write_timeout"`
+	// AcquireTimeout bounds a request's wait for a PostgreSQL connection
+	// or a read slot (0: 2s). MaxOpenTx and MaxReads bound the interactive
+	// transactions and the streaming reads that hold connections (0: a
+	// share of the PostgreSQL pool, unlimited on pebble; -1: unlimited).
+	AcquireTimeout duration `json:"acquire_timeout"`
+	MaxOpenTx      int      `json:"max_open_transactions"`
+	MaxReads       int      `json:"max_concurrent_reads"`
 }
 
 // DefaultLogRetention is how long the change log keeps a commit, and so how
@@ -118,6 +125,9 @@ func loadConfig(args []string) (serveConfig, error) {
 	streamBuffer := fs.String("stream-buffer-bytes", "", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow (env FOLIO_STREAM_BUFFER_BYTES; default 16777216)")
 	corsOrigins := fs.String("cors-origins", "", "comma-separated origins whose browser pages may call the API, or * for any (env FOLIO_CORS_ORIGINS; default none: cross-origin calls stay off)")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback (env FOLIO_PPROF_ADDR; default off)")
+	acquireTimeout := fs.String("acquire-timeout", "", "how long a request waits for a PostgreSQL connection, or a read for its slot, before it answers 503 UNAVAILABLE (env FOLIO_ACQUIRE_TIMEOUT; default 2s)")
+	maxOpenTx := fs.String("max-open-transactions", "", "interactive transactions open at once on this node; a begin beyond it answers 503 UNAVAILABLE; -1: unlimited (env FOLIO_MAX_OPEN_TRANSACTIONS; default a quarter of the PostgreSQL pool, unlimited on pebble)")
+	maxReads := fs.String("max-concurrent-reads", "", "reads streaming at once outside transactions; one beyond it waits up to the acquire timeout, then answers 503 UNAVAILABLE; -1: unlimited (env FOLIO_MAX_CONCURRENT_READS; default half the PostgreSQL pool, unlimited on pebble)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -181,6 +191,7 @@ func loadConfig(args []string) (serveConfig, error) {
 		{&cfg.LogMaxHold, *logMaxHold, "FOLIO_LOG_MAX_HOLD", "log max hold"},
 		{&cfg.BodyTimeout, *bodyTimeout, "FOLIO_BODY_TIMEOUT", "body timeout"},
 		{&cfg.WriteTimeout, *writeTimeout, "FOLIO_WRITE_TIMEOUT", "write timeout"},
+		{&cfg.AcquireTimeout, *acquireTimeout, "FOLIO_ACQUIRE_TIMEOUT", "acquire timeout"},
 	} {
 		v := ""
 		pick(&v, d.flag, d.env)
@@ -188,6 +199,23 @@ func loadConfig(args []string) (serveConfig, error) {
 			if err := d.dst.Set(v); err != nil {
 				return cfg, fmt.Errorf("%s: %w", d.what, err)
 			}
+		}
+	}
+	for _, n := range []struct {
+		dst             *int
+		flag, env, what string
+	}{
+		{&cfg.MaxOpenTx, *maxOpenTx, "FOLIO_MAX_OPEN_TRANSACTIONS", "max open transactions"},
+		{&cfg.MaxReads, *maxReads, "FOLIO_MAX_CONCURRENT_READS", "max concurrent reads"},
+	} {
+		v := ""
+		pick(&v, n.flag, n.env)
+		if v != "" {
+			x, err := strconv.Atoi(v)
+			if err != nil {
+				return cfg, fmt.Errorf("%s: %w", n.what, err)
+			}
+			*n.dst = x
 		}
 	}
 	v := ""
@@ -213,6 +241,9 @@ func loadConfig(args []string) (serveConfig, error) {
 	}
 	if cfg.LogRetention < 0 {
 		return cfg, fmt.Errorf("log retention %v: must not be negative", time.Duration(cfg.LogRetention))
+	}
+	if cfg.AcquireTimeout < 0 {
+		return cfg, fmt.Errorf("acquire timeout %v: must not be negative", time.Duration(cfg.AcquireTimeout))
 	}
 	if cfg.StreamBuffer <= 0 {
 		return cfg, fmt.Errorf("stream buffer bytes %d: must be positive", cfg.StreamBuffer)
@@ -255,6 +286,8 @@ func serve(args []string) error {
 		PostgresURL:            cfg.PostgresURL,
 		CacheBytes:             cfg.CacheBytes,
 		MaxTxAge:               time.Duration(cfg.MaxTxAge),
+		AcquireTimeout:         time.Duration(cfg.AcquireTimeout),
+		MaxConcurrentReads:     cfg.MaxReads,
 		Addr:                   cfg.Addr,
 		PprofAddr:              cfg.PprofAddr,
 		CORSOrigins:            cfg.CORSOrigins,
@@ -262,7 +295,7 @@ func serve(args []string) error {
 		Version:                version,
 		MaxBodyBytes:           cfg.MaxBodyBytes,
 		MaxDocumentsPerRequest: cfg.MaxDocuments,
-		Sessions:               session.Options{Origin: cfg.Origin, IdleTimeout: time.Duration(cfg.TxIdle)},
+		Sessions:               session.Options{Origin: cfg.Origin, IdleTimeout: time.Duration(cfg.TxIdle), MaxOpen: cfg.MaxOpenTx},
 		Streams:                streams.Options{MaxPending: cfg.StreamBuffer},
 		LogRetention:           time.Duration(cfg.LogRetention),
 		LogMaxHold:             time.Duration(cfg.LogMaxHold),

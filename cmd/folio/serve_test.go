@@ -44,6 +44,29 @@ func TestLoadConfig(t *testing.T) {
 			}
 		})
 	}
+	t.Run("connection shares", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "folio.json")
+		if err := os.WriteFile(file, []byte(`{"acquire_timeout":"5s","max_open_transactions":3,"max_concurrent_reads":7}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := loadConfig([]string{"--config", file})
+		if err != nil || time.Duration(c.AcquireTimeout) != 5*time.Second || c.MaxOpenTx != 3 || c.MaxReads != 7 {
+			t.Fatalf("from the file: %+v, %v", c, err)
+		}
+		t.Setenv("FOLIO_MAX_OPEN_TRANSACTIONS", "-1")
+		t.Setenv("FOLIO_ACQUIRE_TIMEOUT", "1s")
+		c, err = loadConfig([]string{"--config", file, "--max-concurrent-reads", "9"})
+		if err != nil || time.Duration(c.AcquireTimeout) != time.Second || c.MaxOpenTx != -1 || c.MaxReads != 9 {
+			t.Fatalf("from env and flags: %+v, %v", c, err)
+		}
+		if c, err := loadConfig(nil); err != nil || time.Duration(c.AcquireTimeout) != time.Second || c.MaxOpenTx != -1 || c.MaxReads != 0 {
+			t.Fatalf("from env only: %+v, %v", c, err)
+		}
+		t.Setenv("FOLIO_MAX_CONCURRENT_READS", "many")
+		if _, err := loadConfig(nil); err == nil {
+			t.Fatal("a bad read bound was accepted")
+		}
+	})
 	t.Setenv("FOLIO_CACHE_MIB", "lots")
 	if _, err := loadConfig(nil); err == nil {
 		t.Fatal("a bad cache size was accepted")

@@ -50,6 +50,13 @@ type Store interface {
 	// TrimLog removes log entries at positions below `below`.
 	TrimLog(ctx context.Context, below Position) error
 
+	// Ping tells cheaply whether the store can serve now: nil if it can,
+	// an error wrapping ErrUnavailable while its storage cannot be reached,
+	// ErrClosed once it is closed. A backend with a server makes at most
+	// one short round trip, bounded by its own timeout: health checks call
+	// it.
+	Ping(ctx context.Context) error
+
 	// Close waits for in-flight commits and releases the store. Open
 	// transactions fail afterwards with ErrClosed.
 	Close() error
@@ -187,6 +194,15 @@ var (
 	ErrInvalidRange  = errors.New("kv: invalid range")
 	ErrLogTrimmed    = errors.New("kv: change-log position has been trimmed")
 	ErrClosed        = errors.New("kv: store closed")
+	// ErrUnavailable: the storage cannot be reached now (its server is
+	// down or restarting, the network is cut, the connection broke); trying
+	// again later may work. It is not retryable in the sense of
+	// IsRetryable: retrying at once would only wait again.
+	ErrUnavailable = errors.New("kv: storage unavailable")
+	// ErrBusy is the ErrUnavailable of a store that reached its storage
+	// but had no connection to it free within the time it waits for one:
+	// too much work at once.
+	ErrBusy = fmt.Errorf("%w: no connection free", ErrUnavailable)
 )
 
 // IsRetryable reports whether err is one that a new attempt of the same

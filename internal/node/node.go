@@ -55,6 +55,16 @@ type Config struct {
 	// MaxTxAge is the longest a transaction may stay open, interactive
 	// ones included.
 	MaxTxAge time.Duration
+	// AcquireTimeout bounds how long a request waits for a connection to
+	// PostgreSQL, or a read for its slot (MaxConcurrentReads), before it is
+	// answered 503 UNAVAILABLE. Default 2s.
+	AcquireTimeout time.Duration
+	// MaxConcurrentReads bounds the reads (documents/read, messages/read)
+	// streaming at once outside interactive transactions: each holds a
+	// storage connection while its client receives it. 0 takes the
+	// default: half the pool on a store with a connection pool
+	// (PostgreSQL), unlimited on the embedded store. Negative: unlimited.
+	MaxConcurrentReads int
 
 	// Addr is the API's listen address ("127.0.0.1:0" picks a free port).
 	Addr string
@@ -79,7 +89,11 @@ type Config struct {
 	MaxBodyBytes           int64
 	MaxDocumentsPerRequest int
 	// Sessions configures interactive transactions (origin, idle timeout,
-	// maximum lifetime; the lifetime defaults to MaxTxAge).
+	// maximum lifetime; the lifetime defaults to MaxTxAge). Its MaxOpen
+	// left at 0 takes the default: on a store with a connection pool
+	// (PostgreSQL), a quarter of the pool, so that open transactions never
+	// hold every connection; unlimited on the embedded store. Negative:
+	// unlimited.
 	Sessions session.Options
 	// Streams configures the events and subscribe streams.
 	Streams streams.Options
@@ -163,6 +177,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			return nil, err
 		}
 	}
+	n.shareConnections(&cfg)
+	n.cfg = cfg
 	n.sessions = session.New(n.store, cfg.Sessions)
 	n.changeLog = changelog.NewLog(n.store, changelog.Options{Retention: cfg.LogRetention, MaxHold: cfg.LogMaxHold, Logger: n.log})
 	n.hub = streams.NewHub(n.changeLog, cfg.Streams)
@@ -170,7 +186,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.trimmer = startBackground(n.changeLog.RunTrimmer)
 	}
 	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Logger: n.log,
-		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest})
+		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
+		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
 		return nil, err
 	}
@@ -180,6 +197,31 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		}
 	}
 	return n, nil
+}
+
+// pooled is a store whose transactions each hold one of a fixed number of
+// connections (sqlkv). Checking for it here keeps the node, and what is
+// above kv, from importing a backend for its pool size.
+type pooled interface{ MaxConns() int }
+
+// shareConnections sets the bounds left at their defaults on what may hold
+// a store's connection for as long as a client likes: open interactive
+// transactions get a quarter of the pool and streaming reads half, so
+// that the short requests always find connections.
+func (n *Node) shareConnections(cfg *Config) {
+	p, ok := n.store.(pooled)
+	if !ok {
+		return
+	}
+	conns := p.MaxConns()
+	if cfg.Sessions.MaxOpen == 0 {
+		cfg.Sessions.MaxOpen = max(1, conns/4)
+	}
+	if cfg.MaxConcurrentReads == 0 {
+		cfg.MaxConcurrentReads = max(1, conns/2)
+	}
+	n.log.Info("storage connections shared", "connections", conns,
+		"max_open_transactions", cfg.Sessions.MaxOpen, "max_concurrent_reads", cfg.MaxConcurrentReads)
 }
 
 // Run starts a node and serves until ctx is done (a signal) or a transport
@@ -347,7 +389,7 @@ func openStore(ctx context.Context, cfg Config) (kv.Store, error) {
 		}
 		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		return sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: cfg.MaxTxAge, Logger: cfg.Logger})
+		return sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: cfg.MaxTxAge, AcquireTimeout: cfg.AcquireTimeout, Logger: cfg.Logger})
 	}
 	return nil, fmt.Errorf("unknown engine %q: want pebble or postgres", cfg.Engine)
 }

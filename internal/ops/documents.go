@@ -182,6 +182,13 @@ func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Ite
 	if err != nil {
 		return err
 	}
+	if !req.Tx.InTx() {
+		release, err := o.reads.take(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	return apiError(o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error {
 		rr.Filter = f
 		return o.readItems(ctx, tx, coll, rr, emit)

@@ -35,6 +35,10 @@ func TestAPIError(t *testing.T) {
 		{"deadline", context.DeadlineExceeded, status.DeadlineExceeded, "context deadline exceeded", false, false},
 		{"cancelled", fmt.Errorf("read: %w", context.Canceled), status.Cancelled, "request cancelled", false, false},
 		{"store closed", kv.ErrClosed, status.Unavailable, "server is shutting down", false, false},
+		{"storage unreachable", fmt.Errorf("sqlkv: begin on postgres://u@db.example:5432/d: %w: dial tcp: connection refused", kv.ErrUnavailable),
+			status.Unavailable, "the storage cannot be reached right now; retry later", true, true},
+		{"no connection free", fmt.Errorf("sqlkv: begin: %w within 2s", kv.ErrBusy),
+			status.Unavailable, "no storage connection free: the server has too many requests at once; retry later", true, true},
 		{"anything else", broken, status.Internal, "disk on fire", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,6 +58,12 @@ type Config struct {
 	// MaxDocumentsPerRequest bounds the documents of one insert or replace
 	// and the messages of one publish. Default 10,000.
 	MaxDocumentsPerRequest int
+	// MaxConcurrentReads bounds the reads streaming at once outside
+	// interactive transactions (see readSlots); 0: unlimited. ReadWait is
+	// how long a read waits for one of them before it is answered
+	// UNAVAILABLE. Default 2s.
+	MaxConcurrentReads int
+	ReadWait           time.Duration
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.
@@ -73,6 +79,8 @@ type Ops struct {
 	messages *messages.Service
 	sessions *session.Manager
 	hub      *streams.Hub
+	health   healthProbe
+	reads    readSlots
 }
 
 // New returns the operations over cfg's store and parts.
@@ -87,7 +95,8 @@ func New(cfg Config) *Ops {
 		cfg.Version = "dev"
 	}
 	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
-		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams}
+		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, health: newHealthProbe(),
+		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait)}
 	o.docs.Log = cfg.Logger
 	return o
 }
@@ -101,10 +110,6 @@ type Info struct {
 func (o *Ops) Info(ctx context.Context, c Caller) (*Info, error) {
 	return &Info{ServerVersion: o.cfg.Version}, nil
 }
-
-// Health reports whether the server answers. It is cheap on purpose: load
-// balancers call it often.
-func (o *Ops) Health(ctx context.Context, c Caller) error { return nil }
 
 // inTx runs fn in the caller's interactive transaction if tx names one, and
 // in a transaction of its own (retried on conflict) otherwise. Inside an
@@ -175,6 +180,11 @@ func detail(err, sentinel error) string {
 // conflictRetryDelay is the retry advice sent with ABORTED.
 const conflictRetryDelay = 10 * time.Millisecond
 
+// unavailableRetryDelay is the retry advice sent with UNAVAILABLE when the
+// storage cannot serve now: long enough for a connection to free up or a
+// server to come back, short enough not to matter to a client.
+const unavailableRetryDelay = time.Second
+
 // apiError turns any error of the layers below into an API error: the one
 // place where errors get their codes. An error that is the server's fault
 // becomes INTERNAL with the original error as its cause, for the log.
@@ -200,6 +210,12 @@ func apiError(err error) error {
 		return &status.Error{Code: status.Cancelled, Message: "request cancelled"}
 	case errors.Is(err, kv.ErrClosed):
 		return &status.Error{Code: status.Unavailable, Message: "server is shutting down"}
+	// The causes of these may name the storage's address and user: the
+	// log gets them, the client a fixed message.
+	case errors.Is(err, kv.ErrBusy):
+		return &status.Error{Code: status.Unavailable, Message: "no storage connection free: the server has too many requests at once; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
+	case errors.Is(err, kv.ErrUnavailable):
+		return &status.Error{Code: status.Unavailable, Message: "the storage cannot be reached right now; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
 	}
 	return &status.Error{Code: status.Internal, Message: err.Error(), Cause: err}
 }

@@ -29,7 +29,13 @@ type Options struct {
 	// IdleTimeout: a transaction with no request for this long is rolled
 	// back. MaxLifetime: a transaction older than this is rolled back.
 	IdleTimeout, MaxLifetime time.Duration
-	Logger                   *slog.Logger
+	// MaxOpen bounds the transactions open at once; 0 or less: unlimited.
+	// Each holds a storage connection for as long as its client keeps it
+	// open, so a node keeps the bound below its store's connections: a
+	// begin beyond it is answered UNAVAILABLE at once, rather than letting
+	// forgotten transactions starve every other request.
+	MaxOpen int
+	Logger  *slog.Logger
 }
 
 // Manager is the table of open transactions.
@@ -39,6 +45,7 @@ type Manager struct {
 
 	mu       sync.Mutex
 	sessions map[string]*Session
+	opening  int  // begins between their check of MaxOpen and their entry in sessions
 	closed   bool // no more transactions begin
 
 	stop chan struct{}
@@ -89,20 +96,43 @@ func (m *Manager) MaxLifetime() time.Duration { return m.opts.MaxLifetime }
 
 // Begin opens a transaction bound to database db.
 func (m *Manager) Begin(ctx context.Context, db string) (*Session, error) {
+	if err := m.reserve(); err != nil {
+		return nil, err
+	}
 	tx, err := m.store.Begin(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.opening--
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	s := &Session{ID: newID(), DB: db, Origin: m.opts.Origin, created: now, lastUsed: now, tx: tx, turn: make(chan struct{}, 1)}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
 		tx.Rollback()
 		return nil, errClosed
 	}
+	now := time.Now()
+	s := &Session{ID: newID(), DB: db, Origin: m.opts.Origin, created: now, lastUsed: now, tx: tx, turn: make(chan struct{}, 1)}
 	m.sessions[s.ID] = s
 	return s, nil
+}
+
+// tooManyRetryDelay is the retry advice sent with a begin refused for
+// MaxOpen: transactions end within seconds when their clients are well.
+const tooManyRetryDelay = time.Second
+
+// reserve counts a begin against MaxOpen, or refuses it.
+func (m *Manager) reserve() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errClosed
+	}
+	if m.opts.MaxOpen > 0 && len(m.sessions)+m.opening >= m.opts.MaxOpen {
+		return &status.Error{Code: status.Unavailable, RetryDelay: tooManyRetryDelay, Message: fmt.Sprintf(
+			"this node has too many open transactions (the limit is %d): commit or roll back those you hold, or retry later", m.opts.MaxOpen)}
+	}
+	m.opening++
+	return nil
 }
 
 func newID() string {

@@ -491,3 +491,55 @@ func TestClose(t *testing.T) {
 		t.Fatalf("Len = %d: a begin after Close registered a transaction", m.Len())
 	}
 }
+
+// MaxOpen bounds the open transactions: a begin beyond it is refused at
+// once with UNAVAILABLE and a retry delay, concurrent begins included, and
+// every way a transaction ends makes room again.
+func TestMaxOpen(t *testing.T) {
+	const maxOpen = 3
+	m, _ := newManager(t, Options{MaxOpen: maxOpen, IdleTimeout: 200 * time.Millisecond})
+	var mu sync.Mutex
+	var open []*Session
+	var refused int
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			s, err := m.Begin(bg, "db")
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				open = append(open, s)
+				return
+			}
+			e, ok := status.From(err)
+			if !ok || e.Code != status.Unavailable || e.RetryDelay <= 0 {
+				t.Errorf("begin beyond the bound: %v, want UNAVAILABLE with a retry delay", err)
+			}
+			refused++
+		})
+	}
+	wg.Wait()
+	if len(open) != maxOpen || refused != 10-maxOpen {
+		t.Fatalf("%d begins succeeded and %d were refused, want %d and %d", len(open), refused, maxOpen, 10-maxOpen)
+	}
+	if err := m.Commit(bg, open[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Rollback(bg, open[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	begin(t, m, "db")
+	begin(t, m, "db")
+	if _, err := m.Begin(bg, "db"); status.CodeOf(err) != status.Unavailable {
+		t.Fatalf("begin at the bound again: %v", err)
+	}
+	// The sweeper's rollbacks of idle transactions make room too.
+	deadline := time.Now().Add(10 * time.Second)
+	for m.Len() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d transactions still open after their idle timeout", m.Len())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	begin(t, m, "db")
+}

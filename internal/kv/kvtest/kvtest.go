@@ -58,6 +58,7 @@ func Run(t *testing.T, h Harness) {
 		{"LogTrim", testLogTrim},
 		{"LogConcurrentReadersSeeNoGaps", testLogNoGaps},
 		{"TxLifecycle", testTxLifecycle},
+		{"Ping", testPing},
 		{"Limits", testLimits},
 		{"RunRetriesConflicts", testRunRetries},
 		{"Bank", testBank},
@@ -544,6 +545,23 @@ func testTxLifecycle(t *testing.T, s kv.Store) {
 		t.Fatalf("commit after rollback: %v", err)
 	}
 	mustMissing(t, begin(t, s), "rolled")
+}
+
+func testPing(t *testing.T, s kv.Store) {
+	for range 3 { // cheap and repeatable
+		if err := s.Ping(bg); err != nil {
+			t.Fatalf("ping an open store: %v", err)
+		}
+	}
+	tx := begin(t, s) // a transaction open does not make the store unready
+	if err := s.Ping(bg); err != nil {
+		t.Fatalf("ping with a transaction open: %v", err)
+	}
+	tx.Rollback()
+	must(t, s.Close())
+	if err := s.Ping(bg); !errors.Is(err, kv.ErrClosed) {
+		t.Fatalf("ping a closed store: %v, want kv.ErrClosed", err)
+	}
 }
 
 func testLimits(t *testing.T, s kv.Store) {

@@ -258,6 +258,18 @@ func (s *Store) LastPosition(ctx context.Context) (kv.Position, error) {
 	return s.current.version, nil
 }
 
+// Ping reports whether the store still serves: ErrClosed once closed, the
+// write failure that stopped it if one did, and nil otherwise. An embedded
+// store has nothing to reach.
+func (s *Store) Ping(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return kv.ErrClosed
+	}
+	return s.failure
+}
+
 // Close waits for in-flight commits, then closes Pebble. Transactions still
 // open fail afterwards.
 func (s *Store) Close() error {

@@ -29,9 +29,9 @@ func (s *Store) ReadLog(ctx context.Context, after kv.Position, limit int) ([]kv
 	if limit <= 0 {
 		limit = defaultLogLimit
 	}
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.acquire(ctx, "read log: get a connection", s.opts.AcquireTimeout)
 	if err != nil {
-		return nil, 0, s.fail("read log: get a connection", err)
+		return nil, 0, err
 	}
 	defer s.releaseConn(conn)
 	// One snapshot for the trim point, the horizon and the entries, so
@@ -102,8 +102,13 @@ func (s *Store) LastPosition(ctx context.Context) (kv.Position, error) {
 	if err := s.usable(); err != nil {
 		return 0, err
 	}
+	conn, err := s.acquire(ctx, "read the last position: get a connection", s.opts.AcquireTimeout)
+	if err != nil {
+		return 0, err
+	}
+	defer s.releaseConn(conn)
 	var h, last string
-	if err := s.pool.QueryRow(ctx, lastCommitSQL).Scan(&h, &last); err != nil {
+	if err := conn.QueryRow(ctx, lastCommitSQL).Scan(&h, &last); err != nil {
 		return 0, s.fail("read the last position", err)
 	}
 	return parsePosition(last), nil

@@ -76,12 +76,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
@@ -108,6 +111,11 @@ type Options struct {
 	// MaxConns is the size of the connection pool. Every open transaction
 	// holds one connection. Default: the URL's pool_max_conns, else 32.
 	MaxConns int32
+	// AcquireTimeout bounds how long Begin (and a log read) waits for a
+	// pooled connection, connecting included; then it fails with
+	// kv.ErrBusy if every connection was in use, kv.ErrUnavailable if the
+	// server could not be reached. Default 2s.
+	AcquireTimeout time.Duration
 	// FoldDelay is how long after a commit that added to counters the
 	// deltas are folded. Default 100ms.
 	FoldDelay time.Duration
@@ -122,11 +130,14 @@ type Options struct {
 
 // Defaults.
 const (
-	DefaultMaxKeySize = 2048
-	DefaultMaxTxAge   = 10 * time.Minute
-	DefaultMaxConns   = 32
-	DefaultFoldDelay  = 100 * time.Millisecond
-	defaultLogLimit   = 1000
+	DefaultMaxKeySize     = 2048
+	DefaultMaxTxAge       = 10 * time.Minute
+	DefaultMaxConns       = 32
+	DefaultAcquireTimeout = 2 * time.Second
+	// pingTimeout bounds Ping, connection and round trip each.
+	pingTimeout      = time.Second
+	DefaultFoldDelay = 100 * time.Millisecond
+	defaultLogLimit  = 1000
 )
 
 // Store is an open PostgreSQL-backed store. It implements kv.Store.
@@ -166,6 +177,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if opts.FoldDelay <= 0 {
 		opts.FoldDelay = DefaultFoldDelay
+	}
+	if opts.AcquireTimeout <= 0 {
+		opts.AcquireTimeout = DefaultAcquireTimeout
 	}
 	if opts.tombstoneMargin <= 0 {
 		opts.tombstoneMargin = time.Minute
@@ -254,9 +268,9 @@ func (s *Store) Begin(ctx context.Context) (kv.Tx, error) {
 		return nil, err
 	}
 	started := time.Now()
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.acquire(ctx, "begin: get a connection", s.opts.AcquireTimeout)
 	if err != nil {
-		return nil, s.fail("begin: get a connection", err)
+		return nil, err
 	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -289,6 +303,55 @@ func (s *Store) Begin(ctx context.Context) (kv.Tx, error) {
 	s.txs.Add(t, started)
 	s.mu.Unlock()
 	return kv.NewTx(t, s.limits), nil
+}
+
+// acquire takes a pooled connection, waiting at most wait: a request must
+// never wait unboundedly for one, however long other transactions hold
+// theirs. Past wait it fails with kv.ErrBusy when every connection was in
+// use, and with kv.ErrUnavailable when one was being opened and the
+// server did not answer.
+func (s *Store) acquire(ctx context.Context, doing string, wait time.Duration) (*pgxpool.Conn, error) {
+	waitCtx, cancel := context.WithTimeoutCause(ctx, wait, errAcquireWait)
+	defer cancel()
+	conn, err := s.pool.Acquire(waitCtx)
+	if err == nil {
+		return conn, nil
+	}
+	if ctx.Err() == nil && errors.Is(context.Cause(waitCtx), errAcquireWait) {
+		if st := s.pool.Stat(); st.AcquiredConns() >= st.MaxConns() {
+			return nil, fmt.Errorf("sqlkv: %s: %w within %s (all %d in use)", doing, kv.ErrBusy, wait, st.MaxConns())
+		}
+		return nil, fmt.Errorf("sqlkv: %s: %w: no connection to %s within %s", doing, kv.ErrUnavailable, s.where, wait)
+	}
+	return nil, s.fail(doing, err)
+}
+
+var errAcquireWait = errors.New("sqlkv: waited too long for a connection")
+
+// MaxConns is the size of the connection pool: nodes bound what may hold
+// connections for long (interactive transactions, streaming reads) below it.
+func (s *Store) MaxConns() int { return int(s.pool.Stat().MaxConns()) }
+
+// Ping checks that a pooled connection answers a trivial statement, each
+// step within a second.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	conn, err := s.acquire(ctx, "ping: get a connection", pingTimeout)
+	if err != nil {
+		return err
+	}
+	defer s.releaseConn(conn)
+	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := conn.Ping(pingCtx); err != nil {
+		if ctx.Err() == nil && pingCtx.Err() != nil {
+			return fmt.Errorf("sqlkv: ping %s: %w: no answer within %s", s.where, kv.ErrUnavailable, pingTimeout)
+		}
+		return s.fail("ping", err)
+	}
+	return nil
 }
 
 func (s *Store) usable() error {
@@ -342,7 +405,41 @@ func (s *Store) fail(doing string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("sqlkv: %s: %w", doing, err)
 	}
+	if unreachable(err) {
+		return fmt.Errorf("sqlkv: %s on %s: %w: %w", doing, s.where, kv.ErrUnavailable, err)
+	}
 	return fmt.Errorf("sqlkv: %s on %s: %w", doing, s.where, err)
+}
+
+// unreachable tells whether err says that the server could not be reached,
+// or that the connection to it was lost, rather than that a statement
+// failed: trying again later may work. A statement's own errors (a
+// constraint, a bad query, a refused login, a missing database) are not:
+// they would fail again.
+func unreachable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "57P01", "57P02", "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
+			return true
+		case "53300": // too_many_connections
+			return true
+		}
+		return strings.HasPrefix(pgErr.Code, "08") // connection_exception
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return !dnsErr.IsNotFound // a host name that does not exist is a mistake
+	}
+	// Dial, read and write failures; a TLS alert from the server (a
+	// refused certificate) is an answer, not a lost connection.
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Op != "remote error" {
+		return true
+	}
+	return errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // parsePosition reads an xid8 printed as text.
