@@ -255,7 +255,11 @@ func (s *Server) public(r *http.Request, err error) *status.Error {
 		return e
 	}
 	id := requestID()
-	s.log.Error("request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "code", e.Code, "err", e.Cause)
+	level := slog.LevelError
+	if e.Code != status.Internal {
+		level = slog.LevelWarn // the store unreachable or busy: not a bug, and loud under overload
+	}
+	s.log.Log(r.Context(), level, "request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "code", e.Code, "err", e.Cause)
 	msg := "internal error"
 	if e.Code != status.Internal {
 		msg = e.Message
