@@ -98,7 +98,7 @@ func Parse(collectionName string, raw []byte) (*Schema, error) {
 	for _, n := range pkNames {
 		isKey[n] = true
 	}
-	fields, byName, propsInsert, err := parseProperties(raw, props.start, "", isKey)
+	fields, byName, propsInsert, err := parseProperties(raw, props.start, "", "", isKey)
 	if err != nil {
 		return nil, err
 	}
@@ -209,10 +209,11 @@ func applyEdits(raw []byte, edits []edit) []byte {
 	return append(out, raw[pos:]...)
 }
 
-// parseProperties parses the properties object at raw[i]. isKey names the
-// primary key fields when these are the top-level properties, and is nil
-// below. insert is where a new property would be appended.
-func parseProperties(raw []byte, i int, parent string, isKey map[string]bool) (fields []*Field, byName map[string]int, insert int, err error) {
+// parseProperties parses the properties object at raw[i], of the field
+// parent (where names it in messages; both are empty at the top). isKey
+// names the primary key fields when these are the top-level properties,
+// and is nil below. insert is where a new property would be appended.
+func parseProperties(raw []byte, i int, parent, where string, isKey map[string]bool) (fields []*Field, byName map[string]int, insert int, err error) {
 	ms, insert, err := readMembers(raw, i, "properties")
 	if err != nil {
 		return nil, nil, 0, err
@@ -221,6 +222,15 @@ func parseProperties(raw []byte, i int, parent string, isKey map[string]bool) (f
 	for _, m := range ms {
 		if !validFieldName(m.name) {
 			return nil, nil, 0, invalidf("invalid field name '%s': a field name must not be empty or contain '.'", m.name)
+		}
+		if reservedFieldName(m.name) {
+			// A filter reads a member starting with '$' as an operator,
+			// so such a field could be stored but never queried.
+			in := ""
+			if where != "" {
+				in = " in field '" + where + "'"
+			}
+			return nil, nil, 0, invalidf("invalid field name '%s'%s: a field name must not start with '$', which filters reserve for operators", m.name, in)
 		}
 		path := joinPath(parent, m.name)
 		f, err := parseField(raw, m, m.name, path, path, isKey[m.name])
@@ -329,7 +339,7 @@ func parseField(raw []byte, def member, name, path, where string, isKey bool) (*
 		if props.kind(raw) != jsonscan.Object {
 			return nil, invalidf("properties of field '%s' must be a JSON object", where)
 		}
-		if f.Properties, f.byName, _, err = parseProperties(raw, props.start, path, nil); err != nil {
+		if f.Properties, f.byName, _, err = parseProperties(raw, props.start, path, where, nil); err != nil {
 			return nil, err
 		}
 	}
