@@ -21,6 +21,9 @@ type setField struct {
 
 // parseUpdate reads {"$set": {"path": value, ...}, "$unset": ["path", ...]}.
 // $unset also takes an object ({"path": ""}), as MongoDB-style clients send.
+// Each $set value is validated against its field here, before any document
+// is read, so that a bad update is refused even when it matches nothing, as
+// the original did; the updated documents are validated again as a whole.
 func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 	start, _, err := jsonscan.Whole(fields)
 	if err != nil || jsonscan.KindAt(fields, start) != jsonscan.Object {
@@ -42,10 +45,11 @@ func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 				return nil, status.Errorf(status.InvalidArgument, "$set: %v", err)
 			}
 			for _, m := range ms {
-				if _, ok := s.Field(m.Key); !ok {
-					return nil, status.Errorf(status.InvalidArgument, "json schema validation failed for field '%s' reason 'field not in the schema'", m.Key)
+				value := fields[m.ValueStart:m.End]
+				if err := s.ValidateValue(m.Key, value); err != nil {
+					return nil, err
 				}
-				u.set = append(u.set, setField{path: m.Key, value: fields[m.ValueStart:m.End]})
+				u.set = append(u.set, setField{path: m.Key, value: value})
 			}
 		case "$unset":
 			paths, err := unsetPaths(fields, op)
