@@ -2,7 +2,9 @@ package filter
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/foliodb/folio/internal/schema"
@@ -219,5 +221,70 @@ func TestComparisons(t *testing.T) {
 	}
 	if !reflect.DeepEqual(paths, []string{"pkey_int", "int_value", "string_value", "bool_value"}) {
 		t.Errorf("Comparisons = %v", paths)
+	}
+}
+
+// nestedOr is a filter of $or nested depth deep.
+func nestedOr(depth int) string {
+	return strings.Repeat(`{"$or":[{"pkey_int":1},`, depth) + `{"pkey_int":2}` + strings.Repeat(`]}`, depth)
+}
+
+// andOf is an $and of n comparisons.
+func andOf(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"$and":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"int_value":%d}`, i)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+func TestParseLimits(t *testing.T) {
+	s := testFields(t)
+	cases := []struct {
+		name, filter, err string
+	}{
+		{"comparisons at the limit", andOf(MaxComparisons), ""},
+		{"comparisons past the limit", andOf(MaxComparisons + 1), "filter has more than 1000 comparisons"},
+		{"operators count", `{"$and":[` + strings.Repeat(`{"int_value":{"$gt":1,"$lt":5}},`, MaxComparisons/2) + `{"pkey_int":1}]}`, "filter has more than 1000 comparisons"},
+		{"far past the limit", andOf(100_000), "filter has more than 1000 comparisons"},
+		{"depth at the limit", nestedOr(MaxDepth), ""},
+		{"depth past the limit", nestedOr(MaxDepth + 1), "filter nests $and and $or more than 32 deep"},
+		{"far past the depth", nestedOr(4990), "filter nests $and and $or more than 32 deep"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.filter), s, Collation{})
+			wantError(t, err, c.err)
+		})
+	}
+}
+
+// A deep filter parses in time linear in its size: each level is read
+// once, not once per level above it.
+func BenchmarkParseDeep(b *testing.B) {
+	s := testFields(b)
+	raw := []byte(nestedOr(MaxDepth))
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if _, err := Parse(raw, s, Collation{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseLimit parses a filter of MaxComparisons comparisons.
+func BenchmarkParseLimit(b *testing.B) {
+	s := testFields(b)
+	raw := []byte(andOf(MaxComparisons))
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if _, err := Parse(raw, s, Collation{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
