@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -292,5 +293,57 @@ func TestParseCollectionType(t *testing.T) {
 	}
 	if string(s.Raw()) != `{"title":"c","collection_type":"topic","properties":{"a":{"type":"string"}}}` {
 		t.Errorf("Raw = %s", s.Raw())
+	}
+}
+
+// wideSchema has n field definitions: an id and n-1 strings.
+func wideSchema(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"title":"c","properties":{"id":{"type":"integer"}`)
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, `,"f%d":{"type":"string"}`, i)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+// deepSchema has a field nested depth deep: objects, with an array's items
+// as the last level.
+func deepSchema(depth int) string {
+	inner := `{"type":"array","items":{"type":"string"}}`
+	for range depth - 2 {
+		inner = `{"type":"object","properties":{"o":` + inner + `}}`
+	}
+	return `{"title":"c","properties":{"id":{"type":"integer"},"o":` + inner + `}}`
+}
+
+func TestParseLimits(t *testing.T) {
+	cases := []struct {
+		name, schema, err string
+	}{
+		{"fields at the limit", wideSchema(MaxFields), ""},
+		{"fields past the limit", wideSchema(MaxFields + 1), "schema has more than 2000 fields"},
+		{"nested fields count", `{"title":"c","properties":{"id":{"type":"integer"},"o":{"type":"object","properties":` +
+			strings.TrimPrefix(strings.TrimSuffix(wideSchema(MaxFields-1), `}`), `{"title":"c","properties":`) + `}}}`, "schema has more than 2000 fields"},
+		{"far past the limit", wideSchema(90_000), "schema has more than 2000 fields"},
+		{"depth at the limit", deepSchema(MaxDepth), ""},
+		{"depth past the limit", deepSchema(MaxDepth + 1), "schema nests fields more than 16 deep, at field '" + strings.Repeat("o.", 15) + "o[]'"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("c", []byte(c.schema))
+			wantError(t, err, c.err)
+		})
+	}
+}
+
+// A schema of many fields parses in time linear in its size.
+func BenchmarkParseWide(b *testing.B) {
+	raw := []byte(wideSchema(MaxFields))
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if _, err := Parse("c", raw); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
