@@ -1,7 +1,10 @@
 package apitest
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 )
 
 // refusal is a request that must be answered with an error and change
@@ -100,4 +103,152 @@ func TestUpdateValidatesSetBeforeReading(t *testing.T) {
 		equalStrings(t, "after a valid update", c.all(t, "db1", "typed"),
 			[]string{`{"id":1,"string_value":"a","code":"abcde","address":{"zip":5},"tags":["x"],"score":null}`})
 	})
+}
+
+// The limits on a request's size, each just under (accepted) and just over
+// (refused with a 400 that names it, nothing changed): comparisons and
+// nesting of a filter, fields and nesting of a schema, paths of an update.
+// Numbers in the limits are those of docs/operations.md.
+func TestRequestLimits(t *testing.T) {
+	read, update, del := docPath("db1", "users", "read"), docPath("db1", "users", "update"), docPath("db1", "users", "delete")
+	updateWide := docPath("db1", "wide", "update")
+	create := collPath("db1", "other", "createOrUpdate")
+	accepted := []struct{ name, method, path, body string }{
+		{"filter of 1000 comparisons", "POST", read, `{"filter":` + andOf(1000) + `}`},
+		{"filter of 1000 comparisons in an $or", "POST", read, `{"filter":` + orOf(1000) + `}`},
+		{"filter nested 32 deep", "POST", read, `{"filter":` + nestedOr(32) + `}`},
+		{"update of 256 paths", "PUT", updateWide, `{"filter":{"id":1},"fields":` + setOf(255, `"$unset":["f299"]`) + `}`},
+		{"$set of 256 paths", "PUT", updateWide, `{"filter":{"id":1},"fields":` + setOf(256, "") + `}`},
+		{"schema of 2000 fields", "POST", create, `{"schema":` + wideSchema("other", 2000) + `}`},
+		{"schema nested 16 deep", "POST", collPath("db1", "deep", "createOrUpdate"), `{"schema":` + deepSchema("deep", 16) + `}`},
+	}
+	refused := []refusal{
+		{"filter of 1001 comparisons", "POST", read, `{"filter":` + andOf(1001) + `}`, 400, "INVALID_ARGUMENT", "filter has more than 1000 comparisons"},
+		{"filter of 1001 comparisons in an $or", "POST", read, `{"filter":` + orOf(1001) + `}`, 400, "INVALID_ARGUMENT", "filter has more than 1000 comparisons"},
+		{"update's filter of 1001 comparisons", "PUT", update, `{"filter":` + orOf(1001) + `,"fields":{"$set":{"name":"x"}}}`, 400, "INVALID_ARGUMENT", "filter has more than 1000 comparisons"},
+		{"delete's filter of 1001 comparisons", "DELETE", del, `{"filter":` + orOf(1001) + `}`, 400, "INVALID_ARGUMENT", "filter has more than 1000 comparisons"},
+		{"filter nested 33 deep", "POST", read, `{"filter":` + nestedOr(33) + `}`, 400, "INVALID_ARGUMENT", "filter nests $and and $or more than 32 deep"},
+		{"delete's filter nested 33 deep", "DELETE", del, `{"filter":` + nestedOr(33) + `}`, 400, "INVALID_ARGUMENT", "filter nests $and and $or more than 32 deep"},
+		{"update of 257 paths", "PUT", updateWide, `{"filter":{"id":1},"fields":` + setOf(256, `"$unset":["f299"]`) + `}`, 400, "INVALID_ARGUMENT", "update sets and unsets more than 256 fields"},
+		{"update of 257 paths, $unset first", "PUT", updateWide, `{"filter":{"id":1},"fields":` + setOf(256, `"$unset":["f299"]`, true) + `}`, 400, "INVALID_ARGUMENT", "update sets and unsets more than 256 fields"},
+		{"$set of 257 paths", "PUT", updateWide, `{"filter":{"id":1},"fields":` + setOf(257, "") + `}`, 400, "INVALID_ARGUMENT", "update sets and unsets more than 256 fields"},
+		{"$unset of 257 paths", "PUT", updateWide, `{"filter":{"id":1},"fields":{"$unset":[` + strings.Repeat(`"f1",`, 256) + `"f2"]}}`, 400, "INVALID_ARGUMENT", "update sets and unsets more than 256 fields"},
+		{"schema of 2001 fields", "POST", create, `{"schema":` + wideSchema("other", 2001) + `}`, 400, "INVALID_ARGUMENT", "schema has more than 2000 fields"},
+		{"schema nested 17 deep", "POST", create, `{"schema":` + deepSchema("other", 17) + `}`, 400, "INVALID_ARGUMENT", "schema nests fields more than 16 deep, at field '" + strings.Repeat("o.", 15) + "o[]'"},
+	}
+	eachBackend(t, func(t *testing.T, c *client) {
+		withUsers(t, c)
+		c.createColl(t, "db1", "wide", wideSchema("wide", 300))
+		c.insert(t, "db1", "users", `{"id":1,"name":"n0","age":3}`, `{"id":2,"name":"n2"}`)
+		c.insert(t, "db1", "wide", `{"id":1}`)
+		wantRefused(t, c, refused)
+		for _, tc := range accepted {
+			t.Run(tc.name, func(t *testing.T) {
+				if r := c.do(t, tc.method, tc.path, tc.body); r.status != 200 {
+					t.Errorf("got %.300s, want 200", r)
+				}
+			})
+		}
+	})
+}
+
+// The requests of the hardening issue that took from 6 to 69 seconds are
+// refused at once, naming the limit they break.
+func TestHugeRequestsRefusedQuickly(t *testing.T) {
+	cases := []refusal{
+		{"$and of 100,000 members (3 MB)", "POST", docPath("db1", "users", "read"), `{"filter":` + andOf(100_000) + `}`,
+			400, "INVALID_ARGUMENT", "filter has more than 1000 comparisons"},
+		{"$or nested 4,990 deep", "POST", docPath("db1", "users", "read"), `{"filter":` + nestedOr(4990) + `}`,
+			400, "INVALID_ARGUMENT", "filter nests $and and $or more than 32 deep"},
+		{"schema of 2.5 MB", "POST", collPath("db1", "big", "createOrUpdate"), `{"schema":` + wideSchema("big", 93_000) + `}`,
+			400, "INVALID_ARGUMENT", "schema has more than 2000 fields"},
+		{"$set of 9,999 fields", "PUT", docPath("db1", "users", "update"), `{"filter":{"id":1},"fields":` + setOf(9999, "") + `}`,
+			400, "INVALID_ARGUMENT", "update sets and unsets more than 256 fields"},
+	}
+	eachBackend(t, func(t *testing.T, c *client) {
+		withUsers(t, c)
+		c.insert(t, "db1", "users", `{"id":1,"name":"a"}`, `{"id":2,"name":"b"}`)
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				start := time.Now()
+				wantError(t, c.do(t, tc.method, tc.path, tc.body), tc.status, tc.code, tc.message)
+				// Generous for a shared machine: each took 6 to 69 s before.
+				if d := time.Since(start); d > 3*time.Second {
+					t.Errorf("answered in %v, want well under a second", d)
+				} else {
+					t.Logf("%d bytes answered in %v", len(tc.body), d)
+				}
+			})
+		}
+		if got := c.all(t, "db1", "users"); len(got) != 2 || got[0] != `{"id":1,"name":"a"}` {
+			t.Errorf("documents changed: %q", got)
+		}
+	})
+}
+
+// andOf is an $and of n equalities on users' name.
+func andOf(n int) string { return logicalOf("$and", n) }
+
+// orOf is an $or of n equalities on users' name.
+func orOf(n int) string { return logicalOf("$or", n) }
+
+func logicalOf(op string, n int) string {
+	var b strings.Builder
+	b.WriteString(`{"` + op + `":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"value %07d"}`, i)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+// nestedOr is an $or nested depth deep.
+func nestedOr(depth int) string {
+	return strings.Repeat(`{"$or":[{"id":1},`, depth) + `{"id":2}` + strings.Repeat(`]}`, depth)
+}
+
+// wideSchema is a schema of n fields: an integer id and strings f1...
+func wideSchema(title string, n int) string {
+	var b strings.Builder
+	b.WriteString(`{"title":"` + title + `","properties":{"id":{"type":"integer"}`)
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, `,"f%d":{"type":"string"}`, i)
+	}
+	b.WriteString(`},"primary_key":["id"]}`)
+	return b.String()
+}
+
+// deepSchema is a schema whose field o nests depth deep: objects, with an
+// array's items as the last level.
+func deepSchema(title string, depth int) string {
+	inner := `{"type":"array","items":{"type":"string"}}`
+	for range depth - 2 {
+		inner = `{"type":"object","properties":{"o":` + inner + `}}`
+	}
+	return `{"title":"` + title + `","properties":{"id":{"type":"integer"},"o":` + inner + `}}`
+}
+
+// setOf is update fields setting f1...fn (of wideSchema) to strings, with
+// other, if given, as a member after $set (before it if first is set).
+func setOf(n int, other string, first ...bool) string {
+	var b strings.Builder
+	b.WriteString(`{"$set":{`)
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"f%d":"v%d"`, i, i)
+	}
+	b.WriteString(`}`)
+	set := b.String()
+	switch {
+	case other == "":
+		return set + `}`
+	case len(first) > 0 && first[0]:
+		return `{` + other + `,` + set[1:] + `}`
+	}
+	return set + `,` + other + `}`
 }
