@@ -48,6 +48,9 @@ type serveConfig struct {
 	LogMaxHold duration `json:"log_max_hold"`
 	// StreamBuffer bounds the bytes of changes waiting for one stream.
 	StreamBuffer int `json:"stream_buffer_bytes"`
+
+	// RequestTimeout bounds every request but the streams.
+	RequestTimeout duration `json:"request_timeout"`
 }
 
 // DefaultLogRetention is how long the change log keeps a commit, and so how
@@ -69,6 +72,8 @@ func defaultConfig() serveConfig {
 		ShutdownWait: duration(node.DefaultShutdownTimeout),
 		LogRetention: duration(DefaultLogRetention),
 		StreamBuffer: streams.DefaultMaxPending,
+
+		RequestTimeout: duration(ops.DefaultRequestTimeout),
 	}
 }
 
@@ -105,6 +110,7 @@ func loadConfig(args []string) (serveConfig, error) {
 	logRetention := fs.String("log-retention", "", "how long the change log keeps a commit, and so how far back events and subscribe streams can resume; 0 keeps it forever (env FOLIO_LOG_RETENTION; default 24h)")
 	logMaxHold := fs.String("log-max-hold", "", "how much longer than the retention a stream catching up may keep the log from being trimmed before it is cut off and must resync (env FOLIO_LOG_MAX_HOLD; default the retention)")
 	streamBuffer := fs.String("stream-buffer-bytes", "", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow (env FOLIO_STREAM_BUFFER_BYTES; default 16777216)")
+	requestTimeout := fs.String("request-timeout", "", "longest a request may run, a read's streaming included, before it fails with DEADLINE_EXCEEDED and its writes are dropped; events and subscribe streams have none (env FOLIO_REQUEST_TIMEOUT; default 30s)")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback (env FOLIO_PPROF_ADDR; default off)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -157,6 +163,7 @@ func loadConfig(args []string) (serveConfig, error) {
 		{&cfg.TxIdle, *txIdle, "FOLIO_TX_IDLE_TIMEOUT", "tx idle timeout"},
 		{&cfg.LogRetention, *logRetention, "FOLIO_LOG_RETENTION", "log retention"},
 		{&cfg.LogMaxHold, *logMaxHold, "FOLIO_LOG_MAX_HOLD", "log max hold"},
+		{&cfg.RequestTimeout, *requestTimeout, "FOLIO_REQUEST_TIMEOUT", "request timeout"},
 	} {
 		v := ""
 		pick(&v, d.flag, d.env)
@@ -180,6 +187,9 @@ func loadConfig(args []string) (serveConfig, error) {
 	}
 	if cfg.LogRetention < 0 {
 		return cfg, fmt.Errorf("log retention %v: must not be negative", time.Duration(cfg.LogRetention))
+	}
+	if cfg.RequestTimeout <= 0 {
+		return cfg, fmt.Errorf("request timeout %v: must be positive", time.Duration(cfg.RequestTimeout))
 	}
 	if cfg.StreamBuffer <= 0 {
 		return cfg, fmt.Errorf("stream buffer bytes %d: must be positive", cfg.StreamBuffer)
@@ -233,5 +243,6 @@ func serve(args []string) error {
 		LogRetention:           time.Duration(cfg.LogRetention),
 		LogMaxHold:             time.Duration(cfg.LogMaxHold),
 		ShutdownTimeout:        time.Duration(cfg.ShutdownWait),
+		RequestTimeout:         time.Duration(cfg.RequestTimeout),
 	})
 }

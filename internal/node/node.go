@@ -68,6 +68,9 @@ type Config struct {
 	// documents of one insert or replace (and messages of one publish).
 	MaxBodyBytes           int64
 	MaxDocumentsPerRequest int
+	// RequestTimeout bounds every request but the streams (see
+	// ops.Config.RequestTimeout). Default 30s.
+	RequestTimeout time.Duration
 	// Sessions configures interactive transactions (origin, idle timeout,
 	// maximum lifetime; the lifetime defaults to MaxTxAge).
 	Sessions session.Options
@@ -154,7 +157,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.trimmer = startBackground(n.changeLog.RunTrimmer)
 	}
 	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Logger: n.log,
-		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest})
+		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest, RequestTimeout: cfg.RequestTimeout})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/node"
 )
 
 // refusal is a request that must be answered with an error and change
@@ -251,4 +255,79 @@ func setOf(n int, other string, first ...bool) string {
 		return `{` + other + `,` + set[1:] + `}`
 	}
 	return set + `,` + other + `}`
+}
+
+// keepOpen is a store that a node does not close, so that nodes of
+// different settings can run over it one after the other.
+type keepOpen struct{ kv.Store }
+
+func (keepOpen) Close() error { return nil }
+
+// A request that runs past the request timeout stops, answers 504
+// DEADLINE_EXCEEDED and writes nothing. The data is loaded through a node
+// with the default timeout; the slow requests go to a node over the same
+// store whose timeout is 50ms; a third node checks that nothing changed.
+func TestRequestTimeout(t *testing.T) {
+	// Every document is a candidate (no index can serve the filter: the
+	// $or's last member matches all of them) and is checked against all
+	// 1000 comparisons, and none matches (age and score are equal in each), so
+	// a request reads the whole collection and returns nothing.
+	var or strings.Builder
+	for i := range 997 {
+		fmt.Fprintf(&or, `{"name":"nope %d"},`, i)
+	}
+	or.WriteString(`{"age":{"$gte":0}}`)
+	slow := `{"$and":[{"$or":[` + or.String() + `]},{"age":0},{"score":1}]}`
+	users := func(op string) string { return docPath("db1", "users", op) }
+	cases := []refusal{
+		{"read", "POST", users("read"), `{"filter":` + slow + `}`, 504, "DEADLINE_EXCEEDED", "context deadline exceeded"},
+		{"read sorted in memory", "POST", users("read"), `{"filter":` + slow + `,"sort":[{"name":"$desc"}]}`, 504, "DEADLINE_EXCEEDED", "context deadline exceeded"},
+		{"explain", "POST", users("explain"), `{"filter":` + slow + `}`, 504, "DEADLINE_EXCEEDED", "context deadline exceeded"},
+		{"update", "PUT", users("update"), `{"filter":` + slow + `,"fields":{"$set":{"name":"changed"}}}`, 504, "DEADLINE_EXCEEDED", "context deadline exceeded"},
+		{"update of every document", "PUT", users("update"), `{"filter":{"age":{"$gte":0}},"fields":{"$set":{"name":"changed"}}}`, 504, "DEADLINE_EXCEEDED", "context deadline exceeded"},
+		{"delete", "DELETE", users("delete"), `{"filter":` + slow + `}`, 504, "DEADLINE_EXCEEDED", "context deadline exceeded"},
+		{"delete of every document", "DELETE", users("delete"), `{"filter":{}}`, 504, "DEADLINE_EXCEEDED", "context deadline exceeded"},
+	}
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		store := keepOpen{b.Open(t)}
+		run := func(cfg node.Config, fn func(c *client)) {
+			n := startNode(t, store, cfg)
+			defer func() {
+				if err := n.Close(); err != nil {
+					t.Errorf("shut the node down: %v", err)
+				}
+			}()
+			fn(newClient("http://" + n.Addr().String()))
+		}
+		var before string
+		run(node.Config{}, func(c *client) {
+			withUsers(t, c)
+			for batch := range 2 {
+				var docs []string
+				for i := batch * 5000; i < (batch+1)*5000; i++ {
+					docs = append(docs, fmt.Sprintf(`{"id":%d,"name":"n%d","age":%d,"score":%d}`, i, i, i%2, i%2))
+				}
+				c.insert(t, "db1", "users", docs...)
+			}
+			before = c.snapshot(t)
+			// Under the default timeout the same requests succeed.
+			if got := c.docs(t, "db1", "users", `{"filter":`+slow+`}`); len(got) != 0 {
+				t.Errorf("the slow filter matched %d documents", len(got))
+			}
+		})
+		run(node.Config{RequestTimeout: 50 * time.Millisecond}, func(c *client) {
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					start := time.Now()
+					wantError(t, c.do(t, tc.method, tc.path, tc.body), tc.status, tc.code, tc.message)
+					t.Logf("answered in %v", time.Since(start))
+				})
+			}
+		})
+		run(node.Config{}, func(c *client) {
+			if after := c.snapshot(t); after != before {
+				t.Errorf("requests past their deadline changed the data (%d bytes before, %d after)", len(before), len(after))
+			}
+		})
+	})
 }
