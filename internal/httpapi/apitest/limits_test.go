@@ -278,6 +278,9 @@ func TestRequestTimeout(t *testing.T) {
 	}
 	or.WriteString(`{"age":{"$gte":0}}`)
 	slow := `{"$and":[{"$or":[` + or.String() + `]},{"age":0},{"score":1}]}`
+	// The same cost per document, but every one matches: a read of it has
+	// streamed documents when its deadline comes.
+	slowAll := `{"$or":[` + or.String() + `]}`
 	users := func(op string) string { return docPath("db1", "users", op) }
 	cases := []refusal{
 		{"read", "POST", users("read"), `{"filter":` + slow + `}`, 504, "DEADLINE_EXCEEDED", "context deadline exceeded"},
@@ -323,6 +326,21 @@ func TestRequestTimeout(t *testing.T) {
 					t.Logf("answered in %v", time.Since(start))
 				})
 			}
+			t.Run("read that has started streaming", func(t *testing.T) {
+				r := c.do(t, "POST", users("read"), `{"filter":`+slowAll+`}`)
+				if r.status == 504 {
+					// The deadline came before the first document (a backend
+					// slow to connect): an ordinary error response.
+					wantError(t, r, 504, "DEADLINE_EXCEEDED", "context deadline exceeded")
+					return
+				}
+				lines := strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n")
+				last := lines[len(lines)-1]
+				if r.status != 200 || len(lines) < 2 || !strings.HasPrefix(lines[0], `{"result":`) ||
+					last != `{"error":{"code":"DEADLINE_EXCEEDED","message":"context deadline exceeded"}}` {
+					t.Errorf("got %d with %d lines, the last %.200s; want 200, documents, then the deadline's error line", r.status, len(lines), last)
+				}
+			})
 		})
 		run(node.Config{}, func(c *client) {
 			if after := c.snapshot(t); after != before {
