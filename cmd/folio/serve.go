@@ -63,6 +63,9 @@ type serveConfig struct {
 	AcquireTimeout duration `json:"acquire_timeout"`
 	MaxOpenTx      int      `json:"max_open_transactions"`
 	MaxReads       int      `json:"max_concurrent_reads"`
+
+	// RequestTimeout bounds every request but the streams.
+	RequestTimeout duration `json:"request_timeout"`
 }
 
 // DefaultLogRetention is how long the change log keeps a commit, and so how
@@ -84,6 +87,8 @@ func defaultConfig() serveConfig {
 		ShutdownWait: duration(node.DefaultShutdownTimeout),
 		LogRetention: duration(DefaultLogRetention),
 		StreamBuffer: streams.DefaultMaxPending,
+
+		RequestTimeout: duration(ops.DefaultRequestTimeout),
 	}
 }
 
@@ -124,6 +129,7 @@ func loadConfig(args []string) (serveConfig, error) {
 	writeTimeout := fs.String("write-timeout", "", "how long a write of a response or stream may wait for the client to read (env FOLIO_WRITE_TIMEOUT; default 30s)")
 	streamBuffer := fs.String("stream-buffer-bytes", "", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow (env FOLIO_STREAM_BUFFER_BYTES; default 16777216)")
 	corsOrigins := fs.String("cors-origins", "", "comma-separated origins whose browser pages may call the API, or * for any (env FOLIO_CORS_ORIGINS; default none: cross-origin calls stay off)")
+	requestTimeout := fs.String("request-timeout", "", "longest a request may run, a read's streaming included, before it fails with DEADLINE_EXCEEDED and its writes are dropped; events and subscribe streams have none (env FOLIO_REQUEST_TIMEOUT; default 30s)")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback (env FOLIO_PPROF_ADDR; default off)")
 	acquireTimeout := fs.String("acquire-timeout", "", "how long a request waits for a PostgreSQL connection, or a read for its slot, before it answers 503 UNAVAILABLE (env FOLIO_ACQUIRE_TIMEOUT; default 2s)")
 	maxOpenTx := fs.String("max-open-transactions", "", "interactive transactions open at once on this node; a begin beyond it answers 503 UNAVAILABLE; -1: unlimited (env FOLIO_MAX_OPEN_TRANSACTIONS; default a quarter of the PostgreSQL pool, unlimited on pebble)")
@@ -192,6 +198,7 @@ func loadConfig(args []string) (serveConfig, error) {
 		{&cfg.BodyTimeout, *bodyTimeout, "FOLIO_BODY_TIMEOUT", "body timeout"},
 		{&cfg.WriteTimeout, *writeTimeout, "FOLIO_WRITE_TIMEOUT", "write timeout"},
 		{&cfg.AcquireTimeout, *acquireTimeout, "FOLIO_ACQUIRE_TIMEOUT", "acquire timeout"},
+		{&cfg.RequestTimeout, *requestTimeout, "FOLIO_REQUEST_TIMEOUT", "request timeout"},
 	} {
 		v := ""
 		pick(&v, d.flag, d.env)
@@ -244,6 +251,9 @@ func loadConfig(args []string) (serveConfig, error) {
 	}
 	if cfg.AcquireTimeout < 0 {
 		return cfg, fmt.Errorf("acquire timeout %v: must not be negative", time.Duration(cfg.AcquireTimeout))
+	}
+	if cfg.RequestTimeout <= 0 {
+		return cfg, fmt.Errorf("request timeout %v: must be positive", time.Duration(cfg.RequestTimeout))
 	}
 	if cfg.StreamBuffer <= 0 {
 		return cfg, fmt.Errorf("stream buffer bytes %d: must be positive", cfg.StreamBuffer)
@@ -303,5 +313,6 @@ func serve(args []string) error {
 		MaxConnections:         cfg.MaxConnections,
 		BodyTimeout:            time.Duration(cfg.BodyTimeout),
 		WriteTimeout:           time.Duration(cfg.WriteTimeout),
+		RequestTimeout:         time.Duration(cfg.RequestTimeout),
 	})
 }

@@ -388,11 +388,11 @@ func (s *Service) read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, 
 	s.logPlan(coll, plan)
 	pg := &pager{skip: req.Skip, limit: req.Limit, emit: emit}
 	if plan.Order == query.SortInMemory {
-		matched, err := sortInMemory(it, coll, req, pg)
+		matched, err := sortInMemory(ctx, it, coll, req, pg)
 		return plan, matched, err
 	}
 	matched := 0
-	err = matches(it, req.Filter, func(key, _ []byte, r Record) (bool, error) {
+	err = matches(ctx, it, req.Filter, func(key, _ []byte, r Record) (bool, error) {
 		matched++
 		item, err := readItem(key, r, req)
 		if err != nil {
@@ -427,13 +427,23 @@ func (s *Service) eachMatch(ctx context.Context, tx kv.Tx, coll *catalog.Collect
 	}
 	defer it.Close()
 	s.logPlan(coll, plan)
-	return matches(it, f, fn)
+	return matches(ctx, it, f, fn)
 }
 
+// ctxCheckEvery is how many candidates matches reads between looks at its
+// context: often enough to stop within a millisecond or so of a deadline,
+// seldom enough to cost nothing.
+const ctxCheckEvery = 64
+
 // matches calls fn for each candidate of it that matches f, in the
-// iterator's order, until fn returns false.
-func matches(it query.Iterator, f filter.Filter, fn func(key, rec []byte, r Record) (bool, error)) error {
-	for it.Next() {
+// iterator's order, until fn returns false or ctx is done.
+func matches(ctx context.Context, it query.Iterator, f filter.Filter, fn func(key, rec []byte, r Record) (bool, error)) error {
+	for n := 1; it.Next(); n++ {
+		if n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		rec := it.Value()
 		r, err := decodeRecord(rec)
 		if err != nil {

@@ -2,6 +2,7 @@ package docs
 
 import (
 	"bytes"
+	"context"
 	"slices"
 
 	"github.com/foliodb/folio/internal/catalog"
@@ -38,14 +39,14 @@ func (p *pager) take(item ReadItem) (bool, error) {
 // sortInMemory holds the matches among the candidates of it (at most
 // MaxSortedDocuments), sorts them by the rules of query.Sort and passes them
 // to pg; it returns how many matched.
-func sortInMemory(it query.Iterator, coll *catalog.Collection, req ReadRequest, pg *pager) (int, error) {
+func sortInMemory(ctx context.Context, it query.Iterator, coll *catalog.Collection, req ReadRequest, pg *pager) (int, error) {
 	type match struct {
 		item ReadItem
 		key  query.SortKey
 	}
 	sort := query.Sort(req.Sort)
 	var held []match
-	err := matches(it, req.Filter, func(key, _ []byte, r Record) (bool, error) {
+	err := matches(ctx, it, req.Filter, func(key, _ []byte, r Record) (bool, error) {
 		if len(held) == MaxSortedDocuments {
 			return false, status.Errorf(status.InvalidArgument, "sort of more than %d matching documents: narrow the filter, or sort on one field filtered only by that field so that its index serves the sort", MaxSortedDocuments)
 		}
@@ -63,6 +64,9 @@ func sortInMemory(it query.Iterator, coll *catalog.Collection, req ReadRequest, 
 		return true, nil
 	})
 	if err != nil {
+		return len(held), err
+	}
+	if err := ctx.Err(); err != nil {
 		return len(held), err
 	}
 	slices.SortStableFunc(held, func(a, b match) int { return sort.Compare(a.key, b.key) })

@@ -7,6 +7,14 @@ import (
 	"github.com/foliodb/folio/internal/status"
 )
 
+// MaxUpdateFields bounds the paths of one update's $set and $unset
+// together. Each path is patched into a matching document with a pass over
+// the document's members (jsondoc.Set), so an update costs its width times
+// the document's size: 1,000 paths took 0.8 s on one document of 2,000
+// fields, 256 take about 0.2 s, and a $set of 9,999 fields took 13 s before
+// there was a bound. Patching every path in one pass would lift this.
+const MaxUpdateFields = 256
+
 // update is a parsed update: the fields to set, in the order given, and the
 // fields to remove.
 type update struct {
@@ -21,6 +29,9 @@ type setField struct {
 
 // parseUpdate reads {"$set": {"path": value, ...}, "$unset": ["path", ...]}.
 // $unset also takes an object ({"path": ""}), as MongoDB-style clients send.
+// Each $set value is validated against its field here, before any document
+// is read, so that a bad update is refused even when it matches nothing, as
+// the original did; the updated documents are validated again as a whole.
 func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 	start, _, err := jsonscan.Whole(fields)
 	if err != nil || jsonscan.KindAt(fields, start) != jsonscan.Object {
@@ -41,11 +52,15 @@ func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 			if err != nil {
 				return nil, status.Errorf(status.InvalidArgument, "$set: %v", err)
 			}
+			if len(u.set)+len(u.unset)+len(ms) > MaxUpdateFields {
+				return nil, tooWide()
+			}
 			for _, m := range ms {
-				if _, ok := s.Field(m.Key); !ok {
-					return nil, status.Errorf(status.InvalidArgument, "json schema validation failed for field '%s' reason 'field not in the schema'", m.Key)
+				value := fields[m.ValueStart:m.End]
+				if err := s.ValidateValue(m.Key, value); err != nil {
+					return nil, err
 				}
-				u.set = append(u.set, setField{path: m.Key, value: fields[m.ValueStart:m.End]})
+				u.set = append(u.set, setField{path: m.Key, value: value})
 			}
 		case "$unset":
 			paths, err := unsetPaths(fields, op)
@@ -53,6 +68,9 @@ func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 				return nil, err
 			}
 			u.unset = append(u.unset, paths...)
+			if len(u.set)+len(u.unset) > MaxUpdateFields {
+				return nil, tooWide()
+			}
 		default:
 			return nil, status.Errorf(status.InvalidArgument, "unsupported update operator '%s'", op.Key)
 		}
@@ -66,6 +84,10 @@ func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 		}
 	}
 	return u, nil
+}
+
+func tooWide() error {
+	return status.Errorf(status.InvalidArgument, "update sets and unsets more than %d fields", MaxUpdateFields)
 }
 
 func unsetPaths(fields []byte, op jsondoc.Member) ([]string, error) {

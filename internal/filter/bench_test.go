@@ -50,5 +50,5 @@ func BenchmarkMatchesFirstField(b *testing.B) { benchMatches(b, `{"pkey_int":123
 
 // BenchmarkMatchesMissingField reads the whole document and finds nothing.
 func BenchmarkMatchesMissingField(b *testing.B) {
-	benchMatches(b, `{"object_value.nested_str":"x","uuid_value":{"$gt":"z"},"$weird":1}`, false)
+	benchMatches(b, `{"object_value.nested_str":"x","uuid_value":{"$gt":"z"}}`, false)
 }

@@ -2,7 +2,9 @@ package filter
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/foliodb/folio/internal/schema"
@@ -20,8 +22,7 @@ const testSchema = `{"title":"c","properties":{
 	"uuid_value":{"type":"string","format":"uuid"},
 	"array_value":{"type":"array","items":{"type":"integer"}},
 	"object_value":{"type":"object","properties":{"nested_str":{"type":"string"},"inner":{"type":"object","properties":{"x":{"type":"integer"}}}}},
-	"free":{"type":"object"},
-	"$weird":{"type":"integer"}
+	"free":{"type":"object"}
 },"primary_key":["pkey_int"]}`
 
 func testFields(t testing.TB) *schema.Schema {
@@ -117,7 +118,6 @@ func TestParseTree(t *testing.T) {
 		{"collation before operator", `{"string_value":{"collation":{"case":"ci"},"$gt":"Ab"}}`, Collation{}, ci(cmp("string_value", schema.String, Gt, "Ab"))},
 		{"field collation overrides", `{"string_value":{"$eq":"Ab","collation":{"case":"cs"}}}`, Collation{Case: "ci"}, cmp("string_value", schema.String, Eq, "Ab")},
 		{"cs request collation", `{"string_value":"Ab"}`, Collation{Case: "cs"}, cmp("string_value", schema.String, Eq, "Ab")},
-		{"field named with $", `{"$weird":1}`, Collation{}, cmp("$weird", schema.Int64, Eq, int64(1))},
 		{"bool from string", `{"bool_value":"true"}`, Collation{}, cmp("bool_value", schema.Bool, Eq, true)},
 	}
 	for _, c := range cases {
@@ -173,6 +173,7 @@ func TestParseErrors(t *testing.T) {
 		{"$regex", `{"string_value":{"$regex":"a"}}`, Collation{}, "unsupported operator '$regex'"},
 		{"plain key among operators", `{"string_value":{"$eq":"a","x":1}}`, Collation{}, "unsupported operator 'x'"},
 		{"top-level $not", `{"$not":{"int_value":1}}`, Collation{}, "unsupported operator '$not'"},
+		{"top-level $ name", `{"$weird":1}`, Collation{}, "unsupported operator '$weird'"},
 		{"no operator", `{"string_value":{}}`, Collation{}, "filter on field 'string_value' needs one of the operators $eq, $gt, $gte, $lt, $lte"},
 		{"only collation", `{"string_value":{"collation":{"case":"ci"}}}`, Collation{}, "filter on field 'string_value' needs one of the operators $eq, $gt, $gte, $lt, $lte"},
 		{"duplicate operator", `{"int_value":{"$gt":1,"$gt":2}}`, Collation{}, "duplicate filter '$gt'"},
@@ -220,5 +221,70 @@ func TestComparisons(t *testing.T) {
 	}
 	if !reflect.DeepEqual(paths, []string{"pkey_int", "int_value", "string_value", "bool_value"}) {
 		t.Errorf("Comparisons = %v", paths)
+	}
+}
+
+// nestedOr is a filter of $or nested depth deep.
+func nestedOr(depth int) string {
+	return strings.Repeat(`{"$or":[{"pkey_int":1},`, depth) + `{"pkey_int":2}` + strings.Repeat(`]}`, depth)
+}
+
+// andOf is an $and of n comparisons.
+func andOf(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"$and":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"int_value":%d}`, i)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+func TestParseLimits(t *testing.T) {
+	s := testFields(t)
+	cases := []struct {
+		name, filter, err string
+	}{
+		{"comparisons at the limit", andOf(MaxComparisons), ""},
+		{"comparisons past the limit", andOf(MaxComparisons + 1), "filter has more than 1000 comparisons"},
+		{"operators count", `{"$and":[` + strings.Repeat(`{"int_value":{"$gt":1,"$lt":5}},`, MaxComparisons/2) + `{"pkey_int":1}]}`, "filter has more than 1000 comparisons"},
+		{"far past the limit", andOf(100_000), "filter has more than 1000 comparisons"},
+		{"depth at the limit", nestedOr(MaxDepth), ""},
+		{"depth past the limit", nestedOr(MaxDepth + 1), "filter nests $and and $or more than 32 deep"},
+		{"far past the depth", nestedOr(4990), "filter nests $and and $or more than 32 deep"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.filter), s, Collation{})
+			wantError(t, err, c.err)
+		})
+	}
+}
+
+// A deep filter parses in time linear in its size: each level is read
+// once, not once per level above it.
+func BenchmarkParseDeep(b *testing.B) {
+	s := testFields(b)
+	raw := []byte(nestedOr(MaxDepth))
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if _, err := Parse(raw, s, Collation{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseLimit parses a filter of MaxComparisons comparisons.
+func BenchmarkParseLimit(b *testing.B) {
+	s := testFields(b)
+	raw := []byte(andOf(MaxComparisons))
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if _, err := Parse(raw, s, Collation{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -26,6 +26,8 @@ import (
 //	and filter needs minimum 2 filters   (or: or filter needs minimum 2 filters)
 //	collation 'xx' is not supported
 //	duplicate filter 'x'                 (the same member twice in one object)
+//	filter has more than 1000 comparisons
+//	filter nests $and and $or more than 32 deep
 func Parse(raw []byte, s FieldTypes, collation Collation) (Filter, error) {
 	ci, err := caseInsensitive(collation.Case)
 	if err != nil {
@@ -42,7 +44,7 @@ func Parse(raw []byte, s FieldTypes, collation Collation) (Filter, error) {
 		return Filter{}, invalidf("filter must be a JSON object")
 	}
 	p := parser{raw: raw, fields: s, ci: ci}
-	root, err := p.object(start)
+	root, _, err := p.object(start, 0)
 	if err != nil {
 		return Filter{}, err
 	}
@@ -64,100 +66,149 @@ func caseInsensitive(c string) (bool, error) {
 	return false, invalidf("collation '%s' is not supported", c)
 }
 
+// MaxComparisons bounds the comparisons of one filter. Parsing and
+// planning cost little per comparison, but every candidate document is
+// checked against all of them, and each comparison of an $or can be an
+// index range the planner reads: at 1,000 a request on this bound stays far
+// under a second (a filter of 100,000 took over a minute before there was
+// one), and hand-written or generated filters need nowhere near as many.
+const MaxComparisons = 1000
+
+// MaxDepth bounds how deep $and and $or nest in one filter. Evaluation
+// recurses once per level; 32 levels is more than any real query
+// needs (a nesting of 4,990 took seconds to parse before there was one).
+const MaxDepth = 32
+
 type parser struct {
-	raw    []byte
-	fields FieldTypes
-	ci     bool // the request-level collation
+	raw         []byte
+	fields      FieldTypes
+	ci          bool // the request-level collation
+	comparisons int  // read so far, against MaxComparisons
 }
 
-// object parses the filter object at raw[i]; it returns nil for {}.
-func (p *parser) object(i int) (Node, error) {
+// object parses the filter object at raw[i], nested depth levels of $and
+// and $or deep; it returns nil for {}, and where the object ends.
+func (p *parser) object(i, depth int) (Node, int, error) {
 	o, err := jsonscan.ObjectAt(p.raw, i)
 	if err != nil {
-		return nil, invalidf("filter must be a JSON object")
+		return nil, 0, invalidf("filter must be a JSON object")
 	}
 	var nodes []Node
-	var seen []string
+	seen := names{}
 	for {
 		key, escaped, v, ok, err := o.Next()
 		if err != nil {
-			return nil, invalidf("filter is not valid JSON: %v", err)
+			return nil, 0, invalidf("filter is not valid JSON: %v", err)
 		}
 		if !ok {
 			break
 		}
 		name := unquote(key, escaped)
-		for _, s := range seen {
-			if s == name {
-				return nil, invalidf("duplicate filter '%s'", name)
-			}
+		if !seen.add(name) {
+			return nil, 0, invalidf("duplicate filter '%s'", name)
 		}
-		seen = append(seen, name)
 		switch name {
 		case "$and", "$or":
-			n, err := p.logical(name, v)
+			n, end, err := p.logical(name, v, depth+1)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			nodes = append(nodes, n)
+			o.Resume(end)
+			continue
 		default:
 			cs, err := p.field(name, v)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			nodes = append(nodes, cs...)
 		}
 		if err := o.Skip(); err != nil {
-			return nil, invalidf("filter is not valid JSON: %v", err)
+			return nil, 0, invalidf("filter is not valid JSON: %v", err)
 		}
 	}
 	switch len(nodes) {
 	case 0:
-		return nil, nil
+		return nil, o.End(), nil
 	case 1:
-		return nodes[0], nil
+		return nodes[0], o.End(), nil
 	}
-	return &And{Nodes: nodes}, nil
+	return &And{Nodes: nodes}, o.End(), nil
 }
 
-// logical parses the array of filters of $and or $or at raw[i].
-func (p *parser) logical(op string, i int) (Node, error) {
+// names is a set of member names, a list while small: a filter object
+// usually has a few, but a client may send many.
+type names struct {
+	list []string
+	set  map[string]bool
+}
+
+// add adds name and reports whether it was new.
+func (n *names) add(name string) bool {
+	if n.set != nil {
+		if n.set[name] {
+			return false
+		}
+		n.set[name] = true
+		return true
+	}
+	for _, s := range n.list {
+		if s == name {
+			return false
+		}
+	}
+	n.list = append(n.list, name)
+	if len(n.list) == 16 {
+		n.set = make(map[string]bool, 32)
+		for _, s := range n.list {
+			n.set[s] = true
+		}
+	}
+	return true
+}
+
+// logical parses the array of filters of $and or $or at raw[i], the
+// depth-th level of them, and returns where the array ends.
+func (p *parser) logical(op string, i, depth int) (Node, int, error) {
 	word := strings.TrimPrefix(op, "$")
+	if depth > MaxDepth {
+		return nil, 0, invalidf("filter nests $and and $or more than %d deep", MaxDepth)
+	}
 	if jsonscan.KindAt(p.raw, i) != jsonscan.Array {
-		return nil, invalidf("%s filter needs an array of filters", word)
+		return nil, 0, invalidf("%s filter needs an array of filters", word)
 	}
 	a, _ := jsonscan.ArrayAt(p.raw, i)
 	var nodes []Node
 	for {
 		v, ok, err := a.Next()
 		if err != nil {
-			return nil, invalidf("filter is not valid JSON: %v", err)
+			return nil, 0, invalidf("filter is not valid JSON: %v", err)
 		}
 		if !ok {
 			break
 		}
 		if jsonscan.KindAt(p.raw, v) != jsonscan.Object {
-			return nil, invalidf("%s filter needs an array of filters", word)
+			return nil, 0, invalidf("%s filter needs an array of filters", word)
 		}
-		n, err := p.object(v)
+		// Each element parses its own object only once: skipping it again
+		// would make a deep nesting cost its depth times its size.
+		n, end, err := p.object(v, depth)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if n == nil {
-			return nil, invalidf("%s filter does not accept an empty filter", word)
+			return nil, 0, invalidf("%s filter does not accept an empty filter", word)
 		}
 		nodes = append(nodes, n)
-		if err := a.Skip(); err != nil {
-			return nil, invalidf("filter is not valid JSON: %v", err)
-		}
+		a.Resume(end)
 	}
 	if len(nodes) < 2 {
-		return nil, invalidf("%s filter needs minimum 2 filters", word)
+		return nil, 0, invalidf("%s filter needs minimum 2 filters", word)
 	}
 	if op == "$and" {
-		return &And{Nodes: nodes}, nil
+		return &And{Nodes: nodes}, a.End(), nil
 	}
-	return &Or{Nodes: nodes}, nil
+	return &Or{Nodes: nodes}, a.End(), nil
 }
 
 // field parses the conditions on one field: a value (equality) or an object
@@ -288,6 +339,10 @@ func (p *parser) comparison(f *schema.Field, op Op, i int, ci bool) (*Comparison
 		text = string(p.raw[i:end])
 	default: // null, arrays and objects compare with nothing
 		return nil, invalidf(errValueType)
+	}
+	p.comparisons++
+	if p.comparisons > MaxComparisons {
+		return nil, invalidf("filter has more than %d comparisons", MaxComparisons)
 	}
 	c := &Comparison{Path: f.Path, Type: f.Type, Op: op}
 	switch f.Type {

@@ -115,10 +115,22 @@ func (it *overlayIterator) nextBuf() {
 	it.checkBufBounds()
 }
 
+// ctxCheckEvery is how many keys a scan yields between looks at its
+// context: a backend's iterator may not look at it at all (Pebble's does
+// not), and a long scan must stop at its caller's deadline.
+const ctxCheckEvery = 256
+
 // Next advances to the next visible key.
 func (it *overlayIterator) Next() bool {
 	if it.finished || it.err != nil {
 		return false
+	}
+	if it.count%ctxCheckEvery == ctxCheckEvery-1 {
+		if err := it.ctx.Err(); err != nil {
+			it.err = err
+			it.release()
+			return false
+		}
 	}
 	if it.limit > 0 && it.count >= it.limit {
 		it.finish(false)

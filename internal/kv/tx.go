@@ -263,6 +263,12 @@ func (t *txn) Commit(ctx context.Context) (Position, error) {
 	if t.buf.Empty() && len(t.log) == 0 {
 		return t.b.ReadVersion(), nil
 	}
+	// A caller whose context is done (its deadline passed) has given up on
+	// the transaction: nothing is applied. Once handed to the backend, a
+	// commit lands or not whatever the context does.
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	reads := make([]Range, len(t.reads))
 	for i, r := range t.reads {
 		reads[i] = *r

@@ -88,6 +88,9 @@ type Config struct {
 	// documents of one insert or replace (and messages of one publish).
 	MaxBodyBytes           int64
 	MaxDocumentsPerRequest int
+	// RequestTimeout bounds every request but the streams (see
+	// ops.Config.RequestTimeout). Default 30s.
+	RequestTimeout time.Duration
 	// Sessions configures interactive transactions (origin, idle timeout,
 	// maximum lifetime; the lifetime defaults to MaxTxAge). Its MaxOpen
 	// left at 0 takes the default: on a store with a connection pool
@@ -187,7 +190,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Logger: n.log,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
-		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout})
+		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
 		return nil, err
 	}

@@ -52,7 +52,9 @@ func (o *Ops) CreateDatabase(ctx context.Context, c Caller, req DatabaseRequest)
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return err
 	}
-	return apiError(o.run(ctx, func(tx kv.Tx) error { return o.catalog.CreateDatabase(ctx, tx, req.DB) }))
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	return apiError(ctx, o.run(ctx, func(tx kv.Tx) error { return o.catalog.CreateDatabase(ctx, tx, req.DB) }))
 }
 
 // DropDatabase drops a database with everything in it.
@@ -60,11 +62,15 @@ func (o *Ops) DropDatabase(ctx context.Context, c Caller, req DatabaseRequest) e
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return err
 	}
-	return apiError(o.run(ctx, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, req.DB) }))
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	return apiError(ctx, o.run(ctx, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, req.DB) }))
 }
 
 // ListDatabases lists the databases in name order.
 func (o *Ops) ListDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, error) {
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	out := []DatabaseInfo{}
 	err := o.run(ctx, func(tx kv.Tx) error {
 		dbs, err := o.catalog.ListDatabases(ctx, tx)
@@ -75,7 +81,7 @@ func (o *Ops) ListDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, erro
 		return err
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return out, nil
 }
@@ -85,6 +91,8 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	var d *DatabaseDescription
 	err := o.run(ctx, func(tx kv.Tx) error {
 		d = &DatabaseDescription{Name: req.DB, Collections: []CollectionDescription{}}
@@ -107,7 +115,7 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 		return nil
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return d, nil
 }
@@ -125,6 +133,8 @@ func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	out := []CollectionInfo{}
 	err := o.inTx(ctx, req.DB, req.Tx, func(tx kv.Tx) error {
 		out = out[:0]
@@ -139,7 +149,7 @@ func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest
 		return err
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return out, nil
 }
@@ -166,6 +176,8 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	if isNull(req.Schema) {
 		return nil, status.Errorf(status.InvalidArgument, "schema is a required during collection creation")
 	}
@@ -186,7 +198,7 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 		return nil
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return res, nil
 }
@@ -196,7 +208,9 @@ func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionReques
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return err
 	}
-	return apiError(o.inTx(ctx, req.DB, req.Tx, func(tx kv.Tx) error {
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	return apiError(ctx, o.inTx(ctx, req.DB, req.Tx, func(tx kv.Tx) error {
 		db, err := o.catalog.Database(ctx, tx, req.DB)
 		if err != nil {
 			return err
@@ -210,13 +224,15 @@ func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRe
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	var d CollectionDescription
 	err := o.inCollection(ctx, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
 		d, err = o.describe(ctx, tx, coll)
 		return err
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return &d, nil
 }

@@ -60,6 +60,8 @@ func (o *Ops) writeDocuments(ctx context.Context, req WriteDocumentsRequest, wri
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	if len(req.Documents) == 0 {
 		return nil, status.Errorf(status.InvalidArgument, "empty documents received")
 	}
@@ -72,7 +74,7 @@ func (o *Ops) writeDocuments(ctx context.Context, req WriteDocumentsRequest, wri
 		return err
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return (*WriteResult)(res), nil
 }
@@ -92,6 +94,8 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (*WriteRe
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	if isNull(req.Fields) {
 		return nil, status.Errorf(status.InvalidArgument, "empty fields received")
 	}
@@ -101,7 +105,7 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (*WriteRe
 		return err
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return (*WriteResult)(res), nil
 }
@@ -120,13 +124,15 @@ func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (*WriteRe
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	var res *docs.WriteResult
 	err := o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = o.docs.Delete(ctx, tx, coll, f)
 		return err
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return (*WriteResult)(res), nil
 }
@@ -182,6 +188,8 @@ func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Ite
 	if err != nil {
 		return err
 	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	if !req.Tx.InTx() {
 		release, err := o.reads.take(ctx)
 		if err != nil {
@@ -189,7 +197,7 @@ func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Ite
 		}
 		defer release()
 	}
-	return apiError(o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error {
+	return apiError(ctx, o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error {
 		rr.Filter = f
 		return o.readItems(ctx, tx, coll, rr, emit)
 	}))
@@ -250,6 +258,8 @@ func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (*Explanat
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	var ex *docs.Explanation
 	err = o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		rr.Filter = f
@@ -257,7 +267,7 @@ func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (*Explanat
 		return err
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return &Explanation{Plan: ex.Plan, Candidates: ex.Candidates, Matched: ex.Matched, KeysRead: ex.KeysRead}, nil
 }

@@ -42,7 +42,7 @@ func TestAPIError(t *testing.T) {
 		{"anything else", broken, status.Internal, "disk on fire", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, ok := status.From(apiError(tc.err))
+			e, ok := status.From(apiError(context.Background(), tc.err))
 			if !ok {
 				t.Fatalf("apiError(%v) carries no code", tc.err)
 			}
@@ -57,8 +57,38 @@ func TestAPIError(t *testing.T) {
 			}
 		})
 	}
-	if apiError(nil) != nil {
+	if apiError(context.Background(), nil) != nil {
 		t.Error("apiError(nil) is not nil")
+	}
+}
+
+// Once the request's context is done, an error that does not say why (the
+// PostgreSQL driver closes a connection whose query was cancelled) is
+// reported as the deadline or the cancellation; the client's own mistakes
+// and conflicts keep their codes.
+func TestAPIErrorAfterDeadline(t *testing.T) {
+	expired, cancel := context.WithTimeout(context.Background(), -1)
+	defer cancel()
+	gone, cancelGone := context.WithCancel(context.Background())
+	cancelGone()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		code status.Code
+	}{
+		{"backend error past the deadline", expired, errors.New("conn closed"), status.DeadlineExceeded},
+		{"backend error after the client left", gone, errors.New("conn closed"), status.Cancelled},
+		{"client error past the deadline", expired, status.Errorf(status.InvalidArgument, "bad"), status.InvalidArgument},
+		{"conflict past the deadline", expired, kv.ErrConflict, status.Aborted},
+		{"backend error in time", context.Background(), errors.New("conn closed"), status.Internal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := status.From(apiError(tc.ctx, tc.err))
+			if e == nil || e.Code != tc.code {
+				t.Errorf("apiError = %v, want code %s", e, tc.code)
+			}
+		})
 	}
 }
 

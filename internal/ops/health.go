@@ -14,7 +14,7 @@ const healthProbeEvery = time.Second
 // call it often, so it answers from a probe of the store (kv.Store.Ping)
 // at most a second old.
 func (o *Ops) Health(ctx context.Context, c Caller) error {
-	return apiError(o.health.check(ctx, o.store.Ping))
+	return apiError(ctx, o.health.check(ctx, o.store.Ping))
 }
 
 // healthProbe is the last probe's outcome. One check at a time probes;

@@ -14,6 +14,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -64,10 +65,20 @@ type Config struct {
 	// UNAVAILABLE. Default 2s.
 	MaxConcurrentReads int
 	ReadWait           time.Duration
+	// RequestTimeout bounds the time of every call but the streams (events,
+	// subscribe): past it the call's work stops, a write is not applied, and
+	// the call fails with DEADLINE_EXCEEDED. A read's bound covers the whole
+	// read, streaming its results included. Default 30s.
+	RequestTimeout time.Duration
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.
 const DefaultMaxDocumentsPerRequest = 10_000
+
+// DefaultRequestTimeout is Config.RequestTimeout's default: far longer than
+// any request within the limits takes, short enough that a runaway one
+// cannot hold a core (and its transaction) for minutes.
+const DefaultRequestTimeout = 30 * time.Second
 
 // Ops runs the API's calls.
 type Ops struct {
@@ -94,6 +105,9 @@ func New(cfg Config) *Ops {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
 	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
 		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, health: newHealthProbe(),
 		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait)}
@@ -109,6 +123,12 @@ type Info struct {
 // Info reports the server's version.
 func (o *Ops) Info(ctx context.Context, c Caller) (*Info, error) {
 	return &Info{ServerVersion: o.cfg.Version}, nil
+}
+
+// bounded returns the context a call's work runs under: the caller's,
+// ending at the request timeout. Every call but the streams takes it first.
+func (o *Ops) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, o.cfg.RequestTimeout)
 }
 
 // inTx runs fn in the caller's interactive transaction if tx names one, and
@@ -187,13 +207,19 @@ const unavailableRetryDelay = time.Second
 
 // apiError turns any error of the layers below into an API error: the one
 // place where errors get their codes. An error that is the server's fault
-// becomes INTERNAL with the original error as its cause, for the log.
-func apiError(err error) error {
+// becomes INTERNAL with the original error as its cause, for the log. ctx
+// is the request's: once it is done, an error that does not say why (a
+// backend whose connection was closed under a cancelled query) is the
+// deadline's or the client's.
+func apiError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
 	if se, ok := status.From(err); ok {
 		return se
+	}
+	if done := ctx.Err(); done != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !kv.IsRetryable(err) {
+		err = fmt.Errorf("%w: %w", done, err)
 	}
 	switch {
 	case kv.IsRetryable(err):

@@ -54,6 +54,6 @@ func (r readSlots) take(ctx context.Context) (release func(), err error) {
 		return nil, &status.Error{Code: status.Unavailable, RetryDelay: unavailableRetryDelay,
 			Message: fmt.Sprintf("too many reads in progress on this node (the limit is %d): retry later", cap(r.slots))}
 	case <-ctx.Done():
-		return nil, apiError(ctx.Err())
+		return nil, apiError(ctx, ctx.Err())
 	}
 }

@@ -67,7 +67,7 @@ type Stream struct {
 func (s *Stream) Next(ctx context.Context) ([]StreamItem, error) {
 	batch, err := s.sub.Next(ctx)
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	s.items = s.items[:0]
 	for i := range batch {
@@ -157,12 +157,15 @@ func parseStart(token string) (*streams.Cursor, error) {
 // transaction if it has one. Only the start is checked: the stream then
 // follows the collection by name, across drops and re-creations.
 func (o *Ops) lookup(ctx context.Context, db, coll string, tx TxRef) (*catalog.Collection, error) {
+	// The stream itself has no deadline; finding its collection has.
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	var found *catalog.Collection
 	err := o.inCollection(ctx, db, coll, tx, func(_ kv.Tx, c *catalog.Collection) error {
 		found = c
 		return nil
 	})
-	return found, apiError(err)
+	return found, apiError(ctx, err)
 }
 
 // openStream subscribes to the change log from start (or from now) with
@@ -175,13 +178,13 @@ func (o *Ops) openStream(ctx context.Context, start *streams.Cursor, sel streams
 	} else {
 		last, err := o.store.LastPosition(ctx)
 		if err != nil {
-			return nil, apiError(err)
+			return nil, apiError(ctx, err)
 		}
 		after = streams.After(last)
 	}
 	sub, err := o.hub.Subscribe(ctx, after, sel)
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return &Stream{sub: sub}, nil
 }
@@ -209,6 +212,8 @@ func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (*Publi
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	if len(req.Messages) == 0 {
 		return nil, status.Errorf(status.InvalidArgument, "empty messages received")
 	}
@@ -224,7 +229,7 @@ func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (*Publi
 		return err
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return &PublishResult{Time: res.Time, Keys: res.Keys}, nil
 }

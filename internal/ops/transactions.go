@@ -21,9 +21,11 @@ func (o *Ops) BeginTransaction(ctx context.Context, c Caller, req DatabaseReques
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return nil, err
 	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
 	sess, err := o.sessions.Begin(ctx, req.DB)
 	if err != nil {
-		return nil, apiError(err)
+		return nil, apiError(ctx, err)
 	}
 	return &BeginResult{Tx: TxRef{ID: sess.ID, Origin: sess.Origin}, Expires: time.Now().Add(o.sessions.MaxLifetime())}, nil
 }
@@ -34,7 +36,9 @@ func (o *Ops) CommitTransaction(ctx context.Context, c Caller, req DatabaseReque
 	if err != nil {
 		return err
 	}
-	return apiError(o.sessions.Commit(ctx, id))
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	return apiError(ctx, o.sessions.Commit(ctx, id))
 }
 
 // RollbackTransaction rolls back the interactive transaction req.Tx names.
@@ -43,7 +47,9 @@ func (o *Ops) RollbackTransaction(ctx context.Context, c Caller, req DatabaseReq
 	if err != nil {
 		return err
 	}
-	return apiError(o.sessions.Rollback(ctx, id))
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	return apiError(ctx, o.sessions.Rollback(ctx, id))
 }
 
 // ending checks a commit or rollback and returns the transaction's id.

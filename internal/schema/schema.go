@@ -178,6 +178,12 @@ func joinPath(parent, name string) string {
 	return parent + "." + name
 }
 
+// reservedFieldName reports whether a name is one the filter language
+// keeps for its operators ($and, $eq, ...), and for those it may add.
+func reservedFieldName(name string) bool {
+	return strings.HasPrefix(name, "$")
+}
+
 // validFieldName rejects names that a dot path could not address.
 func validFieldName(name string) bool {
 	return name != "" && !strings.Contains(name, ".")

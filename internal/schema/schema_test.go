@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -238,6 +239,11 @@ func TestParse(t *testing.T) {
 		{"field definition not object", `{"title":"c","properties":{"a":"string"}}`, "definition of field 'a' must be a JSON object"},
 		{"empty field name", `{"title":"c","properties":{"":{"type":"string"}}}`, "invalid field name '': a field name must not be empty or contain '.'"},
 		{"dotted field name", `{"title":"c","properties":{"a.b":{"type":"string"}}}`, "invalid field name 'a.b': a field name must not be empty or contain '.'"},
+		{"field name of an operator", `{"title":"c","properties":{"$and":{"type":"string"}}}`, "invalid field name '$and': a field name must not start with '$', which filters reserve for operators"},
+		{"field name starting with $", `{"title":"c","properties":{"$price":{"type":"number"}}}`, "invalid field name '$price': a field name must not start with '$', which filters reserve for operators"},
+		{"nested field name starting with $", `{"title":"c","properties":{"o":{"type":"object","properties":{"$eq":{"type":"string"}}}}}`, "invalid field name '$eq' in field 'o': a field name must not start with '$', which filters reserve for operators"},
+		{"deep field name starting with $", `{"title":"c","properties":{"o":{"type":"object","properties":{"p":{"type":"object","properties":{"$x":{"type":"string"}}}}}}}`, "invalid field name '$x' in field 'o.p': a field name must not start with '$', which filters reserve for operators"},
+		{"items field name starting with $", `{"title":"c","properties":{"a":{"type":"array","items":{"type":"object","properties":{"$or":{"type":"integer"}}}}}}`, "invalid field name '$or' in field 'a[]': a field name must not start with '$', which filters reserve for operators"},
 		{"missing type", `{"title":"c","properties":{"a":{"description":"x"}}}`, "missing type for field 'a'"},
 		{"type not string", `{"title":"c","properties":{"a":{"type":["string","null"]}}}`, "type of field 'a' must be a string"},
 		{"unknown type", `{"title":"c","properties":{"a":{"type":"date"}}}`, "unsupported type detected 'date' for field 'a'"},
@@ -287,5 +293,57 @@ func TestParseCollectionType(t *testing.T) {
 	}
 	if string(s.Raw()) != `{"title":"c","collection_type":"topic","properties":{"a":{"type":"string"}}}` {
 		t.Errorf("Raw = %s", s.Raw())
+	}
+}
+
+// wideSchema has n field definitions: an id and n-1 strings.
+func wideSchema(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"title":"c","properties":{"id":{"type":"integer"}`)
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, `,"f%d":{"type":"string"}`, i)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+// deepSchema has a field nested depth deep: objects, with an array's items
+// as the last level.
+func deepSchema(depth int) string {
+	inner := `{"type":"array","items":{"type":"string"}}`
+	for range depth - 2 {
+		inner = `{"type":"object","properties":{"o":` + inner + `}}`
+	}
+	return `{"title":"c","properties":{"id":{"type":"integer"},"o":` + inner + `}}`
+}
+
+func TestParseLimits(t *testing.T) {
+	cases := []struct {
+		name, schema, err string
+	}{
+		{"fields at the limit", wideSchema(MaxFields), ""},
+		{"fields past the limit", wideSchema(MaxFields + 1), "schema has more than 2000 fields"},
+		{"nested fields count", `{"title":"c","properties":{"id":{"type":"integer"},"o":{"type":"object","properties":` +
+			strings.TrimPrefix(strings.TrimSuffix(wideSchema(MaxFields-1), `}`), `{"title":"c","properties":`) + `}}}`, "schema has more than 2000 fields"},
+		{"far past the limit", wideSchema(90_000), "schema has more than 2000 fields"},
+		{"depth at the limit", deepSchema(MaxDepth), ""},
+		{"depth past the limit", deepSchema(MaxDepth + 1), "schema nests fields more than 16 deep, at field '" + strings.Repeat("o.", 15) + "o[]'"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("c", []byte(c.schema))
+			wantError(t, err, c.err)
+		})
+	}
+}
+
+// A schema of many fields parses in time linear in its size.
+func BenchmarkParseWide(b *testing.B) {
+	raw := []byte(wideSchema(MaxFields))
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if _, err := Parse("c", raw); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

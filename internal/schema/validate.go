@@ -55,6 +55,37 @@ func (s *Schema) Validate(doc []byte) error {
 	}
 }
 
+// ValidateValue checks value, the JSON an update sets at the dot path
+// ("a.b"), against the schema's field there, with Validate's rules and
+// messages: the field is named by its JSON pointer in the document
+// ("a/b"), so an update is refused with the words a document carrying the
+// value would be.
+func (s *Schema) ValidateValue(path string, value []byte) error {
+	f, ok := s.Field(path)
+	if !ok {
+		return invalidf("json schema validation failed for field '%s' reason 'field not in the schema'", path)
+	}
+	i := jsonscan.SkipSpace(value, 0)
+	end, err := validateValue(value, i, f)
+	if err == nil {
+		if rest := jsonscan.SkipSpace(value, end); rest != len(value) {
+			err = &jsonscan.SyntaxError{Offset: rest, Msg: fmt.Sprintf("unexpected %q after the value", value[rest])}
+		}
+	}
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *fieldError:
+		segments := strings.Split(path, ".")
+		for i := len(segments) - 1; i >= 0; i-- {
+			e.segments = append(e.segments, segments[i])
+		}
+		return invalidf("json schema validation failed for field '%s' reason '%s'", e.pointer(), e.reason)
+	default:
+		return invalidf("value of '%s' is not valid JSON: %v", path, err)
+	}
+}
+
 // fieldError is a validation failure on its way up: segments holds the path
 // from the failing value back towards the root (reversed), filled in only
 // once something failed, so that validation itself builds no paths.

@@ -128,3 +128,39 @@ func TestValidateManyFields(t *testing.T) {
 	wantError(t, s.Validate([]byte("{"+strings.Join(doc, ",")+","+last+"}")),
 		"json schema validation failed for field '' reason 'duplicate key '"+strings.Split(last, `"`)[1]+"''")
 }
+
+// ValidateValue checks what an update sets at a path with the rules and
+// messages of Validate, naming the field by its pointer in the document.
+func TestValidateValue(t *testing.T) {
+	s := mustParse(t, "test_collection", testSchema)
+	const prefix = "json schema validation failed for field "
+	cases := []struct {
+		name, path, value, err string
+	}{
+		{"string", "string_value", `"abc"`, ""},
+		{"null", "string_value", `null`, ""},
+		{"nested object", "object_value", `{"name":"n","inner":{"x":1}}`, ""},
+		{"nested path", "object_value.inner.x", `7`, ""},
+		{"array of objects", "array_value", `[{"id":1},{"product":"p"}]`, ""},
+		{"free form", "free_value", `{"any":[1,"x"]}`, ""},
+		{"whitespace", "int_value", " 5 ", ""},
+
+		{"string got number", "string_value", `12`, prefix + "'string_value' reason 'expected string, but got number'"},
+		{"maxLength", "string_value", `"toolong"`, prefix + "'string_value' reason 'length must be <= 5, but got 7'"},
+		{"format", "uuid_value", `"abc"`, prefix + "'uuid_value' reason ''abc' is not valid 'uuid''"},
+		{"int32", "int32_value", `2147483648`, prefix + "'int32_value' reason ''2147483648' is not valid 'int32''"},
+		{"beyond float64", "double_value", `1e400`, prefix + "'double_value' reason ''1e400' is out of the range of a 64-bit floating point number'"},
+		{"nested path", "object_value.inner.x", `"x"`, prefix + "'object_value/inner/x' reason 'expected integer, but got string'"},
+		{"inside an object", "object_value", `{"inner":{"x":1.5}}`, prefix + "'object_value/inner/x' reason 'expected integer, but got number'"},
+		{"unknown member of an object", "object_value", `{"nope":1}`, prefix + "'object_value' reason 'additionalProperties 'nope' not allowed'"},
+		{"array element", "int_array", `[1,"2"]`, prefix + "'int_array/1' reason 'expected integer, but got string'"},
+		{"object in array", "array_value", `[{"id":"x"}]`, prefix + "'array_value/0/id' reason 'expected integer, but got string'"},
+		{"not in the schema", "nope", `1`, prefix + "'nope' reason 'field not in the schema'"},
+		{"inside an array is not a path", "array_value.id", `1`, prefix + "'array_value.id' reason 'field not in the schema'"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wantError(t, s.ValidateValue(tc.path, []byte(tc.value)), tc.err)
+		})
+	}
+}
