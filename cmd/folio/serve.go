@@ -48,6 +48,11 @@ type serveConfig struct {
 	LogMaxHold duration `json:"log_max_hold"`
 	// StreamBuffer bounds the bytes of changes waiting for one stream.
 	StreamBuffer int `json:"stream_buffer_bytes"`
+	// StreamBufferTotal bounds the bytes of changes waiting for all the
+	// streams together.
+	StreamBufferTotal int64 `json:"stream_buffer_total_bytes"`
+	// MaxStreams bounds the events and subscribe streams open at once.
+	MaxStreams int `json:"max_streams"`
 }
 
 // DefaultLogRetention is how long the change log keeps a commit, and so how
@@ -69,6 +74,9 @@ func defaultConfig() serveConfig {
 		ShutdownWait: duration(node.DefaultShutdownTimeout),
 		LogRetention: duration(DefaultLogRetention),
 		StreamBuffer: streams.DefaultMaxPending,
+
+		StreamBufferTotal: streams.DefaultMaxPendingTotal,
+		MaxStreams:        streams.DefaultMaxStreams,
 	}
 }
 
@@ -105,6 +113,8 @@ func loadConfig(args []string) (serveConfig, error) {
 	logRetention := fs.String("log-retention", "", "how long the change log keeps a commit, and so how far back events and subscribe streams can resume; 0 keeps it forever (env FOLIO_LOG_RETENTION; default 24h)")
 	logMaxHold := fs.String("log-max-hold", "", "how much longer than the retention a stream catching up may keep the log from being trimmed before it is cut off and must resync (env FOLIO_LOG_MAX_HOLD; default the retention)")
 	streamBuffer := fs.String("stream-buffer-bytes", "", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow (env FOLIO_STREAM_BUFFER_BYTES; default 16777216)")
+	streamBufferTotal := fs.String("stream-buffer-total-bytes", "", "bytes of changes all the events and subscribe streams together may have waiting; past it the stream furthest behind is ended (env FOLIO_STREAM_BUFFER_TOTAL_BYTES; default 268435456)")
+	maxStreams := fs.String("max-streams", "", "events and subscribe streams open at once; one more is refused with 429 RESOURCE_EXHAUSTED (env FOLIO_MAX_STREAMS; default 1000)")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback (env FOLIO_PPROF_ADDR; default off)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -175,6 +185,24 @@ func loadConfig(args []string) (serveConfig, error) {
 		}
 		cfg.StreamBuffer = n
 	}
+	v = ""
+	pick(&v, *streamBufferTotal, "FOLIO_STREAM_BUFFER_TOTAL_BYTES")
+	if v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return cfg, fmt.Errorf("stream buffer total bytes: %w", err)
+		}
+		cfg.StreamBufferTotal = n
+	}
+	v = ""
+	pick(&v, *maxStreams, "FOLIO_MAX_STREAMS")
+	if v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return cfg, fmt.Errorf("max streams: %w", err)
+		}
+		cfg.MaxStreams = n
+	}
 	if cfg.LogMaxHold < 0 {
 		return cfg, fmt.Errorf("log max hold %v: must not be negative", time.Duration(cfg.LogMaxHold))
 	}
@@ -183,6 +211,12 @@ func loadConfig(args []string) (serveConfig, error) {
 	}
 	if cfg.StreamBuffer <= 0 {
 		return cfg, fmt.Errorf("stream buffer bytes %d: must be positive", cfg.StreamBuffer)
+	}
+	if cfg.StreamBufferTotal <= 0 {
+		return cfg, fmt.Errorf("stream buffer total bytes %d: must be positive", cfg.StreamBufferTotal)
+	}
+	if cfg.MaxStreams <= 0 {
+		return cfg, fmt.Errorf("max streams %d: must be positive", cfg.MaxStreams)
 	}
 	return cfg, nil
 }
@@ -229,7 +263,7 @@ func serve(args []string) error {
 		MaxBodyBytes:           cfg.MaxBodyBytes,
 		MaxDocumentsPerRequest: cfg.MaxDocuments,
 		Sessions:               session.Options{Origin: cfg.Origin, IdleTimeout: time.Duration(cfg.TxIdle)},
-		Streams:                streams.Options{MaxPending: cfg.StreamBuffer},
+		Streams:                streams.Options{MaxPending: cfg.StreamBuffer, MaxPendingTotal: cfg.StreamBufferTotal, MaxStreams: cfg.MaxStreams},
 		LogRetention:           time.Duration(cfg.LogRetention),
 		LogMaxHold:             time.Duration(cfg.LogMaxHold),
 		ShutdownTimeout:        time.Duration(cfg.ShutdownWait),
