@@ -48,8 +48,9 @@ type Options struct {
 	// MaxPendingTotal bounds the bytes queued for all the subscriptions
 	// together, so that many consumers a little behind cannot hold what
 	// one far behind may not. A batch that would take the total past it
-	// first ends the subscription holding the most (the one furthest
-	// behind; it may be the one receiving) with RESOURCE_EXHAUSTED, and
+	// first ends the subscription furthest behind (whose oldest queued
+	// change is the oldest; of those, the one holding the most; it may be
+	// the one receiving) with RESOURCE_EXHAUSTED, and
 	// lets its queue go at once: its consumer resumes from the last item
 	// it got, as one that overflowed MaxPending does, and reads the rest
 	// from the log. Only when nothing at all is queued does a batch larger
@@ -352,15 +353,19 @@ func (h *Hub) makeRoomLocked(s *Subscription, size int) bool {
 	return true
 }
 
-// furthestBehindLocked is the open subscription holding the most queued
-// bytes, or nil if none holds any. It is called only when the budget is
-// full, so a scan costs nothing the rest of the time.
+// furthestBehindLocked is the open subscription whose oldest queued
+// change is the oldest, holding the most of those, or nil if none holds
+// any bytes. Bytes alone would not do: one that keeps up holds the batch
+// just handed to it, as much as one far behind may hold. It is called only
+// when the budget is full, so a scan costs nothing the rest of the time.
 func (h *Hub) furthestBehindLocked() *Subscription {
 	var far *Subscription
+	var oldest kv.Position
 	most := 0
 	for s := range h.open {
-		if n := s.pendingBytes(); n > most {
-			far, most = s, n
+		pos, n := s.backlog()
+		if n > 0 && (far == nil || pos < oldest || (pos == oldest && n > most)) {
+			far, oldest, most = s, pos, n
 		}
 	}
 	return far

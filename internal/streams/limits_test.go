@@ -165,3 +165,30 @@ func TestCloseReleasesAll(t *testing.T) {
 		t.Errorf("Stats %+v after every subscription closed, want zero", st)
 	}
 }
+
+// Over the budget, the subscription ended is the one whose oldest queued
+// change is the oldest, not one that keeps up and holds as many bytes: the
+// batch just handed to it.
+func TestMaxPendingTotalEndsTheFurthestBehind(t *testing.T) {
+	s := newStore(t)
+	per := recordSize(&changelog.Record{Key: []byte("kx"), Data: []byte("x")})
+	h := newHub(t, s, Options{MaxPendingTotal: int64(per*5/2) + 1})
+	for round := range 20 {
+		behind := subscribe(t, h, now(t, s), Changes("db", "c1"))
+		keeping := subscribe(t, h, now(t, s), Changes("db", "c1"))
+		commit(t, s, rec{"c1", "x"})
+		next(t, keeping)
+		commit(t, s, rec{"c1", "y"}) // two queued for behind, one for keeping: over
+		if got := render(next(t, keeping)); got != "y!" {
+			t.Fatalf("round %d: the subscription keeping up got %s", round, got)
+		}
+		ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+		_, err := behind.Next(ctx)
+		cancel()
+		if status.CodeOf(err) != status.ResourceExhausted {
+			t.Fatalf("round %d: the subscription behind: %v, want RESOURCE_EXHAUSTED", round, err)
+		}
+		behind.Close()
+		keeping.Close()
+	}
+}

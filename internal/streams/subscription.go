@@ -225,11 +225,15 @@ func (s *Subscription) enqueue(b Batch, size int) {
 	s.signal()
 }
 
-// pendingBytes is what s holds of the hub's total.
-func (s *Subscription) pendingBytes() int {
+// backlog is the position of s's oldest queued change and the bytes it
+// holds of the hub's total.
+func (s *Subscription) backlog() (kv.Position, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pending
+	if s.pending == 0 {
+		return 0, 0
+	}
+	return s.queue[0].batch[0].Cursor.Pos, s.pending
 }
 
 // drop lets an ended subscription's queue go at once, rather than when its
