@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/ops"
@@ -66,6 +67,12 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, src *ops.St
 	if st.flusher == nil {
 		return status.Errorf(status.Internal, "streaming is not supported by this connection")
 	}
+	// A client that does not read would block a write for good, and hold
+	// its stream (its queue, its place) with it: each write has a
+	// deadline, and one that passes it ends the request.
+	rc := http.NewResponseController(w)
+	deadline := func() { rc.SetWriteDeadline(time.Now().Add(s.cfg.StreamWriteTimeout)) }
+	deadline()
 	st.start()
 	st.flusher.Flush()
 	var buf []byte
@@ -75,6 +82,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, src *ops.St
 			if ctx.Err() != nil {
 				return nil // the client went away: nobody to tell
 			}
+			deadline()
 			return st.finish(err)
 		}
 		buf = buf[:0]
@@ -83,6 +91,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, src *ops.St
 			buf = render(buf, &items[i])
 			buf = append(buf, "}\n"...)
 		}
+		deadline()
 		if _, err := st.w.Write(buf); err != nil {
 			return nil
 		}

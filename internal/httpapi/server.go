@@ -22,10 +22,17 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxBodyBytes bounds a request body. Default 16 MiB.
 	MaxBodyBytes int64
+	// StreamWriteTimeout bounds each write of an events or subscribe
+	// stream: a client that takes nothing for this long is cut off, and
+	// its stream released. Default 30s.
+	StreamWriteTimeout time.Duration
 }
 
-// DefaultMaxBodyBytes is Config.MaxBodyBytes's default.
-const DefaultMaxBodyBytes = 16 << 20
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes       = 16 << 20
+	DefaultStreamWriteTimeout = 30 * time.Second
+)
 
 // Server is the API's HTTP handler: a codec between HTTP and the
 // operations.
@@ -43,6 +50,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.StreamWriteTimeout <= 0 {
+		cfg.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	s := &Server{cfg: cfg, ops: cfg.Ops, log: cfg.Logger, mux: http.NewServeMux()}
 	s.routes()
@@ -129,8 +139,8 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	s.fail(w, r, status.Errorf(status.MethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path))
 }
 
-// statusWriter remembers the status for the access log, and passes Flush on
-// for streams.
+// statusWriter remembers the status for the access log, and passes Flush
+// (and, through Unwrap, write deadlines) on for streams.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
@@ -155,6 +165,10 @@ func (w *statusWriter) Flush() {
 		f.Flush()
 	}
 }
+
+// Unwrap lets http.ResponseController reach the connection, for the
+// streams' write deadlines.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // fail answers a request with the API error for err.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {

@@ -68,6 +68,10 @@ type Config struct {
 	// documents of one insert or replace (and messages of one publish).
 	MaxBodyBytes           int64
 	MaxDocumentsPerRequest int
+	// StreamWriteTimeout bounds each write of an events or subscribe
+	// stream: a client that reads nothing for this long is cut off.
+	// Default 30s.
+	StreamWriteTimeout time.Duration
 	// Sessions configures interactive transactions (origin, idle timeout,
 	// maximum lifetime; the lifetime defaults to MaxTxAge).
 	Sessions session.Options
@@ -269,7 +273,8 @@ func (n *Node) serveHTTP(addr string) error {
 	}
 	n.ln = ln
 	n.http = &http.Server{
-		Handler:           httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes}),
+		Handler: httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes,
+			StreamWriteTimeout: n.cfg.StreamWriteTimeout}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,7 +69,10 @@ func TestMaxStreams(t *testing.T) {
 // stream that reads gets everything.
 func TestStreamBufferTotal(t *testing.T) {
 	const budget = 1 << 20
-	eachStreamBackend(t, node.Config{Streams: streams.Options{MaxPendingTotal: budget}}, func(t *testing.T, s *streamServer) {
+	// The stalled streams must not be cut off for their stalled writes
+	// while the documents go in, however slow the machine.
+	cfg := node.Config{Streams: streams.Options{MaxPendingTotal: budget}, StreamWriteTimeout: 10 * time.Minute}
+	eachStreamBackend(t, cfg, func(t *testing.T, s *streamServer) {
 		c := s.client
 		c.createDB(t, "db1")
 		c.createColl(t, "db1", "big", `{"title":"big","primary_key":["id"],"properties":{"id":{"type":"integer"},"pad":{"type":"string"}}}`)
@@ -84,10 +88,16 @@ func TestStreamBufferTotal(t *testing.T) {
 		var over atomic.Int64
 		done := make(chan struct{})
 		watched := make(chan struct{})
+		stopWatching := sync.OnceFunc(func() {
+			close(done)
+			<-watched
+		})
+		t.Cleanup(stopWatching) // before the node stops
+		n := s.node
 		go func() {
 			defer close(watched)
 			for {
-				if p := s.node.Stats().Streams.PendingBytes; p > budget {
+				if p := n.Stats().Streams.PendingBytes; p > budget {
 					over.Store(p)
 				}
 				select {
@@ -101,15 +111,14 @@ func TestStreamBufferTotal(t *testing.T) {
 		// twice over.
 		const docSize = 256 << 10
 		pad := strings.Repeat("x", docSize)
-		n := 2 * (sendBufferMax() + 64<<10 + budget) / docSize
-		for i := range n {
+		docs := 2 * (sendBufferMax() + 64<<10 + budget) / docSize
+		for i := range docs {
 			c.ok(t, "POST", docPath("db1", "big", "insert"), fmt.Sprintf(`{"documents":[{"id":%d,"pad":"%s"}]}`, i, pad))
 			if id := docID(t, reader.next(t)); id != i {
 				t.Fatalf("the reading stream's event %d is document %d", i, id)
 			}
 		}
-		close(done)
-		<-watched
+		stopWatching()
 		if p := over.Load(); p > 0 {
 			t.Errorf("%d bytes queued for the streams, over the budget of %d", p, budget)
 		}
@@ -144,8 +153,8 @@ func TestStreamBufferTotal(t *testing.T) {
 					t.Fatalf("stalled stream %d: event %d is document %d, a gap or a repeat", i, j, id)
 				}
 			}
-			if len(ids) >= n {
-				t.Errorf("stalled stream %d got all %d events before its error", i, n)
+			if len(ids) >= docs {
+				t.Errorf("stalled stream %d got all %d events before its error", i, docs)
 			}
 		}
 		reader.close()
@@ -160,4 +169,86 @@ func docID(t *testing.T, e event) int {
 		t.Fatalf("event data %.100s: %v", e.Data, err)
 	}
 	return doc.ID
+}
+
+// fillStalled inserts documents into db1.big until a stream that has not
+// read anything since the first is blocked in a write: more than its
+// connection's buffers hold.
+func fillStalled(t *testing.T, c *client, from int) int {
+	t.Helper()
+	const docSize = 256 << 10
+	pad := strings.Repeat("x", docSize)
+	n := (sendBufferMax()+64<<10)/docSize + 4
+	for i := range n {
+		c.ok(t, "POST", docPath("db1", "big", "insert"), fmt.Sprintf(`{"documents":[{"id":%d,"pad":"%s"}]}`, from+i, pad))
+	}
+	return from + n
+}
+
+const bigSchema = `{"title":"big","primary_key":["id"],"properties":{"id":{"type":"integer"},"pad":{"type":"string"}}}`
+
+// A client that stays connected but reads nothing is cut off once a write
+// to it has waited the stream write timeout, and its stream is released.
+func TestStalledStreamCutOff(t *testing.T) {
+	eachStreamBackend(t, node.Config{StreamWriteTimeout: time.Second}, func(t *testing.T, s *streamServer) {
+		c := s.client
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "big", bigSchema)
+		res, cancel := c.startStream(t, eventsPath("db1", "big"), `{}`, 64<<10)
+		defer cancel()
+		defer res.Body.Close()
+		fillStalled(t, c, 0)
+		eventually(t, "the stalled stream to be cut off", func() bool { return s.node.Stats().Streams.Open == 0 })
+		if st := s.node.Stats(); st.Streams.PendingBytes != 0 {
+			t.Errorf("%+v after the cut-off, want nothing queued", st)
+		}
+	})
+}
+
+// Fifty streams opened and closed, some by their clients, some stalled
+// (connected, reading nothing) and cut off, some live and some catching
+// up: afterwards the node holds nothing for them: no subscription, no
+// queued byte, no reader of the change log.
+func TestStreamsReleased(t *testing.T) {
+	eachStreamBackend(t, node.Config{StreamWriteTimeout: time.Second}, func(t *testing.T, s *streamServer) {
+		c := s.client
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "big", bigSchema)
+		fromStart := startAfter(streams.After(0).String())
+		written := fillStalled(t, c, 0)
+		var closed []*liveStream
+		for i := range 22 {
+			body := `{}`
+			if i%2 == 0 {
+				body = fromStart
+			}
+			closed = append(closed, c.openStream(t, eventsPath("db1", "big"), body))
+		}
+		for i := range 6 {
+			body := `{}`
+			if i%2 == 0 {
+				body = fromStart
+			}
+			res, cancel := c.startStream(t, eventsPath("db1", "big"), body, 64<<10)
+			t.Cleanup(cancel)
+			t.Cleanup(func() { res.Body.Close() })
+		}
+		for range 22 {
+			closed = append(closed, c.openStream(t, eventsPath("db1", "big"), `{}`))
+		}
+		// Some stalled ones may be cut off already.
+		t.Logf("50 streams opened: %+v", s.node.Stats())
+		for i, ls := range closed {
+			if i%4 == 0 {
+				ls.close() // before anything was sent
+			}
+		}
+		written = fillStalled(t, c, written)
+		for _, ls := range closed {
+			ls.close()
+		}
+		eventually(t, "every stream to be released", func() bool { return s.node.Stats().Streams == streams.Stats{} })
+		c.insert(t, "db1", "big", fmt.Sprintf(`{"id":%d}`, written)) // wakes the hub, which lets its reader go
+		eventually(t, "the change log's readers to be closed", func() bool { return s.node.Stats().LogReaders == 0 })
+	})
 }
