@@ -66,6 +66,11 @@ type serveConfig struct {
 
 	// RequestTimeout bounds every request but the streams.
 	RequestTimeout duration `json:"request_timeout"`
+	// StreamBufferTotal bounds the bytes of changes waiting for all the
+	// streams together.
+	StreamBufferTotal int64 `json:"stream_buffer_total_bytes"`
+	// MaxStreams bounds the events and subscribe streams open at once.
+	MaxStreams int `json:"max_streams"`
 }
 
 // DefaultLogRetention is how long the change log keeps a commit, and so how
@@ -88,7 +93,9 @@ func defaultConfig() serveConfig {
 		LogRetention: duration(DefaultLogRetention),
 		StreamBuffer: streams.DefaultMaxPending,
 
-		RequestTimeout: duration(ops.DefaultRequestTimeout),
+		RequestTimeout:    duration(ops.DefaultRequestTimeout),
+		StreamBufferTotal: streams.DefaultMaxPendingTotal,
+		MaxStreams:        streams.DefaultMaxStreams,
 	}
 }
 
@@ -130,6 +137,8 @@ func loadConfig(args []string) (serveConfig, error) {
 	streamBuffer := fs.String("stream-buffer-bytes", "", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow (env FOLIO_STREAM_BUFFER_BYTES; default 16777216)")
 	corsOrigins := fs.String("cors-origins", "", "comma-separated origins whose browser pages may call the API, or * for any (env FOLIO_CORS_ORIGINS; default none: cross-origin calls stay off)")
 	requestTimeout := fs.String("request-timeout", "", "longest a request may run, a read's streaming included, before it fails with DEADLINE_EXCEEDED and its writes are dropped; events and subscribe streams have none (env FOLIO_REQUEST_TIMEOUT; default 30s)")
+	streamBufferTotal := fs.String("stream-buffer-total-bytes", "", "bytes of changes all the events and subscribe streams together may have waiting; past it the stream furthest behind is ended (env FOLIO_STREAM_BUFFER_TOTAL_BYTES; default 268435456)")
+	maxStreams := fs.String("max-streams", "", "events and subscribe streams open at once; one more is refused with 429 RESOURCE_EXHAUSTED (env FOLIO_MAX_STREAMS; default 1000)")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback (env FOLIO_PPROF_ADDR; default off)")
 	acquireTimeout := fs.String("acquire-timeout", "", "how long a request waits for a PostgreSQL connection, or a read for its slot, before it answers 503 UNAVAILABLE (env FOLIO_ACQUIRE_TIMEOUT; default 2s)")
 	maxOpenTx := fs.String("max-open-transactions", "", "interactive transactions open at once on this node; a begin beyond it answers 503 UNAVAILABLE; -1: unlimited (env FOLIO_MAX_OPEN_TRANSACTIONS; default a quarter of the PostgreSQL pool, unlimited on pebble)")
@@ -243,6 +252,24 @@ func loadConfig(args []string) (serveConfig, error) {
 		}
 		cfg.MaxConnections = n
 	}
+	v = ""
+	pick(&v, *streamBufferTotal, "FOLIO_STREAM_BUFFER_TOTAL_BYTES")
+	if v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return cfg, fmt.Errorf("stream buffer total bytes: %w", err)
+		}
+		cfg.StreamBufferTotal = n
+	}
+	v = ""
+	pick(&v, *maxStreams, "FOLIO_MAX_STREAMS")
+	if v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return cfg, fmt.Errorf("max streams: %w", err)
+		}
+		cfg.MaxStreams = n
+	}
 	if cfg.LogMaxHold < 0 {
 		return cfg, fmt.Errorf("log max hold %v: must not be negative", time.Duration(cfg.LogMaxHold))
 	}
@@ -257,6 +284,12 @@ func loadConfig(args []string) (serveConfig, error) {
 	}
 	if cfg.StreamBuffer <= 0 {
 		return cfg, fmt.Errorf("stream buffer bytes %d: must be positive", cfg.StreamBuffer)
+	}
+	if cfg.StreamBufferTotal <= 0 {
+		return cfg, fmt.Errorf("stream buffer total bytes %d: must be positive", cfg.StreamBufferTotal)
+	}
+	if cfg.MaxStreams <= 0 {
+		return cfg, fmt.Errorf("max streams %d: must be positive", cfg.MaxStreams)
 	}
 	return cfg, nil
 }
@@ -306,7 +339,7 @@ func serve(args []string) error {
 		MaxBodyBytes:           cfg.MaxBodyBytes,
 		MaxDocumentsPerRequest: cfg.MaxDocuments,
 		Sessions:               session.Options{Origin: cfg.Origin, IdleTimeout: time.Duration(cfg.TxIdle), MaxOpen: cfg.MaxOpenTx},
-		Streams:                streams.Options{MaxPending: cfg.StreamBuffer},
+		Streams:                streams.Options{MaxPending: cfg.StreamBuffer, MaxPendingTotal: cfg.StreamBufferTotal, MaxStreams: cfg.MaxStreams},
 		LogRetention:           time.Duration(cfg.LogRetention),
 		LogMaxHold:             time.Duration(cfg.LogMaxHold),
 		ShutdownTimeout:        time.Duration(cfg.ShutdownWait),

@@ -72,3 +72,33 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal("a bad cache size was accepted")
 	}
 }
+
+func TestLoadConfigStreamLimits(t *testing.T) {
+	for _, k := range []string{"FOLIO_CONFIG", "FOLIO_MAX_STREAMS", "FOLIO_STREAM_BUFFER_TOTAL_BYTES"} {
+		t.Setenv(k, "")
+	}
+	c, err := loadConfig(nil)
+	if err != nil || c.MaxStreams != 1000 || c.StreamBufferTotal != 256<<20 {
+		t.Fatalf("defaults: %+v, %v", c, err)
+	}
+	file := filepath.Join(t.TempDir(), "folio.json")
+	if err := os.WriteFile(file, []byte(`{"max_streams":5,"stream_buffer_total_bytes":1000}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = loadConfig([]string{"--config", file}); err != nil || c.MaxStreams != 5 || c.StreamBufferTotal != 1000 {
+		t.Fatalf("file: %+v, %v", c, err)
+	}
+	t.Setenv("FOLIO_MAX_STREAMS", "7")
+	t.Setenv("FOLIO_STREAM_BUFFER_TOTAL_BYTES", "2000")
+	if c, err = loadConfig([]string{"--config", file}); err != nil || c.MaxStreams != 7 || c.StreamBufferTotal != 2000 {
+		t.Fatalf("env: %+v, %v", c, err)
+	}
+	if c, err = loadConfig([]string{"--max-streams", "9", "--stream-buffer-total-bytes", "3000"}); err != nil || c.MaxStreams != 9 || c.StreamBufferTotal != 3000 {
+		t.Fatalf("flags: %+v, %v", c, err)
+	}
+	for _, bad := range [][]string{{"--max-streams", "0"}, {"--max-streams", "many"}, {"--stream-buffer-total-bytes", "-1"}} {
+		if _, err := loadConfig(bad); err == nil {
+			t.Errorf("%q was accepted", bad)
+		}
+	}
+}

@@ -66,6 +66,9 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, src *ops.St
 	if st.flusher == nil {
 		return status.Errorf(status.Internal, "streaming is not supported by this connection")
 	}
+	// A client that does not read would block a write for good, and hold
+	// its stream (its queue, its place) with it: every write has a
+	// deadline (statusWriter), and one that passes it ends the request.
 	st.start()
 	st.flusher.Flush()
 	var buf []byte

@@ -98,7 +98,8 @@ type Config struct {
 	// hold every connection; unlimited on the embedded store. Negative:
 	// unlimited.
 	Sessions session.Options
-	// Streams configures the events and subscribe streams.
+	// Streams configures the events and subscribe streams: how many may
+	// be open at once, and the bytes queued for each and for all.
 	Streams streams.Options
 	// LogRetention is how long the change log keeps a commit; 0 keeps it
 	// forever. LogMaxHold is how much longer a log reader that has not read
@@ -248,6 +249,20 @@ func Run(ctx context.Context, cfg Config) error {
 
 // Addr is the API's listen address.
 func (n *Node) Addr() net.Addr { return n.ln.Addr() }
+
+// Stats is a snapshot of what a node's streams hold, for tests and
+// metrics.
+type Stats struct {
+	Streams streams.Stats
+	// LogReaders is the open readers of the change log: the hub's while
+	// any stream is live, and one per stream catching up.
+	LogReaders int
+}
+
+// Stats reports what the node's streams hold now.
+func (n *Node) Stats() Stats {
+	return Stats{Streams: n.hub.Stats(), LogReaders: n.changeLog.Readers()}
+}
 
 // Close shuts the node down in the order of the package comment. It is
 // safe to call more than once; later calls return the first's result.

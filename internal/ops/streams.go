@@ -65,11 +65,15 @@ type Stream struct {
 // shutdown, or when its consumer fell too far behind). The items are valid
 // until the next call.
 func (s *Stream) Next(ctx context.Context) ([]StreamItem, error) {
+	// The last batch's items are the transport's no more: let go of the
+	// changes they point into before waiting, so that an idle stream does
+	// not keep its last transaction alive.
+	clear(s.items)
+	s.items = s.items[:0]
 	batch, err := s.sub.Next(ctx)
 	if err != nil {
 		return nil, apiError(ctx, err)
 	}
-	s.items = s.items[:0]
 	for i := range batch {
 		ev := &batch[i]
 		it := StreamItem{Collection: ev.Record.Collection, Op: ev.Record.Op.String(), Key: ev.Record.Key, Data: ev.Record.Data,

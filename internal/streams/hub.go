@@ -19,7 +19,9 @@
 // subscription's queue until its consumer takes it, and a consumer that lets
 // more than Options.MaxPending bytes pile up is ended with an error that
 // says so. It is never skipped ahead: it reconnects with the position of the
-// last item it got, and reads what it missed from the log.
+// last item it got, and reads what it missed from the log. All the queues
+// together are bounded too (Options.MaxPendingTotal), and so is the number
+// of subscriptions open at once (Options.MaxStreams).
 package streams
 
 import (
@@ -29,6 +31,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/kv"
@@ -42,6 +45,22 @@ type Options struct {
 	// with RESOURCE_EXHAUSTED. A single transaction larger than the bound
 	// is still delivered when nothing else is waiting.
 	MaxPending int
+	// MaxPendingTotal bounds the bytes queued for all the subscriptions
+	// together, so that many consumers a little behind cannot hold what
+	// one far behind may not. A batch that would take the total past it
+	// first ends the subscription furthest behind (whose oldest queued
+	// change is the oldest; of those, the one holding the most; it may be
+	// the one receiving) with RESOURCE_EXHAUSTED, and
+	// lets its queue go at once: its consumer resumes from the last item
+	// it got, as one that overflowed MaxPending does, and reads the rest
+	// from the log. Only when nothing at all is queued does a batch larger
+	// than the budget go through, as with MaxPending.
+	MaxPendingTotal int64
+	// MaxStreams bounds the subscriptions open at once, those catching up
+	// included: one more is refused with RESOURCE_EXHAUSTED until one
+	// closes. Each holds a goroutine and a connection in its transport,
+	// and up to MaxPending of queue.
+	MaxStreams int
 	// ReadBatch is the most log entries read at once, by the hub and by a
 	// subscription catching up. An entry may be as large as a transaction
 	// (10 MiB by default), so this bounds what one read holds in memory.
@@ -53,6 +72,14 @@ type Options struct {
 // Defaults of Options.
 const (
 	DefaultMaxPending = 16 << 20
+	// DefaultMaxPendingTotal lets sixteen streams fall a whole MaxPending
+	// behind at once, or many a little, within 256 MiB.
+	DefaultMaxPendingTotal = 256 << 20
+	// DefaultMaxStreams is far more streams than a node's writes usually
+	// feed, and few enough that their fixed costs (goroutines, sockets
+	// and their kernel buffers, render buffers) stay within a small
+	// server's memory and its file descriptor limit.
+	DefaultMaxStreams = 1000
 	DefaultReadBatch  = changelog.DefaultReadBatch
 )
 
@@ -95,6 +122,14 @@ type Hub struct {
 	// only with a cursor at or past pos, so it neither misses nor repeats.
 	pos  kv.Position
 	subs map[*Subscription]struct{}
+	// open holds every subscription from Subscribe to Close, live,
+	// catching up or ended: what MaxStreams counts, and where a
+	// subscription holding queued bytes is found to make room.
+	open map[*Subscription]struct{}
+	// pending is the sum of the open subscriptions' pending bytes. It
+	// grows only on the hub's goroutine, under mu, and shrinks as
+	// consumers take batches.
+	pending atomic.Int64
 	// reading is set while the hub has a reader: its loop's, or one a
 	// subscription handed over (handoff) that the loop has not taken yet.
 	reading bool
@@ -110,6 +145,12 @@ func NewHub(log *changelog.Log, opts Options) *Hub {
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = DefaultMaxPending
 	}
+	if opts.MaxPendingTotal <= 0 {
+		opts.MaxPendingTotal = DefaultMaxPendingTotal
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
 	if opts.ReadBatch <= 0 {
 		opts.ReadBatch = DefaultReadBatch
 	}
@@ -117,7 +158,8 @@ func NewHub(log *changelog.Log, opts Options) *Hub {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &Hub{log: log, opts: opts, ctx: ctx, cancel: cancel, done: make(chan struct{}), subs: make(map[*Subscription]struct{})}
+	h := &Hub{log: log, opts: opts, ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		subs: make(map[*Subscription]struct{}), open: make(map[*Subscription]struct{})}
 	go h.run()
 	return h
 }
@@ -139,6 +181,25 @@ func (h *Hub) Len() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.subs)
+}
+
+// Stats is a snapshot of what a hub holds, for tests and metrics.
+type Stats struct {
+	// Open is the subscriptions opened and not closed yet, live or
+	// catching up: what Options.MaxStreams bounds.
+	Open int
+	// Live is the subscriptions the hub feeds (Len).
+	Live int
+	// PendingBytes is the accounted bytes queued for all of them: what
+	// Options.MaxPendingTotal bounds.
+	PendingBytes int64
+}
+
+// Stats reports what the hub holds now.
+func (h *Hub) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return Stats{Open: len(h.open), Live: len(h.subs), PendingBytes: h.pending.Load()}
 }
 
 var errShuttingDown = status.Errorf(status.Unavailable, "the server is shutting down; resume from the position of the last item received")
@@ -243,14 +304,95 @@ func (h *Hub) dispatch(entries []entry, upTo kv.Position) {
 	defer h.mu.Unlock()
 	for s := range h.subs {
 		for i := range entries {
-			if err := s.offer(&entries[i], h.opts.MaxPending); err != nil {
-				delete(h.subs, s)
-				s.end(err)
+			if !h.offerLocked(s, &entries[i]) {
 				break
 			}
 		}
 	}
 	h.pos = max(h.pos, upTo)
+}
+
+// offerLocked queues for s what it selects of e, within the bounds, and
+// reports whether s is still live. It ends s if its selector fails or its
+// consumer let more than MaxPending wait, and makes room within
+// MaxPendingTotal first.
+func (h *Hub) offerLocked(s *Subscription, e *entry) bool {
+	b, size, err := s.pick(e)
+	if err == nil && len(b) > 0 {
+		err = s.fits(size, h.opts.MaxPending)
+	}
+	if err != nil {
+		h.endLocked(s, err)
+		return false
+	}
+	if len(b) == 0 {
+		return true
+	}
+	if !h.makeRoomLocked(s, size) {
+		return false
+	}
+	s.enqueue(b, size)
+	return true
+}
+
+// makeRoomLocked ends, furthest behind first, the subscriptions whose
+// queues must go so that size more bytes fit in MaxPendingTotal. It
+// reports false if s itself was ended.
+func (h *Hub) makeRoomLocked(s *Subscription, size int) bool {
+	for h.pending.Load()+int64(size) > h.opts.MaxPendingTotal {
+		v := h.furthestBehindLocked()
+		if v == nil {
+			return true // nothing is queued: the batch goes alone
+		}
+		h.endLocked(v, h.errOverBudget())
+		v.drop()
+		if v == s {
+			return false
+		}
+	}
+	return true
+}
+
+// furthestBehindLocked is the open subscription whose oldest queued
+// change is the oldest, holding the most of those, or nil if none holds
+// any bytes. Bytes alone would not do: one that keeps up holds the batch
+// just handed to it, as much as one far behind may hold. It is called only
+// when the budget is full, so a scan costs nothing the rest of the time.
+func (h *Hub) furthestBehindLocked() *Subscription {
+	var far *Subscription
+	var oldest kv.Position
+	most := 0
+	for s := range h.open {
+		pos, n := s.backlog()
+		if n > 0 && (far == nil || pos < oldest || (pos == oldest && n > most)) {
+			far, oldest, most = s, pos, n
+		}
+	}
+	return far
+}
+
+func (h *Hub) errOverBudget() error {
+	return status.Errorf(status.ResourceExhausted, "the server's streams together had more than %d bytes of changes waiting for their clients (--stream-buffer-total-bytes) and this stream was the furthest behind, so it was ended; resume from the position of the last item received", h.opts.MaxPendingTotal)
+}
+
+func (h *Hub) endLocked(s *Subscription, err error) {
+	delete(h.subs, s)
+	s.end(err)
+}
+
+// openSub registers s as open, unless MaxStreams are open already or the hub
+// is closed.
+func (h *Hub) openSub(s *Subscription) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return errShuttingDown
+	}
+	if len(h.open) >= h.opts.MaxStreams {
+		return status.Errorf(status.ResourceExhausted, "too many open streams: this server serves at most %d events and subscribe streams at once (--max-streams); close one or try again later", h.opts.MaxStreams)
+	}
+	h.open[s] = struct{}{}
+	return nil
 }
 
 // join makes s live if the hub has not read past upTo, where s's reader rd
@@ -281,9 +423,11 @@ func (h *Hub) join(s *Subscription, upTo kv.Position, rd *changelog.Reader) (joi
 	return true, true, nil
 }
 
+// leave forgets s, which holds nothing queued any more.
 func (h *Hub) leave(s *Subscription) {
 	h.mu.Lock()
 	delete(h.subs, s)
+	delete(h.open, s)
 	h.mu.Unlock()
 }
 

@@ -46,14 +46,16 @@ var errClosed = status.Errorf(status.Cancelled, "stream closed")
 // log no longer holds fails here (OUT_OF_RANGE), before anything is sent,
 // and so does a cursor ahead of the log (one from another data directory).
 func (h *Hub) Subscribe(ctx context.Context, after Cursor, sel Selector) (*Subscription, error) {
-	if h.isClosed() {
-		return nil, errShuttingDown
+	s := &Subscription{hub: h, sel: sel, after: after, wake: make(chan struct{}, 1)}
+	if err := h.openSub(s); err != nil {
+		return nil, err
 	}
 	rd, err := h.log.OpenReader(ctx, after.readAfter())
 	if err != nil {
+		h.leave(s)
 		return nil, readError(err, after)
 	}
-	s := &Subscription{hub: h, sel: sel, after: after, rd: rd, wake: make(chan struct{}, 1)}
+	s.rd = rd
 	if err := s.catchUp(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -72,6 +74,7 @@ func (s *Subscription) Next(ctx context.Context) (Batch, error) {
 			s.queue[0] = queued{}
 			s.queue = s.queue[1:]
 			s.pending -= q.size
+			s.hub.pending.Add(-int64(q.size))
 			s.mu.Unlock()
 			return q.batch, nil
 		}
@@ -103,16 +106,20 @@ func (s *Subscription) Ready() bool {
 	return len(s.queue) > 0
 }
 
-// Close ends the subscription and releases what it holds. It is safe to
-// call more than once, and from any goroutine.
+// Close ends the subscription and releases what it holds: its place
+// among the open subscriptions (Options.MaxStreams), its queue and its
+// reader. It is safe to call more than once, and from any goroutine.
 func (s *Subscription) Close() {
 	// Ended first: the hub no longer lets it join, and so never takes
-	// over the reader closed here.
+	// over the reader closed here, nor queues anything more. The queue
+	// goes before the hub forgets s, so that the hub's total never counts
+	// bytes of a subscription it cannot find.
 	s.end(errClosed)
+	s.drop()
 	s.hub.leave(s)
 	s.mu.Lock()
 	rd := s.rd
-	s.rd, s.queue, s.pending = nil, nil, 0
+	s.rd = nil
 	s.mu.Unlock()
 	if rd != nil {
 		rd.Close()
@@ -180,30 +187,64 @@ func (s *Subscription) goLive(upTo kv.Position) bool {
 	return true
 }
 
-// offer is called by the hub, under its lock, with each new entry. It
-// queues what s selects, or returns the error s must end with: its
-// selector's, or RESOURCE_EXHAUSTED when its consumer has fallen too far
-// behind.
-func (s *Subscription) offer(e *entry, maxPending int) error {
+// pick is called by the hub, under its lock, with each new entry: it
+// returns what s selects of it, and its accounted size; nothing once s has
+// ended.
+func (s *Subscription) pick(e *entry) (Batch, int, error) {
 	s.mu.Lock()
-	after := s.after
+	after, ended := s.after, s.err != nil
 	s.mu.Unlock()
-	b, size, err := pick(e, after, s.sel)
-	if err != nil || len(b) == 0 {
-		return err
+	if ended {
+		return nil, 0, nil
 	}
+	return pick(e, after, s.sel)
+}
+
+// fits returns the error s must end with if size more bytes would take its
+// queue past maxPending: its consumer has fallen too far behind.
+func (s *Subscription) fits(size, maxPending int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil && s.pending > 0 && s.pending+size > maxPending {
+		return status.Errorf(status.ResourceExhausted, "the stream fell too far behind (more than %d bytes of changes waiting for it) and was ended; resume from the position of the last item received", maxPending)
+	}
+	return nil
+}
+
+// enqueue is called by the hub, under its lock, to queue a batch that
+// fits; a subscription that has ended meanwhile takes nothing more.
+func (s *Subscription) enqueue(b Batch, size int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
-		return nil
-	}
-	if s.pending > 0 && s.pending+size > maxPending {
-		return status.Errorf(status.ResourceExhausted, "the stream fell too far behind (more than %d bytes of changes waiting for it) and was ended; resume from the position of the last item received", maxPending)
+		return
 	}
 	s.queue = append(s.queue, queued{batch: b, size: size})
 	s.pending += size
+	s.hub.pending.Add(int64(size))
 	s.signal()
-	return nil
+}
+
+// backlog is the position of s's oldest queued change and the bytes it
+// holds of the hub's total.
+func (s *Subscription) backlog() (kv.Position, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == 0 {
+		return 0, 0
+	}
+	return s.queue[0].batch[0].Cursor.Pos, s.pending
+}
+
+// drop lets an ended subscription's queue go at once, rather than when its
+// consumer takes it: Next then returns the error. Its consumer resumes
+// from the last item it took, so nothing is lost.
+func (s *Subscription) drop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hub.pending.Add(-int64(s.pending))
+	s.queue, s.pending = nil, 0
+	s.signal()
 }
 
 // end records why the subscription is over; the first reason stays.
