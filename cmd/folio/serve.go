@@ -115,34 +115,98 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 func (d *duration) String() string     { return time.Duration(*d).String() }
 func (d *duration) Set(s string) error { v, err := time.ParseDuration(s); *d = duration(v); return err }
 
+// setting is one configuration setting with its flag and its environment
+// variable; its key in the config file is serveConfig's JSON tag.
+type setting struct {
+	flag, env string
+	usage     string
+	def       string // the default, as the usage shows it
+	set       func(c *serveConfig, value string) error
+}
+
+// settings lists every setting `folio serve` takes from flags and the
+// environment: one row each, so that a new one cannot miss a place.
+func settings() []setting {
+	return []setting{
+		{"addr", "FOLIO_ADDR", "address to listen on; :8081 listens on every interface", "localhost:8081", text(func(c *serveConfig) *string { return &c.Addr })},
+		{"engine", "FOLIO_ENGINE", "storage engine: pebble (embedded) or postgres", "pebble", text(func(c *serveConfig) *string { return &c.Engine })},
+		{"postgres-url", "FOLIO_POSTGRES_URL", "PostgreSQL connection URL for --engine postgres", "none", text(func(c *serveConfig) *string { return &c.PostgresURL })},
+		{"data-dir", "FOLIO_DATA_DIR", "directory of the embedded store", "./data", text(func(c *serveConfig) *string { return &c.DataDir })},
+		{"cache-mib", "FOLIO_CACHE_MIB", "embedded engine's block cache in MiB", "128", mebibytes(func(c *serveConfig) *int64 { return &c.CacheBytes })},
+		{"log-level", "FOLIO_LOG_LEVEL", "debug, info, warn or error", "info", text(func(c *serveConfig) *string { return &c.LogLevel })},
+		{"log-format", "FOLIO_LOG_FORMAT", "text or json", "text", text(func(c *serveConfig) *string { return &c.LogFormat })},
+		{"max-tx-age", "FOLIO_MAX_TX_AGE", "longest a transaction may stay open", "10m", dur(func(c *serveConfig) *duration { return &c.MaxTxAge })},
+		{"tx-idle-timeout", "FOLIO_TX_IDLE_TIMEOUT", "an interactive transaction with no request for this long is rolled back", "2m", dur(func(c *serveConfig) *duration { return &c.TxIdle })},
+		{"node-id", "FOLIO_NODE_ID", "this node's identity in transaction contexts", "the host name", text(func(c *serveConfig) *string { return &c.Origin })},
+		{"log-retention", "FOLIO_LOG_RETENTION", "how long the change log keeps a commit, and so how far back events and subscribe streams can resume; 0 keeps it forever", "24h", dur(func(c *serveConfig) *duration { return &c.LogRetention })},
+		{"log-max-hold", "FOLIO_LOG_MAX_HOLD", "how much longer than the retention a stream catching up may keep the log from being trimmed before it is cut off and must resync", "the retention", dur(func(c *serveConfig) *duration { return &c.LogMaxHold })},
+		{"request-timeout", "FOLIO_REQUEST_TIMEOUT", "longest a request may run, a read's streaming included, before it fails with DEADLINE_EXCEEDED and its writes are dropped; events and subscribe streams have none", "30s", dur(func(c *serveConfig) *duration { return &c.RequestTimeout })},
+		{"max-connections", "FOLIO_MAX_CONNECTIONS", "most connections open at once; past it new ones wait", "4096", number(func(c *serveConfig) *int { return &c.MaxConnections })},
+		{"body-timeout", "FOLIO_BODY_TIMEOUT", "how long a request body may take to arrive", "30s", dur(func(c *serveConfig) *duration { return &c.BodyTimeout })},
+		{"write-timeout", "FOLIO_WRITE_TIMEOUT", "how long a write of a response or stream may wait for the client to read", "30s", dur(func(c *serveConfig) *duration { return &c.WriteTimeout })},
+		{"stream-buffer-bytes", "FOLIO_STREAM_BUFFER_BYTES", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow", "16777216", number(func(c *serveConfig) *int { return &c.StreamBuffer })},
+		{"stream-buffer-total-bytes", "FOLIO_STREAM_BUFFER_TOTAL_BYTES", "bytes of changes all the events and subscribe streams together may have waiting; past it the stream furthest behind is ended", "268435456", number(func(c *serveConfig) *int64 { return &c.StreamBufferTotal })},
+		{"max-streams", "FOLIO_MAX_STREAMS", "events and subscribe streams open at once; one more is refused with 429 RESOURCE_EXHAUSTED", "1000", number(func(c *serveConfig) *int { return &c.MaxStreams })},
+		{"acquire-timeout", "FOLIO_ACQUIRE_TIMEOUT", "how long a request waits for a PostgreSQL connection, or a read for its slot, before it answers 503 UNAVAILABLE", "2s", dur(func(c *serveConfig) *duration { return &c.AcquireTimeout })},
+		{"max-open-transactions", "FOLIO_MAX_OPEN_TRANSACTIONS", "interactive transactions open at once on this node; a begin beyond it answers 503 UNAVAILABLE; -1: unlimited", "a quarter of the PostgreSQL pool, unlimited on pebble", number(func(c *serveConfig) *int { return &c.MaxOpenTx })},
+		{"max-concurrent-reads", "FOLIO_MAX_CONCURRENT_READS", "reads streaming at once outside transactions; one beyond it waits up to the acquire timeout, then answers 503 UNAVAILABLE; -1: unlimited", "half the PostgreSQL pool, unlimited on pebble", number(func(c *serveConfig) *int { return &c.MaxReads })},
+		{"cors-origins", "FOLIO_CORS_ORIGINS", "comma-separated origins whose browser pages may call the API, or * for any", "none: cross-origin calls stay off", list(func(c *serveConfig) *[]string { return &c.CORSOrigins })},
+		{"pprof-addr", "FOLIO_PPROF_ADDR", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback", "off", text(func(c *serveConfig) *string { return &c.PprofAddr })},
+	}
+}
+
+func text(field func(*serveConfig) *string) func(*serveConfig, string) error {
+	return func(c *serveConfig, v string) error { *field(c) = v; return nil }
+}
+
+func dur(field func(*serveConfig) *duration) func(*serveConfig, string) error {
+	return func(c *serveConfig, v string) error { return field(c).Set(v) }
+}
+
+func number[T int | int64](field func(*serveConfig) *T) func(*serveConfig, string) error {
+	return func(c *serveConfig, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", v)
+		}
+		*field(c) = T(n)
+		return nil
+	}
+}
+
+func mebibytes(field func(*serveConfig) *int64) func(*serveConfig, string) error {
+	return func(c *serveConfig, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%q: want a positive number of MiB", v)
+		}
+		*field(c) = n << 20
+		return nil
+	}
+}
+
+func list(field func(*serveConfig) *[]string) func(*serveConfig, string) error {
+	return func(c *serveConfig, v string) error {
+		var out []string
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+		*field(c) = out
+		return nil
+	}
+}
+
 func loadConfig(args []string) (serveConfig, error) {
 	cfg := defaultConfig()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	configFile := fs.String("config", os.Getenv("FOLIO_CONFIG"), "JSON config file (env FOLIO_CONFIG)")
-	addr := fs.String("addr", "", "address to listen on; :8081 listens on every interface (env FOLIO_ADDR; default localhost:8081)")
-	cacheMiB := fs.Int64("cache-mib", 0, "embedded engine's block cache in MiB (env FOLIO_CACHE_MIB; default 128)")
-	engine := fs.String("engine", "", "storage engine: pebble (embedded) or postgres (env FOLIO_ENGINE; default pebble)")
-	pgURL := fs.String("postgres-url", "", "PostgreSQL connection URL for --engine postgres (env FOLIO_POSTGRES_URL)")
-	dataDir := fs.String("data-dir", "", "directory of the embedded store (env FOLIO_DATA_DIR; default ./data)")
-	logLevel := fs.String("log-level", "", "debug, info, warn or error (env FOLIO_LOG_LEVEL; default info)")
-	logFormat := fs.String("log-format", "", "text or json (env FOLIO_LOG_FORMAT; default text)")
-	maxTxAge := fs.String("max-tx-age", "", "longest a transaction may stay open (env FOLIO_MAX_TX_AGE; default 10m)")
-	txIdle := fs.String("tx-idle-timeout", "", "an interactive transaction with no request for this long is rolled back (env FOLIO_TX_IDLE_TIMEOUT; default 2m)")
-	origin := fs.String("node-id", "", "this node's identity in transaction contexts (env FOLIO_NODE_ID; default the host name)")
-	logRetention := fs.String("log-retention", "", "how long the change log keeps a commit, and so how far back events and subscribe streams can resume; 0 keeps it forever (env FOLIO_LOG_RETENTION; default 24h)")
-	logMaxHold := fs.String("log-max-hold", "", "how much longer than the retention a stream catching up may keep the log from being trimmed before it is cut off and must resync (env FOLIO_LOG_MAX_HOLD; default the retention)")
-	maxConns := fs.String("max-connections", "", "most connections open at once; past it new ones wait (env FOLIO_MAX_CONNECTIONS; default 4096)")
-	bodyTimeout := fs.String("body-timeout", "", "how long a request body may take to arrive (env FOLIO_BODY_TIMEOUT; default 30s)")
-	writeTimeout := fs.String("write-timeout", "", "how long a write of a response or stream may wait for the client to read (env FOLIO_WRITE_TIMEOUT; default 30s)")
-	streamBuffer := fs.String("stream-buffer-bytes", "", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow (env FOLIO_STREAM_BUFFER_BYTES; default 16777216)")
-	corsOrigins := fs.String("cors-origins", "", "comma-separated origins whose browser pages may call the API, or * for any (env FOLIO_CORS_ORIGINS; default none: cross-origin calls stay off)")
-	requestTimeout := fs.String("request-timeout", "", "longest a request may run, a read's streaming included, before it fails with DEADLINE_EXCEEDED and its writes are dropped; events and subscribe streams have none (env FOLIO_REQUEST_TIMEOUT; default 30s)")
-	streamBufferTotal := fs.String("stream-buffer-total-bytes", "", "bytes of changes all the events and subscribe streams together may have waiting; past it the stream furthest behind is ended (env FOLIO_STREAM_BUFFER_TOTAL_BYTES; default 268435456)")
-	maxStreams := fs.String("max-streams", "", "events and subscribe streams open at once; one more is refused with 429 RESOURCE_EXHAUSTED (env FOLIO_MAX_STREAMS; default 1000)")
-	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback (env FOLIO_PPROF_ADDR; default off)")
-	acquireTimeout := fs.String("acquire-timeout", "", "how long a request waits for a PostgreSQL connection, or a read for its slot, before it answers 503 UNAVAILABLE (env FOLIO_ACQUIRE_TIMEOUT; default 2s)")
-	maxOpenTx := fs.String("max-open-transactions", "", "interactive transactions open at once on this node; a begin beyond it answers 503 UNAVAILABLE; -1: unlimited (env FOLIO_MAX_OPEN_TRANSACTIONS; default a quarter of the PostgreSQL pool, unlimited on pebble)")
-	maxReads := fs.String("max-concurrent-reads", "", "reads streaming at once outside transactions; one beyond it waits up to the acquire timeout, then answers 503 UNAVAILABLE; -1: unlimited (env FOLIO_MAX_CONCURRENT_READS; default half the PostgreSQL pool, unlimited on pebble)")
+	all := settings()
+	flags := make([]*string, len(all))
+	for i, s := range all {
+		flags[i] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s; default %s)", s.usage, s.env, s.def))
+	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -157,141 +221,56 @@ func loadConfig(args []string) (serveConfig, error) {
 			return cfg, fmt.Errorf("config file %s: %w", *configFile, err)
 		}
 	}
-	pick := func(dst *string, flagValue, env string) {
-		if v := os.Getenv(env); v != "" {
-			*dst = v
+	// The environment beats the file, and a flag beats both.
+	for i, s := range all {
+		v := os.Getenv(s.env)
+		if *flags[i] != "" {
+			v = *flags[i]
 		}
-		if flagValue != "" {
-			*dst = flagValue
+		if v == "" {
+			continue
 		}
-	}
-	pick(&cfg.Addr, *addr, "FOLIO_ADDR")
-	pick(&cfg.DataDir, *dataDir, "FOLIO_DATA_DIR")
-	pick(&cfg.Engine, *engine, "FOLIO_ENGINE")
-	mib := ""
-	if *cacheMiB > 0 {
-		mib = strconv.FormatInt(*cacheMiB, 10)
-	}
-	pick(&mib, mib, "FOLIO_CACHE_MIB")
-	if mib != "" {
-		n, err := strconv.ParseInt(mib, 10, 64)
-		if err != nil || n <= 0 {
-			return cfg, fmt.Errorf("cache size %q: want a positive number of MiB", mib)
-		}
-		cfg.CacheBytes = n << 20
-	}
-	pick(&cfg.PostgresURL, *pgURL, "FOLIO_POSTGRES_URL")
-	pick(&cfg.LogLevel, *logLevel, "FOLIO_LOG_LEVEL")
-	pick(&cfg.LogFormat, *logFormat, "FOLIO_LOG_FORMAT")
-	pick(&cfg.Origin, *origin, "FOLIO_NODE_ID")
-	pick(&cfg.PprofAddr, *pprofAddr, "FOLIO_PPROF_ADDR")
-	origins := ""
-	pick(&origins, *corsOrigins, "FOLIO_CORS_ORIGINS")
-	if origins != "" {
-		cfg.CORSOrigins = nil
-		for _, o := range strings.Split(origins, ",") {
-			if o = strings.TrimSpace(o); o != "" {
-				cfg.CORSOrigins = append(cfg.CORSOrigins, o)
-			}
+		if err := s.set(&cfg, v); err != nil {
+			return cfg, fmt.Errorf("--%s: %w", s.flag, err)
 		}
 	}
+	return cfg, cfg.check()
+}
+
+// check refuses settings out of their range.
+func (c serveConfig) check() error {
 	for _, d := range []struct {
-		dst       *duration
-		flag, env string
-		what      string
+		name     string
+		v        duration
+		positive bool
 	}{
-		{&cfg.MaxTxAge, *maxTxAge, "FOLIO_MAX_TX_AGE", "max tx age"},
-		{&cfg.TxIdle, *txIdle, "FOLIO_TX_IDLE_TIMEOUT", "tx idle timeout"},
-		{&cfg.LogRetention, *logRetention, "FOLIO_LOG_RETENTION", "log retention"},
-		{&cfg.LogMaxHold, *logMaxHold, "FOLIO_LOG_MAX_HOLD", "log max hold"},
-		{&cfg.BodyTimeout, *bodyTimeout, "FOLIO_BODY_TIMEOUT", "body timeout"},
-		{&cfg.WriteTimeout, *writeTimeout, "FOLIO_WRITE_TIMEOUT", "write timeout"},
-		{&cfg.AcquireTimeout, *acquireTimeout, "FOLIO_ACQUIRE_TIMEOUT", "acquire timeout"},
-		{&cfg.RequestTimeout, *requestTimeout, "FOLIO_REQUEST_TIMEOUT", "request timeout"},
+		{"log-max-hold", c.LogMaxHold, false},
+		{"log-retention", c.LogRetention, false},
+		{"acquire-timeout", c.AcquireTimeout, false},
+		{"body-timeout", c.BodyTimeout, false},
+		{"write-timeout", c.WriteTimeout, false},
+		{"request-timeout", c.RequestTimeout, true},
 	} {
-		v := ""
-		pick(&v, d.flag, d.env)
-		if v != "" {
-			if err := d.dst.Set(v); err != nil {
-				return cfg, fmt.Errorf("%s: %w", d.what, err)
-			}
+		if d.v < 0 || (d.positive && d.v == 0) {
+			return fmt.Errorf("--%s %v: must be %s", d.name, time.Duration(d.v), map[bool]string{true: "positive", false: "zero or more"}[d.positive])
 		}
 	}
 	for _, n := range []struct {
-		dst             *int
-		flag, env, what string
+		name string
+		v    int64
 	}{
-		{&cfg.MaxOpenTx, *maxOpenTx, "FOLIO_MAX_OPEN_TRANSACTIONS", "max open transactions"},
-		{&cfg.MaxReads, *maxReads, "FOLIO_MAX_CONCURRENT_READS", "max concurrent reads"},
+		{"stream-buffer-bytes", int64(c.StreamBuffer)},
+		{"stream-buffer-total-bytes", c.StreamBufferTotal},
+		{"max-streams", int64(c.MaxStreams)},
 	} {
-		v := ""
-		pick(&v, n.flag, n.env)
-		if v != "" {
-			x, err := strconv.Atoi(v)
-			if err != nil {
-				return cfg, fmt.Errorf("%s: %w", n.what, err)
-			}
-			*n.dst = x
+		if n.v <= 0 {
+			return fmt.Errorf("--%s %d: must be positive", n.name, n.v)
 		}
 	}
-	v := ""
-	pick(&v, *streamBuffer, "FOLIO_STREAM_BUFFER_BYTES")
-	if v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return cfg, fmt.Errorf("stream buffer bytes: %w", err)
-		}
-		cfg.StreamBuffer = n
+	if c.MaxConnections < 0 {
+		return fmt.Errorf("--max-connections %d: must be positive", c.MaxConnections)
 	}
-	v = ""
-	pick(&v, *maxConns, "FOLIO_MAX_CONNECTIONS")
-	if v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return cfg, fmt.Errorf("max connections %q: want a positive number", v)
-		}
-		cfg.MaxConnections = n
-	}
-	v = ""
-	pick(&v, *streamBufferTotal, "FOLIO_STREAM_BUFFER_TOTAL_BYTES")
-	if v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return cfg, fmt.Errorf("stream buffer total bytes: %w", err)
-		}
-		cfg.StreamBufferTotal = n
-	}
-	v = ""
-	pick(&v, *maxStreams, "FOLIO_MAX_STREAMS")
-	if v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return cfg, fmt.Errorf("max streams: %w", err)
-		}
-		cfg.MaxStreams = n
-	}
-	if cfg.LogMaxHold < 0 {
-		return cfg, fmt.Errorf("log max hold %v: must not be negative", time.Duration(cfg.LogMaxHold))
-	}
-	if cfg.LogRetention < 0 {
-		return cfg, fmt.Errorf("log retention %v: must not be negative", time.Duration(cfg.LogRetention))
-	}
-	if cfg.AcquireTimeout < 0 {
-		return cfg, fmt.Errorf("acquire timeout %v: must not be negative", time.Duration(cfg.AcquireTimeout))
-	}
-	if cfg.RequestTimeout <= 0 {
-		return cfg, fmt.Errorf("request timeout %v: must be positive", time.Duration(cfg.RequestTimeout))
-	}
-	if cfg.StreamBuffer <= 0 {
-		return cfg, fmt.Errorf("stream buffer bytes %d: must be positive", cfg.StreamBuffer)
-	}
-	if cfg.StreamBufferTotal <= 0 {
-		return cfg, fmt.Errorf("stream buffer total bytes %d: must be positive", cfg.StreamBufferTotal)
-	}
-	if cfg.MaxStreams <= 0 {
-		return cfg, fmt.Errorf("max streams %d: must be positive", cfg.MaxStreams)
-	}
-	return cfg, nil
+	return nil
 }
 
 func newLogger(cfg serveConfig) (*slog.Logger, error) {
