@@ -176,9 +176,20 @@ func TestMaxPendingTotalEndsTheFurthestBehind(t *testing.T) {
 	for round := range 20 {
 		behind := subscribe(t, h, now(t, s), Changes("db", "c1"))
 		keeping := subscribe(t, h, now(t, s), Changes("db", "c1"))
+		// Both fed by the hub, so that what they hold is counted: one still
+		// catching up reads the log itself, outside the budget.
+		goLive(t, behind)
+		goLive(t, keeping)
 		commit(t, s, rec{"c1", "x"})
 		next(t, keeping)
-		commit(t, s, rec{"c1", "y"}) // two queued for behind, one for keeping: over
+		y := commit(t, s, rec{"c1", "y"}) // two queued for behind, one for keeping: over
+		// Until the hub has offered y to both, keeping could take its y at
+		// once and the total never go over.
+		waitFor(t, "the hub to offer y", func() bool {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return h.pos >= y
+		})
 		if got := render(next(t, keeping)); got != "y!" {
 			t.Fatalf("round %d: the subscription keeping up got %s", round, got)
 		}
@@ -191,4 +202,21 @@ func TestMaxPendingTotalEndsTheFurthestBehind(t *testing.T) {
 		behind.Close()
 		keeping.Close()
 	}
+}
+
+// goLive makes a subscription that has nothing to catch up join the hub.
+func goLive(t *testing.T, sub *Subscription) {
+	t.Helper()
+	for range 100 {
+		sub.mu.Lock()
+		live := sub.live
+		sub.mu.Unlock()
+		if live {
+			return
+		}
+		if err := sub.catchUp(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("the subscription never joined the hub")
 }

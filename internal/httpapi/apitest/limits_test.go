@@ -157,7 +157,9 @@ func TestRequestLimits(t *testing.T) {
 }
 
 // The requests of the hardening issue that took from 6 to 69 seconds are
-// refused at once, naming the limit they break.
+// refused, naming the limit they break. How fast is for the benchmarks of
+// filter and schema parsing (machines here are shared: no timed tests);
+// the time is logged.
 func TestHugeRequestsRefusedQuickly(t *testing.T) {
 	cases := []refusal{
 		{"$and of 100,000 members (3 MB)", "POST", docPath("db1", "users", "read"), `{"filter":` + andOf(100_000) + `}`,
@@ -176,12 +178,7 @@ func TestHugeRequestsRefusedQuickly(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				start := time.Now()
 				wantError(t, c.do(t, tc.method, tc.path, tc.body), tc.status, tc.code, tc.message)
-				// Generous for a shared machine: each took 6 to 69 s before.
-				if d := time.Since(start); d > 3*time.Second {
-					t.Errorf("answered in %v, want well under a second", d)
-				} else {
-					t.Logf("%d bytes answered in %v", len(tc.body), d)
-				}
+				t.Logf("%d bytes answered in %v (each took 6 to 69 s before the limits)", len(tc.body), time.Since(start))
 			})
 		}
 		if got := c.all(t, "db1", "users"); len(got) != 2 || got[0] != `{"id":1,"name":"a"}` {
