@@ -139,6 +139,7 @@ func (q *sequencer) process(pending []*commitRequest) {
 		return
 	}
 	b.Close()
+	q.s.batches.Add(1)
 	q.s.groups <- &group{commits: accepted, view: &view{version: q.last, snap: q.s.db.NewSnapshot(), refs: 1}}
 }
 

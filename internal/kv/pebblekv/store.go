@@ -32,6 +32,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -92,6 +93,10 @@ type Store struct {
 	trimmed kv.Position   // log entries below this position are gone
 	closed  bool
 	failure error // set when a write to disk failed: the store refuses work
+
+	// batches counts the groups written, so that tests can tell that
+	// groups held several commits.
+	batches atomic.Int64
 
 	txs      *kv.Tracker    // open transactions, reclaimed when too old
 	inflight sync.WaitGroup // commits between their check of closed and their outcome
