@@ -98,6 +98,7 @@ func TestOpKinds(t *testing.T) {
 		{DatabaseDropped, "database_dropped", false, true},
 		{0, "unknown", false, false},
 		{200, "unknown", false, false},
+		{Op(len(opNames)), "unknown", false, false}, // the first past the table
 	} {
 		if tc.op.String() != tc.name || tc.op.IsDocumentChange() != tc.change || tc.op.IsDDL() != tc.ddl {
 			t.Errorf("op %d: %q, change %v, ddl %v; want %q, %v, %v",
