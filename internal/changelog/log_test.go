@@ -338,3 +338,20 @@ func TestReadBatchDefault(t *testing.T) {
 		t.Fatalf("Read(0) returns %d entries, want %d", len(entries), changelog.DefaultReadBatch)
 	}
 }
+
+// RunTrimmer stops when the store closes.
+func TestRunTrimmerStopsOnClose(t *testing.T) {
+	s := backendtest.OpenPebble(t)
+	l := changelog.NewLog(s, changelog.Options{Retention: time.Second})
+	commit(t, s, "a")
+	done := make(chan struct{})
+	go func() { l.RunTrimmer(ctx); close(done) }()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Error("RunTrimmer did not stop when the store closed")
+	}
+}
