@@ -3,7 +3,8 @@ package schema
 import "testing"
 
 // The edges of date-time: the first day of a month, the widest offsets,
-// a missing zone, fractional seconds at the end of the string.
+// a missing zone, fractional seconds at the end of the string, leap
+// seconds with offsets.
 func TestValidDateTimeEdges(t *testing.T) {
 	for _, tc := range []struct {
 		s  string
@@ -22,6 +23,10 @@ func TestValidDateTimeEdges(t *testing.T) {
 		{"2022-12-01T00:00:00.123Z", true}, // fraction
 		{"2022-12-01T00:00:00.Z", false},   // no fraction digits
 		{"2022-12-01T00:00:00.5+01:00", true},
+		// A leap second is valid at 23:59:60 UTC only, whatever the offset.
+		{"1990-12-31T18:29:60-05:30", true},
+		{"1991-01-01T09:59:60+10:00", true},
+		{"1991-01-01T09:58:60+10:00", false},
 	} {
 		if got := validDateTime([]byte(tc.s)); got != tc.ok {
 			t.Errorf("validDateTime(%q) = %v, want %v", tc.s, got, tc.ok)
