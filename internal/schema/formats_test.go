@@ -33,3 +33,21 @@ func TestValidDateTimeEdges(t *testing.T) {
 		}
 	}
 }
+
+// Leap years: every fourth, but not centuries, except every fourth century.
+func TestLeapYears(t *testing.T) {
+	for _, tc := range []struct {
+		s  string
+		ok bool
+	}{
+		{"2004-02-29T00:00:00Z", true},
+		{"2003-02-29T00:00:00Z", false},
+		{"1900-02-29T00:00:00Z", false},
+		{"2000-02-29T00:00:00Z", true},
+		{"2100-02-28T00:00:00Z", true},
+	} {
+		if got := validDateTime([]byte(tc.s)); got != tc.ok {
+			t.Errorf("validDateTime(%q) = %v, want %v", tc.s, got, tc.ok)
+		}
+	}
+}

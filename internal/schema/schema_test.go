@@ -289,3 +289,18 @@ func TestParseCollectionType(t *testing.T) {
 		t.Errorf("Raw = %s", s.Raw())
 	}
 }
+
+// maxLength takes 1 to 2^31-1.
+func TestMaxLengthBounds(t *testing.T) {
+	for _, tc := range []struct {
+		n  string
+		ok bool
+	}{
+		{"0", false}, {"1", true}, {"2147483647", true}, {"2147483648", false}, {"-1", false},
+	} {
+		_, err := Parse("c", []byte(`{"title":"c","primary_key":["id"],"properties":{"id":{"type":"integer"},"s":{"type":"string","maxLength":`+tc.n+`}}}`))
+		if (err == nil) != tc.ok {
+			t.Errorf("maxLength %s: %v, want ok %v", tc.n, err, tc.ok)
+		}
+	}
+}
