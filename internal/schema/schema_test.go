@@ -304,3 +304,12 @@ func TestMaxLengthBounds(t *testing.T) {
 		}
 	}
 }
+
+// The String of a type past the name table is "unknown", not a panic.
+func TestTypeStringUnknown(t *testing.T) {
+	for _, typ := range []Type{Type(len(typeNames)), Type(len(typeNames) + 5)} {
+		if got := typ.String(); got != "unknown" {
+			t.Errorf("Type(%d).String() = %q", int(typ), got)
+		}
+	}
+}
