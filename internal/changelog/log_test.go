@@ -305,3 +305,53 @@ func TestRunTrimmerStops(t *testing.T) {
 		t.Error("RunTrimmer did not stop")
 	}
 }
+
+// Without a MaxHold an open reader holds the log for as long again as
+// the retention before it is cut off.
+func TestMaxHoldDefaultsToRetention(t *testing.T) {
+	s := backendtest.OpenPebble(t)
+	l := changelog.NewLog(s, changelog.Options{Retention: time.Hour})
+	r := open(t, l, 0)
+	commit(t, s, "a")
+	tick(t, l, 0)
+	commit(t, s, "b")
+	tick(t, l, 30*time.Minute)
+	tick(t, l, 90*time.Minute)
+	if _, err := r.Read(ctx, 0); err != nil {
+		t.Fatalf("a reader ninety minutes behind, with a retention of an hour and no MaxHold: %v", err)
+	}
+}
+
+// Read without a limit reads at most DefaultReadBatch entries.
+func TestReadBatchDefault(t *testing.T) {
+	s := backendtest.OpenPebble(t)
+	l := changelog.NewLog(s, changelog.Options{})
+	r := open(t, l, 0)
+	for i := range changelog.DefaultReadBatch + 3 {
+		commit(t, s, fmt.Sprint(i))
+	}
+	entries, err := r.Read(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != changelog.DefaultReadBatch {
+		t.Fatalf("Read(0) returns %d entries, want %d", len(entries), changelog.DefaultReadBatch)
+	}
+}
+
+// RunTrimmer stops when the store closes.
+func TestRunTrimmerStopsOnClose(t *testing.T) {
+	s := backendtest.OpenPebble(t)
+	l := changelog.NewLog(s, changelog.Options{Retention: time.Second})
+	commit(t, s, "a")
+	done := make(chan struct{})
+	go func() { l.RunTrimmer(ctx); close(done) }()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Error("RunTrimmer did not stop when the store closed")
+	}
+}

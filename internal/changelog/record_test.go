@@ -80,6 +80,23 @@ func TestDecodeRefuses(t *testing.T) {
 	}
 }
 
+// Every proper prefix of a record is refused, a record whose last fields
+// are empty too: a missing length must not read as an empty field.
+func TestDecodeRefusesEveryPrefix(t *testing.T) {
+	for _, r := range []*Record{
+		{Op: Update, DB: "a", DBID: 3, Collection: "b", CollID: 4, Rev: 2, Key: []byte("k"), Data: []byte("{}")},
+		{Op: Delete, DB: "a", DBID: 3, Collection: "b", CollID: 4, Rev: 2, Key: []byte("k")},
+		{Op: DatabaseDropped, DB: "a"},
+	} {
+		b := r.Encode()
+		for n := range len(b) {
+			if got, err := Decode(b[:n]); err == nil {
+				t.Errorf("%d of the %d bytes of %+v decoded as %+v, want an error", n, len(b), r, got)
+			}
+		}
+	}
+}
+
 func TestOpKinds(t *testing.T) {
 	for _, tc := range []struct {
 		op     Op
@@ -98,6 +115,7 @@ func TestOpKinds(t *testing.T) {
 		{DatabaseDropped, "database_dropped", false, true},
 		{0, "unknown", false, false},
 		{200, "unknown", false, false},
+		{Op(len(opNames)), "unknown", false, false}, // the first past the table
 	} {
 		if tc.op.String() != tc.name || tc.op.IsDocumentChange() != tc.change || tc.op.IsDDL() != tc.ddl {
 			t.Errorf("op %d: %q, change %v, ddl %v; want %q, %v, %v",

@@ -361,6 +361,32 @@ func TestIndexUse(t *testing.T) {
 	})
 }
 
+// sortDocs orders docs (given in primary-key order) as a read sorted on
+// path returns them: missing values last in ascending key order, ties in
+// key order (descending for a descending sort). It reorders docs.
+func sortDocs(t testing.TB, docs []string, path string, desc bool) []string {
+	if desc { // ties in descending primary-key order
+		slices.Reverse(docs)
+	}
+	slices.SortStableFunc(docs, func(a, b string) int {
+		va, vb := sortValue(t, a, path), sortValue(t, b, path)
+		switch {
+		case va == nil && vb == nil: // ascending key order among the missing
+			return cmp.Compare(sortValue(t, a, "id").(float64), sortValue(t, b, "id").(float64))
+		case va == nil:
+			return 1
+		case vb == nil:
+			return -1
+		}
+		c := compareValues(va, vb)
+		if desc {
+			c = -c
+		}
+		return c
+	})
+	return docs
+}
+
 // sortValue reads the value at a dot path with encoding/json, independently
 // of the index encoding; nil when missing or null.
 func sortValue(t testing.TB, doc, path string) any {
@@ -429,26 +455,7 @@ func TestSortMatchesBruteForce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := bruteForce(t, s, tx, coll, f)
-			if desc { // ties in descending primary-key order
-				slices.Reverse(want)
-			}
-			slices.SortStableFunc(want, func(a, b string) int {
-				va, vb := sortValue(t, a, path), sortValue(t, b, path)
-				switch {
-				case va == nil && vb == nil: // ascending key order among the missing
-					return cmp.Compare(sortValue(t, a, "id").(float64), sortValue(t, b, "id").(float64))
-				case va == nil:
-					return 1
-				case vb == nil:
-					return -1
-				}
-				c := compareValues(va, vb)
-				if desc {
-					c = -c
-				}
-				return c
-			})
+			want := sortDocs(t, bruteForce(t, s, tx, coll, f), path, desc)
 			limit, skip := int64(rng.IntN(5)), int64(rng.IntN(3))
 			got := readAll(t, s, tx, coll, ReadRequest{Filter: f, Sort: []SortField{{Path: path, Desc: desc}}, Limit: limit, Skip: skip})
 			exp := want[min(int(skip), len(want)):]

@@ -45,6 +45,8 @@ func TestEntries(t *testing.T) {
 		{`{"id":5,"tags":["b","a","b",null],"pts":[{"x":1}],"meta":{"k":1}}`, `id/0=5 tags/0=a tags/0=b tags/1=a tags/1=b`},
 		{`{"id":6,"addr":{"city":"Oslo","geo":{"lat":59.9}}}`, `addr.city/0=Oslo addr.city/1=oslo addr.geo.lat/0=59.9 id/0=6`},
 		{`{"name":"\u00c9t\u00e9","id":7}`, `id/0=7 name/0=Été name/1=été`},
+		// fields after an object or an array are still indexed
+		{`{"id":8,"addr":{"city":"Oslo"},"tags":["x"],"ok":true}`, `addr.city/0=Oslo addr.city/1=oslo id/0=8 ok/0=true tags/0=x tags/1=x`},
 	} {
 		es, err := Entries(s, []byte(tc.doc))
 		if err != nil {
@@ -80,6 +82,41 @@ func TestDiff(t *testing.T) {
 	}
 	if got := describe(added); got != "name/0=ann tags/0=c tags/1=c" {
 		t.Errorf("added: %s", got)
+	}
+}
+
+// A value of exactly MaxValueBytes is held whole, and not reported cut
+// (a cut value makes comparisons widen).
+func TestTruncateAtTheLimit(t *testing.T) {
+	for _, n := range []int{MaxValueBytes - 1, MaxValueBytes, MaxValueBytes + 1} {
+		long := strings.Repeat("z", n)
+		for _, v := range []any{long, []byte(long)} {
+			got, cut := Truncate(v)
+			if want := n > MaxValueBytes; cut != want {
+				t.Errorf("%T of %d bytes: cut %v, want %v", v, n, cut, want)
+			}
+			if s, ok := got.(string); ok && len(s) != min(n, MaxValueBytes) {
+				t.Errorf("string of %d bytes cut to %d", n, len(s))
+			}
+			if b, ok := got.([]byte); ok && len(b) != min(n, MaxValueBytes) {
+				t.Errorf("bytes of %d cut to %d", n, len(b))
+			}
+		}
+	}
+}
+
+// Diff of a document with no entries before or none after.
+func TestDiffEmpty(t *testing.T) {
+	s, _ := schema.Parse("things", []byte(testSchema))
+	es, _ := Entries(s, []byte(`{"id":1,"name":"A"}`))
+	if removed, added := Diff(nil, es); len(removed) != 0 || describe(added) != describe(es) {
+		t.Errorf("from nothing: removed %s, added %s", describe(removed), describe(added))
+	}
+	if removed, added := Diff(es, nil); len(added) != 0 || describe(removed) != describe(es) {
+		t.Errorf("to nothing: removed %s, added %s", describe(removed), describe(added))
+	}
+	if removed, added := Diff(es, es); len(removed)+len(added) != 0 {
+		t.Errorf("unchanged: removed %s, added %s", describe(removed), describe(added))
 	}
 }
 

@@ -347,3 +347,27 @@ func BenchmarkParseWide(b *testing.B) {
 		}
 	}
 }
+
+// maxLength takes 1 to 2^31-1.
+func TestMaxLengthBounds(t *testing.T) {
+	for _, tc := range []struct {
+		n  string
+		ok bool
+	}{
+		{"0", false}, {"1", true}, {"2147483647", true}, {"2147483648", false}, {"-1", false},
+	} {
+		_, err := Parse("c", []byte(`{"title":"c","primary_key":["id"],"properties":{"id":{"type":"integer"},"s":{"type":"string","maxLength":`+tc.n+`}}}`))
+		if (err == nil) != tc.ok {
+			t.Errorf("maxLength %s: %v, want ok %v", tc.n, err, tc.ok)
+		}
+	}
+}
+
+// The String of a type past the name table is "unknown", not a panic.
+func TestTypeStringUnknown(t *testing.T) {
+	for _, typ := range []Type{Type(len(typeNames)), Type(len(typeNames) + 5)} {
+		if got := typ.String(); got != "unknown" {
+			t.Errorf("Type(%d).String() = %q", int(typ), got)
+		}
+	}
+}

@@ -22,6 +22,7 @@ func TestValidate(t *testing.T) {
 		{"nulls pass", `{"pkey_int":null,"string_value":null,"array_value":null,"object_value":{"inner":null},"int_array":[1,null]}`, ""},
 		{"unknown null member passes", `{"pkey_int":1,"extra_key":null}`, ""},
 		{"maxLength counts runes", `{"string_value":"ééééé"}`, ""},
+		{"bytes past the stack buffer", `{"bytes_value":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+P0BBQkNERUZHSElKS0xNTk9QUVJTVFVWV1hZWltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e3x9fn+AgYKDhIWGh4iJiouMjY6PkJGSk5SVlpeYmZqbnJ2en6ChoqOkpaanqKmqq6ytrq+wsbKztLW2t7i5uru8vb6/wMHCw8TFxsfIycrLzM3Oz9DR0tPU1dbX2Nna29zd3t/g4eLj5OXm5+jp6uvs7e7v8PHy8/T19vf4+fr7/P3+/wABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4fICEiIyQlJicoKSor"}`, ""},
 		{"maxLength after unescaping", `{"string_value":"\u00e9\u00e9\u00e9\u00e9\u00e9"}`, ""},
 		{"escaped key", `{"pkey\u005fint":1}`, ""},
 		{"lower-case date-time", `{"date_time_value":"2006-01-02t15:04:05z"}`, ""},

@@ -134,11 +134,12 @@ func (q *sequencer) process(pending []*commitRequest) {
 	b.Set(metaVersionKey, pos[:], nil)
 	// No sync here: the syncer syncs once for every group that queued up,
 	// and nobody reads this state before then.
-	if err := q.s.db.Apply(b, pebble.NoSync); err != nil {
+	if err := fatalToError(func() error { return q.s.db.Apply(b, pebble.NoSync) }); err != nil {
 		q.failGroup(b, pending, fmt.Errorf("pebblekv: write: %w", err))
 		return
 	}
 	b.Close()
+	q.s.batches.Add(1)
 	q.s.groups <- &group{commits: accepted, view: &view{version: q.last, snap: q.s.db.NewSnapshot(), refs: 1}}
 }
 
@@ -204,7 +205,7 @@ func (s *Store) runSyncer() {
 		}
 		// One fsync makes every group so far durable: the WAL is written
 		// in order.
-		err := s.db.LogData(nil, pebble.Sync)
+		err := fatalToError(func() error { return s.db.LogData(nil, pebble.Sync) })
 		if err != nil {
 			err = fmt.Errorf("pebblekv: sync: %w", err)
 			s.fail(err)
@@ -229,13 +230,19 @@ func (s *Store) runSyncer() {
 	}
 }
 
-// fail stops the store from taking more work after a write to disk failed.
+// fail stops the store from taking more work after a write to disk failed,
+// and wakes the log waiters so that they get the failure rather than wait
+// for commits that will never come. Nothing written after the failure is
+// ever published: whether Pebble still holds it is not known, and a crash
+// could take it back.
 func (s *Store) fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failure == nil {
 		s.failure = err
 		s.log.Error("store stopped after a write failure", "err", err)
+		close(s.notify)
+		s.notify = make(chan struct{})
 	}
 }
 

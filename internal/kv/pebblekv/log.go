@@ -56,7 +56,9 @@ func (s *Store) ReadLog(ctx context.Context, after kv.Position, limit int) ([]kv
 	return entries, v.version, nil
 }
 
-// WaitLog blocks until a commit after position after is durable.
+// WaitLog blocks until a commit after position after is durable. Once a
+// write to disk has failed, it returns that failure instead: no commit
+// after it will be published.
 func (s *Store) WaitLog(ctx context.Context, after kv.Position) error {
 	for {
 		s.mu.Lock()
@@ -67,6 +69,10 @@ func (s *Store) WaitLog(ctx context.Context, after kv.Position) error {
 		if s.current.version > after {
 			s.mu.Unlock()
 			return nil
+		}
+		if err := s.failure; err != nil {
+			s.mu.Unlock()
+			return err
 		}
 		ch := s.notify
 		s.mu.Unlock()

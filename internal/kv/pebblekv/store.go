@@ -32,10 +32,12 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/foliodb/folio/internal/kv"
 )
 
@@ -53,6 +55,10 @@ type Options struct {
 	CacheSize int64
 	// Logger receives the store's operational messages. Default: discard.
 	Logger *slog.Logger
+	// FS is the filesystem Pebble's files live in. Default: the operating
+	// system's (vfs.Default). Tests give one that loses unsynced writes on
+	// a simulated crash, or whose syncs fail.
+	FS vfs.FS
 }
 
 // Defaults.
@@ -93,6 +99,10 @@ type Store struct {
 	closed  bool
 	failure error // set when a write to disk failed: the store refuses work
 
+	// batches counts the groups written, so that tests can tell that
+	// groups held several commits.
+	batches atomic.Int64
+
 	txs      *kv.Tracker    // open transactions, reclaimed when too old
 	inflight sync.WaitGroup // commits between their check of closed and their outcome
 	commits  chan *commitRequest
@@ -123,6 +133,9 @@ func Open(opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
 	cache := pebble.NewCache(opts.CacheSize)
 	defer cache.Unref()
 	db, err := pebble.Open(opts.Dir, &pebble.Options{
@@ -131,6 +144,7 @@ func Open(opts Options) (*Store, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		MemTableSize:       64 << 20,
 		Logger:             pebbleLogger{opts.Logger},
+		FS:                 opts.FS,
 	})
 	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
 		// Pebble holds an exclusive lock on its LOCK file while open.
@@ -304,7 +318,37 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
 }
 
+// Fatalf must not return: Pebble calls it where it cannot go on, and
+// carries on as if nothing happened if it returns (a failed commit, a
+// failed WAL sync among them, would then look like a success). It panics
+// with a fatalError, which the store's own calls into Pebble's commit path
+// turn back into an error (see fatalToError); anywhere else the panic
+// ends the process, as Pebble intends.
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
-	panic(fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "component", "pebble")
+	panic(fatalError(msg))
+}
+
+// fatalError is the panic value of pebbleLogger.Fatalf.
+type fatalError string
+
+func (e fatalError) Error() string { return string(e) }
+
+// fatalToError runs fn, a call into Pebble's commit path, and returns a
+// fatal error Pebble raised in it as an error. Pebble raises one there only
+// once the commit pipeline has returned (it holds no lock then), when a
+// write or sync of the WAL failed: its WAL is unusable from then on, which
+// is why the caller stops the store.
+func fatalToError(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(fatalError)
+			if !ok {
+				panic(r)
+			}
+			err = f
+		}
+	}()
+	return fn()
 }

@@ -51,6 +51,17 @@ func TestCrash(t *testing.T) {
 	kvtest.Crash(t, t.TempDir(), open)
 }
 
+// Positions never repeat after a reopen, with groups of several commits.
+func TestReopenPositions(t *testing.T) {
+	kvtest.ReopenPositions(t, t.TempDir(), open, func(s kv.Store, positions []kv.Position) {
+		groups := s.(*Store).batches.Load()
+		t.Logf("%d commits in %d groups", len(positions), groups)
+		if groups >= int64(len(positions)) {
+			t.Fatalf("%d commits went in %d groups: no group held several, so the test proves nothing", len(positions), groups)
+		}
+	})
+}
+
 // A second store on a directory another process has open says so, and
 // names the lock file. The other process is this test binary again.
 func TestOpenDirectoryInUse(t *testing.T) {

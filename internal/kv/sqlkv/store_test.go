@@ -46,3 +46,9 @@ func TestCrash(t *testing.T) {
 	}
 	kvtest.Crash(t, pgtest.NewDatabase(t), open)
 }
+
+// Positions (xid8s) never repeat after a reopen with commits that ran
+// concurrently.
+func TestReopenPositions(t *testing.T) {
+	kvtest.ReopenPositions(t, pgtest.NewDatabase(t), open, nil)
+}
