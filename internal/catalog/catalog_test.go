@@ -83,7 +83,11 @@ func TestNames(t *testing.T) {
 		{"a", false},
 		{"2shop", false},
 		{"_shop", false},
-		{"shop-2", false},
+		{"shop-2", true}, // a dash after the first letter, as in the original's last /v1 release
+		{"test-coll", true},
+		{"a-", true},
+		{"-shop", false},
+		{"2-shop", false},
 		{"shop.2", false},
 		{"shöp", false},
 		{"sh op", false},
@@ -205,7 +209,7 @@ func TestCollections(t *testing.T) {
 				return err
 			}, status.AlreadyExists, "collection already exist"},
 			{"bad name", func(tx kv.Tx, db *catalog.Database) error {
-				_, err := cat.CreateOrUpdateCollection(ctx, tx, db, "u-s", []byte(usersSchema), false)
+				_, err := cat.CreateOrUpdateCollection(ctx, tx, db, "u.s", []byte(usersSchema), false)
 				return err
 			}, status.InvalidArgument, "invalid collection name"},
 			{"bad schema", func(tx kv.Tx, db *catalog.Database) error {

@@ -9,9 +9,10 @@ import (
 // MaxNameLength bounds database and collection names.
 const MaxNameLength = 128
 
-// The original server's rule: a letter first, then letters, digits or '_',
-// at least two characters in all.
-var namePattern = regexp.MustCompile(`^[a-zA-Z]+[a-zA-Z0-9_]+$`)
+// The original server's rule (as of its last /v1/databases release): a
+// letter first, then letters, digits, '_' or '-', at least two characters
+// in all.
+var namePattern = regexp.MustCompile(`^[a-zA-Z]+[a-zA-Z0-9_-]+$`)
 
 // reservedNames are words of the client languages that the original server
 // refused as names, since clients generate code from them.

@@ -18,6 +18,10 @@ var fieldKeys = map[string]bool{
 	"contentEncoding": true,
 	"properties":      true,
 	"autoGenerate":    true,
+	// sorted is the original's hint that a field will be sorted on. Every
+	// field is sortable here, so it is kept in the schema and changes
+	// nothing else.
+	"sorted": true,
 }
 
 // autoIDDefinition is the property added when a documents schema names no
@@ -349,6 +353,16 @@ func parseField(raw []byte, def member, name, path, where string, isKey bool, b 
 		case "false":
 		default:
 			return nil, invalidf("autoGenerate of field '%s' must be a boolean", where)
+		}
+	}
+
+	if m, ok := ms.get("sorted"); ok {
+		switch m.text(raw) {
+		case "true":
+			f.Sorted = true
+		case "false":
+		default:
+			return nil, invalidf("sorted of field '%s' must be a boolean", where)
 		}
 	}
 

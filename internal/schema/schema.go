@@ -102,6 +102,10 @@ type Field struct {
 	// AutoGenerate is true when the server fills in the value of this
 	// primary key field when a document omits it or gives its zero value.
 	AutoGenerate bool
+	// Sorted is the schema's hint that the field will be sorted on. Every
+	// field can be sorted on; the hint is kept for describe and for
+	// generated code.
+	Sorted bool
 	// Items describes the elements of an Array field.
 	Items *Field
 	// Properties are the fields of an Object field, in schema order.

@@ -198,6 +198,7 @@ func TestParse(t *testing.T) {
 		{"array of objects", `{"title":"c","properties":{"a":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string","format":"uuid"}}}}}}`, ""},
 		{"descriptions", `{"title":"c","description":"d","properties":{"a":{"type":"string","description":"x"}}}`, ""},
 		{"contentEncoding with format byte", `{"title":"c","properties":{"a":{"type":"string","format":"byte","contentEncoding":"base64"}}}`, ""},
+		{"sorted hints", `{"title":"c","properties":{"a":{"type":"string","sorted":true},"b":{"type":"integer","sorted":false},"o":{"type":"object","properties":{"d":{"type":"string","format":"date-time","sorted":true}}}}}`, ""},
 		{"null optional members", `{"title":"c","description":null,"collection_type":null,"properties":{"a":{"type":"string","format":null,"maxLength":null}}}`, ""},
 
 		// Refused.
@@ -231,6 +232,7 @@ func TestParse(t *testing.T) {
 		{"autoGenerate in items", `{"title":"c","properties":{"a":{"type":"array","items":{"type":"string","autoGenerate":true}}}}`, "autoGenerate is only supported on primary key fields, and 'a[]' is not one"},
 		{"autoGenerate in messages", `{"title":"c","collection_type":"messages","properties":{"a":{"type":"string","autoGenerate":true}}}`, "autoGenerate is only supported on primary key fields, and 'a' is not one"},
 		{"autoGenerate not bool", `{"title":"c","properties":{"id":{"type":"string","autoGenerate":"yes"}}}`, "autoGenerate of field 'id' must be a boolean"},
+		{"sorted not bool", `{"title":"c","properties":{"a":{"type":"string","sorted":"yes"}}}`, "sorted of field 'a' must be a boolean"},
 		{"unsupported property", `{"title":"c","properties":{"a":{"type":"string","unique":true}}}`, "unsupported property found 'unique' in field 'a'"},
 		{"max_length spelling", `{"title":"c","properties":{"a":{"type":"string","max_length":3}}}`, "unsupported property found 'max_length' in field 'a'"},
 		{"unsupported nested property", `{"title":"c","properties":{"o":{"type":"object","properties":{"x":{"type":"string","default":"a"}}}}}`, "unsupported property found 'default' in field 'o.x'"},
@@ -280,6 +282,16 @@ func TestParse(t *testing.T) {
 				t.Errorf("name = %q", s.Name())
 			}
 		})
+	}
+}
+
+func TestParseSorted(t *testing.T) {
+	s := mustParse(t, "c", `{"title":"c","properties":{"a":{"type":"string","sorted":true},"b":{"type":"integer","sorted":false},"o":{"type":"object","properties":{"d":{"type":"number","sorted":true}}}}}`)
+	for path, want := range map[string]bool{"a": true, "b": false, "o.d": true} {
+		f, ok := s.Field(path)
+		if !ok || f.Sorted != want {
+			t.Errorf("field %s: %+v, want sorted %v", path, f, want)
+		}
 	}
 }
 

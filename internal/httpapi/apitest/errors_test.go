@@ -47,8 +47,8 @@ func TestErrorMessages(t *testing.T) {
 		cases = append(cases, errorCase{name, method, path, body, status, code, message})
 	}
 
-	// Names: the rule ^[a-zA-Z]+[a-zA-Z0-9_]+$, language keywords refused.
-	for _, name := range []string{"1abc", "a", "a-b", "_ab", "abstract", "yield", "a%2Fb", "caf%C3%A9"} {
+	// Names: the rule ^[a-zA-Z]+[a-zA-Z0-9_-]+$, language keywords refused.
+	for _, name := range []string{"1abc", "a", "-ab", "a.b", "_ab", "abstract", "yield", "a%2Fb", "caf%C3%A9"} {
 		add("db name "+name, "POST", dbPath(name, "create"), "", 400, "INVALID_ARGUMENT", badDB)
 		add("coll name "+name, "POST", collPath("db1", name, "createOrUpdate"), `{"schema":{}}`, 400, "INVALID_ARGUMENT", badColl)
 	}

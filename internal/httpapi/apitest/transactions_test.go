@@ -213,7 +213,7 @@ func TestTransactionRules(t *testing.T) {
 		if !strings.Contains(r.header.Get("Set-Cookie"), "Tigris-Tx-Id=") {
 			t.Fatalf("begin set no cookie: %v", r.header)
 		}
-		wantError(t, c.do(t, "POST", dbPath("bad-name", "transactions/begin"), ""), 400, "INVALID_ARGUMENT", "invalid database name")
+		wantError(t, c.do(t, "POST", dbPath("bad.name", "transactions/begin"), ""), 400, "INVALID_ARGUMENT", "invalid database name")
 
 		// A transaction belongs to its database.
 		tx := c.begin(t, "bank")
