@@ -65,7 +65,7 @@ type WriteResult struct {
 	// Keys holds, for insert and replace, each document's primary key as a
 	// JSON object, generated values included.
 	Keys []json.RawMessage
-	// Modified counts the documents an update changed.
+	// Modified counts the documents an update changed or a delete removed.
 	Modified int
 }
 
@@ -286,9 +286,10 @@ func (g *sequences) NextInt32(field string) (int32, error) {
 	return int32(next), g.tx.Set(key, kv.EncodeCounter(next))
 }
 
-// Update applies fields ({"$set": {...}, "$unset": [...]}) to every document
-// matching f, which must not be empty.
-func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, fields []byte) (*WriteResult, error) {
+// Update applies fields ({"$set": {...}, "$unset": [...]}) to the documents
+// matching f, which must not be empty: to at most limit of them, the first
+// in primary-key order, if limit is above 0.
+func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, fields []byte, limit int64) (*WriteResult, error) {
 	if err := requireDocuments(coll, "update"); err != nil {
 		return nil, err
 	}
@@ -319,7 +320,7 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 			return false, status.Errorf(status.InvalidArgument, "primary key field can't be updated")
 		}
 		res.Modified++
-		return true, s.put(tx, coll, changelog.Update, key, rec, encodeRecord(r.CreatedAt, res.Time, doc))
+		return !reached(res.Modified, limit), s.put(tx, coll, changelog.Update, key, rec, encodeRecord(r.CreatedAt, res.Time, doc))
 	})
 	if err != nil {
 		return nil, err
@@ -327,20 +328,27 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 	return res, nil
 }
 
-// Delete removes every document matching f; the empty filter matches all.
-func (s *Service) Delete(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter) (*WriteResult, error) {
+// Delete removes the documents matching f (the empty filter matches all):
+// at most limit of them, the first in primary-key order, if limit is above
+// 0. Modified counts them.
+func (s *Service) Delete(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, limit int64) (*WriteResult, error) {
 	if err := requireDocuments(coll, "delete"); err != nil {
 		return nil, err
 	}
 	res := &WriteResult{Time: s.Now()}
 	err := s.eachMatch(ctx, tx, coll, f, func(key, rec []byte, _ Record) (bool, error) {
-		return true, s.remove(tx, coll, key, rec)
+		res.Modified++
+		return !reached(res.Modified, limit), s.remove(tx, coll, key, rec)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
 }
+
+// reached reports whether a write limited to limit documents (none if limit
+// is 0 or less) has written its last one with the n-th.
+func reached(n int, limit int64) bool { return limit > 0 && int64(n) >= limit }
 
 // ReadRequest describes a read.
 type ReadRequest struct {

@@ -43,8 +43,8 @@ func TestChangesCarryTheSchemaRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(func(tx kv.Tx) error { _, err := svc.Update(ctx, tx, coll, f, []byte(`{"$set":{"age":3}}`)); return err })
-	run(func(tx kv.Tx) error { _, err := svc.Delete(ctx, tx, coll, f); return err })
+	run(func(tx kv.Tx) error { _, err := svc.Update(ctx, tx, coll, f, []byte(`{"$set":{"age":3}}`), 0); return err })
+	run(func(tx kv.Tx) error { _, err := svc.Delete(ctx, tx, coll, f, 0); return err })
 
 	entries, _, err := store.ReadLog(ctx, start, 0)
 	if err != nil {

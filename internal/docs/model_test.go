@@ -115,8 +115,9 @@ func randomWrite(tx kv.Tx, s *Service, coll *catalog.Collection, rng *rand.Rand,
 			return raw, err
 		}
 		fields := randomUpdate(rng)
-		_, err = s.Update(ctx, tx, coll, f, []byte(fields))
-		return fmt.Sprintf("update %s %s", raw, fields), err
+		limit := int64(rng.IntN(3)) // 0: no limit
+		_, err = s.Update(ctx, tx, coll, f, []byte(fields), limit)
+		return fmt.Sprintf("update %s %s limit %d", raw, fields, limit), err
 	default:
 		raw := fmt.Sprintf(`{"id":%d}`, id)
 		if rng.IntN(6) == 0 {
@@ -126,9 +127,11 @@ func randomWrite(tx kv.Tx, s *Service, coll *catalog.Collection, rng *rand.Rand,
 		if err != nil {
 			return raw, err
 		}
-		// Which documents the filter deletes, read in the same transaction.
+		// Which documents the filter deletes, read in the same transaction:
+		// with a limit, the first matches in key order.
+		limit := int64(rng.IntN(3)) // 0: no limit
 		var gone []string
-		if err := s.Read(ctx, tx, coll, ReadRequest{Filter: f}, func(it ReadItem) error {
+		if err := s.Read(ctx, tx, coll, ReadRequest{Filter: f, Limit: limit}, func(it ReadItem) error {
 			gone = append(gone, string(it.Data))
 			return nil
 		}); err != nil {
@@ -141,8 +144,8 @@ func randomWrite(tx kv.Tx, s *Service, coll *catalog.Collection, rng *rand.Rand,
 			}
 			changed[v] = false
 		}
-		_, err = s.Delete(ctx, tx, coll, f)
-		return "delete " + raw, err
+		_, err = s.Delete(ctx, tx, coll, f, limit)
+		return fmt.Sprintf("delete %s limit %d", raw, limit), err
 	}
 }
 

@@ -256,16 +256,16 @@ func TestPlannerMatchesBruteForce(t *testing.T) {
 		for i := 0; i < 10; i++ {
 			f, _ := filter.Parse([]byte(fmt.Sprintf(`{"id":%d}`, rng.IntN(60))), coll.Schema, filter.Collation{})
 			set := fmt.Sprintf(`{"$set":{"name":%q,"age":%d,"addr.city":%q}}`, names[rng.IntN(len(names))], rng.IntN(12), cities[rng.IntN(len(cities))])
-			if _, err := s.Update(ctx, tx, coll, f, []byte(set)); err != nil {
+			if _, err := s.Update(ctx, tx, coll, f, []byte(set), 0); err != nil {
 				t.Fatal(err)
 			}
 		}
 		f, _ := filter.Parse([]byte(`{"age":{"$lt":2}}`), coll.Schema, filter.Collation{})
-		if _, err := s.Delete(ctx, tx, coll, f); err != nil {
+		if _, err := s.Delete(ctx, tx, coll, f, 0); err != nil {
 			t.Fatal(err)
 		}
 		unset, _ := filter.Parse([]byte(`{"id":{"$lt":10}}`), coll.Schema, filter.Collation{})
-		if _, err := s.Update(ctx, tx, coll, unset, []byte(`{"$unset":["name"]}`)); err != nil {
+		if _, err := s.Update(ctx, tx, coll, unset, []byte(`{"$unset":["name"]}`), 0); err != nil {
 			t.Fatal(err)
 		}
 		check(tx, 1)

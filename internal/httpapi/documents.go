@@ -33,7 +33,8 @@ type collation struct {
 func (c collation) ops() ops.Collation { return ops.Collation{Case: c.Case} }
 
 type writeOptions struct {
-	Collation collation `json:"collation"`
+	Collation collation   `json:"collation"`
+	Limit     int64Option `json:"limit"`
 }
 
 type writeResponse struct {
@@ -77,7 +78,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) error {
 	}
 	malformed := decode(r, &body)
 	res, err := s.ops.Update(r.Context(), caller(r), ops.UpdateRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
-		Filter: body.Filter, Fields: body.Fields, Collation: body.Options.Collation.ops()})
+		Filter: body.Filter, Fields: body.Fields, Collation: body.Options.Collation.ops(), Limit: int64(body.Options.Limit)})
 	if err != nil {
 		return err
 	}
@@ -92,11 +93,11 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 	}
 	malformed := decode(r, &body)
 	res, err := s.ops.Delete(r.Context(), caller(r), ops.DeleteRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
-		Filter: body.Filter, Collation: body.Options.Collation.ops()})
+		Filter: body.Filter, Collation: body.Options.Collation.ops(), Limit: int64(body.Options.Limit)})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, writeResponse{Metadata: metadata{DeletedAt: timestamp(res.Time)}, Status: "deleted"})
+	writeJSON(w, http.StatusOK, writeResponse{Metadata: metadata{DeletedAt: timestamp(res.Time)}, Status: "deleted", ModifiedCount: res.Modified})
 	return nil
 }
 

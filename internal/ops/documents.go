@@ -39,7 +39,7 @@ type WriteResult struct {
 	// Keys holds, for insert and replace, each document's primary key as a
 	// JSON object, generated values included.
 	Keys []json.RawMessage
-	// Modified counts the documents an update changed.
+	// Modified counts the documents an update changed or a delete removed.
 	Modified int
 }
 
@@ -87,9 +87,12 @@ type UpdateRequest struct {
 	Filter         []byte // JSON, required
 	Fields         []byte // JSON: {"$set": {...}, "$unset": [...]}, required
 	Collation      Collation
+	// Limit caps the documents changed, the first matches in primary-key
+	// order (0: no cap).
+	Limit int64
 }
 
-// Update applies req.Fields to every document req.Filter matches.
+// Update applies req.Fields to the documents req.Filter matches.
 func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (*WriteResult, error) {
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
@@ -99,9 +102,12 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (*WriteRe
 	if isNull(req.Fields) {
 		return nil, status.Errorf(status.InvalidArgument, "empty fields received")
 	}
+	if req.Limit < 0 {
+		return nil, negativeLimit()
+	}
 	var res *docs.WriteResult
 	err := o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
-		res, err = o.docs.Update(ctx, tx, coll, f, req.Fields)
+		res, err = o.docs.Update(ctx, tx, coll, f, req.Fields, req.Limit)
 		return err
 	})
 	if err != nil {
@@ -117,24 +123,34 @@ type DeleteRequest struct {
 	Tx             TxRef
 	Filter         []byte // JSON, required; {} matches every document
 	Collation      Collation
+	// Limit caps the documents removed, the first matches in primary-key
+	// order (0: no cap).
+	Limit int64
 }
 
-// Delete removes every document req.Filter matches.
+// Delete removes the documents req.Filter matches.
 func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (*WriteResult, error) {
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
+	}
+	if req.Limit < 0 {
+		return nil, negativeLimit()
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var res *docs.WriteResult
 	err := o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
-		res, err = o.docs.Delete(ctx, tx, coll, f)
+		res, err = o.docs.Delete(ctx, tx, coll, f, req.Limit)
 		return err
 	})
 	if err != nil {
 		return nil, apiError(ctx, err)
 	}
 	return (*WriteResult)(res), nil
+}
+
+func negativeLimit() error {
+	return status.Errorf(status.InvalidArgument, "limit must not be negative")
 }
 
 // filtered runs fn in the request's transaction with the collection and

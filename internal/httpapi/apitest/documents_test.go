@@ -186,18 +186,24 @@ func TestDelete(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		withUsers(t, c)
 		c.insert(t, "db1", "users", `{"id":1,"age":10}`, `{"id":2,"age":20}`, `{"id":3,"age":30}`, `{"id":4,"age":40}`)
-		del := func(body string) {
+		// The count of deleted documents is in modified_count, left out
+		// when 0 as for update (the original reported no count).
+		del := func(body string, deleted int64) {
 			t.Helper()
 			m := c.okObject(t, "DELETE", docPath("db1", "users", "delete"), body)
-			if str(t, m, "status") != "deleted" || len(m) != 2 {
-				t.Errorf("delete response %v", m)
+			wantLen := 3
+			if deleted == 0 {
+				wantLen = 2
+			}
+			if str(t, m, "status") != "deleted" || len(m) != wantLen || (deleted > 0 && intOf(t, m["modified_count"]) != deleted) {
+				t.Errorf("delete response %v, want %d deleted", m, deleted)
 			}
 			parseTime(t, str(t, obj(t, m, "metadata"), "deleted_at"))
 		}
-		del(`{"filter":{"$or":[{"id":1},{"age":{"$gte":40}}]}}`)
+		del(`{"filter":{"$or":[{"id":1},{"age":{"$gte":40}}]}}`, 2)
 		equalStrings(t, "after delete", c.all(t, "db1", "users"), []string{`{"id":2,"age":20}`, `{"id":3,"age":30}`})
-		del(`{"filter":{"id":99}}`) // nothing matches: still "deleted"
-		del(`{"filter":{}}`)        // {} deletes everything
+		del(`{"filter":{"id":99}}`, 0) // nothing matches: still "deleted"
+		del(`{"filter":{}}`, 2)        // {} deletes everything
 		if got := c.all(t, "db1", "users"); len(got) != 0 {
 			t.Errorf("after deleting all: %q", got)
 		}
