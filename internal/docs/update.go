@@ -56,8 +56,8 @@ func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 				return nil, tooWide()
 			}
 			for _, m := range ms {
-				value := fields[m.ValueStart:m.End]
-				if err := s.ValidateValue(m.Key, value); err != nil {
+				value, err := s.ConformValue(m.Key, fields[m.ValueStart:m.End])
+				if err != nil {
 					return nil, err
 				}
 				u.set = append(u.set, setField{path: m.Key, value: value})

@@ -100,14 +100,17 @@ func (s *Service) Publish(ctx context.Context, tx kv.Tx, coll *catalog.Collectio
 		return nil, err
 	}
 	// Validate all first, so that a bad message costs no writes.
-	for _, m := range msgs {
+	conformed := make([][]byte, len(msgs))
+	for i, m := range msgs {
 		if len(m) > s.MaxMessageSize {
 			return nil, status.Errorf(status.InvalidArgument, "message of %d bytes exceeds the maximum of %d bytes", len(m), s.MaxMessageSize)
 		}
-		if err := coll.Schema.Validate(m); err != nil {
+		var err error
+		if conformed[i], err = coll.Schema.Conform(m); err != nil {
 			return nil, err
 		}
 	}
+	msgs = conformed
 	res := &PublishResult{Keys: make([][]byte, len(msgs))}
 	var added int64
 	for i, m := range msgs {

@@ -113,3 +113,45 @@ func FuzzValidate(f *testing.F) {
 		_ = kerr
 	})
 }
+
+// FuzzConform: what Conform returns is what Validate accepts, conforms to
+// itself unchanged, and differs from the input only where Validate refused
+// it; the input is never modified.
+func FuzzConform(f *testing.F) {
+	for _, doc := range []string{
+		`{}`, `{"pkey_int":"1","int_value":"-9223372036854775808"}`, `{"int_array":["1",2,"x"]}`,
+		`{"array_value":[{"id":"7"}],"object_value":{"inner":{"x":"2147483648"}}}`, `{"int_value":"01"}`,
+		`{"k1":"5","k2":"a"}`, `{"string_value":"12","int32_value":"-3"}`,
+	} {
+		f.Add([]byte(doc), false)
+		f.Add([]byte(doc), true)
+	}
+	schemas := []*Schema{mustParse(f, "test_collection", testSchema), mustParse(f, "c", autoSchema)}
+	f.Fuzz(func(t *testing.T, doc []byte, second bool) {
+		s := schemas[0]
+		if second {
+			s = schemas[1]
+		}
+		orig := bytes.Clone(doc)
+		out, err := s.Conform(doc)
+		if !bytes.Equal(doc, orig) {
+			t.Fatalf("input modified")
+		}
+		verr := s.Validate(doc)
+		if err != nil {
+			if verr == nil {
+				t.Fatalf("%q validates but does not conform: %v", doc, err)
+			}
+			return
+		}
+		if err := s.Validate(out); err != nil {
+			t.Fatalf("%q conformed to %q, which does not validate: %v", doc, out, err)
+		}
+		if again, err := s.Conform(out); err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("conforming %q again gave %q, %v", out, again, err)
+		}
+		if verr == nil && !bytes.Equal(out, doc) {
+			t.Fatalf("%q validates, yet Conform changed it to %q", doc, out)
+		}
+	})
+}

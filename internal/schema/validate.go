@@ -38,8 +38,32 @@ import (
 //
 // Validate reads the document once, in place, without decoding it.
 func (s *Schema) Validate(doc []byte) error {
+	return s.validate(doc, nil)
+}
+
+// Conform validates a document a client sent, with Validate's rules but
+// one: an integer field also takes a JSON string holding an integer
+// ("9223372036854775807"), at any depth, as proto3's JSON mapping writes
+// 64-bit integers and clients of the original sent them. It returns the
+// document to store: doc itself, or when it held such strings a copy with
+// each rewritten as the JSON number it holds, digit for digit (no trip
+// through float64), so that everything stored is what Validate accepts.
+func (s *Schema) Conform(doc []byte) ([]byte, error) {
+	var fixes []edit
+	if err := s.validate(doc, &fixes); err != nil {
+		return nil, err
+	}
+	if len(fixes) == 0 {
+		return doc, nil
+	}
+	return applyEdits(doc, fixes), nil
+}
+
+// validate is Validate, and Conform when fixes is not nil: it then takes
+// integers given as strings and appends the edits that unquote them.
+func (s *Schema) validate(doc []byte, fixes *[]edit) error {
 	i := jsonscan.SkipSpace(doc, 0)
-	end, err := validateObject(doc, i, s.fields, s.byName)
+	end, err := validateObject(doc, i, s.fields, s.byName, fixes)
 	if err == nil {
 		if rest := jsonscan.SkipSpace(doc, end); rest != len(doc) {
 			err = &jsonscan.SyntaxError{Offset: rest, Msg: fmt.Sprintf("unexpected %q after the document", doc[rest])}
@@ -61,12 +85,30 @@ func (s *Schema) Validate(doc []byte) error {
 // ("a/b"), so an update is refused with the words a document carrying the
 // value would be.
 func (s *Schema) ValidateValue(path string, value []byte) error {
+	return s.validateValue(path, value, nil)
+}
+
+// ConformValue is ValidateValue with Conform's rule for integers given as
+// strings: it returns the value to set, value itself or a copy with each
+// such string rewritten as the number it holds.
+func (s *Schema) ConformValue(path string, value []byte) ([]byte, error) {
+	var fixes []edit
+	if err := s.validateValue(path, value, &fixes); err != nil {
+		return nil, err
+	}
+	if len(fixes) == 0 {
+		return value, nil
+	}
+	return applyEdits(value, fixes), nil
+}
+
+func (s *Schema) validateValue(path string, value []byte, fixes *[]edit) error {
 	f, ok := s.Field(path)
 	if !ok {
 		return invalidf("json schema validation failed for field '%s' reason 'field not in the schema'", path)
 	}
 	i := jsonscan.SkipSpace(value, 0)
-	end, err := validateValue(value, i, f)
+	end, err := validateValue(value, i, f, fixes)
 	if err == nil {
 		if rest := jsonscan.SkipSpace(value, end); rest != len(value) {
 			err = &jsonscan.SyntaxError{Offset: rest, Msg: fmt.Sprintf("unexpected %q after the value", value[rest])}
@@ -128,8 +170,8 @@ func typeError(want string, got jsonscan.Kind) *fieldError {
 }
 
 // validateObject validates the object at doc[i] against the given
-// properties and returns where it ends.
-func validateObject(doc []byte, i int, fields []*Field, byName map[string]int) (int, error) {
+// properties and returns where it ends. fixes is as in Schema.validate.
+func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, fixes *[]edit) (int, error) {
 	if k := jsonscan.KindAt(doc, i); k != jsonscan.Object {
 		if fe := typeError("object", k); fe != nil {
 			return 0, fe
@@ -173,7 +215,7 @@ func validateObject(doc []byte, i int, fields []*Field, byName map[string]int) (
 			return 0, failf("duplicate key %s", quote(fields[idx].Name))
 		}
 		seen[idx/64] |= 1 << (idx % 64)
-		e, err := validateValue(doc, v, fields[idx])
+		e, err := validateValue(doc, v, fields[idx], fixes)
 		if err != nil {
 			return 0, under(err, fields[idx].Name)
 		}
@@ -218,14 +260,17 @@ func keyString(key []byte, escaped bool) string {
 }
 
 // validateValue validates the value at doc[i] against f and returns where it
-// ends.
-func validateValue(doc []byte, i int, f *Field) (int, error) {
+// ends. fixes is as in Schema.validate.
+func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 	k := jsonscan.KindAt(doc, i)
 	if k == jsonscan.Null {
 		return jsonscan.End(doc, i)
 	}
 	switch f.Type {
 	case Int32, Int64:
+		if k == jsonscan.String && fixes != nil {
+			return integerString(doc, i, f, fixes)
+		}
 		if k != jsonscan.Number {
 			return failIfKnown(doc, i, typeError("integer", k))
 		}
@@ -284,7 +329,7 @@ func validateValue(doc []byte, i int, f *Field) (int, error) {
 			if !ok {
 				return a.End(), nil
 			}
-			e, err := validateValue(doc, v, f.Items)
+			e, err := validateValue(doc, v, f.Items, fixes)
 			if err != nil {
 				return 0, under(err, strconv.Itoa(a.Index()))
 			}
@@ -297,9 +342,37 @@ func validateValue(doc []byte, i int, f *Field) (int, error) {
 		if f.FreeForm {
 			return jsonscan.End(doc, i)
 		}
-		return validateObject(doc, i, f.Properties, f.byName)
+		return validateObject(doc, i, f.Properties, f.byName, fixes)
 	}
 	return 0, fmt.Errorf("schema: field %q has no type", f.Path)
+}
+
+// integerString checks the string at doc[i], the value of the integer
+// field f, holds an integer written as JSON writes one (no sign but '-', no
+// leading zero, no space) that fits f, and appends the edit that replaces
+// the string by that number. Anything else is the type error a string
+// gets where an integer is due.
+func integerString(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
+	e, escaped, err := jsonscan.StringEnd(doc, i)
+	if err != nil {
+		return 0, err
+	}
+	digits := doc[i+1 : e-1]
+	if escaped {
+		return 0, failf("expected integer, but got string")
+	}
+	n, ok := jsonscan.ParseInt(digits)
+	if !ok {
+		if end, isInt, err := jsonscan.NumberEnd(digits, 0); err == nil && isInt && end == len(digits) {
+			return 0, failf("%s is not valid 'int64'", quote(string(digits)))
+		}
+		return 0, failf("expected integer, but got string")
+	}
+	if f.Type == Int32 && int64(int32(n)) != n {
+		return 0, failf("%s is not valid 'int32'", quote(string(digits)))
+	}
+	*fixes = append(*fixes, edit{start: i, end: e, text: string(digits)})
+	return e, nil
 }
 
 // failIfKnown returns fe, or the syntax error at doc[i] when the value there

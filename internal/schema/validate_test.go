@@ -165,3 +165,71 @@ func TestValidateValue(t *testing.T) {
 		})
 	}
 }
+
+// Conform takes integers given as JSON strings, as proto3's JSON mapping
+// writes 64-bit integers, and stores them as the numbers they hold.
+func TestConform(t *testing.T) {
+	s := mustParse(t, "test_collection", testSchema)
+	const prefix = "json schema validation failed for field "
+	cases := []struct {
+		name, doc, want, err string
+	}{
+		{"no strings: the same bytes", `{"pkey_int":1, "int_value":2}`, `{"pkey_int":1, "int_value":2}`, ""},
+		{"key and int64 beyond float64's precision", `{"pkey_int":"9223372036854775799","int_value":"9223372036854775800"}`,
+			`{"pkey_int":9223372036854775799,"int_value":9223372036854775800}`, ""},
+		{"extremes", `{"int_value":"-9223372036854775808","pkey_int":"9223372036854775807"}`,
+			`{"int_value":-9223372036854775808,"pkey_int":9223372036854775807}`, ""},
+		{"int32", `{"int32_value":"-2147483648"}`, `{"int32_value":-2147483648}`, ""},
+		{"nested", `{"object_value":{"inner":{"x":"7"}}}`, `{"object_value":{"inner":{"x":7}}}`, ""},
+		{"in arrays", `{"int_array":["1",2,"-3"],"array_value":[{"id":"10","product":"12"}]}`,
+			`{"int_array":[1,2,-3],"array_value":[{"id":10,"product":"12"}]}`, ""},
+		{"strings of other fields stay", `{"string_value":"12","free_value":{"n":"5"},"pkey_int":"0"}`,
+			`{"string_value":"12","free_value":{"n":"5"},"pkey_int":0}`, ""},
+
+		{"not a number", `{"int_value":"x"}`, "", prefix + "'int_value' reason 'expected integer, but got string'"},
+		{"empty", `{"int_value":""}`, "", prefix + "'int_value' reason 'expected integer, but got string'"},
+		{"fraction", `{"int_value":"1.5"}`, "", prefix + "'int_value' reason 'expected integer, but got string'"},
+		{"space", `{"int_value":" 1"}`, "", prefix + "'int_value' reason 'expected integer, but got string'"},
+		{"plus sign", `{"int_value":"+1"}`, "", prefix + "'int_value' reason 'expected integer, but got string'"},
+		{"leading zero", `{"int_value":"01"}`, "", prefix + "'int_value' reason 'expected integer, but got string'"},
+		{"escaped", `{"int_value":"\u0031"}`, "", prefix + "'int_value' reason 'expected integer, but got string'"},
+		{"beyond int64", `{"int_value":"9223372036854775808"}`, "", prefix + "'int_value' reason ''9223372036854775808' is not valid 'int64''"},
+		{"beyond int32", `{"int32_value":"2147483648"}`, "", prefix + "'int32_value' reason ''2147483648' is not valid 'int32''"},
+		{"in an array", `{"int_array":["1","x"]}`, "", prefix + "'int_array/1' reason 'expected integer, but got string'"},
+		{"string for a number field", `{"double_value":"1"}`, "", prefix + "'double_value' reason 'expected number, but got string'"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := s.Conform([]byte(c.doc))
+			wantError(t, err, c.err)
+			if err == nil {
+				if string(got) != c.want {
+					t.Errorf("Conform(%s) = %s, want %s", c.doc, got, c.want)
+				}
+				if err := s.Validate(got); err != nil {
+					t.Errorf("the conformed document %s does not validate: %v", got, err)
+				}
+			}
+		})
+	}
+	// Validate, which checks what is stored, still refuses the strings.
+	wantError(t, s.Validate([]byte(`{"int_value":"1"}`)), prefix+"'int_value' reason 'expected integer, but got string'")
+}
+
+func TestConformValue(t *testing.T) {
+	s := mustParse(t, "test_collection", testSchema)
+	for _, c := range []struct{ path, value, want, err string }{
+		{"int_value", `"9223372036854775800"`, `9223372036854775800`, ""},
+		{"int_value", `5`, `5`, ""},
+		{"object_value", `{"name":"n","inner":{"x":"-1"}}`, `{"name":"n","inner":{"x":-1}}`, ""},
+		{"object_value.inner.x", `"3"`, `3`, ""},
+		{"int_array", `["1","2"]`, `[1,2]`, ""},
+		{"int_value", `"1e3"`, "", "json schema validation failed for field 'int_value' reason 'expected integer, but got string'"},
+	} {
+		got, err := s.ConformValue(c.path, []byte(c.value))
+		wantError(t, err, c.err)
+		if err == nil && string(got) != c.want {
+			t.Errorf("ConformValue(%s, %s) = %s, want %s", c.path, c.value, got, c.want)
+		}
+	}
+}
