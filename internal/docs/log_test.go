@@ -43,7 +43,10 @@ func TestChangesCarryTheSchemaRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(func(tx kv.Tx) error { _, err := svc.Update(ctx, tx, coll, f, []byte(`{"$set":{"age":3}}`), 0); return err })
+	run(func(tx kv.Tx) error {
+		_, err := svc.Update(ctx, tx, coll, f, []byte(`{"$set":{"age":3}}`), 0)
+		return err
+	})
 	run(func(tx kv.Tx) error { _, err := svc.Delete(ctx, tx, coll, f, 0); return err })
 
 	entries, _, err := store.ReadLog(ctx, start, 0)

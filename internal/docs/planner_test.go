@@ -104,7 +104,7 @@ func randomComparison(rng *rand.Rand) string {
 	ops := []string{"$eq", "$gt", "$gte", "$lt", "$lte"}
 	op := ops[rng.IntN(len(ops))]
 	var field, value string
-	switch rng.IntN(7) {
+	switch rng.IntN(9) {
 	case 0:
 		field, value = "name", fmt.Sprintf("%q", names[rng.IntN(len(names))])
 	case 1:
@@ -117,6 +117,14 @@ func randomComparison(rng *rand.Rand) string {
 		field, value = "when", fmt.Sprintf("%q", times[rng.IntN(len(times))])
 	case 5:
 		field, value = "addr.city", fmt.Sprintf("%q", cities[rng.IntN(len(cities))])
+	case 6: // some element of an array
+		field, value = "tags", fmt.Sprintf("%q", names[rng.IntN(len(names))])
+	case 7: // the whole array, or one element in a range
+		a, b := names[rng.IntN(len(names))], names[rng.IntN(len(names))]
+		if rng.IntN(2) == 0 {
+			return fmt.Sprintf(`{"tags":[%q,%q]}`, a, b)
+		}
+		return fmt.Sprintf(`{"tags":{"$gte":%q,"$lt":%q}}`, a, b)
 	default:
 		field, value = "id", fmt.Sprint(rng.IntN(60))
 	}

@@ -12,7 +12,11 @@
 //	{}                                     every document
 //
 // Fields are named by dot paths into nested objects and must be scalar
-// fields of the schema; each value is read with the field's schema type.
+// fields of the schema or arrays of scalars; each value is read with the
+// field's schema type (an array's element type). On an array of scalars a
+// value means "some element" ({"tags":"x"}: the array contains x; with
+// operators, one element satisfies them all), and an array value means
+// that exact array ({"tags":["a","b"]}).
 //
 // Errors a client can cause are *Error values with the exact message the API
 // returns (see Error). The package knows nothing of HTTP or storage.
@@ -75,7 +79,8 @@ func (o Op) holds(cmp int) bool {
 	return false
 }
 
-// Node is one node of a filter tree: *And, *Or or *Comparison.
+// Node is one node of a filter tree: *And, *Or, *Comparison, *Elements or
+// *ArrayEquals.
 type Node interface {
 	node()
 }
@@ -115,9 +120,34 @@ type Comparison struct {
 	folded string // index.Fold(Value), when CaseInsensitive
 }
 
-func (*And) node()        {}
-func (*Or) node()         {}
-func (*Comparison) node() {}
+// Elements holds when some one element of the array at Path satisfies all
+// of its comparisons: {"tags":"x"} (the array contains "x"), or
+// {"tags":{"$gte":"a","$lt":"c"}} (some element is in [a, c)). The
+// comparisons are on Path, of the array's element type, and a null
+// element matches none of them. Index entries exist for each element, so
+// the comparisons together are one index range.
+type Elements struct {
+	Path        string
+	Comparisons []*Comparison
+
+	slot int
+}
+
+// ArrayEquals holds when the array at Path has exactly the elements of
+// Elements, in order: {"tags":["a","b"]}. Each of Elements is an $eq
+// comparison on Path, of the array's element type; there are none for [].
+type ArrayEquals struct {
+	Path     string
+	Elements []*Comparison
+
+	slot int
+}
+
+func (*And) node()         {}
+func (*Or) node()          {}
+func (*Comparison) node()  {}
+func (*Elements) node()    {}
+func (*ArrayEquals) node() {}
 
 // Filter is a parsed filter, built by Parse (Matches relies on what Parse
 // prepares next to the tree). The zero Filter matches every document. A
@@ -133,26 +163,37 @@ type Filter struct {
 // document without looking at it.
 func (f Filter) MatchesAll() bool { return f.Root == nil }
 
-// Comparisons returns every comparison of the tree, depth first.
+// Comparisons returns every comparison of the tree, depth first, those
+// of Elements and ArrayEquals nodes included.
 func (f Filter) Comparisons() []*Comparison {
 	var out []*Comparison
-	var walk func(Node)
-	walk = func(n Node) {
+	walk(f.Root, func(n Node) {
 		switch n := n.(type) {
-		case *And:
-			for _, c := range n.Nodes {
-				walk(c)
-			}
-		case *Or:
-			for _, c := range n.Nodes {
-				walk(c)
-			}
 		case *Comparison:
 			out = append(out, n)
+		case *Elements:
+			out = append(out, n.Comparisons...)
+		case *ArrayEquals:
+			out = append(out, n.Elements...)
+		}
+	})
+	return out
+}
+
+// walk calls fn with every node of the tree under n, depth first.
+func walk(n Node, fn func(Node)) {
+	if n == nil {
+		return
+	}
+	fn(n)
+	switch n := n.(type) {
+	case *And:
+		for _, c := range n.Nodes {
+			walk(c, fn)
+		}
+	case *Or:
+		for _, c := range n.Nodes {
+			walk(c, fn)
 		}
 	}
-	if f.Root != nil {
-		walk(f.Root)
-	}
-	return out
 }

@@ -81,8 +81,24 @@ func strip(n Node) Node {
 		c := *n
 		c.slot, c.raw, c.folded = 0, nil, ""
 		return &c
+	case *Elements:
+		out := &Elements{Path: n.Path}
+		for _, c := range n.Comparisons {
+			out.Comparisons = append(out.Comparisons, strip(c).(*Comparison))
+		}
+		return out
+	case *ArrayEquals:
+		out := &ArrayEquals{Path: n.Path}
+		for _, c := range n.Elements {
+			out.Elements = append(out.Elements, strip(c).(*Comparison))
+		}
+		return out
 	}
 	return n
+}
+
+func elements(path string, cs ...*Comparison) *Elements {
+	return &Elements{Path: path, Comparisons: cs}
 }
 
 func TestParseTree(t *testing.T) {
@@ -119,6 +135,22 @@ func TestParseTree(t *testing.T) {
 		{"field collation overrides", `{"string_value":{"$eq":"Ab","collation":{"case":"cs"}}}`, Collation{Case: "ci"}, cmp("string_value", schema.String, Eq, "Ab")},
 		{"cs request collation", `{"string_value":"Ab"}`, Collation{Case: "cs"}, cmp("string_value", schema.String, Eq, "Ab")},
 		{"bool from string", `{"bool_value":"true"}`, Collation{}, cmp("bool_value", schema.Bool, Eq, true)},
+
+		// Arrays of scalars: a value is compared with the elements, an
+		// array with the whole array.
+		{"array contains", `{"array_value":3}`, Collation{}, elements("array_value", cmp("array_value", schema.Int64, Eq, int64(3)))},
+		{"array element range", `{"array_value":{"$gt":1,"$lte":"5"}}`, Collation{},
+			elements("array_value", cmp("array_value", schema.Int64, Gt, int64(1)), cmp("array_value", schema.Int64, Lte, int64(5)))},
+		{"array equals", `{"array_value":[1,"2"]}`, Collation{}, &ArrayEquals{Path: "array_value",
+			Elements: []*Comparison{cmp("array_value", schema.Int64, Eq, int64(1)), cmp("array_value", schema.Int64, Eq, int64(2))}}},
+		{"array equals empty", `{"array_value":[]}`, Collation{}, &ArrayEquals{Path: "array_value"}},
+		{"array $eq array", `{"array_value":{"$eq":[4]}}`, Collation{}, &ArrayEquals{Path: "array_value",
+			Elements: []*Comparison{cmp("array_value", schema.Int64, Eq, int64(4))}}},
+		{"array $eq array and a range", `{"array_value":{"$eq":[4],"$gt":3}}`, Collation{}, &And{Nodes: []Node{
+			&ArrayEquals{Path: "array_value", Elements: []*Comparison{cmp("array_value", schema.Int64, Eq, int64(4))}},
+			elements("array_value", cmp("array_value", schema.Int64, Gt, int64(3)))}}},
+		{"array and scalar", `{"array_value":1,"int_value":2}`, Collation{}, &And{Nodes: []Node{
+			elements("array_value", cmp("array_value", schema.Int64, Eq, int64(1))), cmp("int_value", schema.Int64, Eq, int64(2))}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -165,7 +197,12 @@ func TestParseErrors(t *testing.T) {
 		{"null operand", `{"string_value":{"$eq":null}}`, Collation{}, "unsupported value type"},
 		{"array value", `{"string_value":["a"]}`, Collation{}, "unsupported value type"},
 		{"object operand", `{"string_value":{"$eq":{}}}`, Collation{}, "unsupported value type"},
-		{"array field", `{"array_value":1}`, Collation{}, "unsupported value type"},
+		{"array field with a string", `{"array_value":"x"}`, Collation{}, "unsupported value type"},
+		{"array field with an ordered array", `{"array_value":{"$gt":[1]}}`, Collation{}, "unsupported value type"},
+		{"array field with null element", `{"array_value":[1,null]}`, Collation{}, "unsupported value type"},
+		{"array field with nested array", `{"array_value":[[1]]}`, Collation{}, "unsupported value type"},
+		{"array field with object", `{"array_value":{"x":1}}`, Collation{}, "unsupported operator 'x'"},
+		{"array field with null", `{"array_value":null}`, Collation{}, "unsupported value type"},
 		{"object field", `{"object_value":{"nested_str":"a"}}`, Collation{}, "unsupported value type"},
 		{"free-form field", `{"free":{}}`, Collation{}, "unsupported value type"},
 		{"$ne", `{"int_value":{"$ne":1}}`, Collation{}, "unsupported operator '$ne'"},

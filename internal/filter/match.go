@@ -26,34 +26,47 @@ type pathNode struct {
 	slot     int // index of the path ending here, or -1
 }
 
-// newPathTree numbers the distinct paths of the comparisons (setting each
-// comparison's slot) and builds their tree.
-func newPathTree(cs []*Comparison) *pathTree {
+// newPathTree numbers the distinct paths the nodes under root compare
+// (setting each node's slot) and builds their tree.
+func newPathTree(root Node) *pathTree {
 	t := &pathTree{root: &pathNode{slot: -1}}
 	slots := make(map[string]int)
-	for _, c := range cs {
-		slot, ok := slots[c.Path]
-		if !ok {
-			slot = len(slots)
-			slots[c.Path] = slot
-			n := t.root
-			for _, seg := range strings.Split(c.Path, ".") {
-				child := n.children[seg]
-				if child == nil {
-					child = &pathNode{slot: -1}
-					if n.children == nil {
-						n.children = make(map[string]*pathNode)
-					}
-					n.children[seg] = child
-				}
-				n = child
-			}
-			n.slot = slot
+	walk(root, func(n Node) {
+		switch n := n.(type) {
+		case *Comparison:
+			n.slot = t.add(slots, n.Path)
+		case *Elements:
+			n.slot = t.add(slots, n.Path)
+		case *ArrayEquals:
+			n.slot = t.add(slots, n.Path)
 		}
-		c.slot = slot
-	}
+	})
 	t.slots = len(slots)
 	return t
+}
+
+// add returns the slot of path, numbering it and adding it to the tree if
+// it is new.
+func (t *pathTree) add(slots map[string]int, path string) int {
+	if slot, ok := slots[path]; ok {
+		return slot
+	}
+	slot := len(slots)
+	slots[path] = slot
+	n := t.root
+	for _, seg := range strings.Split(path, ".") {
+		child := n.children[seg]
+		if child == nil {
+			child = &pathNode{slot: -1}
+			if n.children == nil {
+				n.children = make(map[string]*pathNode)
+			}
+			n.children[seg] = child
+		}
+		n = child
+	}
+	n.slot = slot
+	return slot
 }
 
 // span is where a value lies in a document; start < 0 when it was not found.
@@ -174,13 +187,83 @@ func eval(n Node, doc []byte, spans []span) bool {
 		return false
 	case *Comparison:
 		sp := spans[n.slot]
-		if sp.start < 0 {
-			return false
-		}
-		cmp, ok := n.compare(doc[sp.start:sp.end])
-		return ok && n.Op.holds(cmp)
+		return sp.start >= 0 && n.holds(doc[sp.start:sp.end])
+	case *Elements:
+		sp := spans[n.slot]
+		return sp.start >= 0 && anyElement(doc[sp.start:sp.end], n.Comparisons)
+	case *ArrayEquals:
+		sp := spans[n.slot]
+		return sp.start >= 0 && equalElements(doc[sp.start:sp.end], n.Elements)
 	}
 	return false
+}
+
+// holds reports whether the comparison holds for the JSON value val.
+func (c *Comparison) holds(val []byte) bool {
+	cmp, ok := c.compare(val)
+	return ok && c.Op.holds(cmp)
+}
+
+// anyElement reports whether arr is a JSON array with an element for
+// which every one of cs holds.
+func anyElement(arr []byte, cs []*Comparison) bool {
+	found := false
+	eachElement(arr, func(elem []byte) bool {
+		found = true
+		for _, c := range cs {
+			if !c.holds(elem) {
+				found = false
+				break
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// equalElements reports whether arr is a JSON array whose elements are,
+// one by one, those that the $eq comparisons cs want.
+func equalElements(arr []byte, cs []*Comparison) bool {
+	i := 0
+	complete := eachElement(arr, func(elem []byte) bool {
+		if i == len(cs) || !cs[i].holds(elem) {
+			i = -1
+			return false
+		}
+		i++
+		return true
+	})
+	return complete && i == len(cs)
+}
+
+// eachElement calls fn with each element of the JSON array arr while fn
+// returns true, and reports whether it went through the whole array: false
+// too when arr is not an array (or not valid JSON where it was read).
+func eachElement(arr []byte, fn func(elem []byte) bool) bool {
+	if jsonscan.KindAt(arr, 0) != jsonscan.Array {
+		return false
+	}
+	a, err := jsonscan.ArrayAt(arr, 0)
+	if err != nil {
+		return false
+	}
+	for {
+		v, ok, err := a.Next()
+		if err != nil {
+			return false
+		}
+		if !ok {
+			return true
+		}
+		e, err := jsonscan.End(arr, v)
+		if err != nil {
+			return false
+		}
+		if !fn(arr[v:e]) {
+			return false
+		}
+		a.Resume(e)
+	}
 }
 
 // compare compares the JSON value val of a document with the comparison's

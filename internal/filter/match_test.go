@@ -21,6 +21,18 @@ func show(n Node) string {
 			s += " ci"
 		}
 		return s
+	case *Elements:
+		var parts []string
+		for _, c := range n.Comparisons {
+			parts = append(parts, show(c))
+		}
+		return "some element of " + n.Path + "(" + strings.Join(parts, ", ") + ")"
+	case *ArrayEquals:
+		var parts []string
+		for _, c := range n.Elements {
+			parts = append(parts, show(c))
+		}
+		return n.Path + " = [" + strings.Join(parts, ", ") + "]"
 	}
 	return fmt.Sprintf("%T", n)
 }
@@ -116,6 +128,30 @@ func TestMatches(t *testing.T) {
 		{"not an object", `{"pkey_int":1}`, Collation{}, `[1]`, false},
 		{"or over missing", `{"$or":[{"int_value":1},{"pkey_int":1}]}`, Collation{}, `{"pkey_int":1}`, true},
 		{"whitespace", `{"object_value.inner.x":1}`, Collation{}, " { \"object_value\" : { \"inner\" : { \"x\" : 1 } } } ", true},
+
+		// Arrays of scalars (array_value is [1,2]).
+		{"array contains", `{"array_value":2}`, Collation{}, "", true},
+		{"array contains not", `{"array_value":3}`, Collation{}, "", false},
+		{"array contains as string", `{"array_value":"1"}`, Collation{}, "", true},
+		{"array element gt", `{"array_value":{"$gt":1}}`, Collation{}, "", true},
+		{"array element gt none", `{"array_value":{"$gt":2}}`, Collation{}, "", false},
+		// One element must be in the range: 1 is > 0 and 2 is < 3, but
+		// none is in (1, 2).
+		{"array element in range", `{"array_value":{"$gt":0,"$lt":2}}`, Collation{}, "", true},
+		{"array no element in range", `{"array_value":{"$gt":1,"$lt":2}}`, Collation{}, "", false},
+		{"array equals", `{"array_value":[1,2]}`, Collation{}, "", true},
+		{"array equals in order only", `{"array_value":[2,1]}`, Collation{}, "", false},
+		{"array equals prefix", `{"array_value":[1]}`, Collation{}, "", false},
+		{"array equals longer", `{"array_value":[1,2,3]}`, Collation{}, "", false},
+		{"array equals empty", `{"array_value":[]}`, Collation{}, "", false},
+		{"empty array equals empty", `{"array_value":[]}`, Collation{}, `{"array_value":[]}`, true},
+		{"empty array contains", `{"array_value":1}`, Collation{}, `{"array_value":[]}`, false},
+		{"array with nulls contains", `{"array_value":2}`, Collation{}, `{"array_value":[null,2]}`, true},
+		{"array with nulls equals", `{"array_value":[2]}`, Collation{}, `{"array_value":[null,2]}`, false},
+		{"null array", `{"array_value":{"$gte":0}}`, Collation{}, `{"array_value":null}`, false},
+		{"null array equals empty", `{"array_value":[]}`, Collation{}, `{"array_value":null}`, false},
+		{"missing array equals empty", `{"array_value":[]}`, Collation{}, `{}`, false},
+		{"array contains in or", `{"$or":[{"array_value":9},{"array_value":[1,2]}]}`, Collation{}, "", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -135,6 +171,50 @@ func TestMatches(t *testing.T) {
 				t.Errorf("Matches(%s) = %v, want %v (tree %s)", d, got, c.want, show(f.Root))
 			}
 		})
+	}
+}
+
+// Arrays of strings take the collation, elements of other kinds, and
+// arrays of objects or of arrays are refused, as in the original.
+func TestMatchesStringArrays(t *testing.T) {
+	s := mustSchema(t, `{"title":"c","properties":{"id":{"type":"integer"},
+		"tags":{"type":"array","items":{"type":"string"}},
+		"obj":{"type":"object","properties":{"arr":{"type":"array","items":{"type":"string","format":"date-time"}}}},
+		"objs":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"}}}},
+		"matrix":{"type":"array","items":{"type":"array","items":{"type":"integer"}}}}}`)
+	const doc = `{"id":1,"tags":["Paris","lyon"],"obj":{"arr":["2022-01-01T00:00:00Z"]},"objs":[{"name":"x"}],"matrix":[[1]]}`
+	for _, c := range []struct {
+		filter    string
+		collation Collation
+		want      bool
+	}{
+		{`{"tags":"Paris"}`, Collation{}, true},
+		{`{"tags":"paris"}`, Collation{}, false},
+		{`{"tags":"paris"}`, Collation{Case: "ci"}, true},
+		{`{"tags":{"$eq":"LYON","collation":{"case":"ci"}}}`, Collation{}, true},
+		{`{"tags":["paris","LYON"]}`, Collation{Case: "ci"}, true},
+		{`{"tags":["Paris","lyon"]}`, Collation{}, true},
+		{`{"tags":{"$gt":"m"}}`, Collation{}, false}, // "Paris" < "lyon" < "m" bytewise
+		{`{"tags":{"$lt":"Q"}}`, Collation{}, true},
+		{`{"obj.arr":"2022-01-01T00:00:00Z"}`, Collation{}, true},
+		{`{"obj.arr":{"$gt":"2022"}}`, Collation{}, true},
+	} {
+		f, err := Parse([]byte(c.filter), s, c.collation)
+		if err != nil {
+			t.Fatalf("%s: %v", c.filter, err)
+		}
+		if got, err := f.Matches([]byte(doc)); err != nil || got != c.want {
+			t.Errorf("%s (%v): Matches = %v, %v; want %v", c.filter, c.collation, got, err, c.want)
+		}
+	}
+	for filter, want := range map[string]string{
+		`{"objs.name":"x"}`: "querying on non schema field 'objs.name'",
+		`{"objs":"x"}`:      "unsupported value type",
+		`{"matrix":1}`:      "unsupported value type",
+		`{"matrix":[[1]]}`:  "unsupported value type",
+	} {
+		_, err := Parse([]byte(filter), s, Collation{})
+		wantError(t, err, want)
 	}
 }
 

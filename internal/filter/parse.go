@@ -21,7 +21,7 @@ import (
 // INVALID_ARGUMENT; among the messages:
 //
 //	querying on non schema field 'x'
-//	unsupported value type               (1.5 for an integer, an array field...)
+//	unsupported value type               (1.5 for an integer, an object field...)
 //	unsupported operator '$ne'
 //	and filter needs minimum 2 filters   (or: or filter needs minimum 2 filters)
 //	collation 'xx' is not supported
@@ -50,7 +50,7 @@ func Parse(raw []byte, s FieldTypes, collation Collation) (Filter, error) {
 	}
 	f := Filter{Root: root}
 	if root != nil {
-		f.paths = newPathTree(f.Comparisons())
+		f.paths = newPathTree(root)
 	}
 	return f, nil
 }
@@ -221,30 +221,61 @@ func (p *parser) field(path string, v int) ([]Node, error) {
 		}
 		return nil, invalidf("querying on non schema field '%s'", path)
 	}
-	if !f.Type.Scalar() {
+	array := f.Type == schema.Array && f.Items != nil && f.Items.Type.Scalar()
+	if !f.Type.Scalar() && !array {
 		return nil, invalidf(errValueType)
 	}
 	if jsonscan.KindAt(p.raw, v) != jsonscan.Object {
-		c, err := p.comparison(f, Eq, v, p.ci)
+		n, err := p.operand(f, array, Eq, v, p.ci)
 		if err != nil {
 			return nil, err
 		}
-		return []Node{c}, nil
+		return []Node{n}, nil
 	}
+	ops, ci, err := p.operators(path, v)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]Node, 0, len(ops))
+	var elements []*Comparison // an array's: one element must satisfy them all
+	for _, op := range ops {
+		if array && jsonscan.KindAt(p.raw, op.at) != jsonscan.Array {
+			c, err := p.comparison(f.Items, op.op, op.at, ci)
+			if err != nil {
+				return nil, err
+			}
+			elements = append(elements, c)
+			continue
+		}
+		n, err := p.operand(f, array, op.op, op.at, ci)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, n)
+	}
+	if len(elements) > 0 {
+		nodes = append(nodes, &Elements{Path: f.Path, Comparisons: elements})
+	}
+	return nodes, nil
+}
 
-	// An object of operators. The collation may come after the operators it
-	// governs, so find it first.
-	type operand struct {
-		op Op
-		at int
-	}
+// operand is an operator and where its value is in the filter.
+type operand struct {
+	op Op
+	at int
+}
+
+// operators reads the object of operators at raw[v] on the field path, and
+// the collation that governs them (the request's unless one is given
+// there). The collation may come after the operators, so it is read first.
+func (p *parser) operators(path string, v int) ([]operand, bool, error) {
 	var ops []operand
 	ci := p.ci
 	o, _ := jsonscan.ObjectAt(p.raw, v)
 	for {
 		key, escaped, at, ok, err := o.Next()
 		if err != nil {
-			return nil, invalidf("filter is not valid JSON: %v", err)
+			return nil, false, invalidf("filter is not valid JSON: %v", err)
 		}
 		if !ok {
 			break
@@ -264,35 +295,65 @@ func (p *parser) field(path string, v int) ([]Node, error) {
 			op = Lte
 		case "collation":
 			if ci, err = p.fieldCollation(at); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		default:
-			return nil, invalidf("unsupported operator '%s'", name)
+			return nil, false, invalidf("unsupported operator '%s'", name)
 		}
 		if op != 0 {
 			for _, prev := range ops {
 				if prev.op == op {
-					return nil, invalidf("duplicate filter '%s'", name)
+					return nil, false, invalidf("duplicate filter '%s'", name)
 				}
 			}
 			ops = append(ops, operand{op, at})
 		}
 		if err := o.Skip(); err != nil {
-			return nil, invalidf("filter is not valid JSON: %v", err)
+			return nil, false, invalidf("filter is not valid JSON: %v", err)
 		}
 	}
 	if len(ops) == 0 {
-		return nil, invalidf("filter on field '%s' needs one of the operators $eq, $gt, $gte, $lt, $lte", path)
+		return nil, false, invalidf("filter on field '%s' needs one of the operators $eq, $gt, $gte, $lt, $lte", path)
 	}
-	nodes := make([]Node, len(ops))
-	for n, op := range ops {
-		c, err := p.comparison(f, op.op, op.at, ci)
+	return ops, ci, nil
+}
+
+// operand builds the node comparing field f by op with the value at
+// raw[i]: a comparison, or on an array of scalars (array set) the
+// equality of the whole array with an array value, or else the elements'
+// comparison with a scalar one.
+func (p *parser) operand(f *schema.Field, array bool, op Op, i int, ci bool) (Node, error) {
+	if !array {
+		return p.comparison(f, op, i, ci)
+	}
+	if jsonscan.KindAt(p.raw, i) != jsonscan.Array {
+		c, err := p.comparison(f.Items, op, i, ci)
 		if err != nil {
 			return nil, err
 		}
-		nodes[n] = c
+		return &Elements{Path: f.Path, Comparisons: []*Comparison{c}}, nil
 	}
-	return nodes, nil
+	if op != Eq { // arrays are equal or not; they have no order
+		return nil, invalidf(errValueType)
+	}
+	eq := &ArrayEquals{Path: f.Path}
+	a, _ := jsonscan.ArrayAt(p.raw, i)
+	for {
+		v, ok, err := a.Next()
+		if err != nil {
+			return nil, invalidf("filter is not valid JSON: %v", err)
+		}
+		if !ok {
+			return eq, nil
+		}
+		c, err := p.comparison(f.Items, Eq, v, ci)
+		if err != nil {
+			return nil, err
+		}
+		eq.Elements = append(eq.Elements, c)
+		e, _ := jsonscan.End(p.raw, v)
+		a.Resume(e)
+	}
 }
 
 // fieldCollation reads a per-field collation object at raw[i].

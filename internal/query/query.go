@@ -238,6 +238,30 @@ func (p *planner) plan(node filter.Node, budget int) (candidates, bool) {
 			return candidates{}, false
 		}
 		return p.collect(r, prefixLen, desc, budget)
+	case *filter.Elements:
+		// Each element has its entry under the array's path, so the
+		// comparisons one element must satisfy are one range; a document
+		// with several elements in it comes more than once, and the
+		// candidates are deduplicated before they are read.
+		r, prefixLen, desc, ok := p.indexRange(n.Comparisons)
+		if !ok {
+			return candidates{}, false
+		}
+		return p.collect(r, prefixLen, "some element of "+desc, budget)
+	case *filter.ArrayEquals:
+		// An array equal to [x, y] contains x and contains y: its
+		// documents are among those of either's entries, the fewer the
+		// better. [] has no entry to look up.
+		if len(n.Elements) == 0 {
+			return candidates{}, false
+		}
+		contains := &filter.And{}
+		for _, c := range n.Elements {
+			contains.Nodes = append(contains.Nodes, &filter.Elements{Path: n.Path, Comparisons: []*filter.Comparison{c}})
+		}
+		c, ok := p.planAnd(contains, budget)
+		c.desc += " (for the whole array)"
+		return c, ok
 	case *filter.And:
 		return p.planAnd(n, budget)
 	case *filter.Or:

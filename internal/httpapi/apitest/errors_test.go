@@ -120,7 +120,7 @@ func TestErrorMessages(t *testing.T) {
 	add("$or of one", "PUT", users("update"), `{"filter":{"$or":[{"id":1}]},"fields":{"$set":{"name":"x"}}}`, 400, "INVALID_ARGUMENT", "or filter needs minimum 2 filters")
 	add("$or of none", "DELETE", users("delete"), `{"filter":{"$or":[]}}`, 400, "INVALID_ARGUMENT", "or filter needs minimum 2 filters")
 	add("integer filter value 1.5", "POST", users("read"), `{"filter":{"id":1.5}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
-	add("filter on an array field", "POST", users("read"), `{"filter":{"tags":"x"}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
+	add("ordered comparison with an array", "POST", users("read"), `{"filter":{"tags":{"$lt":["x"]}}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
 	add("filter on an object field", "POST", users("read"), `{"filter":{"address":1}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
 
 	for _, r := range []struct{ method, op, body string }{

@@ -107,3 +107,119 @@ func TestSortedHint(t *testing.T) {
 			400, "INVALID_ARGUMENT", "sorted of field 'id' must be a boolean")
 	})
 }
+
+func TestIntegersAsStrings(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "nums", `{"title":"nums","properties":{
+			"pkey_int":{"type":"integer"},"int_value":{"type":"integer"},"small":{"type":"integer","format":"int32"},
+			"obj":{"type":"object","properties":{"n":{"type":"integer"}}},"arr":{"type":"array","items":{"type":"integer"}}},
+			"primary_key":["pkey_int"]}`)
+
+		// The issue's request: beyond float64's exact range, as strings.
+		keys := c.insert(t, "db1", "nums", `{"pkey_int":"9223372036854775799","int_value":"9223372036854775800"}`)
+		equalStrings(t, "keys", keys, []string{`{"pkey_int":9223372036854775799}`})
+		c.insert(t, "db1", "nums", `{"pkey_int":1,"small":"-5","obj":{"n":"12"},"arr":["1",2,"-3"]}`)
+		equalStrings(t, "stored as numbers", c.all(t, "db1", "nums"), []string{
+			`{"pkey_int":1,"small":-5,"obj":{"n":12},"arr":[1,2,-3]}`,
+			`{"pkey_int":9223372036854775799,"int_value":9223372036854775800}`})
+
+		// Replace and $set alike; the key as a string finds the document.
+		c.ok(t, "PUT", docPath("db1", "nums", "replace"), `{"documents":[{"pkey_int":"1","int_value":"-9223372036854775808"}]}`)
+		c.ok(t, "PUT", docPath("db1", "nums", "update"), `{"filter":{"pkey_int":"9223372036854775799"},"fields":{"$set":{"int_value":"7","obj":{"n":"8"},"arr":["9"]}}}`)
+		equalStrings(t, "after replace and update", c.all(t, "db1", "nums"), []string{
+			`{"pkey_int":1,"int_value":-9223372036854775808}`,
+			`{"pkey_int":9223372036854775799,"int_value":7,"obj":{"n":8},"arr":[9]}`})
+		// Filters read them as the numbers they are, from the index.
+		equalStrings(t, "filter", c.docs(t, "db1", "nums", `{"filter":{"int_value":{"$lt":"0"}}}`), []string{
+			`{"pkey_int":1,"int_value":-9223372036854775808}`})
+
+		// Strings that are not such integers are refused; nothing is written.
+		before := c.snapshot(t)
+		const prefix = "json schema validation failed for field "
+		for _, tc := range []struct{ path, body, msg string }{
+			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":2,"int_value":"1.5"}]}`, prefix + "'int_value' reason 'expected integer, but got string'"},
+			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":"x"}]}`, prefix + "'pkey_int' reason 'expected integer, but got string'"},
+			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":2,"int_value":"9223372036854775808"}]}`, prefix + "'int_value' reason ''9223372036854775808' is not valid 'int64''"},
+			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":2,"small":"2147483648"}]}`, prefix + "'small' reason ''2147483648' is not valid 'int32''"},
+			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":2,"arr":["1"," 2"]}]}`, prefix + "'arr/1' reason 'expected integer, but got string'"},
+			{docPath("db1", "nums", "replace"), `{"documents":[{"pkey_int":1,"obj":{"n":"1e3"}}]}`, prefix + "'obj/n' reason 'expected integer, but got string'"},
+		} {
+			method := "POST"
+			if strings.HasSuffix(tc.path, "replace") {
+				method = "PUT"
+			}
+			wantError(t, c.do(t, method, tc.path, tc.body), 400, "INVALID_ARGUMENT", tc.msg)
+		}
+		wantError(t, c.do(t, "PUT", docPath("db1", "nums", "update"), `{"filter":{"pkey_int":99},"fields":{"$set":{"int_value":"x"}}}`),
+			400, "INVALID_ARGUMENT", prefix+"'int_value' reason 'expected integer, but got string'")
+		if after := c.snapshot(t); after != before {
+			t.Errorf("a refused write changed the data:\n%s\n%s", before, after)
+		}
+	})
+}
+
+func TestArrayFilters(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "places", `{"title":"places","properties":{
+			"id":{"type":"integer"},"string_arr":{"type":"array","items":{"type":"string"}},
+			"nums":{"type":"array","items":{"type":"number"}},
+			"obj":{"type":"object","properties":{"arr_primitive":{"type":"array","items":{"type":"integer"}}}},
+			"arr_obj":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"}}}}},
+			"primary_key":["id"]}`)
+		c.insert(t, "db1", "places",
+			`{"id":1,"string_arr":["paris","london"],"nums":[1.5,10],"obj":{"arr_primitive":[1,2]}}`,
+			`{"id":2,"string_arr":["Paris"],"nums":[3],"obj":{"arr_primitive":[2,3]}}`,
+			`{"id":3,"string_arr":["london","paris"],"nums":[],"obj":{"arr_primitive":[]}}`,
+			`{"id":4,"arr_obj":[{"name":"paris"}]}`)
+		ids := func(filter, options string) string {
+			t.Helper()
+			body := `{"filter":` + filter
+			if options != "" {
+				body += `,"options":` + options
+			}
+			var out []string
+			for _, d := range c.docs(t, "db1", "places", body+"}") {
+				out = append(out, strings.SplitN(strings.TrimPrefix(d, `{"id":`), ",", 2)[0])
+			}
+			return strings.Join(out, " ")
+		}
+		for _, tc := range []struct{ filter, opts, want string }{
+			{`{"string_arr":"paris"}`, "", "1 3"},
+			{`{"string_arr":"paris"}`, `{"collation":{"case":"ci"}}`, "1 2 3"},
+			{`{"string_arr":["paris","london"]}`, "", "1"},
+			{`{"string_arr":["london","paris"]}`, "", "3"},
+			{`{"string_arr":["paris"]}`, "", ""},
+			{`{"obj.arr_primitive":2}`, "", "1 2"},
+			{`{"obj.arr_primitive":[]}`, "", "3"},
+			{`{"obj.arr_primitive":{"$gt":2}}`, "", "2"},
+			{`{"nums":{"$gte":2,"$lt":5}}`, "", "2"}, // one element in range: 1's are 1.5 and 10
+			{`{"nums":{"$gt":1,"$lt":2}}`, "", "1"},
+			{`{"$or":[{"string_arr":"Paris"},{"nums":10}]}`, "", "1 2"},
+		} {
+			if got := ids(tc.filter, tc.opts); got != tc.want {
+				t.Errorf("filter %s %s: ids %q, want %q", tc.filter, tc.opts, got, tc.want)
+			}
+		}
+		// Explain shows the element index used.
+		ex := c.okObject(t, "POST", docPath("db1", "places", "explain"), `{"filter":{"string_arr":"london"}}`)
+		if plan := str(t, ex, "plan"); !strings.Contains(plan, "some element of string_arr = london") {
+			t.Errorf("explain %v, want the element index", ex)
+		}
+		// Fields inside arrays of objects are refused, as in the original.
+		wantError(t, c.do(t, "POST", docPath("db1", "places", "read"), `{"filter":{"arr_obj.name":"paris"}}`),
+			400, "INVALID_ARGUMENT", "querying on non schema field 'arr_obj.name'")
+		wantError(t, c.do(t, "POST", docPath("db1", "places", "read"), `{"filter":{"string_arr":{"$gt":["a"]}}}`),
+			400, "INVALID_ARGUMENT", "unsupported value type")
+		// Update and delete take the same filters.
+		m := c.okObject(t, "PUT", docPath("db1", "places", "update"), `{"filter":{"string_arr":"london"},"fields":{"$set":{"nums":[0]}}}`)
+		if intOf(t, m["modified_count"]) != 2 {
+			t.Errorf("update by array element: %v", m)
+		}
+		c.ok(t, "DELETE", docPath("db1", "places", "delete"), `{"filter":{"string_arr":["Paris"]}}`)
+		if got := ids(`{}`, ""); got != "1 3 4" {
+			t.Errorf("after delete by array: %q", got)
+		}
+	})
+}

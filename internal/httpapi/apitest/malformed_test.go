@@ -76,7 +76,7 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 		{"delete: empty filter in $or", "DELETE", users("delete"), `{"filter":{"$or":[{},{"id":1}]}}`},
 		{"delete: operator value is an object", "DELETE", users("delete"), `{"filter":{"id":{"$gt":{"a":1}}}}`},
 		{"delete: fractional integer", "DELETE", users("delete"), `{"filter":{"age":{"$lt":1.5}}}`},
-		{"delete: array field", "DELETE", users("delete"), `{"filter":{"tags":"a"}}`},
+		{"delete: null in an array value", "DELETE", users("delete"), `{"filter":{"tags":["a",null]}}`},
 		{"delete: bad collation", "DELETE", users("delete"), `{"filter":{"id":1},"options":{"collation":{"case":"xx"}}}`},
 		{"delete: collation is a string", "DELETE", users("delete"), `{"filter":{"id":1},"options":{"collation":"ci"}}`},
 		{"delete: field collation is a number", "DELETE", users("delete"), `{"filter":{"name":{"$eq":"a","collation":5}}}`},
