@@ -119,9 +119,13 @@ func (s *Server) routes() {
 	unbuilt("POST "+coll+"/documents/search", "search")
 	unbuilt("POST "+coll+"/messages/search", "search")
 	unbuilt("POST /v1/auth/token", "authentication")
+	// Namespaces and applications moved from /v1/admin and /v1/users to
+	// /v1/management in the original's last /v1/databases releases; both
+	// spellings name the same calls, so clients of either era work.
 	unbuilt("/v1/admin/", "namespace management")
-	unbuilt("/v1/management/", "namespace and application management")
+	unbuilt("/v1/management/namespaces/", "namespace management")
 	unbuilt("/v1/users/", "application management")
+	unbuilt("/v1/management/applications/", "application management")
 	unbuilt("/v1/observability/metrics/", "metrics queries")
 }
 
