@@ -102,6 +102,11 @@ func TestSortedHint(t *testing.T) {
 		c.insert(t, "db1", "items", `{"id":1,"price":3.5}`, `{"id":2,"price":1}`)
 		equalStrings(t, "sorted by price", c.docs(t, "db1", "items", `{"filter":{},"sort":[{"price":"$asc"}]}`),
 			[]string{`{"id":2,"price":1}`, `{"id":1,"price":3.5}`})
+		// The hint may change with the schema.
+		c.createColl(t, "db1", "items", strings.Replace(schema, `"sorted":false`, `"sorted":true`, 1))
+		if desc := string(c.ok(t, "POST", collPath("db1", "items", "describe"), "").body); !strings.Contains(desc, `"name":{"type":"string","sorted":true}`) {
+			t.Errorf("describe after the change %s", desc)
+		}
 		wantError(t, c.do(t, "POST", collPath("db1", "bad", "createOrUpdate"),
 			`{"schema":{"title":"bad","properties":{"id":{"type":"integer","sorted":1}}}}`),
 			400, "INVALID_ARGUMENT", "sorted of field 'id' must be a boolean")
