@@ -1,6 +1,7 @@
 package pebblekv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -131,6 +132,37 @@ func BenchmarkRawPebbleScan100(b *testing.B) {
 		it.Close()
 		if n != 100 {
 			b.Fatal(errors.New("short scan"))
+		}
+	}
+}
+
+// BenchmarkMemTableSize: durable commits of 16 writers, each writing two
+// values of 100 bytes or 1 KiB, at three memtable sizes. The memtable size
+// is also each WAL file's preallocation, so it sets the disk a small store
+// takes; run with -count to interleave the sizes and compare within a run.
+func BenchmarkMemTableSize(b *testing.B) {
+	for _, valueSize := range []int{100, 1024} {
+		value := make([]byte, valueSize)
+		for _, mib := range []int64{4, 16, 64} {
+			b.Run(fmt.Sprintf("value=%d/memtable=%dMiB", valueSize, mib), func(b *testing.B) {
+				s, err := Open(Options{Dir: b.TempDir(), MemTableSize: mib << 20})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				ctx := context.Background()
+				kvtest.RunWriters(b, 16, func(rng *rand.Rand) error {
+					tx, err := s.Begin(ctx)
+					if err != nil {
+						return err
+					}
+					defer tx.Rollback()
+					tx.Set(kvtest.BenchKey(rng.IntN(1_000_000)), value)
+					tx.Set(kvtest.BenchKey(rng.IntN(1_000_000)), value)
+					_, err = tx.Commit(ctx)
+					return err
+				})
+			})
 		}
 	}
 }
