@@ -48,6 +48,8 @@ type serveConfig struct {
 	// LogMaxHold is how much longer than the retention a stream that is
 	// catching up may keep the log from being trimmed (0: the retention).
 	LogMaxHold duration `json:"log_max_hold"`
+	// LogRetentionBytes bounds what the change log takes (0: no bound).
+	LogRetentionBytes int64 `json:"log_retention_bytes"`
 	// StreamBuffer bounds the bytes of changes waiting for one stream.
 	StreamBuffer int `json:"stream_buffer_bytes"`
 	// MaxConnections caps the API's open connections.
@@ -77,21 +79,27 @@ type serveConfig struct {
 // far back an events or subscribe stream can resume.
 const DefaultLogRetention = 24 * time.Hour
 
+// DefaultLogRetentionBytes bounds the change log by size too: a day of
+// heavy writes could otherwise hold many times the data in log records.
+// 256 MiB keeps a quarter of a million changes of 1 KB to resume from.
+const DefaultLogRetentionBytes = 256 << 20
+
 func defaultConfig() serveConfig {
 	return serveConfig{
-		Addr:         "localhost:8081",
-		Engine:       "pebble",
-		DataDir:      "./data",
-		LogLevel:     "info",
-		LogFormat:    "text",
-		MaxTxAge:     duration(pebblekv.DefaultMaxTxAge),
-		CacheBytes:   pebblekv.DefaultCacheSize,
-		TxIdle:       duration(session.DefaultIdleTimeout),
-		MaxBodyBytes: httpapi.DefaultMaxBodyBytes,
-		MaxDocuments: ops.DefaultMaxDocumentsPerRequest,
-		ShutdownWait: duration(node.DefaultShutdownTimeout),
-		LogRetention: duration(DefaultLogRetention),
-		StreamBuffer: streams.DefaultMaxPending,
+		Addr:              "localhost:8081",
+		Engine:            "pebble",
+		DataDir:           "./data",
+		LogLevel:          "info",
+		LogFormat:         "text",
+		MaxTxAge:          duration(pebblekv.DefaultMaxTxAge),
+		CacheBytes:        pebblekv.DefaultCacheSize,
+		TxIdle:            duration(session.DefaultIdleTimeout),
+		MaxBodyBytes:      httpapi.DefaultMaxBodyBytes,
+		MaxDocuments:      ops.DefaultMaxDocumentsPerRequest,
+		ShutdownWait:      duration(node.DefaultShutdownTimeout),
+		LogRetention:      duration(DefaultLogRetention),
+		LogRetentionBytes: DefaultLogRetentionBytes,
+		StreamBuffer:      streams.DefaultMaxPending,
 
 		RequestTimeout:    duration(ops.DefaultRequestTimeout),
 		StreamBufferTotal: streams.DefaultMaxPendingTotal,
@@ -139,6 +147,7 @@ func settings() []setting {
 		{"tx-idle-timeout", "FOLIO_TX_IDLE_TIMEOUT", "an interactive transaction with no request for this long is rolled back", "2m", dur(func(c *serveConfig) *duration { return &c.TxIdle })},
 		{"node-id", "FOLIO_NODE_ID", "this node's identity in transaction contexts", "the host name", text(func(c *serveConfig) *string { return &c.Origin })},
 		{"log-retention", "FOLIO_LOG_RETENTION", "how long the change log keeps a commit, and so how far back events and subscribe streams can resume; 0 keeps it forever", "24h", dur(func(c *serveConfig) *duration { return &c.LogRetention })},
+		{"log-retention-mib", "FOLIO_LOG_RETENTION_MIB", "most the change log may take, in MiB (its records as stored): past it the oldest changes go, whatever --log-retention says, and streams that had not read them are cut off; 0: no bound", "256", mebibytesOrNone(func(c *serveConfig) *int64 { return &c.LogRetentionBytes })},
 		{"log-max-hold", "FOLIO_LOG_MAX_HOLD", "how much longer than the retention a stream catching up may keep the log from being trimmed before it is cut off and must resync", "the retention", dur(func(c *serveConfig) *duration { return &c.LogMaxHold })},
 		{"request-timeout", "FOLIO_REQUEST_TIMEOUT", "longest a request may run, a read's streaming included, before it fails with DEADLINE_EXCEEDED and its writes are dropped; events and subscribe streams have none", "30s", dur(func(c *serveConfig) *duration { return &c.RequestTimeout })},
 		{"max-connections", "FOLIO_MAX_CONNECTIONS", "most connections open at once; past it new ones wait", "4096", number(func(c *serveConfig) *int { return &c.MaxConnections })},
@@ -179,6 +188,18 @@ func mebibytes(field func(*serveConfig) *int64) func(*serveConfig, string) error
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
 			return fmt.Errorf("%q: want a positive number of MiB", v)
+		}
+		*field(c) = n << 20
+		return nil
+	}
+}
+
+// mebibytesOrNone is mebibytes where 0 is allowed, meaning no bound.
+func mebibytesOrNone(field func(*serveConfig) *int64) func(*serveConfig, string) error {
+	return func(c *serveConfig, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > 1<<43 {
+			return fmt.Errorf("%q: want a number of MiB, 0 for none", v)
 		}
 		*field(c) = n << 20
 		return nil
@@ -267,6 +288,9 @@ func (c serveConfig) check() error {
 			return fmt.Errorf("--%s %d: must be positive", n.name, n.v)
 		}
 	}
+	if c.LogRetentionBytes < 0 {
+		return fmt.Errorf("log_retention_bytes %d: must be zero or more", c.LogRetentionBytes)
+	}
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("--max-connections %d: must be positive", c.MaxConnections)
 	}
@@ -321,6 +345,7 @@ func serve(args []string) error {
 		Streams:                streams.Options{MaxPending: cfg.StreamBuffer, MaxPendingTotal: cfg.StreamBufferTotal, MaxStreams: cfg.MaxStreams},
 		LogRetention:           time.Duration(cfg.LogRetention),
 		LogMaxHold:             time.Duration(cfg.LogMaxHold),
+		LogMaxBytes:            cfg.LogRetentionBytes,
 		ShutdownTimeout:        time.Duration(cfg.ShutdownWait),
 		MaxConnections:         cfg.MaxConnections,
 		BodyTimeout:            time.Duration(cfg.BodyTimeout),

@@ -74,6 +74,11 @@ type Options struct {
 	// entries it has not read; past it the reader is cut off. Default: as
 	// long as Retention.
 	MaxHold time.Duration
+	// MaxBytes bounds what the log's entries take (their records as
+	// stored): past it the trimmer removes the oldest, whatever the
+	// retention, and cuts off the readers that had not read them. Zero:
+	// no byte bound.
+	MaxBytes int64
 	// ReadBatch is the most entries a Read returns when its limit is 0.
 	// An entry may be as large as a transaction (10 MiB by default), so
 	// this bounds what one read holds in memory.
@@ -97,6 +102,9 @@ var (
 	// ErrCutOff: the reader held the trimmer back for longer than the
 	// retention plus MaxHold, and was cut off.
 	ErrCutOff = status.Errorf(status.OutOfRange, "the log reader fell too far behind (it kept the log from being trimmed for longer than the retention allows) and was cut off; resync from a fresh position")
+	// ErrCutOffBySize: the log reached its byte bound (Options.MaxBytes)
+	// and trimmed entries the reader had not read.
+	ErrCutOffBySize = status.Errorf(status.OutOfRange, "the log reader fell too far behind (the change log reached its size bound, see the server's log retention bytes, and dropped changes it had not read); resync from a fresh position")
 	// ErrReaderClosed: Read or Wait after Close.
 	ErrReaderClosed = errors.New("changelog: reader closed")
 )

@@ -355,3 +355,54 @@ func TestRunTrimmerStopsOnClose(t *testing.T) {
 		t.Error("RunTrimmer did not stop when the store closed")
 	}
 }
+
+// With a byte bound the trimmer keeps the newest entries that fit in it,
+// whatever the retention, and cuts off the readers behind them.
+func TestTrimmerMaxBytes(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := b.Open(t)
+		l := changelog.NewLog(s, changelog.Options{Retention: time.Hour, MaxBytes: 20_000})
+		big := func(c string) string { return strings.Repeat(c, 4000) }
+		start := last(t, s)
+		behind := open(t, l, start)   // reads nothing
+		follower := open(t, l, start) // keeps up
+		pa := commit(t, s, big("a"))
+		tick(t, l, 0)
+		pb := commit(t, s, big("b"))
+		tick(t, l, time.Second)
+		readAll(t, follower, pb)
+		if !keeps(t, s, start) {
+			t.Fatal("trimmed within the byte bound")
+		}
+		// c takes the log past 20,000 bytes (a record holds its data twice,
+		// as key and document): a goes, though the retention
+		// and a reader would keep it.
+		pc := commit(t, s, big("c"))
+		tick(t, l, 2*time.Second)
+		if keeps(t, s, pa-1) || !keeps(t, s, pa) {
+			t.Errorf("past the byte bound: want a trimmed, b and c kept")
+		}
+		if got := render(readAll(t, follower, pc)); got != big("c") {
+			t.Errorf("the reader that kept up read %.20q…, want c", got)
+		}
+		if _, err := behind.Read(ctx, 0); !errors.Is(err, changelog.ErrCutOffBySize) || status.CodeOf(err) != status.OutOfRange {
+			t.Errorf("the reader behind the trim: %v, want ErrCutOffBySize (OUT_OF_RANGE)", err)
+		}
+		// Small entries beside big ones: the bound counts bytes, not entries.
+		for i := 0; i < 20; i++ {
+			commit(t, s, "x")
+		}
+		tick(t, l, 3*time.Second)
+		if !keeps(t, s, pb) {
+			t.Errorf("small entries pushed out c, though it and they fit")
+		}
+	})
+}
+
+func TestTrimIntervalWithMaxBytes(t *testing.T) {
+	for _, o := range []changelog.Options{{MaxBytes: 1}, {Retention: 24 * time.Hour, MaxBytes: 1}} {
+		if got := changelog.NewLog(nil, o).TrimInterval(); got != 10*time.Second {
+			t.Errorf("interval for %+v: %v, want 10s", o, got)
+		}
+	}
+}

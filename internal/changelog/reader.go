@@ -119,6 +119,14 @@ func (r *Reader) cutOff(heldSince kv.Position) {
 	r.err = fmt.Errorf("changelog: reader after %d, behind a position %d noted more than the retention plus the hold ago: %w", r.pos, heldSince, ErrCutOff)
 }
 
+// cutOffBySize ends the reader because the log reached its byte bound
+// before the reader read the entries the trim removes. The caller holds
+// log.mu.
+func (r *Reader) cutOffBySize(maxBytes int64) {
+	delete(r.log.readers, r)
+	r.err = fmt.Errorf("changelog: reader after %d, behind the entries the log's bound of %d bytes keeps: %w", r.pos, maxBytes, ErrCutOffBySize)
+}
+
 func decodeEntries(raw []kv.LogEntry) ([]Entry, error) {
 	out := make([]Entry, len(raw))
 	for i, e := range raw {

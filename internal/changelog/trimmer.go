@@ -17,21 +17,34 @@ type trimmer struct {
 }
 
 type note struct {
-	at  time.Time
-	pos kv.Position
+	at    time.Time
+	pos   kv.Position
+	bytes int64 // of the entries after the previous note's position, through pos (with MaxBytes only)
 }
 
 // TrimInterval is how often RunTrimmer ticks: a sixteenth of the
-// retention, between one second and ten minutes.
+// retention, between one second and ten minutes; with a byte bound, at
+// least every ten seconds, so that a burst of writes overshoots the bound
+// by ten seconds' worth at most.
 func (l *Log) TrimInterval() time.Duration {
-	return min(max(l.opts.Retention/16, time.Second), 10*time.Minute)
+	every := 10 * time.Minute
+	if l.opts.Retention > 0 {
+		every = min(max(l.opts.Retention/16, time.Second), every)
+	}
+	if l.opts.MaxBytes > 0 {
+		every = min(every, 10*time.Second)
+	}
+	return every
 }
 
-// RunTrimmer keeps the log to the retention until ctx is done or the store
-// closes, ticking every TrimInterval. Without a retention it returns at
-// once. Run it on one goroutine.
+// trims reports whether the log has a bound to keep it to.
+func (l *Log) trims() bool { return l.opts.Retention > 0 || l.opts.MaxBytes > 0 }
+
+// RunTrimmer keeps the log to the retention and the byte bound until ctx
+// is done or the store closes, ticking every TrimInterval. Without either
+// bound it returns at once. Run it on one goroutine.
 func (l *Log) RunTrimmer(ctx context.Context) {
-	if l.opts.Retention <= 0 {
+	if !l.trims() {
 		return
 	}
 	tick := time.NewTicker(l.TrimInterval())
@@ -51,14 +64,16 @@ func (l *Log) RunTrimmer(ctx context.Context) {
 	}
 }
 
-// Tick is one step of the trimmer at time now: it notes where the log ends,
+// Tick is one step of the trimmer at time now: it notes where the log ends
+// (and, with a byte bound, what the entries since the last note take),
 // cuts off the readers that hold back entries committed more than the
-// retention plus MaxHold before now, and trims what was committed more
-// than the retention before now and every remaining reader has read.
+// retention plus MaxHold before now or that are behind the byte bound, and
+// trims what was committed more than the retention before now and every
+// remaining reader has read, and whatever the byte bound leaves out.
 // RunTrimmer calls it with the clock; tests call it with their own times,
 // which must not go backwards.
 func (l *Log) Tick(ctx context.Context, now time.Time) error {
-	if l.opts.Retention <= 0 {
+	if !l.trims() {
 		return nil
 	}
 	t := &l.trim
@@ -68,16 +83,54 @@ func (l *Log) Tick(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	t.notes = append(t.notes, note{at: now, pos: last})
-	retained := t.newestBefore(now.Add(-l.opts.Retention))
-	if retained < 0 {
+	n := note{at: now, pos: last}
+	if l.opts.MaxBytes > 0 {
+		// The first note counts everything the log still holds.
+		var prev kv.Position
+		if len(t.notes) > 0 {
+			prev = t.notes[len(t.notes)-1].pos
+		}
+		if n.bytes, err = l.store.LogBytes(ctx, prev, last); err != nil {
+			return err
+		}
+	}
+	t.notes = append(t.notes, n)
+
+	// The time bound: trim what the retention's note covers, unless a
+	// reader still needs it; cut off the readers past the hold.
+	retained, bound := -1, -1
+	if l.opts.Retention > 0 {
+		retained = t.newestBefore(now.Add(-l.opts.Retention))
+		bound = t.newestBefore(now.Add(-l.opts.Retention - l.opts.MaxHold))
+	}
+	// The byte bound: trim through the newest note that leaves the entries
+	// after it within the bound, whoever still needs them.
+	l.mu.Lock()
+	floor := l.floor
+	l.mu.Unlock()
+	over := -1
+	if l.opts.MaxBytes > 0 {
+		over = t.overBytes(l.opts.MaxBytes, floor)
+	}
+	if retained < 0 && over < 0 {
 		return nil
 	}
-	bound := t.newestBefore(now.Add(-l.opts.Retention - l.opts.MaxHold))
 
-	below := t.notes[retained].pos + 1
+	var below, sizeBelow kv.Position
+	if retained >= 0 {
+		below = t.notes[retained].pos + 1
+	}
+	if over >= 0 {
+		sizeBelow = t.notes[over].pos + 1
+	}
 	l.mu.Lock()
 	for r := range l.readers {
+		if r.pos+1 < sizeBelow {
+			r.cutOffBySize(l.opts.MaxBytes)
+			l.opts.Logger.Warn("change log reader cut off: the log reached its byte bound before the reader read what it held",
+				"reader_at", r.pos, "trimmed_below", sizeBelow, "max_bytes", l.opts.MaxBytes)
+			continue
+		}
 		// r needs the entries after r.pos. If one of them is at or below
 		// the bound's note, it was committed before that note was taken.
 		if bound >= 0 && r.pos < t.notes[bound].pos {
@@ -88,6 +141,7 @@ func (l *Log) Tick(ctx context.Context, now time.Time) error {
 		}
 		below = min(below, r.pos+1)
 	}
+	below = max(below, sizeBelow)
 	if below <= l.floor {
 		l.mu.Unlock()
 		t.forget(bound)
@@ -100,8 +154,29 @@ func (l *Log) Tick(ctx context.Context, now time.Time) error {
 		return err
 	}
 	t.forget(bound)
+	t.dropTrimmed(below)
 	l.opts.Logger.Debug("change log trimmed", "below", below)
 	return nil
+}
+
+// overBytes is the index of the oldest note whose following notes' entries
+// take at most max bytes, when the entries above floor take more than
+// that (the log must then be trimmed through that note); -1 when they fit.
+// A note's entries count until floor passes its position: a segment the
+// trim cut in the middle still counts whole, which errs on the side of
+// trimming a little early.
+func (t *trimmer) overBytes(max int64, floor kv.Position) int {
+	var tail int64
+	for i := len(t.notes) - 1; i >= 0; i-- {
+		if t.notes[i].pos < floor {
+			return -1
+		}
+		if tail+t.notes[i].bytes > max {
+			return i
+		}
+		tail += t.notes[i].bytes
+	}
+	return -1
 }
 
 // newestBefore is the index of the newest note taken at or before t, or -1.
@@ -114,6 +189,16 @@ func (t *trimmer) newestBefore(at time.Time) int {
 		i = j
 	}
 	return i
+}
+
+// dropTrimmed drops the notes whose entries are all below floor, trimmed:
+// no bound needs them, and without a retention nothing else would.
+func (t *trimmer) dropTrimmed(floor kv.Position) {
+	i := 0
+	for i < len(t.notes) && t.notes[i].pos+1 < floor {
+		i++
+	}
+	t.notes = append(t.notes[:0], t.notes[i:]...)
 }
 
 // forget drops the notes older than the bound's: the bound only moves on,

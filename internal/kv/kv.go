@@ -50,6 +50,12 @@ type Store interface {
 	// TrimLog removes log entries at positions below `below`.
 	TrimLog(ctx context.Context, below Position) error
 
+	// LogBytes is the size of the change-log entries at positions in
+	// (after, upTo]: their records as stored, not the storage's own
+	// overhead around them. It reads what it counts, so callers ask for
+	// the entries they have not counted yet.
+	LogBytes(ctx context.Context, after, upTo Position) (int64, error)
+
 	// Ping tells cheaply whether the store can serve now: nil if it can,
 	// an error wrapping ErrUnavailable while its storage cannot be reached,
 	// ErrClosed once it is closed. A backend with a server makes at most

@@ -106,6 +106,10 @@ type Config struct {
 	// a commit yet (a stream catching up) may keep it before it is cut off
 	// and must resync; default: the retention.
 	LogRetention, LogMaxHold time.Duration
+	// LogMaxBytes bounds what the change log's entries take; past it the
+	// oldest go whatever the retention, and readers that had not read
+	// them are cut off. 0: no bound.
+	LogMaxBytes int64
 	// ShutdownTimeout bounds how long a shutdown waits for requests in
 	// flight. Default 30s.
 	ShutdownTimeout time.Duration
@@ -184,9 +188,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.shareConnections(&cfg)
 	n.cfg = cfg
 	n.sessions = session.New(n.store, cfg.Sessions)
-	n.changeLog = changelog.NewLog(n.store, changelog.Options{Retention: cfg.LogRetention, MaxHold: cfg.LogMaxHold, Logger: n.log})
+	n.changeLog = changelog.NewLog(n.store, changelog.Options{Retention: cfg.LogRetention, MaxHold: cfg.LogMaxHold, MaxBytes: cfg.LogMaxBytes, Logger: n.log})
 	n.hub = streams.NewHub(n.changeLog, cfg.Streams)
-	if cfg.LogRetention > 0 {
+	if cfg.LogRetention > 0 || cfg.LogMaxBytes > 0 {
 		n.trimmer = startBackground(n.changeLog.RunTrimmer)
 	}
 	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Logger: n.log,

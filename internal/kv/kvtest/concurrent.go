@@ -199,6 +199,45 @@ func testLogTrim(t *testing.T, s kv.Store) {
 	}
 }
 
+// testLogBytes: LogBytes counts the records of the entries in its range,
+// each once, and nothing outside it; the storage may add a little per
+// entry (its key or position).
+func testLogBytes(t *testing.T, s kv.Store) {
+	start, err := s.LastPosition(bg)
+	must(t, err)
+	var positions []kv.Position
+	sizes := []int{100, 2000, 1, 50_000, 300}
+	for i, size := range sizes {
+		tx := begin(t, s)
+		must(t, tx.Set([]byte("k"), []byte{byte(i)}))
+		must(t, tx.AppendLog(make([]byte, size)))
+		positions = append(positions, commit(t, tx))
+	}
+	tx := begin(t, s) // a commit that logs nothing counts nothing
+	must(t, tx.Set([]byte("k"), []byte("x")))
+	positions = append(positions, commit(t, tx))
+	const perEntry = 64 // the most a backend may add to an entry's records
+	check := func(after, upTo kv.Position, records []int) {
+		t.Helper()
+		want := 0
+		for _, n := range records {
+			want += n
+		}
+		got, err := s.LogBytes(bg, after, upTo)
+		must(t, err)
+		if got < int64(want) || got > int64(want+perEntry*len(records)) {
+			t.Errorf("LogBytes(%d, %d) = %d, want the %d bytes of %d records, plus at most %d each", after, upTo, got, want, len(records), perEntry)
+		}
+	}
+	check(start, positions[len(positions)-1], sizes)
+	check(positions[0], positions[3], sizes[1:4])
+	check(positions[2], positions[2], nil)
+	check(positions[4], positions[5], nil)
+	check(positions[3], positions[2], nil)
+	must(t, s.TrimLog(bg, positions[2]))
+	check(start, positions[4], sizes[2:5])
+}
+
 // testLogNoGaps: readers following the log while writers commit must see
 // positions only grow, and at the end exactly the committed set: no entry
 // may appear later below a position a reader already passed.

@@ -56,6 +56,7 @@ func Run(t *testing.T, h Harness) {
 		{"LogCommitOrderAndAtomicity", testLogOrder},
 		{"LogWait", testLogWait},
 		{"LogTrim", testLogTrim},
+		{"LogBytes", testLogBytes},
 		{"LogConcurrentReadersSeeNoGaps", testLogNoGaps},
 		{"TxLifecycle", testTxLifecycle},
 		{"Ping", testPing},

@@ -84,6 +84,38 @@ func (s *Store) WaitLog(ctx context.Context, after kv.Position) error {
 	}
 }
 
+// LogBytes sums the sizes of the log entries in (after, upTo], keys and
+// values, from the newest published snapshot.
+func (s *Store) LogBytes(ctx context.Context, after, upTo kv.Position) (int64, error) {
+	v, err := s.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer s.release(v)
+	// A trim deletes from the database, not from the snapshot: what it
+	// removed is skipped here, as ReadLog refuses it.
+	s.mu.Lock()
+	from := max(after+1, s.trimmed)
+	s.mu.Unlock()
+	if upTo < from {
+		return 0, nil
+	}
+	it, err := v.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: logKey(from), UpperBound: logKey(upTo + 1)})
+	if err != nil {
+		return 0, fmt.Errorf("pebblekv: size of the log: %w", err)
+	}
+	defer it.Close()
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		lv := it.LazyValue() // its length without reading a separated value
+		n += int64(len(it.Key()) + lv.Len())
+	}
+	if err := it.Error(); err != nil {
+		return 0, fmt.Errorf("pebblekv: size of the log: %w", err)
+	}
+	return n, nil
+}
+
 // TrimLog removes log entries below position below.
 func (s *Store) TrimLog(ctx context.Context, below kv.Position) error {
 	s.mu.Lock()

@@ -114,6 +114,25 @@ func (s *Store) LastPosition(ctx context.Context) (kv.Position, error) {
 	return parsePosition(last), nil
 }
 
+// LogBytes sums the sizes of the log rows' records in (after, upTo], and
+// eight bytes a row for its position.
+func (s *Store) LogBytes(ctx context.Context, after, upTo kv.Position) (int64, error) {
+	if err := s.usable(); err != nil {
+		return 0, err
+	}
+	if upTo <= after {
+		return 0, nil
+	}
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(octet_length(rec) + 8), 0)::bigint FROM folio_log
+		WHERE x > $1::text::xid8 AND x <= $2::text::xid8 AND rec IS NOT NULL`,
+		formatPosition(after), formatPosition(upTo)).Scan(&n)
+	if err != nil {
+		return 0, s.fail("size of the log", err)
+	}
+	return n, nil
+}
+
 // TrimLog removes the log rows below position below (never above the
 // horizon), and records what it removed so that readers behind it get
 // kv.ErrLogTrimmed instead of a silent gap.
