@@ -9,10 +9,12 @@
 // of one field sort by value and then by primary key: an equality is a prefix
 // range, a comparison a range. Integers and numbers sort by numeric value,
 // strings, uuids and date-times bytewise, bytes by their decoded bytes, false
-// before true. A string field's value has two entries: kind Exact with the
-// string as it is, and kind Folded with Fold of it, so that
-// case-sensitive and case-insensitive comparisons are each one range. Each
-// element of an array of scalars has an entry under the array's path.
+// before true. A string field's value has up to two entries: kind Exact
+// with the string as it is, and kind Folded with Fold of it unless that is
+// the same, so that a case-sensitive comparison is one range of Exact
+// entries and a case-insensitive one a range of Folded entries and the
+// same range of Exact ones. Each element of an array of scalars has an
+// entry under the array's path.
 // Missing and null values have none: no comparison matches them.
 //
 // Strings and bytes longer than MaxValueBytes are indexed by their first
@@ -265,9 +267,15 @@ func addScalar(tok []byte, path string, t schema.Type, out *[]Entry) error {
 		return err
 	}
 	*out = append(*out, Entry{Path: path, Kind: Exact, Value: enc})
+	// A string that folds to itself (as written, or as far as entries
+	// keep of it) needs no Folded entry: its Exact one holds the same
+	// value, and case-insensitive lookups read both kinds. Most strings
+	// in real data are so (identifiers, emails, lower-case words), and the
+	// Folded entries were nearly half the index.
 	if t == schema.String {
-		folded, _ := Truncate(Fold(v.(string)))
-		*out = append(*out, Entry{Path: path, Kind: Folded, Value: keyenc.AppendString(nil, folded.(string))})
+		if folded, _ := Truncate(Fold(v.(string))); folded != cut {
+			*out = append(*out, Entry{Path: path, Kind: Folded, Value: keyenc.AppendString(nil, folded.(string))})
+		}
 	}
 	return nil
 }

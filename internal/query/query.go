@@ -233,21 +233,21 @@ func (p *planner) plan(node filter.Node, budget int) (candidates, bool) {
 			r, desc, _ := p.keyRange(n)
 			return p.collect(r, -1, "key "+desc, budget)
 		}
-		r, prefixLen, desc, ok := p.indexRange([]*filter.Comparison{n})
+		rs, desc, ok := p.indexRanges([]*filter.Comparison{n})
 		if !ok {
 			return candidates{}, false
 		}
-		return p.collect(r, prefixLen, desc, budget)
+		return p.collectAll(rs, desc, budget)
 	case *filter.Elements:
 		// Each element has its entry under the array's path, so the
 		// comparisons one element must satisfy are one range; a document
 		// with several elements in it comes more than once, and the
 		// candidates are deduplicated before they are read.
-		r, prefixLen, desc, ok := p.indexRange(n.Comparisons)
+		rs, desc, ok := p.indexRanges(n.Comparisons)
 		if !ok {
 			return candidates{}, false
 		}
-		return p.collect(r, prefixLen, "some element of "+desc, budget)
+		return p.collectAll(rs, "some element of "+desc, budget)
 	case *filter.ArrayEquals:
 		// An array equal to [x, y] contains x and contains y: its
 		// documents are among those of either's entries, the fewer the
@@ -303,8 +303,8 @@ func (p *planner) planAnd(n *filter.And, budget int) (candidates, bool) {
 		if p.onKey(g[0]) {
 			continue
 		}
-		if r, prefixLen, desc, ok := p.indexRange(g); ok {
-			try(p.collect(r, prefixLen, desc, budget))
+		if rs, desc, ok := p.indexRanges(g); ok {
+			try(p.collectAll(rs, desc, budget))
 		}
 	}
 	for _, child := range rest {
@@ -375,19 +375,41 @@ func groupByField(nodes []filter.Node) (groups [][]*filter.Comparison, rest []fi
 	return groups, rest
 }
 
-// indexRange turns comparisons on one field (all holding at once) into the
-// range of index entries that can match them.
-func (p *planner) indexRange(cs []*filter.Comparison) (kv.Range, int, string, bool) {
-	kind := index.Exact
-	if cs[0].CaseInsensitive {
-		kind = index.Folded
+// fieldRange is a range of one field's index entries, whose keys start
+// with prefixLen bytes of field prefix.
+type fieldRange struct {
+	r         kv.Range
+	prefixLen int
+}
+
+// indexRanges turns comparisons on one field (all holding at once) into
+// the ranges of index entries that can match them: one range of Exact
+// entries, or for a case-insensitive comparison the same range of Folded
+// entries and of Exact ones, since a string that folds to itself has only
+// its Exact entry.
+func (p *planner) indexRanges(cs []*filter.Comparison) ([]fieldRange, string, bool) {
+	if !cs[0].CaseInsensitive {
+		r, prefixLen, desc, ok := p.indexRange(cs, index.Exact)
+		return []fieldRange{{r, prefixLen}}, desc, ok
 	}
+	folded, prefixLen, desc, ok := p.indexRange(cs, index.Folded)
+	if !ok {
+		return nil, "", false
+	}
+	exact, exactLen, _, ok := p.indexRange(cs, index.Exact)
+	return []fieldRange{{folded, prefixLen}, {exact, exactLen}}, desc + ", (ci)", ok
+}
+
+// indexRange is the range of entries of one kind that can match
+// comparisons on one field; for the Folded kind, and a case-insensitive
+// lookup of Exact entries, the values are folded.
+func (p *planner) indexRange(cs []*filter.Comparison, kind index.Kind) (kv.Range, int, string, bool) {
 	prefix := index.FieldPrefix(p.coll.ID, cs[0].Path, kind)
 	r := kv.PrefixRange(prefix)
 	var desc []string
 	for _, c := range cs {
 		v := c.Value
-		if kind == index.Folded {
+		if c.CaseInsensitive {
 			s, ok := v.(string)
 			if !ok {
 				return kv.Range{}, 0, "", false
@@ -410,9 +432,6 @@ func (p *planner) indexRange(cs []*filter.Comparison) (kv.Range, int, string, bo
 		}
 		r = intersect(r, opRange(prefix, enc, op))
 		desc = append(desc, fmt.Sprintf("%s %s %v", c.Path, opName(c.Op), c.Value))
-	}
-	if kind == index.Folded {
-		desc = append(desc, "(ci)")
 	}
 	return r, len(prefix), strings.Join(desc, ", "), true
 }
@@ -452,6 +471,21 @@ func intersect(a, b kv.Range) kv.Range {
 
 func opName(op filter.Op) string {
 	return [...]string{filter.Eq: "=", filter.Gt: ">", filter.Gte: ">=", filter.Lt: "<", filter.Lte: "<="}[op]
+}
+
+// collectAll collects the document keys of every range, giving up past
+// budget entries in all.
+func (p *planner) collectAll(rs []fieldRange, desc string, budget int) (candidates, bool) {
+	var all candidates
+	for _, fr := range rs {
+		c, ok := p.collect(fr.r, fr.prefixLen, desc, budget-len(all.keys))
+		if !ok {
+			return candidates{}, false
+		}
+		all.keys = append(all.keys, c.keys...)
+	}
+	all.desc = desc
+	return all, true
 }
 
 // collect reads the document keys of the index range r (whose entries

@@ -142,7 +142,7 @@ func indexOrder(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Req
 	r, detail := kv.PrefixRange(prefix), req.Sort.String()
 	if len(comps) > 0 {
 		var desc string
-		if r, _, desc, ok = p.indexRange(comps); !ok {
+		if r, _, desc, ok = p.indexRange(comps, index.Exact); !ok { // case-sensitive: see comparisonsOn
 			return nil, Plan{}, false
 		}
 		detail += " where " + desc
