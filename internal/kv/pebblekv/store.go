@@ -150,14 +150,20 @@ func Open(opts Options) (*Store, error) {
 	}
 	cache := pebble.NewCache(opts.CacheSize)
 	defer cache.Unref()
-	db, err := pebble.Open(opts.Dir, &pebble.Options{
+	popts := &pebble.Options{
 		Cache:              cache,
 		Merger:             counterMerger,
 		FormatMajorVersion: pebble.FormatNewest,
 		MemTableSize:       uint64(opts.MemTableSize),
 		Logger:             pebbleLogger{opts.Logger},
 		FS:                 opts.FS,
-	})
+	}
+	// Fast compression where tables are rewritten often, zstd in the
+	// bottom levels where most of the data settles: documents, index
+	// entries and log records are text that compresses well, which
+	// Pebble's default (Snappy everywhere) leaves mostly as it is.
+	popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
+	db, err := pebble.Open(opts.Dir, popts)
 	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
 		// Pebble holds an exclusive lock on its LOCK file while open.
 		return nil, fmt.Errorf("pebblekv: data directory %s is in use by another Folio process (it holds the lock on %s): stop that one, or give this one another --data-dir: %w",
