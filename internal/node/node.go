@@ -52,6 +52,9 @@ type Config struct {
 	PostgresURL string
 	// CacheBytes is the embedded engine's block cache.
 	CacheBytes int64
+	// Compression is the embedded engine's table compression: "snappy"
+	// (default) or "zstd".
+	Compression string
 	// MaxTxAge is the longest a transaction may stay open, interactive
 	// ones included.
 	MaxTxAge time.Duration
@@ -404,7 +407,7 @@ func openStore(ctx context.Context, cfg Config) (kv.Store, error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("data directory: %w", err)
 		}
-		return pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: cfg.MaxTxAge, CacheSize: cfg.CacheBytes, Logger: cfg.Logger})
+		return pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: cfg.MaxTxAge, CacheSize: cfg.CacheBytes, Compression: cfg.Compression, Logger: cfg.Logger})
 	case "postgres":
 		if cfg.PostgresURL == "" {
 			return nil, errors.New("--engine postgres needs --postgres-url (or FOLIO_POSTGRES_URL)")
