@@ -11,7 +11,7 @@ import (
 )
 
 // The schemas of TestDescribeSchemaFormat, and the model types each must
-// come back as, word for word, in testdata/schemaformat/<collection>.<format>.
+// come back as, word for word, in testdata/schemaformat/<collection>.<format>.txt (not .go: gofmt reads every .go file).
 const (
 	modelUsersSchema = `{"title":"users","description":"People who order.","properties":{
 		"id":{"type":"integer","autoGenerate":true},
@@ -26,7 +26,7 @@ const (
 // expectedModel reads the text the schema of coll must generate in format.
 func expectedModel(t *testing.T, coll, format string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "schemaformat", coll+"."+format))
+	b, err := os.ReadFile(filepath.Join("testdata", "schemaformat", coll+"."+format+".txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
