@@ -10,8 +10,9 @@ import (
 	"testing"
 )
 
-// The schemas of TestDescribeSchemaFormat, and the model types each must
-// come back as, word for word, in testdata/schemaformat/<collection>.<format>.txt (not .go: gofmt reads every .go file).
+// The schemas of TestDescribeSchemaFormat. The model types each must come
+// back as are, word for word, in testdata/schemaformat/<collection>.<format>.txt
+// (not .go: gofmt reads every .go file of the tree).
 const (
 	modelUsersSchema = `{"title":"users","description":"People who order.","properties":{
 		"id":{"type":"integer","autoGenerate":true},
