@@ -124,10 +124,21 @@ func body(t *typeDecl) string {
 	return sb.String()
 }
 
-// commentLines splits a description into the lines of a line comment,
-// dropping carriage returns and, since a line comment cannot hold one,
-// treating any other line break as a new line.
+// commentLines splits a description into the lines of a line comment.
+// Every line break a language knows (\r, \r\n, JavaScript's U+2028 and
+// U+2029) starts a new line, since in a line comment it would end the
+// comment; other control characters and the byte order mark, which Go
+// refuses anywhere in a source file, become spaces.
 func commentLines(desc string) []string {
 	desc = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u2028", "\n", "\u2029", "\n").Replace(desc)
+	desc = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if r < 0x20 || r == 0x7f || r == '\ufeff' {
+			return ' '
+		}
+		return r
+	}, desc)
 	return strings.Split(desc, "\n")
 }
