@@ -5,6 +5,7 @@ import (
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/schemagen"
 	"github.com/foliodb/folio/internal/status"
 )
@@ -53,6 +54,8 @@ type CollectionDescription struct {
 	// by the format's name as the request spelled it; the transports then
 	// send it in place of Schema (reference §10b). Nil otherwise.
 	Generated map[string]string
+
+	parsed *schema.Schema // what Generated is made from, after the transaction
 }
 
 // DatabaseDescription is what describe tells of a database.
@@ -124,7 +127,7 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 			return err
 		}
 		for _, coll := range list {
-			cd, err := o.describe(ctx, tx, coll, formats)
+			cd, err := o.describe(ctx, tx, coll)
 			if err != nil {
 				return err
 			}
@@ -136,22 +139,31 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 	if err != nil {
 		return nil, apiError(ctx, err)
 	}
+	for i := range d.Collections {
+		generate(&d.Collections[i], formats)
+	}
 	return d, nil
 }
 
-func (o *Ops) describe(ctx context.Context, tx kv.Tx, coll *catalog.Collection, formats []schemagen.Request) (CollectionDescription, error) {
+func (o *Ops) describe(ctx context.Context, tx kv.Tx, coll *catalog.Collection) (CollectionDescription, error) {
 	size, err := o.catalog.Size(ctx, tx, coll)
 	if err != nil {
 		return CollectionDescription{}, err
 	}
-	d := CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: size}
-	if len(formats) > 0 {
-		d.Generated = make(map[string]string, len(formats))
-		for _, f := range formats {
-			d.Generated[f.Key] = schemagen.Generate(coll.Schema, f.Format)
-		}
+	return CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: size, parsed: coll.Schema}, nil
+}
+
+// generate fills in d.Generated. It runs once the transaction is over: it
+// reads nothing, so it need not hold the transaction open, nor be redone
+// when a conflict makes the transaction run again.
+func generate(d *CollectionDescription, formats []schemagen.Request) {
+	if len(formats) == 0 {
+		return
 	}
-	return d, nil
+	d.Generated = make(map[string]string, len(formats))
+	for _, f := range formats {
+		d.Generated[f.Key] = schemagen.Generate(d.parsed, f.Format)
+	}
 }
 
 // schemaFormats parses a describe request's SchemaFormat: an unknown
@@ -268,11 +280,12 @@ func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRe
 	defer cancel()
 	var d CollectionDescription
 	err = o.inCollection(ctx, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
-		d, err = o.describe(ctx, tx, coll, formats)
+		d, err = o.describe(ctx, tx, coll)
 		return err
 	})
 	if err != nil {
 		return nil, apiError(ctx, err)
 	}
+	generate(&d, formats)
 	return &d, nil
 }
