@@ -36,12 +36,26 @@ type collectionInfo struct {
 type collectionDescription struct {
 	Collection string          `json:"collection"`
 	Metadata   json.RawMessage `json:"metadata"`
-	Schema     json.RawMessage `json:"schema"`
-	Size       int64           `json:"size"`
+	// Schema is the schema as given (a json.RawMessage) or, when the
+	// request had a schema_format, the object of generated source texts by
+	// format (a map[string]string).
+	Schema any   `json:"schema"`
+	Size   int64 `json:"size"`
 }
 
 func describedCollection(d ops.CollectionDescription) collectionDescription {
-	return collectionDescription{Collection: d.Name, Metadata: emptyObject, Schema: d.Schema, Size: d.Size}
+	var schema any = json.RawMessage(d.Schema)
+	if d.Generated != nil {
+		schema = d.Generated
+	}
+	return collectionDescription{Collection: d.Name, Metadata: emptyObject, Schema: schema, Size: d.Size}
+}
+
+// describeBody is the body of both describes: options, which Folio does
+// not read, and schema_format (reference §10b).
+type describeBody struct {
+	SchemaFormat string   `json:"schema_format"`
+	Options      struct{} `json:"options"`
 }
 
 // databaseRequest decodes a request that names only a database.
@@ -89,7 +103,9 @@ func (s *Server) listDatabases(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) describeDatabase(w http.ResponseWriter, r *http.Request) error {
-	req := databaseRequest(r)
+	var body describeBody
+	req := ops.DatabaseRequest{Malformed: decode(r, &body), DB: r.PathValue("db"), Tx: txRef(r)}
+	req.SchemaFormat = body.SchemaFormat // after decode: a literal's order of evaluation is not Go's promise
 	d, err := s.ops.DescribeDatabase(r.Context(), caller(r), req)
 	if err != nil {
 		return err
@@ -144,7 +160,9 @@ func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) describeCollection(w http.ResponseWriter, r *http.Request) error {
-	req := collectionRequest(r)
+	var body describeBody
+	req := ops.CollectionRequest{Malformed: decode(r, &body), DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r)}
+	req.SchemaFormat = body.SchemaFormat
 	d, err := s.ops.DescribeCollection(r.Context(), caller(r), req)
 	if err != nil {
 		return err

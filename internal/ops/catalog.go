@@ -5,6 +5,8 @@ import (
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/schemagen"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -14,6 +16,9 @@ type DatabaseRequest struct {
 	Malformed error // see Malformed
 	DB        string
 	Tx        TxRef // list collections only: the others run alone, as in the original
+	// SchemaFormat, describe only, is the request's schema_format as the
+	// wire has it: see CollectionRequest.
+	SchemaFormat string
 }
 
 // CollectionRequest names a collection: the request of drop and describe.
@@ -21,6 +26,12 @@ type CollectionRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
 	Tx             TxRef
+	// SchemaFormat, describe only, is the request's schema_format as the
+	// wire has it: a comma-separated list of languages ("go,ts") to
+	// generate the collection's model types in; empty for none. It is
+	// parsed here, not by the transports, so that each answers an unknown
+	// format alike.
+	SchemaFormat string
 }
 
 // DatabaseInfo is one database of a list.
@@ -38,6 +49,13 @@ type CollectionDescription struct {
 	Name   string
 	Schema []byte // as the client gave it
 	Size   int64  // bytes of its documents
+	// Generated holds, when the request had a SchemaFormat, the source
+	// text of the collection's model types in each format asked for, keyed
+	// by the format's name as the request spelled it; the transports then
+	// send it in place of Schema (reference §10b). Nil otherwise.
+	Generated map[string]string
+
+	parsed *schema.Schema // what Generated is made from, after the transaction
 }
 
 // DatabaseDescription is what describe tells of a database.
@@ -91,10 +109,14 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return nil, err
 	}
+	formats, err := schemaFormats(req.SchemaFormat)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var d *DatabaseDescription
-	err := o.run(ctx, func(tx kv.Tx) error {
+	err = o.run(ctx, func(tx kv.Tx) error {
 		d = &DatabaseDescription{Name: req.DB, Collections: []CollectionDescription{}}
 		db, err := o.catalog.Database(ctx, tx, req.DB)
 		if err != nil {
@@ -117,6 +139,9 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 	if err != nil {
 		return nil, apiError(ctx, err)
 	}
+	for i := range d.Collections {
+		generate(&d.Collections[i], formats)
+	}
 	return d, nil
 }
 
@@ -125,7 +150,30 @@ func (o *Ops) describe(ctx context.Context, tx kv.Tx, coll *catalog.Collection) 
 	if err != nil {
 		return CollectionDescription{}, err
 	}
-	return CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: size}, nil
+	return CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: size, parsed: coll.Schema}, nil
+}
+
+// generate fills in d.Generated. It runs once the transaction is over: it
+// reads nothing, so it need not hold the transaction open, nor be redone
+// when a conflict makes the transaction run again.
+func generate(d *CollectionDescription, formats []schemagen.Request) {
+	if len(formats) == 0 {
+		return
+	}
+	d.Generated = make(map[string]string, len(formats))
+	for _, f := range formats {
+		d.Generated[f.Key] = schemagen.Generate(d.parsed, f.Format)
+	}
+}
+
+// schemaFormats parses a describe request's SchemaFormat: an unknown
+// format is the client's error, checked before anything is read.
+func schemaFormats(list string) ([]schemagen.Request, error) {
+	formats, err := schemagen.ParseFormats(list)
+	if err != nil {
+		return nil, status.Errorf(status.InvalidArgument, "%s", err.Error())
+	}
+	return formats, nil
 }
 
 // ListCollections lists a database's collections in name order.
@@ -224,15 +272,20 @@ func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRe
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
+	formats, err := schemaFormats(req.SchemaFormat)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var d CollectionDescription
-	err := o.inCollection(ctx, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
+	err = o.inCollection(ctx, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
 		d, err = o.describe(ctx, tx, coll)
 		return err
 	})
 	if err != nil {
 		return nil, apiError(ctx, err)
 	}
+	generate(&d, formats)
 	return &d, nil
 }

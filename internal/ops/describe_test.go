@@ -1,0 +1,31 @@
+package ops
+
+import (
+	"testing"
+
+	"github.com/foliodb/folio/internal/status"
+)
+
+// A describe request's SchemaFormat is parsed in ops, so that every
+// transport answers an unknown format with the same INVALID_ARGUMENT.
+func TestSchemaFormats(t *testing.T) {
+	for _, list := range []string{"", " "} {
+		if got, err := schemaFormats(list); got != nil || err != nil {
+			t.Errorf("schemaFormats(%q) = %v, %v; want nothing asked for", list, got, err)
+		}
+	}
+	got, err := schemaFormats("go, TS")
+	if err != nil || len(got) != 2 || got[0].Key != "go" || got[1].Key != "TS" {
+		t.Errorf(`schemaFormats("go, TS") = %v, %v`, got, err)
+	}
+	for list, msg := range map[string]string{
+		"xml":   "unsupported schema format 'xml'. supported formats are: go, ts, java",
+		"go,,":  "unsupported schema format ''. supported formats are: go, ts, java",
+		"go,rs": "unsupported schema format 'rs'. supported formats are: go, ts, java",
+	} {
+		_, err := schemaFormats(list)
+		if e, ok := status.From(err); !ok || e.Code != status.InvalidArgument || e.Message != msg {
+			t.Errorf("schemaFormats(%q) error %v, want INVALID_ARGUMENT %q", list, err, msg)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+package schemagen
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The compile tests put each case's output in a file with the header a
+// user (or the tigris CLI) would give it, and have the language's own
+// compiler check it: go vet, tsc against the published TypeScript client's
+// types, javac against stubs of the Java client's annotations. Each case
+// gets a package (or module file) of its own, as its type names may
+// repeat another case's.
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func run(t *testing.T, dir string, env []string, name string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// TestGoOutputCompiles vets the Go output of every case in a module of
+// its own. github.com/google/uuid is replaced by a local stub, so that no
+// network is needed; vet type-checks the structs and checks their tags.
+func TestGoOutputCompiles(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/models\n\ngo 1.21\n\n"+
+		"require github.com/google/uuid v1.3.0\n\nreplace github.com/google/uuid => ./uuidstub\n")
+	writeFile(t, filepath.Join(dir, "uuidstub", "go.mod"), "module github.com/google/uuid\n\ngo 1.21\n")
+	writeFile(t, filepath.Join(dir, "uuidstub", "uuid.go"), "// Package uuid stands in for github.com/google/uuid.\npackage uuid\n\n// UUID is the real package's type.\ntype UUID [16]byte\n")
+	for _, c := range cases {
+		src := Generate(parseCase(t, c.name, c.schema), Go)
+		// The imports the CLI's header adds when the text uses them.
+		var imports []string
+		if strings.Contains(src, "time.Time") {
+			imports = append(imports, `"time"`)
+		}
+		if strings.Contains(src, "uuid.UUID") {
+			imports = append(imports, `"github.com/google/uuid"`)
+		}
+		header := "package " + c.name + "\n"
+		if len(imports) > 0 {
+			header += "\nimport (\n\t" + strings.Join(imports, "\n\t") + "\n)\n"
+		}
+		writeFile(t, filepath.Join(dir, c.name, "models.go"), header+src)
+	}
+	env := []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local"}
+	run(t, dir, env, goTool, "vet", "./...")
+}
+
+// The published client whose types the TypeScript output is checked
+// against: 1.0.0-beta.16 of @tigrisdata/core (November 2022) is of the
+// era of the API Folio speaks, and TypeScript 4.9 of the same weeks. The
+// client's dependencies reference Node's types: left to npm, today's
+// @types/node comes, which TypeScript 4.9 cannot parse, so those are pinned
+// to a release of the same weeks too.
+const (
+	tsClient     = "@tigrisdata/core@1.0.0-beta.16"
+	tsCompiler   = "typescript@4.9.5"
+	tsNodeTypes  = "@types/node@18.11.9"
+	tsTypesPath  = "@tigrisdata/core/dist/types"
+	tsInstallEnv = "FOLIO_SCHEMAGEN_NPM_DIR" // a directory with both installed, to skip npm
+)
+
+// TestTypeScriptOutputTypeChecks runs tsc --noEmit, strict, over every
+// case's TypeScript output with the client's TigrisCollectionType,
+// TigrisDataTypes and TigrisSchema imported as its generated code did.
+// TigrisSchema<T> maps every property of T, so this checks that each
+// interface and its schema constant agree field for field, and that each
+// primary_key is what the client accepts. It needs npm and the registry
+// once per machine (the install is cached in the user cache directory) and
+// skips, saying why, without them.
+func TestTypeScriptOutputTypeChecks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs an npm package: not in -short")
+	}
+	modules := tsInstall(t)
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(modules, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, c := range cases {
+		src := Generate(parseCase(t, c.name, c.schema), TypeScript)
+		header := "import { TigrisCollectionType, TigrisDataTypes, TigrisSchema } from \"" + tsTypesPath + "\";\n"
+		writeFile(t, filepath.Join(dir, c.name+".ts"), header+src)
+		files = append(files, c.name+".ts")
+	}
+	// skipLibCheck: the client's own declarations are not what is tested.
+	config, _ := json.Marshal(map[string]any{
+		"compilerOptions": map[string]any{
+			"strict": true, "noEmit": true, "skipLibCheck": true,
+			"target": "es2020", "module": "commonjs", "moduleResolution": "node",
+		},
+		"files": files,
+	})
+	writeFile(t, filepath.Join(dir, "tsconfig.json"), string(config))
+	run(t, dir, nil, filepath.Join(modules, "node_modules", ".bin", "tsc"), "-p", dir)
+}
+
+// tsInstall returns a directory whose node_modules holds the client and
+// the compiler, installing them the first time.
+func tsInstall(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv(tsInstallEnv); d != "" {
+		return d
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not on PATH: the TypeScript output is not type-checked")
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "folio-schemagen", strings.NewReplacer("@", "", "/", "-").Replace(tsClient+"_"+tsCompiler+"_"+tsNodeTypes))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "tsc")); err == nil {
+		return dir
+	}
+	// Installed beside, then renamed into place, so that a test run that
+	// stops halfway or runs alongside leaves no half-installed cache.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	writeFile(t, filepath.Join(tmp, "package.json"), `{"private": true}`+"\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", tsClient, tsCompiler, tsNodeTypes)
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("npm install %s %s failed (offline?): the TypeScript output is not type-checked: %v\n%s", tsClient, tsCompiler, err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil && !exists(filepath.Join(dir, "node_modules", ".bin", "tsc")) {
+		t.Fatalf("put the npm install in place: %v", err)
+	}
+	return dir
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// javaStubs stand in for the Java client's annotations and collection
+// type, declared as the client declares them (com.tigrisdata.db.annotation
+// and .type), and Jackson's JsonProperty.
+var javaStubs = map[string]string{
+	"com/tigrisdata/db/annotation/TigrisCollection.java": `package com.tigrisdata.db.annotation;
+import java.lang.annotation.*;
+@Retention(RetentionPolicy.RUNTIME) @Target({ElementType.TYPE})
+public @interface TigrisCollection { String value(); }
+`,
+	"com/tigrisdata/db/annotation/TigrisField.java": `package com.tigrisdata.db.annotation;
+import java.lang.annotation.*;
+@Retention(RetentionPolicy.RUNTIME) @Target({ElementType.FIELD})
+public @interface TigrisField { String description() default ""; }
+`,
+	"com/tigrisdata/db/annotation/TigrisPrimaryKey.java": `package com.tigrisdata.db.annotation;
+import java.lang.annotation.*;
+@Retention(RetentionPolicy.RUNTIME) @Target({ElementType.FIELD})
+public @interface TigrisPrimaryKey { int order(); boolean autoGenerate() default false; }
+`,
+	"com/tigrisdata/db/type/TigrisCollectionType.java": `package com.tigrisdata.db.type;
+public interface TigrisCollectionType {}
+`,
+	"com/fasterxml/jackson/annotation/JsonProperty.java": `package com.fasterxml.jackson.annotation;
+import java.lang.annotation.*;
+@Retention(RetentionPolicy.RUNTIME) @Target({ElementType.FIELD, ElementType.METHOD, ElementType.PARAMETER})
+public @interface JsonProperty { String value() default ""; }
+`,
+}
+
+const javaHeader = `import java.util.Arrays;
+import java.util.Date;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+
+import com.tigrisdata.db.annotation.TigrisCollection;
+import com.tigrisdata.db.annotation.TigrisField;
+import com.tigrisdata.db.annotation.TigrisPrimaryKey;
+import com.tigrisdata.db.type.TigrisCollectionType;
+`
+
+var publicClass = regexp.MustCompile(`(?m)^public class (\S+) `)
+
+// TestJavaOutputCompiles compiles every case's Java output with javac
+// (-Xlint:all -Werror) against stubs of the client's annotations. Without
+// a JDK it skips, saying so; TestJavaOutputShape checks the structure
+// either way.
+func TestJavaOutputCompiles(t *testing.T) {
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		t.Skip("javac is not on PATH: the Java output is not compiled (TestJavaOutputShape still checks its structure)")
+	}
+	dir := t.TempDir()
+	var files []string
+	for rel, src := range javaStubs {
+		writeFile(t, filepath.Join(dir, rel), src)
+		files = append(files, rel)
+	}
+	for _, c := range cases {
+		src := Generate(parseCase(t, c.name, c.schema), Java)
+		m := publicClass.FindStringSubmatch(src)
+		if m == nil {
+			t.Fatalf("case %s: no public class in:\n%s", c.name, src)
+		}
+		// A public class lives in the file named after it.
+		rel := filepath.Join("models", c.name, m[1]+".java")
+		writeFile(t, filepath.Join(dir, rel), "package models."+c.name+";\n\n"+javaHeader+src)
+		files = append(files, rel)
+	}
+	args := append([]string{"-encoding", "UTF-8", "-Xlint:all", "-Werror", "-d", filepath.Join(dir, "classes")}, files...)
+	run(t, dir, nil, javac, args...)
+}
+
+// TestJavaOutputShape checks what javac cannot: that each type of the
+// model has its class, each field its annotations and accessors; and what
+// a reader would check without a JDK: that braces balance.
+func TestJavaOutputShape(t *testing.T) {
+	for _, c := range cases {
+		s := parseCase(t, c.name, c.schema)
+		src := Generate(s, Java)
+		if strings.Count(src, "{") != strings.Count(src, "}") || strings.Count(src, "(") != strings.Count(src, ")") {
+			t.Errorf("case %s: unbalanced braces or parentheses:\n%s", c.name, src)
+		}
+		m := buildModel(s, func(n string) bool { return javaReserved[n] })
+		for _, ty := range m.Types {
+			decl := "class " + ty.Name + " {"
+			if ty.Collection != "" {
+				decl = "@TigrisCollection(value = \"" + ty.Collection + "\")\npublic class " + ty.Name + " implements TigrisCollectionType {"
+			}
+			if !strings.Contains(src, decl) {
+				t.Errorf("case %s: no %q", c.name, decl)
+			}
+			for _, f := range ty.Fields {
+				if f.KeyOrder > 0 && !strings.Contains(src, "@TigrisPrimaryKey(order = "+strconv.Itoa(f.KeyOrder)) {
+					t.Errorf("case %s: key field %s has no @TigrisPrimaryKey", c.name, f.JSON)
+				}
+				if f.Description != "" && !strings.Contains(src, "@TigrisField(description = "+javaString(f.Description)+")") {
+					t.Errorf("case %s: field %s has no @TigrisField with its description", c.name, f.JSON)
+				}
+			}
+		}
+		// Every field declared has a getter and a setter.
+		for _, fm := range regexp.MustCompile(`(?m)^    private (.+) (\S+);$`).FindAllStringSubmatch(src, -1) {
+			typ, id := fm[1], fm[2]
+			if !regexp.MustCompile(`public ` + regexp.QuoteMeta(typ) + ` (get|is)\S+\(\) \{\n        return ` + regexp.QuoteMeta(id) + `;`).MatchString(src) {
+				t.Errorf("case %s: field %s has no getter", c.name, id)
+			}
+			if !regexp.MustCompile(`public void set\S+\(` + regexp.QuoteMeta(typ+" "+id) + `\) \{\n        this\.` + regexp.QuoteMeta(id) + ` = ` + regexp.QuoteMeta(id) + `;`).MatchString(src) {
+				t.Errorf("case %s: field %s has no setter", c.name, id)
+			}
+		}
+	}
+}
