@@ -208,10 +208,15 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// Flush lifts the write deadline once the flush has gone out: over
+// HTTP/2 a stream's write deadline resets the stream when it passes, even
+// with no write waiting, and a stream (events, subscribe) may rightly stay
+// idle for longer than the timeout. The next write sets it again.
 func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		w.deadline()
 		f.Flush()
+		w.rc.SetWriteDeadline(time.Time{})
 	}
 }
 

@@ -30,7 +30,10 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/foliodb/folio/internal/changelog"
+	"github.com/foliodb/folio/internal/grpcapi"
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
@@ -66,8 +69,12 @@ type Config struct {
 	// (PostgreSQL), unlimited on the embedded store. Negative: unlimited.
 	MaxConcurrentReads int
 
-	// Addr is the API's listen address ("127.0.0.1:0" picks a free port).
+	// Addr is the API's listen address ("127.0.0.1:0" picks a free port):
+	// HTTP/1.1, HTTP/2 without TLS (prior knowledge) and gRPC, on one port.
 	Addr string
+	// GRPCAddr, if set, also serves the gRPC API alone on a listener of its
+	// own, with gRPC's native HTTP/2 transport (see docs/operations.md).
+	GRPCAddr string
 	// PprofAddr, if set, serves Go's profiler there, apart from the API.
 	PprofAddr string
 	// CORSOrigins are the origins whose browser pages may call the API;
@@ -132,6 +139,13 @@ type Node struct {
 	ln        net.Listener
 	served    chan struct{} // closed when the HTTP server has returned
 	serveErr  error         // what it returned
+	// grpcShared serves gRPC through the HTTP server's handler (on Addr);
+	// grpcNative, if GRPCAddr is set, on a listener of its own.
+	grpcShared, grpcNative *grpc.Server
+	grpcLn                 net.Listener
+	grpcServed             chan struct{} // closed when grpcNative has returned
+	grpcServeErr           error
+	endStreamsOnce         sync.Once
 	// streamsEnded is closed once a shutdown has ended the streams.
 	streamsEnded chan struct{}
 	pprof        *http.Server
@@ -155,6 +169,17 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
+	// The transports' limits are settled here, once, so that HTTP and
+	// gRPC apply the same ones.
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = httpapi.DefaultMaxBodyBytes
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = httpapi.DefaultBodyTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = httpapi.DefaultWriteTimeout
+	}
 	if cfg.Sessions.Origin == "" {
 		cfg.Sessions.Origin, _ = os.Hostname()
 	}
@@ -172,6 +197,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n := &Node{cfg: cfg, log: cfg.Logger}
 	defer func() {
 		if err != nil {
+			n.stopHTTP() // a listener after the first failed to start
 			n.stopParts()
 		}
 	}()
@@ -194,6 +220,11 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
 		return nil, err
+	}
+	if cfg.GRPCAddr != "" {
+		if err := n.serveGRPC(cfg.GRPCAddr); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.PprofAddr != "" {
 		if err := n.servePprof(cfg.PprofAddr); err != nil {
@@ -239,6 +270,9 @@ func Run(ctx context.Context, cfg Config) error {
 	case <-n.served:
 		err = n.serveErr
 		n.log.Error("the API's listener failed", "err", err)
+	case <-n.grpcDone():
+		err = n.grpcServeErr
+		n.log.Error("the gRPC listener failed", "err", err)
 	case <-ctx.Done():
 	}
 	if cerr := n.Close(); err == nil {
@@ -249,6 +283,23 @@ func Run(ctx context.Context, cfg Config) error {
 
 // Addr is the API's listen address.
 func (n *Node) Addr() net.Addr { return n.ln.Addr() }
+
+// GRPCAddr is the address of the gRPC listener of its own, nil without one.
+func (n *Node) GRPCAddr() net.Addr {
+	if n.grpcLn == nil {
+		return nil
+	}
+	return n.grpcLn.Addr()
+}
+
+// grpcDone is closed when the gRPC listener of its own has stopped serving;
+// never without one.
+func (n *Node) grpcDone() <-chan struct{} {
+	if n.grpcServed == nil {
+		return nil
+	}
+	return n.grpcServed
+}
 
 // Stats is a snapshot of what a node's streams hold, for tests and
 // metrics.
@@ -277,7 +328,8 @@ func (n *Node) Close() error {
 }
 
 // stopHTTP stops accepting, ends the streams and waits for the requests in
-// flight, cutting off those still running at the timeout.
+// flight, cutting off those still running at the timeout: on the shared
+// port (HTTP and gRPC alike) and on the gRPC listener of its own, at once.
 func (n *Node) stopHTTP() {
 	if n.pprof != nil {
 		n.pprof.Close()
@@ -287,13 +339,59 @@ func (n *Node) stopHTTP() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
 	defer cancel()
+	var wg sync.WaitGroup
+	if n.grpcNative != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n.stopGRPCNative(ctx)
+		}()
+	}
+	// The HTTP server's shutdown drains the shared port's connections,
+	// gRPC's included: it sends HTTP/2 GOAWAY and waits for their calls.
 	if err := n.http.Shutdown(ctx); err != nil {
 		n.log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
 		n.http.Close()
 	}
 	<-n.served
 	<-n.streamsEnded
+	// Nothing is left for it: every call it served came through the HTTP
+	// server, which has finished them.
+	n.grpcShared.Stop()
+	wg.Wait()
 	n.log.Info("shutdown: requests drained")
+}
+
+// stopGRPCNative stops the gRPC listener of its own gracefully (no new
+// calls; those in flight finish, the streams having been ended) until ctx
+// is done, then forcibly: GracefulStop alone would wait for good on a call
+// that never ends.
+func (n *Node) stopGRPCNative(ctx context.Context) {
+	n.endStreams()
+	stopped := make(chan struct{})
+	go func() {
+		n.grpcNative.GracefulStop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		n.log.Warn("gRPC calls still running at the shutdown timeout were cut off")
+		n.grpcNative.Stop()
+		<-stopped
+	}
+	<-n.grpcServed
+}
+
+// endStreams ends the events and subscribe streams, each with an error
+// that tells its client to resume: they never end by themselves, so a
+// shutdown ends them first rather than wait for them until its timeout.
+func (n *Node) endStreams() {
+	n.endStreamsOnce.Do(func() {
+		n.hub.Close()
+		n.log.Info("shutdown: streams ended")
+		close(n.streamsEnded)
+	})
 }
 
 // stopParts stops what runs over the store, then closes the store. Each
@@ -330,27 +428,29 @@ func (n *Node) serveHTTP(addr string) error {
 	}
 	ln := newLimitListener(tcp, n.cfg.MaxConnections, n.log)
 	n.ln = ln
+	n.grpcShared = n.newGRPCServer()
+	api := httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins,
+		BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout})
 	n.http = &http.Server{
-		Handler: httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins,
-			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout}),
+		Handler:           byProtocol(api, grpcapi.HTTPHandler(n.grpcShared, n.cfg.BodyTimeout, n.cfg.WriteTimeout)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
+		// HTTP/2 without TLS, with prior knowledge, as gRPC clients speak it
+		// (and curl --http2-prior-knowledge): one port for every client.
+		Protocols: new(http.Protocols),
+		HTTP2:     &http.HTTP2Config{MaxConcurrentStreams: maxStreamsPerConnection},
 	}
-	// Streams never end on their own: a shutdown ends them first, so that
-	// it does not wait for them until its timeout.
+	n.http.Protocols.SetHTTP1(true)
+	n.http.Protocols.SetUnencryptedHTTP2(true)
 	n.streamsEnded = make(chan struct{})
-	n.http.RegisterOnShutdown(func() {
-		n.hub.Close()
-		n.log.Info("shutdown: streams ended")
-		close(n.streamsEnded)
-	})
+	n.http.RegisterOnShutdown(n.endStreams)
 	n.served = make(chan struct{})
 	go func() {
 		defer close(n.served)
 		n.serveErr = n.http.Serve(ln)
 	}()
-	n.log.Info("folio listening", "addr", ln.Addr().String(), "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
+	n.log.Info("folio listening", "addr", ln.Addr().String(), "protocols", "HTTP/1.1, h2c, gRPC", "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
 	if beyondLoopback(ln.Addr()) {
 		n.log.Warn("listening beyond loopback without authentication: anyone who can reach this address can read and change every database; listen on localhost, or put the server behind an authenticating proxy", "addr", ln.Addr().String())
 	}

@@ -1,0 +1,75 @@
+// Package grpcapi serves the Tigris v1 gRPC API (the services of the
+// published definitions, tigrisdata.v1.Tigris and HealthAPI, as the
+// official clients generate them). It is a second codec over the same
+// operations as internal/httpapi: each method decodes the protobuf request
+// into the operation's typed request, calls the one method of internal/ops
+// that HTTP calls too, and encodes the result or maps the error's code to
+// a gRPC status. Documents travel as bytes holding JSON, passed through.
+//
+// It knows gRPC and protobuf; the operations below it know neither.
+package grpcapi
+
+import (
+	"context"
+	"log/slog"
+
+	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
+	"google.golang.org/grpc"
+
+	"github.com/foliodb/folio/internal/ops"
+)
+
+// Config configures the API.
+type Config struct {
+	// Ops runs every call.
+	Ops    *ops.Ops
+	Logger *slog.Logger
+}
+
+// Server implements the services of the Tigris v1 API over the
+// operations.
+type Server struct {
+	api.UnimplementedTigrisServer // Search
+	ops                           *ops.Ops
+	log                           *slog.Logger
+}
+
+// New returns the API over cfg.Ops.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{ops: cfg.Ops, log: cfg.Logger}
+}
+
+// Register registers every service of the API on g: Tigris and HealthAPI,
+// and the services Folio does not serve yet (Auth, User, Admin,
+// Observability), which answer UNIMPLEMENTED as their HTTP paths answer
+// 501, so that a client can tell "not built" from "no such service".
+func (s *Server) Register(g grpc.ServiceRegistrar) {
+	api.RegisterTigrisServer(g, s)
+	api.RegisterHealthAPIServer(g, health{s})
+	s.registerUnbuiltServices(g)
+}
+
+// caller is who makes the request: anonymous until authentication.
+func caller(ctx context.Context) ops.Caller { return ops.Caller{} }
+
+// GetInfo reports the server's version.
+func (s *Server) GetInfo(ctx context.Context, req *api.GetInfoRequest) (*api.GetInfoResponse, error) {
+	info, err := s.ops.Info(ctx, caller(ctx))
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &api.GetInfoResponse{ServerVersion: info.ServerVersion}, nil
+}
+
+// health serves HealthAPI.
+type health struct{ s *Server }
+
+func (h health) Health(ctx context.Context, _ *api.HealthCheckInput) (*api.HealthCheckResponse, error) {
+	if err := h.s.ops.Health(ctx, caller(ctx)); err != nil {
+		return nil, h.s.fail(ctx, err)
+	}
+	return &api.HealthCheckResponse{Response: "OK"}, nil
+}
