@@ -13,6 +13,7 @@ import (
 	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
@@ -401,5 +402,44 @@ func TestShutdownEndsStreams(t *testing.T) {
 		if code, msg, _ := rpcError(t, err); code != codes.Unavailable || !strings.Contains(msg, "resume") {
 			t.Errorf("stream %d ended with %v %q, want UNAVAILABLE asking to resume", i, code, msg)
 		}
+	}
+}
+
+// A gRPC client that stops reading a stream is cut off after the write
+// timeout, and its subscription released, as an HTTP one is: the HTTP/2
+// server resets the stream whose write waited too long for flow control.
+func TestStalledStreamIsCutOff(t *testing.T) {
+	s := start(t, backendtest.OpenPebble(t), node.Config{WriteTimeout: 300 * time.Millisecond})
+	withUsers(t, s)
+	// A client window of 64 KiB (gRPC's least), never read from.
+	conn, err := grpc.NewClient(s.n.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stalled, err := api.NewTigrisClient(conn).Events(ctx(t), &api.EventsRequest{Db: "db1", Collection: "users"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stalled.Header(); err != nil {
+		t.Fatal(err)
+	}
+	if open := s.n.Stats().Streams.Open; open != 1 {
+		t.Fatalf("%d streams open, want 1", open)
+	}
+	// Far more than the window and the server's buffers.
+	name := strings.Repeat("x", 4000)
+	for i := range 200 {
+		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{fmt.Appendf(nil, `{"id":%d,"name":"%s"}`, i, name)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.n.Stats().Streams.Open != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled stream is still open 10s on: %+v", s.n.Stats())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
