@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,8 +119,12 @@ func load(b *testing.B, c api.TigrisClient) {
 }
 
 // runClients spreads b.N calls over the clients and reports calls per
-// second and latency percentiles, as internal/httpapi's benchmarks do.
+// second and latency percentiles, as internal/httpapi's benchmarks do, and
+// the CPU time of the process (client and server) per call, which depends
+// far less than the others on what else the machine is running.
 func runClients(b *testing.B, call func(rng *rand.Rand) error) {
+	b.ReportAllocs()
+	cpu0 := cpuTime()
 	var mu sync.Mutex
 	var lat []time.Duration
 	var wg sync.WaitGroup
@@ -149,12 +154,20 @@ func runClients(b *testing.B, call func(rng *rand.Rand) error) {
 	}
 	wg.Wait()
 	b.StopTimer()
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/req")
 	slices.Sort(lat)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 	if len(lat) > 0 {
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	}
+}
+
+// cpuTime is the user and system CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 type grpcTransport struct{ c api.TigrisClient }

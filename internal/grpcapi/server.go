@@ -12,9 +12,11 @@ package grpcapi
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/foliodb/folio/internal/ops"
 )
@@ -27,12 +29,14 @@ type Config struct {
 }
 
 // Server implements the services of the Tigris v1 API over the
-// operations.
+// operations. It embeds no generated Unimplemented server: the compiler
+// checks that every call of the service is answered here.
 type Server struct {
-	api.UnimplementedTigrisServer // Search
-	ops                           *ops.Ops
-	log                           *slog.Logger
+	ops *ops.Ops
+	log *slog.Logger
 }
+
+var _ api.TigrisServer = (*Server)(nil)
 
 // New returns the API over cfg.Ops.
 func New(cfg Config) *Server {
@@ -50,6 +54,32 @@ func (s *Server) Register(g grpc.ServiceRegistrar) {
 	api.RegisterTigrisServer(g, s)
 	api.RegisterHealthAPIServer(g, health{s})
 	s.registerUnbuiltServices(g)
+}
+
+// ServerOptions are the options a gRPC server serving the API needs: the
+// debug log of every call, as the HTTP API logs every request.
+func (s *Server) ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(s.logUnary), grpc.ChainStreamInterceptor(s.logStream)}
+}
+
+func (s *Server) logUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	res, err := handler(ctx, req)
+	s.logCall(ctx, info.FullMethod, err, start)
+	return res, err
+}
+
+func (s *Server) logStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	start := time.Now()
+	err := handler(srv, ss)
+	s.logCall(ss.Context(), info.FullMethod, err, start)
+	return err
+}
+
+func (s *Server) logCall(ctx context.Context, method string, err error, start time.Time) {
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		s.log.Debug("grpc call", "method", method, "code", grpcstatus.Code(err).String(), "duration", time.Since(start))
+	}
 }
 
 // caller is who makes the request: anonymous until authentication.

@@ -6,6 +6,7 @@ import (
 	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/foliodb/folio/internal/ops"
 )
@@ -63,7 +64,7 @@ func (s *Server) serveStream(ctx context.Context, stream grpc.ServerStream, src 
 		items, err := src.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err() // the client went away: gRPC answers nobody
+				return grpcstatus.FromContextError(ctx.Err()).Err() // the client went away: nobody to tell
 			}
 			return s.fail(ctx, err)
 		}

@@ -40,15 +40,16 @@ func isGRPC(contentType string) bool {
 // Deadlines are the operations' own (the request timeout), within any
 // the client sets.
 func (n *Node) newGRPCServer() *grpc.Server {
-	g := grpc.NewServer(
+	api := grpcapi.New(grpcapi.Config{Ops: n.ops, Logger: n.log})
+	g := grpc.NewServer(append(api.ServerOptions(),
 		grpc.MaxRecvMsgSize(int(n.cfg.MaxBodyBytes)),
 		grpc.MaxConcurrentStreams(maxStreamsPerConnection),
 		// Only the listener of its own uses these; through the HTTP
 		// server, its timeouts apply.
 		grpc.ConnectionTimeout(10*time.Second),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 2 * time.Minute}),
-	)
-	grpcapi.New(grpcapi.Config{Ops: n.ops, Logger: n.log}).Register(g)
+	)...)
+	api.Register(g)
 	return g
 }
 
