@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -442,4 +444,44 @@ func TestStalledStreamIsCutOff(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// How the port tells protocols apart, at its edges: an HTTP/1.1 request
+// that arrives a byte at a time; an HTTP/2 client of the HTTP API; a gRPC
+// client that connects and makes its first call only after the time the
+// port waits for a first request (it is taken for gRPC, having asked
+// nothing).
+func TestPortSniffing(t *testing.T) {
+	s := start(t, backendtest.OpenPebble(t), node.Config{})
+	t.Run("HTTP/1.1 byte by byte", func(t *testing.T) {
+		c, err := net.Dial("tcp", s.n.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for _, b := range []byte("GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") {
+			if _, err := c.Write([]byte{b}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		res, err := io.ReadAll(c)
+		if err != nil || !strings.HasPrefix(string(res), "HTTP/1.1 200 OK") || !strings.Contains(string(res), `{"response":"OK"}`) {
+			t.Errorf("got %q %v", res, err)
+		}
+	})
+	t.Run("gRPC connecting ahead of its calls", func(t *testing.T) {
+		conn := dial(t, s.n.Addr().String())
+		conn.Connect()
+		time.Sleep(2500 * time.Millisecond)
+		if _, err := api.NewHealthAPIClient(conn).Health(ctx(t), &api.HealthCheckInput{}); err != nil {
+			t.Errorf("health over gRPC after an idle start: %v", err)
+		}
+	})
+	t.Run("h2c", func(t *testing.T) {
+		code, body, proto := httpDo(t, s.h2c, "GET", s.base+"/v1/health", "")
+		if code != 200 || proto != 2 || body != `{"response":"OK"}` {
+			t.Errorf("got %d %q over HTTP/%d", code, body, proto)
+		}
+	})
 }

@@ -77,14 +77,13 @@ func (s *Server) Read(req *api.ReadRequest, stream api.Tigris_ReadServer) error 
 	r := ops.ReadRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Filter: req.GetFilter(), Fields: req.GetFields(), Limit: opts.GetLimit(), Skip: opts.GetSkip(), Offset: opts.GetOffset(),
 		Collation: collation(opts.GetCollation())}
-	var msg api.ReadResponse
-	var md api.ResponseMetadata
+	sender := newTimedSender(stream, s.writeTimeout)
+	defer sender.close()
 	err := s.ops.Read(ctx, caller(ctx), r, func(item ops.Item) error {
-		// Send encodes the message before it returns, so the item's
+		// The send encodes the message before it returns, so the item's
 		// bytes, valid only during this call, may be sent as they are.
-		md = api.ResponseMetadata{CreatedAt: timestamp(item.CreatedAt), UpdatedAt: timestamp(item.UpdatedAt)}
-		msg = api.ReadResponse{Data: item.Data, ResumeToken: item.ResumeToken, Metadata: &md}
-		return stream.Send(&msg)
+		return sender.send(&api.ReadResponse{Data: item.Data, ResumeToken: item.ResumeToken,
+			Metadata: &api.ResponseMetadata{CreatedAt: timestamp(item.CreatedAt), UpdatedAt: timestamp(item.UpdatedAt)}})
 	})
 	if err != nil {
 		return s.fail(ctx, err)

@@ -26,14 +26,22 @@ type Config struct {
 	// Ops runs every call.
 	Ops    *ops.Ops
 	Logger *slog.Logger
+	// WriteTimeout bounds how long each message of a stream (read, events,
+	// subscribe) may wait for the client to read; past it the stream ends
+	// with DEADLINE_EXCEEDED. Default 30s, as the HTTP API's.
+	WriteTimeout time.Duration
 }
+
+// DefaultWriteTimeout is Config.WriteTimeout's default.
+const DefaultWriteTimeout = 30 * time.Second
 
 // Server implements the services of the Tigris v1 API over the
 // operations. It embeds no generated Unimplemented server: the compiler
 // checks that every call of the service is answered here.
 type Server struct {
-	ops *ops.Ops
-	log *slog.Logger
+	ops          *ops.Ops
+	log          *slog.Logger
+	writeTimeout time.Duration
 }
 
 var _ api.TigrisServer = (*Server)(nil)
@@ -43,7 +51,10 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{ops: cfg.Ops, log: cfg.Logger}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	return &Server{ops: cfg.Ops, log: cfg.Logger, writeTimeout: cfg.WriteTimeout}
 }
 
 // Register registers every service of the API on g: Tigris and HealthAPI,

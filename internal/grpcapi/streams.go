@@ -21,9 +21,9 @@ func (s *Server) Events(req *api.EventsRequest, stream api.Tigris_EventsServer) 
 	if err != nil {
 		return s.fail(ctx, err)
 	}
-	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) error {
-		return stream.Send(&api.EventsResponse{Event: &api.StreamEvent{TxId: it.TxID[:], Collection: it.Collection, Op: it.Op,
-			Key: it.Key, Data: it.Data, Last: it.Last}})
+	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) any {
+		return &api.EventsResponse{Event: &api.StreamEvent{TxId: it.TxID[:], Collection: it.Collection, Op: it.Op,
+			Key: it.Key, Data: it.Data, Last: it.Last}}
 	})
 }
 
@@ -42,17 +42,17 @@ func (s *Server) Subscribe(req *api.SubscribeRequest, stream api.Tigris_Subscrib
 	if err != nil {
 		return s.fail(ctx, err)
 	}
-	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) error {
-		return stream.Send(&api.SubscribeResponse{Message: it.Data})
+	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) any {
+		return &api.SubscribeResponse{Message: it.Data}
 	})
 }
 
 // serveStream sends what an open stream selects until the client goes away
 // or the stream ends: at shutdown, or when its client fell too far behind,
 // with the error that says so (UNAVAILABLE, RESOURCE_EXHAUSTED) as the
-// call's status. A client that stops reading blocks send; the transport
-// under the server bounds how long (the node's write timeout).
-func (s *Server) serveStream(ctx context.Context, stream grpc.ServerStream, src *ops.Stream, send func(*ops.StreamItem) error) error {
+// call's status. A client that does not read an item within the write
+// timeout is cut off (timedSender).
+func (s *Server) serveStream(ctx context.Context, stream grpc.ServerStream, src *ops.Stream, message func(*ops.StreamItem) any) error {
 	defer src.Close()
 	// The headers go out at once, as HTTP's status line does: once a
 	// client has them, everything committed from then on reaches it.
@@ -60,6 +60,8 @@ func (s *Server) serveStream(ctx context.Context, stream grpc.ServerStream, src 
 	if err := stream.SendHeader(metadata.MD{}); err != nil {
 		return err
 	}
+	sender := newTimedSender(stream, s.writeTimeout)
+	defer sender.close()
 	for {
 		items, err := src.Next(ctx)
 		if err != nil {
@@ -69,8 +71,11 @@ func (s *Server) serveStream(ctx context.Context, stream grpc.ServerStream, src 
 			return s.fail(ctx, err)
 		}
 		for i := range items {
-			if err := send(&items[i]); err != nil {
-				return err
+			if err := sender.send(message(&items[i])); err != nil {
+				if ctx.Err() != nil {
+					return grpcstatus.FromContextError(ctx.Err()).Err()
+				}
+				return s.fail(ctx, err)
 			}
 		}
 	}

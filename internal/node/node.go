@@ -30,10 +30,7 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/foliodb/folio/internal/changelog"
-	"github.com/foliodb/folio/internal/grpcapi"
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
@@ -139,13 +136,12 @@ type Node struct {
 	ln        net.Listener
 	served    chan struct{} // closed when the HTTP server has returned
 	serveErr  error         // what it returned
-	// grpcShared serves gRPC through the HTTP server's handler (on Addr);
-	// grpcNative, if GRPCAddr is set, on a listener of its own.
-	grpcShared, grpcNative *grpc.Server
-	grpcLn                 net.Listener
-	grpcServed             chan struct{} // closed when grpcNative has returned
-	grpcServeErr           error
-	endStreamsOnce         sync.Once
+	// mux splits the API's port between the HTTP server and grpcShared;
+	// grpcOwn, if GRPCAddr is set, serves gRPC on a listener of its own.
+	mux            *protocolMux
+	grpcShared     *grpcServing
+	grpcOwn        *grpcServing
+	endStreamsOnce sync.Once
 	// streamsEnded is closed once a shutdown has ended the streams.
 	streamsEnded chan struct{}
 	pprof        *http.Server
@@ -270,9 +266,6 @@ func Run(ctx context.Context, cfg Config) error {
 	case <-n.served:
 		err = n.serveErr
 		n.log.Error("the API's listener failed", "err", err)
-	case <-n.grpcDone():
-		err = n.grpcServeErr
-		n.log.Error("the gRPC listener failed", "err", err)
 	case <-ctx.Done():
 	}
 	if cerr := n.Close(); err == nil {
@@ -286,19 +279,10 @@ func (n *Node) Addr() net.Addr { return n.ln.Addr() }
 
 // GRPCAddr is the address of the gRPC listener of its own, nil without one.
 func (n *Node) GRPCAddr() net.Addr {
-	if n.grpcLn == nil {
+	if n.grpcOwn == nil {
 		return nil
 	}
-	return n.grpcLn.Addr()
-}
-
-// grpcDone is closed when the gRPC listener of its own has stopped serving;
-// never without one.
-func (n *Node) grpcDone() <-chan struct{} {
-	if n.grpcServed == nil {
-		return nil
-	}
-	return n.grpcServed
+	return n.grpcOwn.ln.Addr()
 }
 
 // Stats is a snapshot of what a node's streams hold, for tests and
@@ -328,8 +312,8 @@ func (n *Node) Close() error {
 }
 
 // stopHTTP stops accepting, ends the streams and waits for the requests in
-// flight, cutting off those still running at the timeout: on the shared
-// port (HTTP and gRPC alike) and on the gRPC listener of its own, at once.
+// flight, cutting off those still running at the timeout: HTTP's and
+// gRPC's, on the API's port and on gRPC's own listener, at once.
 func (n *Node) stopHTTP() {
 	if n.pprof != nil {
 		n.pprof.Close()
@@ -339,48 +323,25 @@ func (n *Node) stopHTTP() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
 	defer cancel()
+	n.mux.Close() // no new connection, of either protocol
 	var wg sync.WaitGroup
-	if n.grpcNative != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			n.stopGRPCNative(ctx)
-		}()
+	for _, g := range []*grpcServing{n.grpcShared, n.grpcOwn} {
+		if g != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g.stop(ctx, n)
+			}()
+		}
 	}
-	// The HTTP server's shutdown drains the shared port's connections,
-	// gRPC's included: it sends HTTP/2 GOAWAY and waits for their calls.
 	if err := n.http.Shutdown(ctx); err != nil {
 		n.log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
 		n.http.Close()
 	}
 	<-n.served
 	<-n.streamsEnded
-	// Nothing is left for it: every call it served came through the HTTP
-	// server, which has finished them.
-	n.grpcShared.Stop()
 	wg.Wait()
 	n.log.Info("shutdown: requests drained")
-}
-
-// stopGRPCNative stops the gRPC listener of its own gracefully (no new
-// calls; those in flight finish, the streams having been ended) until ctx
-// is done, then forcibly: GracefulStop alone would wait for good on a call
-// that never ends.
-func (n *Node) stopGRPCNative(ctx context.Context) {
-	n.endStreams()
-	stopped := make(chan struct{})
-	go func() {
-		n.grpcNative.GracefulStop()
-		close(stopped)
-	}()
-	select {
-	case <-stopped:
-	case <-ctx.Done():
-		n.log.Warn("gRPC calls still running at the shutdown timeout were cut off")
-		n.grpcNative.Stop()
-		<-stopped
-	}
-	<-n.grpcServed
 }
 
 // endStreams ends the events and subscribe streams, each with an error
@@ -428,16 +389,15 @@ func (n *Node) serveHTTP(addr string) error {
 	}
 	ln := newLimitListener(tcp, n.cfg.MaxConnections, n.log)
 	n.ln = ln
-	n.grpcShared = n.newGRPCServer()
-	api := httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins,
-		BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout})
+	n.mux = newProtocolMux(ln, sniffTimeout, n.log)
 	n.http = &http.Server{
-		Handler:           byProtocol(api, grpcapi.HTTPHandler(n.grpcShared, n.cfg.BodyTimeout, n.cfg.WriteTimeout)),
+		Handler: httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins,
+			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout}),
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
-		// HTTP/2 without TLS, with prior knowledge, as gRPC clients speak it
-		// (and curl --http2-prior-knowledge): one port for every client.
+		// HTTP/2 without TLS, with prior knowledge (curl
+		// --http2-prior-knowledge), beside HTTP/1.1.
 		Protocols: new(http.Protocols),
 		HTTP2:     &http.HTTP2Config{MaxConcurrentStreams: maxStreamsPerConnection},
 	}
@@ -448,14 +408,18 @@ func (n *Node) serveHTTP(addr string) error {
 	n.served = make(chan struct{})
 	go func() {
 		defer close(n.served)
-		n.serveErr = n.http.Serve(ln)
+		n.serveErr = n.http.Serve(n.mux.http)
 	}()
+	n.grpcShared = n.serveGRPCOn(n.mux.grpc)
 	n.log.Info("folio listening", "addr", ln.Addr().String(), "protocols", "HTTP/1.1, h2c, gRPC", "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
 	if beyondLoopback(ln.Addr()) {
 		n.log.Warn("listening beyond loopback without authentication: anyone who can reach this address can read and change every database; listen on localhost, or put the server behind an authenticating proxy", "addr", ln.Addr().String())
 	}
 	return nil
 }
+
+// idleTimeout is how long a connection with no request open stays open.
+const idleTimeout = 2 * time.Minute
 
 // beyondLoopback reports whether a listener's address can be reached from
 // other machines: any address but a loopback one, the unspecified address

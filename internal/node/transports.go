@@ -1,9 +1,8 @@
 package node
 
 import (
+	"context"
 	"net"
-	"net/http"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -17,58 +16,77 @@ import (
 // it bounds the calls of the whole node.
 const maxStreamsPerConnection = 250
 
-// byProtocol sends gRPC calls (HTTP/2 requests whose content type is
-// application/grpc, with or without a codec suffix such as +proto) to
-// grpcHandler and everything else to the HTTP API.
-func byProtocol(api, grpcHandler http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ProtoMajor == 2 && isGRPC(r.Header.Get("Content-Type")) {
-			grpcHandler.ServeHTTP(w, r)
-			return
-		}
-		api.ServeHTTP(w, r)
-	})
+// sniffTimeout bounds how long a new connection may take to show its
+// protocol (see protocolMux), as the HTTP server's ReadHeaderTimeout bounds
+// the headers of a request.
+const sniffTimeout = 10 * time.Second
+
+// grpcServing is a gRPC server serving a listener.
+type grpcServing struct {
+	srv    *grpc.Server
+	ln     net.Listener
+	served chan struct{} // closed when Serve has returned
+	err    error         // what it returned
 }
 
-func isGRPC(contentType string) bool {
-	rest, ok := strings.CutPrefix(contentType, "application/grpc")
-	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
+// serveGRPCOn serves the gRPC API on ln.
+func (n *Node) serveGRPCOn(ln net.Listener) *grpcServing {
+	g := &grpcServing{srv: n.newGRPCServer(), ln: ln, served: make(chan struct{})}
+	go func() {
+		defer close(g.served)
+		g.err = g.srv.Serve(ln)
+	}()
+	return g
 }
 
 // newGRPCServer returns a gRPC server with the API registered and the
-// node's limits: a request message as large as an HTTP body at most.
-// Deadlines are the operations' own (the request timeout), within any
-// the client sets.
+// HTTP API's limits: a request message as large as an HTTP body at most,
+// each message of a stream read by the client within the write timeout
+// (grpcapi), at most maxStreamsPerConnection calls per connection, a new
+// connection's handshake within sniffTimeout, idle connections closed as
+// the HTTP server closes them. Deadlines are the operations' own (the
+// request timeout), within any the client sets.
 func (n *Node) newGRPCServer() *grpc.Server {
-	api := grpcapi.New(grpcapi.Config{Ops: n.ops, Logger: n.log})
+	api := grpcapi.New(grpcapi.Config{Ops: n.ops, Logger: n.log, WriteTimeout: n.cfg.WriteTimeout})
 	g := grpc.NewServer(append(api.ServerOptions(),
 		grpc.MaxRecvMsgSize(int(n.cfg.MaxBodyBytes)),
 		grpc.MaxConcurrentStreams(maxStreamsPerConnection),
-		// Only the listener of its own uses these; through the HTTP
-		// server, its timeouts apply.
-		grpc.ConnectionTimeout(10*time.Second),
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 2 * time.Minute}),
+		grpc.ConnectionTimeout(sniffTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: idleTimeout}),
 	)...)
 	api.Register(g)
 	return g
 }
 
-// serveGRPC serves the gRPC API alone on a listener of its own with gRPC's
-// native transport: for deployments that keep gRPC's traffic apart from
-// HTTP's, or want its lower cost per call (docs/benchmarks.md). The same
-// connection cap applies, counted on its own.
+// stop stops the server gracefully (no new calls; those in flight finish,
+// the streams having been ended) until ctx is done, then forcibly:
+// GracefulStop alone would wait for good on a call that never ends.
+func (g *grpcServing) stop(ctx context.Context, n *Node) {
+	n.endStreams()
+	stopped := make(chan struct{})
+	go func() {
+		g.srv.GracefulStop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		n.log.Warn("gRPC calls still running at the shutdown timeout were cut off", "addr", g.ln.Addr().String())
+		g.srv.Stop()
+		<-stopped
+	}
+	<-g.served
+}
+
+// serveGRPC serves the gRPC API alone on a listener of its own: for
+// deployments that keep gRPC's traffic apart from HTTP's (docs/operations.md).
+// The same connection cap applies, counted on its own.
 func (n *Node) serveGRPC(addr string) error {
 	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	n.grpcLn = newLimitListener(tcp, n.cfg.MaxConnections, n.log)
-	n.grpcNative = n.newGRPCServer()
-	n.grpcServed = make(chan struct{})
-	go func() {
-		defer close(n.grpcServed)
-		n.grpcServeErr = n.grpcNative.Serve(n.grpcLn)
-	}()
-	n.log.Info("folio gRPC listening", "addr", n.grpcLn.Addr().String())
+	n.grpcOwn = n.serveGRPCOn(newLimitListener(tcp, n.cfg.MaxConnections, n.log))
+	n.log.Info("folio gRPC listening", "addr", tcp.Addr().String())
 	return nil
 }
