@@ -1,16 +1,20 @@
 // Package node runs one Folio server: it opens the store and starts, in
 // order, every long-running part over it (interactive transactions, the
 // change-log readers behind the streams, the log trimmer, the operations,
-// and the transports), and stops them in the reverse order. `folio serve`
+// and the transports: HTTP and gRPC on the API's port, split by protocol,
+// and gRPC alone on a second port if configured), and stops them in the
+// reverse order. `folio serve`
 // parses its configuration and calls Run; the black-box tests start nodes
 // the same way.
 //
 // Shutdown, in order:
 //
 //  1. the transports stop accepting; the streams (events, subscribe) end,
-//     each with an error line that tells its client to resume from its last
-//     position (they never end by themselves); the requests in flight
-//     finish, up to ShutdownTimeout, after which they are cut off;
+//     each with an error (a line over HTTP, the call's status over gRPC)
+//     that tells its client to resume (they never end by themselves); the
+//     requests and calls in flight finish, up to ShutdownTimeout, after
+//     which they are cut off (HTTP's Shutdown and gRPC's GracefulStop run
+//     together, then Close and Stop);
 //  2. the interactive transactions still open are rolled back;
 //  3. the change-log readers and the trimmer stop;
 //  4. the store closes, after its in-flight commits.
