@@ -238,14 +238,25 @@ func events(ctx context.Context, t *testing.T, users *tigris.Collection[User]) {
 	if err != nil {
 		t.Fatalf("events: %v", err)
 	}
-	defer it.Close()
 	got := make(chan tigris.Event[User], 100)
 	go func() {
 		defer close(got)
 		var ev tigris.Event[User]
 		for it.Next(&ev) {
-			got <- ev
+			select {
+			case got <- ev:
+			case <-ctx.Done():
+				return
+			}
 		}
+	}()
+	// The client's iterator is for one goroutine: the stream ends (the
+	// context), the reader goroutine returns, and only then is it closed.
+	defer func() {
+		cancel()
+		for range got {
+		}
+		it.Close()
 	}()
 	probe := func() {
 		if _, err := users.Insert(ctx, &User{Name: "probe"}); err != nil {
