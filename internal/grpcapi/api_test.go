@@ -36,18 +36,18 @@ func TestOnePort(t *testing.T) {
 		go func() { // HTTP/1.1
 			defer wg.Done()
 			for i := range each {
-				code, body, proto := httpDo(t, s.http1, "POST", coll+"/insert", fmt.Sprintf(`{"documents":[{"id":%d,"name":"h1"}]}`, i))
-				if code != 200 || proto != 1 {
-					errs <- fmt.Errorf("HTTP/1.1 insert: %d %s over HTTP/%d", code, body, proto)
+				code, body, proto, err := httpTry(s.http1, "POST", coll+"/insert", fmt.Sprintf(`{"documents":[{"id":%d,"name":"h1"}]}`, i))
+				if err != nil || code != 200 || proto != 1 {
+					errs <- fmt.Errorf("HTTP/1.1 insert: %d %s over HTTP/%d: %v", code, body, proto, err)
 				}
 			}
 		}()
 		go func() { // h2c
 			defer wg.Done()
 			for i := range each {
-				code, body, proto := httpDo(t, s.h2c, "POST", coll+"/insert", fmt.Sprintf(`{"documents":[{"id":%d,"name":"h2c"}]}`, 1000+i))
-				if code != 200 || proto != 2 {
-					errs <- fmt.Errorf("h2c insert: %d %s over HTTP/%d", code, body, proto)
+				code, body, proto, err := httpTry(s.h2c, "POST", coll+"/insert", fmt.Sprintf(`{"documents":[{"id":%d,"name":"h2c"}]}`, 1000+i))
+				if err != nil || code != 200 || proto != 2 {
+					errs <- fmt.Errorf("h2c insert: %d %s over HTTP/%d: %v", code, body, proto, err)
 				}
 			}
 		}()

@@ -3,6 +3,7 @@ package grpcapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -73,13 +74,23 @@ func dial(t testing.TB, addr string) *grpc.ClientConn {
 // status, the body and the protocol's major version.
 func httpDo(t testing.TB, c *http.Client, method, url, body string, header ...string) (int, string, int) {
 	t.Helper()
+	code, b, proto, err := httpTry(c, method, url, body, header...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, b, proto
+}
+
+// httpTry is httpDo for goroutines other than the test's: it returns the
+// error.
+func httpTry(c *http.Client, method, url, body string, header ...string) (int, string, int, error) {
 	var rd io.Reader = http.NoBody
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", 0, err
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -89,14 +100,14 @@ func httpDo(t testing.TB, c *http.Client, method, url, body string, header ...st
 	}
 	res, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
+		return 0, "", 0, fmt.Errorf("%s %s: %w", method, url, err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
-		t.Fatalf("%s %s: reading the response: %v", method, url, err)
+		return 0, "", 0, fmt.Errorf("%s %s: reading the response: %w", method, url, err)
 	}
-	return res.StatusCode, string(b), res.ProtoMajor
+	return res.StatusCode, string(b), res.ProtoMajor, nil
 }
 
 // httpError decodes an HTTP API error body.
