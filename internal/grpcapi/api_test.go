@@ -485,3 +485,25 @@ func TestPortSniffing(t *testing.T) {
 		}
 	})
 }
+
+// Info under both of its names (Tigris.GetInfo of alpha.32, Observability.
+// GetInfo of the later clients), and health.
+func TestInfoAndHealth(t *testing.T) {
+	s := start(t, backendtest.OpenPebble(t), node.Config{Version: "v-test"})
+	info, err := s.rpc.GetInfo(ctx(t), &api.GetInfoRequest{})
+	if err != nil || info.ServerVersion != "v-test" {
+		t.Errorf("Tigris.GetInfo: %v %v", info, err)
+	}
+	var later api.GetInfoResponse
+	if err := s.conn.Invoke(ctx(t), "/tigrisdata.observability.v1.Observability/GetInfo", &api.GetInfoRequest{}, &later); err != nil || later.ServerVersion != "v-test" {
+		t.Errorf("Observability.GetInfo: %v %v", later.ServerVersion, err)
+	}
+	_, err = api.NewObservabilityClient(s.conn).QueryTimeSeriesMetrics(ctx(t), &api.QueryTimeSeriesMetricsRequest{})
+	if code, msg, _ := rpcError(t, err); code != codes.Unimplemented || msg != "metrics queries is not implemented by this server yet" {
+		t.Errorf("metrics: %v %q", code, msg)
+	}
+	h, err := api.NewHealthAPIClient(s.conn).Health(ctx(t), &api.HealthCheckInput{})
+	if err != nil || h.Response != "OK" {
+		t.Errorf("health: %v %v", h, err)
+	}
+}
