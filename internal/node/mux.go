@@ -185,15 +185,12 @@ func firstRequestIsGRPC(c net.Conn, rec *recorder) (bool, error) {
 	fr := http2.NewFramer(io.Discard, rec)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	fr.SetMaxReadFrameSize(1 << 20)
-	guess := time.Now().Add(grpcIdleGuess)
+	c.SetReadDeadline(time.Now().Add(grpcIdleGuess))
 	for {
-		if deadline := guess; time.Now().Before(deadline) {
-			c.SetReadDeadline(deadline)
-		}
 		f, err := fr.ReadFrame()
 		if err != nil {
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && !time.Now().Before(guess) {
+			if errors.As(err, &ne) && ne.Timeout() {
 				return true, nil // nothing asked yet: a gRPC client's connection
 			}
 			return false, err
