@@ -23,6 +23,7 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/internal/session"
 )
 
 // The transports side by side: the same calls over HTTP/1.1 (JSON), over
@@ -52,7 +53,10 @@ type transport interface {
 
 func BenchmarkTransports(b *testing.B) {
 	backendtest.EachB(b, func(b *testing.B, be backendtest.Backend) {
-		n, err := node.Start(context.Background(), node.Config{Store: be.Open(b), Addr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"})
+		// The 16 clients' transactions may all be open at once (on
+		// PostgreSQL the default bound is a quarter of the pool, 8).
+		n, err := node.Start(context.Background(), node.Config{Store: be.Open(b), Addr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0",
+			Sessions: session.Options{MaxOpen: -1}})
 		if err != nil {
 			b.Fatal(err)
 		}
