@@ -507,3 +507,38 @@ func TestInfoAndHealth(t *testing.T) {
 		t.Errorf("health: %v %v", h, err)
 	}
 }
+
+// The connection cap counts every connection of the port, whatever its
+// protocol: with a cap of one, an open gRPC connection keeps an HTTP client
+// waiting until it closes.
+func TestConnectionCapCountsGRPC(t *testing.T) {
+	s := start(t, backendtest.OpenPebble(t), node.Config{MaxConnections: 1})
+	s.conn.Close() // the harness's client: this test opens its own
+	conn, err := grpc.NewClient(s.n.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := api.NewHealthAPIClient(conn).Health(ctx(t), &api.HealthCheckInput{}); err != nil {
+		t.Fatal(err)
+	}
+	waiting := &http.Client{Timeout: 500 * time.Millisecond, Transport: &http.Transport{}}
+	if _, err := waiting.Get(s.base + "/v1/health"); err == nil {
+		t.Fatal("an HTTP request was served beyond the connection cap while a gRPC connection was open")
+	}
+	conn.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := (&http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{}}).Get(s.base + "/v1/health")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				t.Fatalf("health: %d", res.StatusCode)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the HTTP client is still not served after the gRPC connection closed: %v", err)
+		}
+	}
+}
