@@ -2,6 +2,7 @@ package grpcapi_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -79,11 +82,13 @@ func TestOnePort(t *testing.T) {
 }
 
 // A stream (gRPC events, and an HTTP/2 events stream) idle for longer
-// than the write timeout stays open: HTTP/2 resets a stream whose write
+// than the write and body timeouts stays open: HTTP/2 resets a stream whose write
 // deadline passes even with no write waiting, so the deadline must only
 // cover writes.
 func TestIdleStreamsOutliveTheWriteTimeout(t *testing.T) {
-	s := start(t, backendtest.OpenPebble(t), node.Config{WriteTimeout: 200 * time.Millisecond})
+	// The body timeout, which bounds a call's request message, must not
+	// end a stream that has long had it.
+	s := start(t, backendtest.OpenPebble(t), node.Config{WriteTimeout: 200 * time.Millisecond, BodyTimeout: 200 * time.Millisecond})
 	withUsers(t, s)
 	events, err := s.rpc.Events(ctx(t), &api.EventsRequest{Db: "db1", Collection: "users"})
 	if err != nil {
@@ -540,5 +545,85 @@ func TestConnectionCapCountsGRPC(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the HTTP client is still not served after the gRPC connection closed: %v", err)
 		}
+	}
+}
+
+// A call whose request message does not arrive within the body timeout is
+// cancelled and its stream reset, as an HTTP request whose body is too
+// slow is cut off: a raw HTTP/2 client sends a call's headers and half a
+// message, then nothing.
+func TestSlowRequestMessageIsCutOff(t *testing.T) {
+	s := start(t, backendtest.OpenPebble(t), node.Config{BodyTimeout: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", s.n.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(c, c)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/tigrisdata.v1.Tigris/CreateDatabase"},
+		{":authority", "folio"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A message announced as 10 bytes, of which 2 are sent.
+	if err := fr.WriteData(1, false, []byte{0, 0, 0, 0, 10, 0x0a, 0x08}); err != nil {
+		t.Fatal(err)
+	}
+	begun := time.Now()
+	c.SetReadDeadline(begun.Add(10 * time.Second))
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("the call was not ended within 10s: %v", err)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				fr.WriteSettingsAck()
+			}
+			continue
+		case *http2.PingFrame:
+			if !f.IsAck() {
+				fr.WritePing(true, f.Data)
+			}
+			continue
+		case *http2.RSTStreamFrame:
+		case *http2.MetaHeadersFrame:
+			if !f.StreamEnded() {
+				continue // response headers; the trailers end the call
+			}
+			if got := f.PseudoValue("status"); got != "" && got != "200" {
+				t.Errorf("HTTP status %s", got)
+			}
+			fields := map[string]string{}
+			for _, hf := range f.RegularFields() {
+				fields[hf.Name] = hf.Value
+			}
+			if code := fields["grpc-status"]; code != fmt.Sprint(int(codes.Canceled)) {
+				t.Errorf("grpc-status %s (%s), want CANCELLED", code, fields["grpc-message"])
+			}
+		default:
+			continue
+		}
+		if took := time.Since(begun); took < 250*time.Millisecond {
+			t.Errorf("the call ended after %v, before the body timeout", took)
+		}
+		t.Logf("%T after %v", f, time.Since(begun))
+		break
+	}
+	// Nothing was created.
+	if dbs, err := s.rpc.ListDatabases(ctx(t), &api.ListDatabasesRequest{}); err != nil || len(dbs.Databases) != 0 {
+		t.Errorf("databases: %v %v", dbs, err)
 	}
 }

@@ -28,20 +28,25 @@ type Config struct {
 	Logger *slog.Logger
 	// WriteTimeout bounds how long each message of a stream (read, events,
 	// subscribe) may wait for the client to read; past it the stream ends
-	// with DEADLINE_EXCEEDED. Default 30s, as the HTTP API's.
-	WriteTimeout time.Duration
+	// with DEADLINE_EXCEEDED. BodyTimeout bounds how long a call's request
+	// message may take to arrive; past it the call is cancelled. Default
+	// 30s each, as the HTTP API's.
+	WriteTimeout, BodyTimeout time.Duration
 }
 
-// DefaultWriteTimeout is Config.WriteTimeout's default.
-const DefaultWriteTimeout = 30 * time.Second
+// Defaults of Config.
+const (
+	DefaultWriteTimeout = 30 * time.Second
+	DefaultBodyTimeout  = 30 * time.Second
+)
 
 // Server implements the services of the Tigris v1 API over the
 // operations. It embeds no generated Unimplemented server: the compiler
 // checks that every call of the service is answered here.
 type Server struct {
-	ops          *ops.Ops
-	log          *slog.Logger
-	writeTimeout time.Duration
+	ops                       *ops.Ops
+	log                       *slog.Logger
+	writeTimeout, bodyTimeout time.Duration
 }
 
 var _ api.TigrisServer = (*Server)(nil)
@@ -54,7 +59,10 @@ func New(cfg Config) *Server {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
-	return &Server{ops: cfg.Ops, log: cfg.Logger, writeTimeout: cfg.WriteTimeout}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	return &Server{ops: cfg.Ops, log: cfg.Logger, writeTimeout: cfg.WriteTimeout, bodyTimeout: cfg.BodyTimeout}
 }
 
 // Register registers every service of the API on g: Tigris and HealthAPI,
@@ -68,9 +76,14 @@ func (s *Server) Register(g grpc.ServiceRegistrar) {
 }
 
 // ServerOptions are the options a gRPC server serving the API needs: the
-// debug log of every call, as the HTTP API logs every request.
+// body timeout (guard.go), and the debug log of every call, as the HTTP API
+// logs every request.
 func (s *Server) ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(s.logUnary), grpc.ChainStreamInterceptor(s.logStream)}
+	return []grpc.ServerOption{
+		grpc.InTapHandle(s.tap),
+		grpc.ChainUnaryInterceptor(guardUnary, s.logUnary),
+		grpc.ChainStreamInterceptor(guardStream, s.logStream),
+	}
 }
 
 func (s *Server) logUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {

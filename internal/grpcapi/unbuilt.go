@@ -31,8 +31,15 @@ func (s *Server) registerUnbuilt(g grpc.ServiceRegistrar, desc *grpc.ServiceDesc
 	d := *desc
 	d.Methods = make([]grpc.MethodDesc, 0, len(desc.Methods)+len(extra))
 	for _, m := range desc.Methods {
-		d.Methods = append(d.Methods, grpc.MethodDesc{MethodName: m.MethodName, Handler: func(_ any, ctx context.Context, _ func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-			return nil, s.fail(ctx, unbuiltError(what))
+		// The request is not decoded (there is nothing to do with it), but
+		// the call goes through the interceptors like any other.
+		info := &grpc.UnaryServerInfo{Server: impl, FullMethod: "/" + desc.ServiceName + "/" + m.MethodName}
+		call := func(ctx context.Context, _ any) (any, error) { return nil, s.fail(ctx, unbuiltError(what)) }
+		d.Methods = append(d.Methods, grpc.MethodDesc{MethodName: m.MethodName, Handler: func(_ any, ctx context.Context, _ func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+			if interceptor == nil {
+				return call(ctx, nil)
+			}
+			return interceptor(ctx, nil, info, call)
 		}})
 	}
 	d.Methods = append(d.Methods, extra...)

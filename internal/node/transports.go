@@ -40,14 +40,14 @@ func (n *Node) serveGRPCOn(ln net.Listener) *grpcServing {
 }
 
 // newGRPCServer returns a gRPC server with the API registered and the
-// HTTP API's limits: a request message as large as an HTTP body at most,
-// each message of a stream read by the client within the write timeout
-// (grpcapi), at most maxStreamsPerConnection calls per connection, a new
+// HTTP API's limits: a request message as large as an HTTP body at most
+// and arriving within the body timeout, each message of a stream read by
+// the client within the write timeout (grpcapi), at most maxStreamsPerConnection calls per connection, a new
 // connection's handshake within sniffTimeout, idle connections closed as
 // the HTTP server closes them. Deadlines are the operations' own (the
 // request timeout), within any the client sets.
 func (n *Node) newGRPCServer() *grpc.Server {
-	api := grpcapi.New(grpcapi.Config{Ops: n.ops, Logger: n.log, WriteTimeout: n.cfg.WriteTimeout})
+	api := grpcapi.New(grpcapi.Config{Ops: n.ops, Logger: n.log, WriteTimeout: n.cfg.WriteTimeout, BodyTimeout: n.cfg.BodyTimeout})
 	g := grpc.NewServer(append(api.ServerOptions(),
 		grpc.MaxRecvMsgSize(int(n.cfg.MaxBodyBytes)),
 		grpc.MaxConcurrentStreams(maxStreamsPerConnection),
