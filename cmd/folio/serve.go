@@ -42,6 +42,9 @@ type serveConfig struct {
 	ShutdownWait duration `json:"shutdown_timeout"`
 	// PprofAddr, if set, serves net/http/pprof there, apart from the API.
 	PprofAddr string `json:"pprof_addr"`
+	// GRPCAddr, if set, also serves the gRPC API alone there (it is always
+	// served on Addr too).
+	GRPCAddr string `json:"grpc_addr"`
 	// CORSOrigins are the origins whose browser pages may call the API.
 	CORSOrigins []string `json:"cors_origins"`
 	// LogRetention is how long the change log keeps a commit (0: forever).
@@ -137,7 +140,8 @@ type setting struct {
 // environment: one row each, so that a new one cannot miss a place.
 func settings() []setting {
 	return []setting{
-		{"addr", "FOLIO_ADDR", "address to listen on; :8081 listens on every interface", "localhost:8081", text(func(c *serveConfig) *string { return &c.Addr })},
+		{"addr", "FOLIO_ADDR", "address to listen on (HTTP/1.1, HTTP/2 without TLS and gRPC); :8081 listens on every interface", "localhost:8081", text(func(c *serveConfig) *string { return &c.Addr })},
+		{"grpc-addr", "FOLIO_GRPC_ADDR", "also serve the gRPC API alone on this address, with gRPC's own transport", "off", text(func(c *serveConfig) *string { return &c.GRPCAddr })},
 		{"engine", "FOLIO_ENGINE", "storage engine: pebble (embedded) or postgres", "pebble", text(func(c *serveConfig) *string { return &c.Engine })},
 		{"postgres-url", "FOLIO_POSTGRES_URL", "PostgreSQL connection URL for --engine postgres", "none", text(func(c *serveConfig) *string { return &c.PostgresURL })},
 		{"data-dir", "FOLIO_DATA_DIR", "directory of the embedded store", "./data", text(func(c *serveConfig) *string { return &c.DataDir })},
@@ -339,6 +343,7 @@ func serve(args []string) error {
 		MaxConcurrentReads:     cfg.MaxReads,
 		Addr:                   cfg.Addr,
 		PprofAddr:              cfg.PprofAddr,
+		GRPCAddr:               cfg.GRPCAddr,
 		CORSOrigins:            cfg.CORSOrigins,
 		Logger:                 log,
 		Version:                version,

@@ -18,18 +18,20 @@ const module = "github.com/foliodb/folio/"
 // transports turn a wire into calls of the operations. They know their
 // wire and the operations' types, and nothing of what lies below: no
 // store, no transaction table, no change-log reader.
-var transports = []string{"internal/httpapi"}
+var transports = []string{"internal/httpapi", "internal/grpcapi"}
 
 // transportMayImport is every Folio package a transport may import.
+// (Outside the module, grpcapi also imports the published definitions'
+// generated package, github.com/tigrisdata/tigris-client-go/api/server/v1.)
 var transportMayImport = []string{"internal/ops", "internal/status", "internal/jsonscan"}
 
 // wirePackages are the packages that only transports (and the node that
 // starts them, and tools that are clients) may import.
-var wirePackages = []string{"net/http", "google.golang.org/grpc"}
+var wirePackages = []string{"net/http", "google.golang.org/grpc", "github.com/tigrisdata/tigris-client-go"}
 
 // mayKnowTheWire are the packages above the operations: the transports,
 // the node that starts them, and the load generator (an HTTP client).
-var mayKnowTheWire = []string{"internal/httpapi", "internal/node", "internal/loadgen", "cmd/folio", "cmd/benchcompare"}
+var mayKnowTheWire = []string{"internal/httpapi", "internal/grpcapi", "internal/node", "internal/loadgen", "cmd/folio", "cmd/benchcompare"}
 
 func TestTransportsImportOnlyTheOperations(t *testing.T) {
 	imports := packageImports(t)

@@ -30,16 +30,6 @@ var httpStatus = map[status.Code]int{
 	status.MethodNotAllowed:   http.StatusMethodNotAllowed,
 }
 
-// toStatus returns the API error err carries. The operations give every
-// error they return a code; one without (which would be a bug) is answered
-// as INTERNAL.
-func toStatus(err error) *status.Error {
-	if se, ok := status.From(err); ok {
-		return se
-	}
-	return &status.Error{Code: status.Internal, Message: err.Error(), Cause: err}
-}
-
 // statusOf returns the HTTP status of an API error.
 func statusOf(e *status.Error) int {
 	if s, ok := httpStatus[e.Code]; ok {

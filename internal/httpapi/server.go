@@ -5,8 +5,6 @@ package httpapi
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -152,7 +150,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // a preflight, answered
 	}
 	if err := checkContentType(r); err != nil {
-		writeJSON(sw, http.StatusUnsupportedMediaType, errorJSON(toStatus(err)))
+		writeJSON(sw, http.StatusUnsupportedMediaType, errorJSON(ops.AsStatus(err)))
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
@@ -214,10 +212,15 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// Flush lifts the write deadline once the flush has gone out: over
+// HTTP/2 a stream's write deadline resets the stream when it passes, even
+// with no write waiting, and a stream (events, subscribe) may rightly stay
+// idle for longer than the timeout. The next write sets it again.
 func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		w.deadline()
 		f.Flush()
+		w.rc.SetWriteDeadline(time.Time{})
 	}
 }
 
@@ -249,38 +252,14 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, statusOf(e), errorJSON(e))
 }
 
-// public returns the error a client may see for err. An error that is the
-// server's fault (one with a cause) says only that, with an id under which
-// the log has the whole story: its text can hold keys, Go errors, host names
-// and user names, which are nobody else's business.
+// public returns the error a client may see for err (see ops.Public).
 func (s *Server) public(r *http.Request, err error) *status.Error {
-	e := toStatus(err)
-	if e.Cause == nil {
-		return e
-	}
-	id := requestID()
-	level := slog.LevelError
-	if e.Code != status.Internal {
-		level = slog.LevelWarn // the store unreachable or busy: not a bug, and loud under overload
-	}
-	s.log.Log(r.Context(), level, "request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "code", e.Code, "err", e.Cause)
-	msg := "internal error"
-	if e.Code != status.Internal {
-		msg = e.Message
-	}
-	return &status.Error{Code: e.Code, Message: msg + "; the server's log has the details under request id " + id, RetryDelay: e.RetryDelay}
+	return s.ops.Public(r.Context(), err, "method", r.Method, "path", r.URL.Path)
 }
 
 // publicFor is public bound to a request, for streams.
 func (s *Server) publicFor(r *http.Request) func(error) *status.Error {
 	return func(err error) *status.Error { return s.public(r, err) }
-}
-
-// requestID names a failed request in the log and in its answer.
-func requestID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -1,16 +1,20 @@
 // Package node runs one Folio server: it opens the store and starts, in
 // order, every long-running part over it (interactive transactions, the
 // change-log readers behind the streams, the log trimmer, the operations,
-// and the transports), and stops them in the reverse order. `folio serve`
+// and the transports: HTTP and gRPC on the API's port, split by protocol,
+// and gRPC alone on a second port if configured), and stops them in the
+// reverse order. `folio serve`
 // parses its configuration and calls Run; the black-box tests start nodes
 // the same way.
 //
 // Shutdown, in order:
 //
 //  1. the transports stop accepting; the streams (events, subscribe) end,
-//     each with an error line that tells its client to resume from its last
-//     position (they never end by themselves); the requests in flight
-//     finish, up to ShutdownTimeout, after which they are cut off;
+//     each with an error (a line over HTTP, the call's status over gRPC)
+//     that tells its client to resume (they never end by themselves); the
+//     requests and calls in flight finish, up to ShutdownTimeout, after
+//     which they are cut off (HTTP's Shutdown and gRPC's GracefulStop run
+//     together, then Close and Stop);
 //  2. the interactive transactions still open are rolled back;
 //  3. the change-log readers and the trimmer stop;
 //  4. the store closes, after its in-flight commits.
@@ -69,8 +73,12 @@ type Config struct {
 	// (PostgreSQL), unlimited on the embedded store. Negative: unlimited.
 	MaxConcurrentReads int
 
-	// Addr is the API's listen address ("127.0.0.1:0" picks a free port).
+	// Addr is the API's listen address ("127.0.0.1:0" picks a free port):
+	// HTTP/1.1, HTTP/2 without TLS (prior knowledge) and gRPC, on one port.
 	Addr string
+	// GRPCAddr, if set, also serves the gRPC API alone on a listener of its
+	// own, with gRPC's native HTTP/2 transport (see docs/operations.md).
+	GRPCAddr string
 	// PprofAddr, if set, serves Go's profiler there, apart from the API.
 	PprofAddr string
 	// CORSOrigins are the origins whose browser pages may call the API;
@@ -139,6 +147,12 @@ type Node struct {
 	ln        net.Listener
 	served    chan struct{} // closed when the HTTP server has returned
 	serveErr  error         // what it returned
+	// mux splits the API's port between the HTTP server and grpcShared;
+	// grpcOwn, if GRPCAddr is set, serves gRPC on a listener of its own.
+	mux            *protocolMux
+	grpcShared     *grpcServing
+	grpcOwn        *grpcServing
+	endStreamsOnce sync.Once
 	// streamsEnded is closed once a shutdown has ended the streams.
 	streamsEnded chan struct{}
 	pprof        *http.Server
@@ -162,6 +176,17 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
+	// The transports' limits are settled here, once, so that HTTP and
+	// gRPC apply the same ones.
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = httpapi.DefaultMaxBodyBytes
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = httpapi.DefaultBodyTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = httpapi.DefaultWriteTimeout
+	}
 	if cfg.Sessions.Origin == "" {
 		cfg.Sessions.Origin, _ = os.Hostname()
 	}
@@ -179,6 +204,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n := &Node{cfg: cfg, log: cfg.Logger}
 	defer func() {
 		if err != nil {
+			n.stopHTTP() // a listener after the first failed to start
 			n.stopParts()
 		}
 	}()
@@ -201,6 +227,11 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
 		return nil, err
+	}
+	if cfg.GRPCAddr != "" {
+		if err := n.serveGRPC(cfg.GRPCAddr); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.PprofAddr != "" {
 		if err := n.servePprof(cfg.PprofAddr); err != nil {
@@ -257,6 +288,14 @@ func Run(ctx context.Context, cfg Config) error {
 // Addr is the API's listen address.
 func (n *Node) Addr() net.Addr { return n.ln.Addr() }
 
+// GRPCAddr is the address of the gRPC listener of its own, nil without one.
+func (n *Node) GRPCAddr() net.Addr {
+	if n.grpcOwn == nil {
+		return nil
+	}
+	return n.grpcOwn.ln.Addr()
+}
+
 // Stats is a snapshot of what a node's streams hold, for tests and
 // metrics.
 type Stats struct {
@@ -284,7 +323,8 @@ func (n *Node) Close() error {
 }
 
 // stopHTTP stops accepting, ends the streams and waits for the requests in
-// flight, cutting off those still running at the timeout.
+// flight, cutting off those still running at the timeout: HTTP's and
+// gRPC's, on the API's port and on gRPC's own listener, at once.
 func (n *Node) stopHTTP() {
 	if n.pprof != nil {
 		n.pprof.Close()
@@ -294,13 +334,36 @@ func (n *Node) stopHTTP() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
 	defer cancel()
+	n.mux.Close() // no new connection, of either protocol
+	var wg sync.WaitGroup
+	for _, g := range []*grpcServing{n.grpcShared, n.grpcOwn} {
+		if g != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g.stop(ctx, n)
+			}()
+		}
+	}
 	if err := n.http.Shutdown(ctx); err != nil {
 		n.log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
 		n.http.Close()
 	}
 	<-n.served
 	<-n.streamsEnded
+	wg.Wait()
 	n.log.Info("shutdown: requests drained")
+}
+
+// endStreams ends the events and subscribe streams, each with an error
+// that tells its client to resume: they never end by themselves, so a
+// shutdown ends them first rather than wait for them until its timeout.
+func (n *Node) endStreams() {
+	n.endStreamsOnce.Do(func() {
+		n.hub.Close()
+		n.log.Info("shutdown: streams ended")
+		close(n.streamsEnded)
+	})
 }
 
 // stopParts stops what runs over the store, then closes the store. Each
@@ -337,32 +400,37 @@ func (n *Node) serveHTTP(addr string) error {
 	}
 	ln := newLimitListener(tcp, n.cfg.MaxConnections, n.log)
 	n.ln = ln
+	n.mux = newProtocolMux(ln, sniffTimeout, n.log)
 	n.http = &http.Server{
 		Handler: httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins,
 			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout}),
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
+		// HTTP/2 without TLS, with prior knowledge (curl
+		// --http2-prior-knowledge), beside HTTP/1.1.
+		Protocols: new(http.Protocols),
+		HTTP2:     &http.HTTP2Config{MaxConcurrentStreams: maxStreamsPerConnection},
 	}
-	// Streams never end on their own: a shutdown ends them first, so that
-	// it does not wait for them until its timeout.
+	n.http.Protocols.SetHTTP1(true)
+	n.http.Protocols.SetUnencryptedHTTP2(true)
 	n.streamsEnded = make(chan struct{})
-	n.http.RegisterOnShutdown(func() {
-		n.hub.Close()
-		n.log.Info("shutdown: streams ended")
-		close(n.streamsEnded)
-	})
+	n.http.RegisterOnShutdown(n.endStreams)
 	n.served = make(chan struct{})
 	go func() {
 		defer close(n.served)
-		n.serveErr = n.http.Serve(ln)
+		n.serveErr = n.http.Serve(n.mux.http)
 	}()
-	n.log.Info("folio listening", "addr", ln.Addr().String(), "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
+	n.grpcShared = n.serveGRPCOn(n.mux.grpc)
+	n.log.Info("folio listening", "addr", ln.Addr().String(), "protocols", "HTTP/1.1, h2c, gRPC", "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
 	if beyondLoopback(ln.Addr()) {
 		n.log.Warn("listening beyond loopback without authentication: anyone who can reach this address can read and change every database; listen on localhost, or put the server behind an authenticating proxy", "addr", ln.Addr().String())
 	}
 	return nil
 }
+
+// idleTimeout is how long a connection with no request open stays open.
+const idleTimeout = 2 * time.Minute
 
 // beyondLoopback reports whether a listener's address can be reached from
 // other machines: any address but a loopback one, the unspecified address

@@ -1,0 +1,78 @@
+package grpcapi
+
+import (
+	"context"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/foliodb/folio/internal/status"
+)
+
+// grpcCode maps an API code to its gRPC status code: the one place where
+// they are paired. The API's codes up to UNAUTHENTICATED are gRPC's own,
+// with the same numbers; the Tigris-only ones (CONFLICT, BAD_GATEWAY,
+// METHOD_NOT_ALLOWED) have no gRPC code and go out as UNKNOWN, as the
+// original sent them. Every error also carries its API code by name in an
+// ErrorInfo detail (see toGRPC), from which the official clients take it.
+var grpcCode = map[status.Code]codes.Code{
+	status.Cancelled:          codes.Canceled,
+	status.Unknown:            codes.Unknown,
+	status.InvalidArgument:    codes.InvalidArgument,
+	status.DeadlineExceeded:   codes.DeadlineExceeded,
+	status.NotFound:           codes.NotFound,
+	status.AlreadyExists:      codes.AlreadyExists,
+	status.PermissionDenied:   codes.PermissionDenied,
+	status.ResourceExhausted:  codes.ResourceExhausted,
+	status.FailedPrecondition: codes.FailedPrecondition,
+	status.Aborted:            codes.Aborted,
+	status.OutOfRange:         codes.OutOfRange,
+	status.Unimplemented:      codes.Unimplemented,
+	status.Internal:           codes.Internal,
+	status.Unavailable:        codes.Unavailable,
+	status.DataLoss:           codes.DataLoss,
+	status.Unauthenticated:    codes.Unauthenticated,
+	status.Conflict:           codes.Unknown,
+	status.BadGateway:         codes.Unknown,
+	status.MethodNotAllowed:   codes.Unknown,
+}
+
+// codeOf returns the gRPC code of an API code; one missing from the table
+// (a bug) is UNKNOWN.
+func codeOf(c status.Code) codes.Code {
+	if gc, ok := grpcCode[c]; ok {
+		return gc
+	}
+	return codes.Unknown
+}
+
+// toGRPC encodes an API error as the original did (api/server/v1/error.go
+// of the published definitions): the gRPC code of its API code, its
+// message, an ErrorInfo whose Reason is the API code's name, and a
+// RetryInfo when the error advises a delay. Clients reconstruct the API
+// error from these (FromStatusError).
+func toGRPC(e *status.Error) error {
+	st := grpcstatus.New(codeOf(e.Code), e.Message)
+	info := &errdetails.ErrorInfo{Reason: string(e.Code)}
+	var withDetails *grpcstatus.Status
+	var err error
+	if e.RetryDelay > 0 {
+		withDetails, err = st.WithDetails(info, &errdetails.RetryInfo{RetryDelay: durationpb.New(e.RetryDelay)})
+	} else {
+		withDetails, err = st.WithDetails(info)
+	}
+	if err != nil {
+		return st.Err() // details that cannot be marshalled: the code and message still go
+	}
+	return withDetails.Err()
+}
+
+// fail returns the gRPC error for err: what a client may see of it (the
+// same as over HTTP: ops.Public), encoded by toGRPC.
+func (s *Server) fail(ctx context.Context, err error) error {
+	method, _ := grpc.Method(ctx)
+	return toGRPC(s.ops.Public(ctx, err, "grpc_method", method))
+}

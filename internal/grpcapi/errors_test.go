@@ -1,0 +1,71 @@
+package grpcapi
+
+import (
+	"testing"
+	"time"
+
+	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Every API code has its gRPC code, and the official client's decoder
+// (api.FromStatusError) gets the API code, the message and the retry
+// delay back from what toGRPC sends, the Tigris-only codes included.
+func TestErrorCodes(t *testing.T) {
+	cases := []struct {
+		code status.Code
+		grpc codes.Code
+		api  api.Code
+	}{
+		{status.Cancelled, codes.Canceled, api.Code_CANCELLED},
+		{status.Unknown, codes.Unknown, api.Code_UNKNOWN},
+		{status.InvalidArgument, codes.InvalidArgument, api.Code_INVALID_ARGUMENT},
+		{status.DeadlineExceeded, codes.DeadlineExceeded, api.Code_DEADLINE_EXCEEDED},
+		{status.NotFound, codes.NotFound, api.Code_NOT_FOUND},
+		{status.AlreadyExists, codes.AlreadyExists, api.Code_ALREADY_EXISTS},
+		{status.PermissionDenied, codes.PermissionDenied, api.Code_PERMISSION_DENIED},
+		{status.ResourceExhausted, codes.ResourceExhausted, api.Code_RESOURCE_EXHAUSTED},
+		{status.FailedPrecondition, codes.FailedPrecondition, api.Code_FAILED_PRECONDITION},
+		{status.Aborted, codes.Aborted, api.Code_ABORTED},
+		{status.OutOfRange, codes.OutOfRange, api.Code_OUT_OF_RANGE},
+		{status.Unimplemented, codes.Unimplemented, api.Code_UNIMPLEMENTED},
+		{status.Internal, codes.Internal, api.Code_INTERNAL},
+		{status.Unavailable, codes.Unavailable, api.Code_UNAVAILABLE},
+		{status.DataLoss, codes.DataLoss, api.Code_DATA_LOSS},
+		{status.Unauthenticated, codes.Unauthenticated, api.Code_UNAUTHENTICATED},
+		{status.Conflict, codes.Unknown, api.Code_CONFLICT},
+		{status.BadGateway, codes.Unknown, api.Code_BAD_GATEWAY},
+		{status.MethodNotAllowed, codes.Unknown, api.Code_METHOD_NOT_ALLOWED},
+	}
+	if len(cases) != len(grpcCode) {
+		t.Errorf("%d cases for %d codes in the table", len(cases), len(grpcCode))
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.code), func(t *testing.T) {
+			err := toGRPC(&status.Error{Code: tc.code, Message: "it failed", RetryDelay: 1500 * time.Millisecond})
+			if got := grpcstatus.Code(err); got != tc.grpc {
+				t.Errorf("gRPC code %v, want %v", got, tc.grpc)
+			}
+			// The code numbers agree with the published enum's, so a client
+			// that only reads the gRPC code sees the right one.
+			if tc.api <= api.Code_UNAUTHENTICATED && codes.Code(tc.api) != tc.grpc {
+				t.Errorf("the published enum numbers %s %d, gRPC's %v %d", tc.code, tc.api, tc.grpc, tc.grpc)
+			}
+			te := api.FromStatusError(err)
+			if te.Code != tc.api || te.Message != "it failed" || te.RetryDelay() != 1500*time.Millisecond {
+				t.Errorf("the client decodes %v %q retry %v", te.Code, te.Message, te.RetryDelay())
+			}
+		})
+	}
+	// Without a delay there is no RetryInfo.
+	if d := api.FromStatusError(toGRPC(&status.Error{Code: status.NotFound, Message: "x"})).RetryDelay(); d != 0 {
+		t.Errorf("retry delay %v without one", d)
+	}
+	// A code missing from the table (a bug) still goes out, as UNKNOWN.
+	if got := grpcstatus.Code(toGRPC(&status.Error{Code: "NO_SUCH_CODE", Message: "x"})); got != codes.Unknown {
+		t.Errorf("an unknown code went out as %v", got)
+	}
+}

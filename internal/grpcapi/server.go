@@ -1,0 +1,129 @@
+// Package grpcapi serves the Tigris v1 gRPC API (the services of the
+// published definitions, tigrisdata.v1.Tigris and HealthAPI, as the
+// official clients generate them). It is a second codec over the same
+// operations as internal/httpapi: each method decodes the protobuf request
+// into the operation's typed request, calls the one method of internal/ops
+// that HTTP calls too, and encodes the result or maps the error's code to
+// a gRPC status. Documents travel as bytes holding JSON, passed through.
+//
+// It knows gRPC and protobuf; the operations below it know neither.
+package grpcapi
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
+	"google.golang.org/grpc"
+	grpcstatus "google.golang.org/grpc/status"
+
+	"github.com/foliodb/folio/internal/ops"
+)
+
+// Config configures the API.
+type Config struct {
+	// Ops runs every call.
+	Ops    *ops.Ops
+	Logger *slog.Logger
+	// WriteTimeout bounds how long each message of a stream (read, events,
+	// subscribe) may wait for the client to read; past it the stream ends
+	// with DEADLINE_EXCEEDED. BodyTimeout bounds how long a call's request
+	// message may take to arrive; past it the call is cancelled. Default
+	// 30s each, as the HTTP API's.
+	WriteTimeout, BodyTimeout time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultWriteTimeout = 30 * time.Second
+	DefaultBodyTimeout  = 30 * time.Second
+)
+
+// Server implements the services of the Tigris v1 API over the
+// operations. It embeds no generated Unimplemented server: the compiler
+// checks that every call of the service is answered here.
+type Server struct {
+	ops                       *ops.Ops
+	log                       *slog.Logger
+	writeTimeout, bodyTimeout time.Duration
+}
+
+var _ api.TigrisServer = (*Server)(nil)
+
+// New returns the API over cfg.Ops.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	return &Server{ops: cfg.Ops, log: cfg.Logger, writeTimeout: cfg.WriteTimeout, bodyTimeout: cfg.BodyTimeout}
+}
+
+// Register registers every service of the API on g: Tigris and HealthAPI,
+// and the services Folio does not serve yet (Auth, User, Admin,
+// Observability), which answer UNIMPLEMENTED as their HTTP paths answer
+// 501, so that a client can tell "not built" from "no such service".
+func (s *Server) Register(g grpc.ServiceRegistrar) {
+	api.RegisterTigrisServer(g, s)
+	api.RegisterHealthAPIServer(g, health{s})
+	s.registerUnbuiltServices(g)
+}
+
+// ServerOptions are the options a gRPC server serving the API needs: the
+// body timeout (guard.go), and the debug log of every call, as the HTTP API
+// logs every request.
+func (s *Server) ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.InTapHandle(s.tap),
+		grpc.ChainUnaryInterceptor(guardUnary, s.logUnary),
+		grpc.ChainStreamInterceptor(guardStream, s.logStream),
+	}
+}
+
+func (s *Server) logUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	res, err := handler(ctx, req)
+	s.logCall(ctx, info.FullMethod, err, start)
+	return res, err
+}
+
+func (s *Server) logStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	start := time.Now()
+	err := handler(srv, ss)
+	s.logCall(ss.Context(), info.FullMethod, err, start)
+	return err
+}
+
+func (s *Server) logCall(ctx context.Context, method string, err error, start time.Time) {
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		s.log.Debug("grpc call", "method", method, "code", grpcstatus.Code(err).String(), "duration", time.Since(start))
+	}
+}
+
+// caller is who makes the request: anonymous until authentication.
+func caller(ctx context.Context) ops.Caller { return ops.Caller{} }
+
+// GetInfo reports the server's version.
+func (s *Server) GetInfo(ctx context.Context, req *api.GetInfoRequest) (*api.GetInfoResponse, error) {
+	info, err := s.ops.Info(ctx, caller(ctx))
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &api.GetInfoResponse{ServerVersion: info.ServerVersion}, nil
+}
+
+// health serves HealthAPI.
+type health struct{ s *Server }
+
+func (h health) Health(ctx context.Context, _ *api.HealthCheckInput) (*api.HealthCheckResponse, error) {
+	if err := h.s.ops.Health(ctx, caller(ctx)); err != nil {
+		return nil, h.s.fail(ctx, err)
+	}
+	return &api.HealthCheckResponse{Response: "OK"}, nil
+}

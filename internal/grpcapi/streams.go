@@ -1,0 +1,93 @@
+package grpcapi
+
+import (
+	"context"
+
+	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
+
+	"github.com/foliodb/folio/internal/ops"
+)
+
+// Events streams the changes of a documents collection from now on. The
+// published messages have no field for a stream's position, so a gRPC
+// client cannot resume a stream where it left off; over HTTP it can
+// (docs/api.md).
+func (s *Server) Events(req *api.EventsRequest, stream api.Tigris_EventsServer) error {
+	ctx := stream.Context()
+	src, err := s.ops.Events(ctx, caller(ctx), ops.EventsRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx)})
+	if err != nil {
+		return s.fail(ctx, err)
+	}
+	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) any {
+		return &api.EventsResponse{Event: &api.StreamEvent{TxId: it.TxID[:], Collection: it.Collection, Op: it.Op,
+			Key: it.Key, Data: it.Data, Last: it.Last}}
+	})
+}
+
+// Subscribe streams the messages published to a messages collection from
+// now on. The published SubscribeRequest of this era has no filter: every
+// message of the partitions asked for is sent.
+func (s *Server) Subscribe(req *api.SubscribeRequest, stream api.Tigris_SubscribeServer) error {
+	ctx := stream.Context()
+	parts := req.GetOptions().GetPartitions()
+	partitions := make([]int64, len(parts))
+	for i, p := range parts {
+		partitions[i] = int64(p)
+	}
+	src, err := s.ops.Subscribe(ctx, caller(ctx), ops.SubscribeRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
+		Partitions: partitions})
+	if err != nil {
+		return s.fail(ctx, err)
+	}
+	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) any {
+		return &api.SubscribeResponse{Message: it.Data}
+	})
+}
+
+// serveStream sends what an open stream selects until the client goes away
+// or the stream ends: at shutdown, or when its client fell too far behind,
+// with the error that says so (UNAVAILABLE, RESOURCE_EXHAUSTED) as the
+// call's status. A client that does not read an item within the write
+// timeout is cut off (timedSender).
+func (s *Server) serveStream(ctx context.Context, stream grpc.ServerStream, src *ops.Stream, message func(*ops.StreamItem) any) error {
+	defer src.Close()
+	// The headers go out at once, as HTTP's status line does: once a
+	// client has them, everything committed from then on reaches it.
+	// (gRPC would otherwise send them with the first item.)
+	if err := stream.SendHeader(metadata.MD{}); err != nil {
+		return err
+	}
+	sender := newTimedSender(stream, s.writeTimeout)
+	defer sender.close()
+	for {
+		items, err := src.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return grpcstatus.FromContextError(ctx.Err()).Err() // the client went away: nobody to tell
+			}
+			return s.fail(ctx, err)
+		}
+		for i := range items {
+			if err := sender.send(message(&items[i])); err != nil {
+				if ctx.Err() != nil {
+					return grpcstatus.FromContextError(ctx.Err()).Err()
+				}
+				return s.fail(ctx, err)
+			}
+		}
+	}
+}
+
+// Publish stores messages in a messages collection, in the client's
+// transaction if the call carries one.
+func (s *Server) Publish(ctx context.Context, req *api.PublishRequest) (*api.PublishResponse, error) {
+	res, err := s.ops.Publish(ctx, caller(ctx), ops.PublishRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
+		Messages: req.GetMessages(), Partition: int64(req.GetOptions().GetPartition())})
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &api.PublishResponse{Metadata: &api.ResponseMetadata{CreatedAt: timestamp(res.Time)}, Status: "published", Keys: res.Keys}, nil
+}
