@@ -353,19 +353,26 @@ func (h *Hub) makeRoomLocked(s *Subscription, size int) bool {
 	return true
 }
 
-// furthestBehindLocked is the open subscription whose oldest queued
-// change is the oldest, holding the most of those, or nil if none holds
-// any bytes. Bytes alone would not do: one that keeps up holds the batch
-// just handed to it, as much as one far behind may hold. It is called only
+// furthestBehindLocked is the open subscription whose oldest change not
+// yet out to its client (queued, or taken and still being written) is the
+// oldest; of those, the one whose oldest queued change is; of those, the
+// one holding the most; nil if none holds any bytes. Bytes alone would not
+// do: one that keeps up holds the batch just handed to it, as much as one
+// far behind may hold; nor would the queue alone: one whose client stopped
+// reading is stuck writing an old batch while its queue holds only the
+// newest change, as the queue of one that keeps up does. It is called only
 // when the budget is full, so a scan costs nothing the rest of the time.
 func (h *Hub) furthestBehindLocked() *Subscription {
 	var far *Subscription
-	var oldest kv.Position
+	var farOut, farQueued kv.Position
 	most := 0
 	for s := range h.open {
-		pos, n := s.backlog()
-		if n > 0 && (far == nil || pos < oldest || (pos == oldest && n > most)) {
-			far, oldest, most = s, pos, n
+		out, queued, n := s.backlog()
+		if n == 0 {
+			continue
+		}
+		if far == nil || out < farOut || (out == farOut && (queued < farQueued || (queued == farQueued && n > most))) {
+			far, farOut, farQueued, most = s, out, queued, n
 		}
 	}
 	return far

@@ -204,6 +204,50 @@ func TestMaxPendingTotalEndsTheFurthestBehind(t *testing.T) {
 	}
 }
 
+// A subscription whose consumer is stuck writing an old batch to its
+// client is further behind than one whose consumer came back for more,
+// though each has only the newest change queued: over the budget, the
+// stuck one ends. (By the queues alone the two tie, and the hub ended
+// either: a stream that kept up was cut off under load.)
+func TestMaxPendingTotalEndsTheStuckWriter(t *testing.T) {
+	s := newStore(t)
+	per := recordSize(&changelog.Record{Key: []byte("kx"), Data: []byte("x")})
+	h := newHub(t, s, Options{MaxPendingTotal: int64(per*5/2) + 1})
+	for round := range 20 {
+		stuck := subscribe(t, h, now(t, s), Changes("db", "c1"))
+		keeping := subscribe(t, h, now(t, s), Changes("db", "c1"))
+		goLive(t, stuck)
+		goLive(t, keeping)
+		commit(t, s, rec{"c1", "x"})
+		next(t, stuck) // taken, and being written to a client that does not read
+		next(t, keeping)
+		// keeping's consumer comes back for more and finds none.
+		ctx, cancel := context.WithTimeout(bg, time.Millisecond)
+		if _, err := keeping.Next(ctx); err == nil {
+			t.Fatalf("round %d: keeping got a batch with nothing committed", round)
+		}
+		cancel()
+		commit(t, s, rec{"c1", "y"}) // one queued for each: within the budget
+		z := commit(t, s, rec{"c1", "z"})
+		waitFor(t, "the hub to offer z", func() bool {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return h.pos >= z
+		})
+		if got := render(next(t, keeping)); got != "y!" {
+			t.Fatalf("round %d: the subscription keeping up got %s", round, got)
+		}
+		ctx, cancel = context.WithTimeout(bg, 10*time.Second)
+		_, err := stuck.Next(ctx)
+		cancel()
+		if status.CodeOf(err) != status.ResourceExhausted {
+			t.Fatalf("round %d: the stuck subscription: %v, want RESOURCE_EXHAUSTED", round, err)
+		}
+		stuck.Close()
+		keeping.Close()
+	}
+}
+
 // goLive makes a subscription that has nothing to catch up join the hub.
 func goLive(t *testing.T, sub *Subscription) {
 	t.Helper()

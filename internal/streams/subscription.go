@@ -29,6 +29,11 @@ type Subscription struct {
 	live    bool
 	queue   []queued
 	pending int   // accounted bytes of the queued batches the hub handed over
+	// taken is the position of the batch Next last returned while its
+	// consumer has not come back for more (it is writing it to its
+	// client), and 0 once it waits for more: a stream whose client stopped
+	// reading is stuck on an old one, outside the queue.
+	taken kv.Position
 	err     error // why the subscription ended, once it has
 	wake    chan struct{}
 }
@@ -75,9 +80,11 @@ func (s *Subscription) Next(ctx context.Context) (Batch, error) {
 			s.queue = s.queue[1:]
 			s.pending -= q.size
 			s.hub.pending.Add(-int64(q.size))
+			s.taken = q.batch[0].Cursor.Pos
 			s.mu.Unlock()
 			return q.batch, nil
 		}
+		s.taken = 0 // back for more with nothing queued: all it took is out
 		if s.err != nil {
 			err := s.err
 			s.mu.Unlock()
@@ -225,15 +232,22 @@ func (s *Subscription) enqueue(b Batch, size int) {
 	s.signal()
 }
 
-// backlog is the position of s's oldest queued change and the bytes it
-// holds of the hub's total.
-func (s *Subscription) backlog() (kv.Position, int) {
+// backlog is the position of s's oldest change not yet out to its
+// consumer's client (queued, or taken and still being written), that of
+// its oldest queued change, and the bytes it holds of the hub's total;
+// none if it holds no bytes.
+func (s *Subscription) backlog() (out, queued kv.Position, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pending == 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
-	return s.queue[0].batch[0].Cursor.Pos, s.pending
+	queued = s.queue[0].batch[0].Cursor.Pos
+	out = queued
+	if s.taken != 0 {
+		out = min(out, s.taken)
+	}
+	return out, queued, s.pending
 }
 
 // drop lets an ended subscription's queue go at once, rather than when its
