@@ -28,14 +28,14 @@ type Subscription struct {
 	after   Cursor
 	live    bool
 	queue   []queued
-	pending int   // accounted bytes of the queued batches the hub handed over
+	pending int // accounted bytes of the queued batches the hub handed over
 	// taken is the position of the batch Next last returned while its
 	// consumer has not come back for more (it is writing it to its
 	// client), and 0 once it waits for more: a stream whose client stopped
 	// reading is stuck on an old one, outside the queue.
 	taken kv.Position
-	err     error // why the subscription ended, once it has
-	wake    chan struct{}
+	err   error // why the subscription ended, once it has
+	wake  chan struct{}
 }
 
 type queued struct {
