@@ -395,14 +395,28 @@ func (c *Catalog) dropCollection(tx kv.Tx, coll *Collection) error {
 		Collection: coll.Name, CollID: coll.ID})
 }
 
-// Size returns the bytes of a collection's documents. It reads without a
-// conflict range: a size is a statistic, not something to serialize on.
-func (c *Catalog) Size(ctx context.Context, tx kv.Tx, coll *Collection) (int64, error) {
-	v, err := tx.Snapshot().Get(ctx, keyspace.Size(coll.ID))
-	if errors.Is(err, kv.ErrNotFound) {
-		return 0, nil
+// Sizes are what a collection takes: the bytes of its documents (or
+// messages) and of its index entries, as stored, before the storage's own
+// compression and overhead.
+type Sizes struct {
+	Documents, Indexes int64
+}
+
+// Sizes reads a collection's sizes. It reads without a conflict range: a
+// size is a statistic, not something to serialize on.
+func (c *Catalog) Sizes(ctx context.Context, tx kv.Tx, coll *Collection) (Sizes, error) {
+	var out Sizes
+	for _, f := range []struct {
+		key []byte
+		n   *int64
+	}{{keyspace.Size(coll.ID), &out.Documents}, {keyspace.IndexSize(coll.ID), &out.Indexes}} {
+		v, err := tx.Snapshot().Get(ctx, f.key)
+		if err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return Sizes{}, err
+		}
+		*f.n = kv.DecodeCounter(v)
 	}
-	return kv.DecodeCounter(v), err
+	return out, nil
 }
 
 // keyspaceName returns the last element of a catalog key: the name.

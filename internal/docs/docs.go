@@ -191,17 +191,31 @@ func (s *Service) putIndexes(tx kv.Tx, coll *catalog.Collection, key, old, rec [
 	}
 	removed, added := index.Diff(prev, next)
 	suffix := key[len(keyspace.Documents(coll.ID).Begin):]
+	var bytes int64
 	for _, e := range removed {
-		if err := tx.Clear(index.Key(coll.ID, e, suffix)); err != nil {
+		k := index.Key(coll.ID, e, suffix)
+		if err := tx.Clear(k); err != nil {
 			return err
 		}
+		bytes -= int64(len(k))
 	}
 	for _, e := range added {
-		if err := tx.Set(index.Key(coll.ID, e, suffix), nil); err != nil {
+		k := index.Key(coll.ID, e, suffix)
+		if err := tx.Set(k, nil); err != nil {
 			return err
 		}
+		bytes += int64(len(k))
 	}
-	return nil
+	return addIndexBytes(tx, coll, bytes)
+}
+
+// addIndexBytes keeps the collection's count of index bytes, by an atomic
+// add that never makes concurrent writers conflict.
+func addIndexBytes(tx kv.Tx, coll *catalog.Collection, bytes int64) error {
+	if bytes == 0 {
+		return nil
+	}
+	return tx.Add(keyspace.IndexSize(coll.ID), bytes)
 }
 
 func (s *Service) remove(tx kv.Tx, coll *catalog.Collection, key, old []byte) error {
@@ -210,8 +224,16 @@ func (s *Service) remove(tx kv.Tx, coll *catalog.Collection, key, old []byte) er
 		return fmt.Errorf("docs: index entries of the stored %x: %w", key, err)
 	}
 	suffix := key[len(keyspace.Documents(coll.ID).Begin):]
+	var bytes int64
 	for _, e := range prev {
-		if err := tx.Clear(index.Key(coll.ID, e, suffix)); err != nil {
+		k := index.Key(coll.ID, e, suffix)
+		if err := tx.Clear(k); err != nil {
+			return err
+		}
+		bytes -= int64(len(k))
+	}
+	if !s.noIndexes {
+		if err := addIndexBytes(tx, coll, bytes); err != nil {
 			return err
 		}
 	}

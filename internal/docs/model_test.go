@@ -253,6 +253,14 @@ func checkIndex(t *testing.T, store kv.Store, s *Service, coll *catalog.Collecti
 	if extra, missing := keyDiff(got, want); len(extra)+len(missing) > 0 {
 		t.Fatalf("after %s: index entries not implied by the documents: %x\nentries missing: %x", after, extra, missing)
 	}
+	// The collection's count of index bytes is the entries' size.
+	var indexBytes int64
+	for _, k := range got {
+		indexBytes += int64(len(k))
+	}
+	if sizes, err := catalog.New().Sizes(ctx, tx, coll); err != nil || sizes.Indexes != indexBytes {
+		t.Fatalf("after %s: the index size counter says %d bytes (%v), the entries take %d", after, sizes.Indexes, err, indexBytes)
+	}
 
 	// Every scalar field (arrays do not sort; their entries are compared
 	// above).

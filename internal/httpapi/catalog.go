@@ -41,6 +41,14 @@ type collectionDescription struct {
 	// format (a map[string]string).
 	Schema any   `json:"schema"`
 	Size   int64 `json:"size"`
+	Sizes  sizes `json:"sizes"`
+}
+
+// sizes is Folio's breakdown of what a collection or database takes, beside
+// the original's size (its documents).
+type sizes struct {
+	Documents int64 `json:"documents"`
+	Indexes   int64 `json:"indexes"`
 }
 
 func describedCollection(d ops.CollectionDescription) collectionDescription {
@@ -48,7 +56,8 @@ func describedCollection(d ops.CollectionDescription) collectionDescription {
 	if d.Generated != nil {
 		schema = d.Generated
 	}
-	return collectionDescription{Collection: d.Name, Metadata: emptyObject, Schema: schema, Size: d.Size}
+	return collectionDescription{Collection: d.Name, Metadata: emptyObject, Schema: schema, Size: d.Size,
+		Sizes: sizes{Documents: d.Size, Indexes: d.IndexSize}}
 }
 
 // describeBody is the body of both describes: options, which Folio does
@@ -115,7 +124,8 @@ func (s *Server) describeDatabase(w http.ResponseWriter, r *http.Request) error 
 	for i, c := range d.Collections {
 		colls[i] = describedCollection(c)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"db": d.Name, "metadata": emptyObject, "collections": colls, "size": d.Size})
+	writeJSON(w, http.StatusOK, map[string]any{"db": d.Name, "metadata": emptyObject, "collections": colls, "size": d.Size,
+		"sizes": sizes{Documents: d.Size, Indexes: d.IndexSize}})
 	return nil
 }
 

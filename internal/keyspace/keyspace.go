@@ -89,6 +89,10 @@ func Count(collID int64) []byte { return pack(tagStat, collID, "count") }
 // Size is the counter of the bytes of a collection's documents.
 func Size(collID int64) []byte { return pack(tagStat, collID, "size") }
 
+// IndexSize is the counter of the bytes of a collection's index entries'
+// keys (their values are empty).
+func IndexSize(collID int64) []byte { return pack(tagStat, collID, "isize") }
+
 // Sequence is the counter behind an int32 autoGenerate key field.
 func Sequence(collID int64, field string) []byte { return pack(tagStat, collID, "seq", field) }
 

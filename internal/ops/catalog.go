@@ -49,6 +49,8 @@ type CollectionDescription struct {
 	Name   string
 	Schema []byte // as the client gave it
 	Size   int64  // bytes of its documents
+	// IndexSize is the bytes of its index entries' keys.
+	IndexSize int64
 	// Generated holds, when the request had a SchemaFormat, the source
 	// text of the collection's model types in each format asked for, keyed
 	// by the format's name as the request spelled it; the transports then
@@ -62,7 +64,8 @@ type CollectionDescription struct {
 type DatabaseDescription struct {
 	Name        string
 	Collections []CollectionDescription
-	Size        int64
+	Size        int64 // bytes of its collections' documents
+	IndexSize   int64 // bytes of their index entries
 }
 
 // CreateDatabase creates a database.
@@ -132,6 +135,7 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 				return err
 			}
 			d.Size += cd.Size
+			d.IndexSize += cd.IndexSize
 			d.Collections = append(d.Collections, cd)
 		}
 		return nil
@@ -146,11 +150,11 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 }
 
 func (o *Ops) describe(ctx context.Context, tx kv.Tx, coll *catalog.Collection) (CollectionDescription, error) {
-	size, err := o.catalog.Size(ctx, tx, coll)
+	sizes, err := o.catalog.Sizes(ctx, tx, coll)
 	if err != nil {
 		return CollectionDescription{}, err
 	}
-	return CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: size, parsed: coll.Schema}, nil
+	return CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: sizes.Documents, IndexSize: sizes.Indexes, parsed: coll.Schema}, nil
 }
 
 // generate fills in d.Generated. It runs once the transaction is over: it

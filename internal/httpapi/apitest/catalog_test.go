@@ -48,7 +48,7 @@ func TestDatabases(t *testing.T) {
 
 		// An empty database describes with "collections":[], never null.
 		r = c.ok(t, "POST", dbPath("zeta", "describe"), "")
-		wantSameJSON(t, "describe of an empty database", string(r.body), `{"db":"zeta","metadata":{},"collections":[],"size":0}`)
+		wantSameJSON(t, "describe of an empty database", string(r.body), `{"db":"zeta","metadata":{},"collections":[],"size":0,"sizes":{"documents":0,"indexes":0}}`)
 
 		r = c.ok(t, "DELETE", dbPath("zeta", "drop"), "")
 		if got := string(r.body); got != `{"message":"database dropped successfully","status":"dropped"}` {
@@ -115,7 +115,7 @@ func TestCollections(t *testing.T) {
 
 		// describe: the stored schema as sent, size 0 while empty.
 		desc := c.ok(t, "POST", collPath("db1", "users", "describe"), "")
-		wantSameJSON(t, "describe", string(desc.body), `{"collection":"users","metadata":{},"schema":`+schema2+`,"size":0}`)
+		wantSameJSON(t, "describe", string(desc.body), `{"collection":"users","metadata":{},"schema":`+schema2+`,"size":0,"sizes":{"documents":0,"indexes":0}}`)
 		var raw struct {
 			Schema json.RawMessage `json:"schema"`
 		}
@@ -136,7 +136,8 @@ func TestCollections(t *testing.T) {
 }
 
 // Sizes are bytes of data: 0 when empty, growing with documents, and a
-// database's size is the sum of its collections'.
+// database's size is the sum of its collections'. Beside the original's
+// size (the documents), sizes tells documents and index entries apart.
 func TestSizes(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		c.createDB(t, "db1")
@@ -145,7 +146,14 @@ func TestSizes(t *testing.T) {
 		}
 		size := func(coll string) int64 {
 			m := c.okObject(t, "POST", collPath("db1", coll, "describe"), "")
+			if docs := intOf(t, obj(t, m, "sizes")["documents"]); docs != intOf(t, m["size"]) {
+				t.Errorf("%s: sizes.documents %d, size %d", coll, docs, intOf(t, m["size"]))
+			}
 			return intOf(t, m["size"])
+		}
+		indexSize := func(coll string) int64 {
+			m := c.okObject(t, "POST", collPath("db1", coll, "describe"), "")
+			return intOf(t, obj(t, m, "sizes")["indexes"])
 		}
 		dbSize := func() (total, sum int64) {
 			m := c.okObject(t, "POST", dbPath("db1", "describe"), "")
@@ -166,10 +174,22 @@ func TestSizes(t *testing.T) {
 		if one <= 0 {
 			t.Fatalf("size after one insert: %d", one)
 		}
-		c.insert(t, "db1", "aa", `{"id":2,"s":"a longer string than the first one"}`)
+		oneIndex := indexSize("aa")
+		if oneIndex <= 0 {
+			t.Fatalf("index size after one insert: %d", oneIndex)
+		}
+		c.insert(t, "db1", "aa", `{"id":2,"s":"A longer string than the first one"}`)
 		two := size("aa")
 		if two <= one {
 			t.Errorf("size did not grow with a second document: %d then %d", one, two)
+		}
+		// A longer string has longer entries, and "A longer…" a Folded one too.
+		if twoIndex := indexSize("aa"); twoIndex <= 2*oneIndex {
+			t.Errorf("index size with the second document %d, want more than twice the first's %d", twoIndex, oneIndex)
+		}
+		m := c.okObject(t, "POST", dbPath("db1", "describe"), "")
+		if got, want := intOf(t, obj(t, m, "sizes")["indexes"]), indexSize("aa")+indexSize("bb"); got != want {
+			t.Errorf("database index size %d, collections sum to %d", got, want)
 		}
 		c.insert(t, "db1", "bb", `{"id":1}`)
 		if total, sum := dbSize(); total != sum || total != two+size("bb") {
@@ -180,9 +200,12 @@ func TestSizes(t *testing.T) {
 		if s := size("aa"); s != one {
 			t.Errorf("size after deleting the second document: %d, want %d", s, one)
 		}
+		if s := indexSize("aa"); s != oneIndex {
+			t.Errorf("index size after deleting the second document: %d, want %d", s, oneIndex)
+		}
 		c.ok(t, "DELETE", docPath("db1", "aa", "delete"), `{"filter":{}}`)
-		if s := size("aa"); s != 0 {
-			t.Errorf("size after deleting everything: %d", s)
+		if s, i := size("aa"), indexSize("aa"); s != 0 || i != 0 {
+			t.Errorf("sizes after deleting everything: documents %d, indexes %d", s, i)
 		}
 	})
 }

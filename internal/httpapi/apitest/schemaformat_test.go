@@ -43,6 +43,7 @@ func generated(t *testing.T, what string, desc json.RawMessage, coll string) map
 		Metadata   json.RawMessage   `json:"metadata"`
 		Schema     map[string]string `json:"schema"`
 		Size       *int64            `json:"size"`
+		Sizes      json.RawMessage   `json:"sizes"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(desc))
 	dec.DisallowUnknownFields()
