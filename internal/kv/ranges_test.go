@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -214,5 +215,28 @@ func TestLogRecords(t *testing.T) {
 				t.Fatalf("DecodeLogRecords(%q), cut from %q: %q, no error", enc[:n], enc, got)
 			}
 		}
+	}
+}
+
+// TestTxSizeLimit: a transaction may write exactly MaxTxSize bytes of keys
+// and values; the write past it fails, and so does every later write and
+// the commit.
+func TestTxSizeLimit(t *testing.T) {
+	tx := NewTx(&memBackend{}, Limits{MaxTxSize: 10})
+	defer tx.Rollback()
+	if err := tx.Set([]byte("abcd"), []byte("ef")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Set([]byte("gh"), []byte("ij")); err != nil {
+		t.Fatalf("write up to the limit: %v", err)
+	}
+	if err := tx.Clear([]byte("k")); !errors.Is(err, ErrTxTooLarge) {
+		t.Fatalf("write past the limit: %v, want ErrTxTooLarge", err)
+	}
+	if err := tx.Set([]byte{}, nil); !errors.Is(err, ErrTxTooLarge) {
+		t.Fatalf("a write after the failed one: %v, want ErrTxTooLarge", err)
+	}
+	if _, err := tx.Commit(context.Background()); !errors.Is(err, ErrTxTooLarge) {
+		t.Fatalf("commit: %v, want ErrTxTooLarge", err)
 	}
 }
