@@ -239,4 +239,17 @@ func TestTxSizeLimit(t *testing.T) {
 	if _, err := tx.Commit(context.Background()); !errors.Is(err, ErrTxTooLarge) {
 		t.Fatalf("commit: %v, want ErrTxTooLarge", err)
 	}
+
+	// An Add counts its key and 8 bytes, a ClearRange its two bounds.
+	tx = NewTx(&memBackend{}, Limits{MaxTxSize: 13})
+	defer tx.Rollback()
+	if err := tx.Add([]byte("k"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.ClearRange(Range{Begin: []byte("ab"), End: []byte("cd")}); err != nil {
+		t.Fatalf("write up to the limit: %v", err)
+	}
+	if err := tx.Clear([]byte("x")); !errors.Is(err, ErrTxTooLarge) {
+		t.Fatalf("write past the limit: %v, want ErrTxTooLarge", err)
+	}
 }
