@@ -254,3 +254,19 @@ func TestTrackerConcurrent(t *testing.T) {
 		return true
 	})
 }
+
+// TestSweepInterval: a few sweeps per maximum age, but no more often than
+// every 10ms and at least once a second.
+func TestSweepInterval(t *testing.T) {
+	for _, tc := range []struct{ maxAge, want time.Duration }{
+		{time.Second, 250 * time.Millisecond},
+		{100 * time.Millisecond, 25 * time.Millisecond},
+		{20 * time.Millisecond, 10 * time.Millisecond},
+		{time.Millisecond, 10 * time.Millisecond},
+		{time.Hour, time.Second},
+	} {
+		if got := sweepInterval(tc.maxAge); got != tc.want {
+			t.Errorf("sweepInterval(%v) = %v, want %v", tc.maxAge, got, tc.want)
+		}
+	}
+}

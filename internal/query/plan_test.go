@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,7 +53,9 @@ var ctx = context.Background()
 // documents and plan's filter). plan prints the plan,
 // the primary keys of the candidates in the order they come, and the keys
 // the lookup read (the document count included) when every candidate is
-// read, as a read without a limit would.
+// read, as a read without a limit would; for a plan that leaves the sort to
+// the caller, also the candidates in the order Sort.Key and Sort.Compare
+// give them ("sorted:").
 func TestPlans(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		c := &planCase{}
@@ -200,6 +203,7 @@ func (c *planCase) plan(t *testing.T, d *datadriven.TestData) (string, error) {
 	}
 	defer it.Close()
 	var keys []string
+	var sortKeys []SortKey
 	for it.Next() {
 		pk, err := c.coll.Schema.ExtractKey(it.Value())
 		if err != nil {
@@ -210,19 +214,45 @@ func (c *planCase) plan(t *testing.T, d *datadriven.TestData) (string, error) {
 			vals[i] = fmt.Sprint(v)
 		}
 		keys = append(keys, strings.Join(vals, ","))
+		if plan.Order == SortInMemory {
+			k, err := plan.Sort.Key(c.coll.Schema, slices.Clone(it.Key()), slices.Clone(it.Value()))
+			if err != nil {
+				return "", err
+			}
+			sortKeys = append(sortKeys, k)
+		}
 	}
 	if err := it.Err(); err != nil {
 		return "", err
 	}
+	out := fmt.Sprintf("%s\ncandidates: %s\nkeys read: %d\n", plan, list(keys), count.Keys.Load())
+	if plan.Order == SortInMemory {
+		// The order the caller's sort gives them, by the plan's rules.
+		order := make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(i, j int) int { return plan.Sort.Compare(sortKeys[i], sortKeys[j]) })
+		sorted := make([]string, len(keys))
+		for i, o := range order {
+			sorted[i] = keys[o]
+		}
+		out += "sorted: " + list(sorted) + "\n"
+	}
+	return out, nil
+}
+
+// list shows document keys, the first 30 of them.
+func list(keys []string) string {
 	const shown = 30
-	list := strings.Join(keys[:min(len(keys), shown)], " ")
+	s := strings.Join(keys[:min(len(keys), shown)], " ")
 	if len(keys) == 0 {
-		list = "none"
+		s = "none"
 	}
 	if len(keys) > shown {
-		list += fmt.Sprintf(" … (%d)", len(keys))
+		s += fmt.Sprintf(" … (%d)", len(keys))
 	}
-	return fmt.Sprintf("%s\ncandidates: %s\nkeys read: %d\n", plan, list, count.Keys.Load()), nil
+	return s
 }
 
 var placeholder = regexp.MustCompile(`\{i\}|\{i%(\d+)\}|\{(.)\*(\d+)\}|\{i\+(\d+)\}`)
