@@ -414,7 +414,10 @@ func (c *Catalog) Sizes(ctx context.Context, tx kv.Tx, coll *Collection) (Sizes,
 		if err != nil && !errors.Is(err, kv.ErrNotFound) {
 			return Sizes{}, err
 		}
-		*f.n = kv.DecodeCounter(v)
+		// A collection written before index bytes were counted has
+		// entries the counter never saw: removing them takes it below
+		// zero. It counts what was written since, at least nothing.
+		*f.n = max(kv.DecodeCounter(v), 0)
 	}
 	return out, nil
 }
