@@ -52,7 +52,8 @@ func (s *Server) Replace(ctx context.Context, req *api.ReplaceRequest) (*api.Rep
 
 func (s *Server) Update(ctx context.Context, req *api.UpdateRequest) (*api.UpdateResponse, error) {
 	res, err := s.ops.Update(ctx, caller(ctx), ops.UpdateRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
-		Filter: req.GetFilter(), Fields: req.GetFields(), Collation: collation(req.GetOptions().GetCollation())})
+		Filter: req.GetFilter(), Fields: req.GetFields(), Collation: collation(req.GetOptions().GetCollation()),
+		Limit: unknownVarint(req.GetOptions(), fieldOptionsLimit)})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -61,7 +62,8 @@ func (s *Server) Update(ctx context.Context, req *api.UpdateRequest) (*api.Updat
 
 func (s *Server) Delete(ctx context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
 	res, err := s.ops.Delete(ctx, caller(ctx), ops.DeleteRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
-		Filter: req.GetFilter(), Collation: collation(req.GetOptions().GetCollation())})
+		Filter: req.GetFilter(), Collation: collation(req.GetOptions().GetCollation()),
+		Limit: unknownVarint(req.GetOptions(), fieldOptionsLimit)})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
