@@ -9,15 +9,19 @@ import (
 // /v1/databases era but later (Go up to beta.13, TypeScript
 // @tigrisdata/core up to 1.0.0-beta.21) send a few fields those messages
 // lack; protobuf keeps them as unknown fields, and the few that change what
-// a call does are read from there, by the numbers of the later published
-// definitions, rather than dropped: without them @tigrisdata/core's
+// a call does are read from there, by their numbers in the later
+// published definitions (as @tigrisdata/core 1.0.0-beta.21's generated
+// messages number them), rather than dropped: without them @tigrisdata/core's
 // updateOne and deleteOne (which send limit 1) would change every match,
-// and its subscribeWithFilter would get every message.
+// its subscribeWithFilter would get every message, and a later Go client's
+// sorted read would come in primary-key order.
 const (
 	// UpdateRequestOptions.limit and DeleteRequestOptions.limit (int64).
 	fieldOptionsLimit protowire.Number = 3
 	// SubscribeRequest.filter (bytes holding JSON).
 	fieldSubscribeFilter protowire.Number = 4
+	// ReadRequest.sort (bytes holding JSON).
+	fieldReadSort protowire.Number = 6
 )
 
 // unknownVarint is the last value of field num among m's unknown fields,
