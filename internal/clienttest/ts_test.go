@@ -51,8 +51,18 @@ type tsResult struct {
 		Code    int
 		Details string
 	} `json:"duplicate"`
-	Subscribe          struct{ All, Filtered, Stored []int } `json:"subscribe"`
-	DatabasesAfterDrop []string                              `json:"databasesAfterDrop"`
+	Subscribe struct{ All, Filtered, Stored []int } `json:"subscribe"`
+	Described []struct {
+		Name   string
+		Schema struct {
+			Title          string
+			CollectionType string         `json:"collection_type"`
+			PrimaryKey     []string       `json:"primary_key"`
+			Properties     map[string]any `json:"properties"`
+		}
+	} `json:"described"`
+	CollectionsAfterDrop []string `json:"collectionsAfterDrop"`
+	DatabasesAfterDrop   []string `json:"databasesAfterDrop"`
 }
 
 type tsUser struct {
@@ -172,6 +182,21 @@ func checkTSFlow(t *testing.T, r *tsResult) {
 	eq("messages subscribed", r.Subscribe.All, []int{1, 2, 3})
 	eq("messages subscribed with the filter kind = keep", r.Subscribe.Filtered, []int{1, 3})
 	eq("messages read with the filter kind = keep", r.Subscribe.Stored, []int{1, 3})
+
+	// Describe sends each collection's schema as the client made it.
+	if len(r.Described) != 2 {
+		t.Fatalf("described %d collections, want events and users", len(r.Described))
+	}
+	ev, us := r.Described[0], r.Described[1]
+	if ev.Name != "events" || ev.Schema.CollectionType != "messages" || len(ev.Schema.Properties) != 2 {
+		t.Errorf("described topic: %+v", ev)
+	}
+	id, _ := us.Schema.Properties["id"].(map[string]any)
+	if us.Name != "users" || us.Schema.CollectionType != "documents" || !reflect.DeepEqual(us.Schema.PrimaryKey, []string{"id"}) ||
+		id["format"] != "uuid" || id["autoGenerate"] != true || len(us.Schema.Properties) != 3 {
+		t.Errorf("described collection: %+v", us)
+	}
+	eq("collections after dropping the topic", r.CollectionsAfterDrop, []string{"users"})
 
 	eq("databases after the drop", r.DatabasesAfterDrop, []string{})
 }

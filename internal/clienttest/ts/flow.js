@@ -133,6 +133,14 @@ async function main() {
 	// This client has no collection events; its streams are topics'.
 	out.subscribe = await topics(db);
 
+	// Describe: each collection's schema, as base64 of its JSON.
+	const desc = await db.describe();
+	out.described = desc.collectionsDescription
+		.map((c) => ({ name: c.collection, schema: JSON.parse(Buffer.from(c.schema, "base64").toString()) }))
+		.sort((a, b) => (a.name < b.name ? -1 : 1));
+	await db.dropCollection("events");
+	out.collectionsAfterDrop = (await db.listCollections()).map((c) => c.name);
+
 	await tigris.dropDatabase(dbName);
 	out.databasesAfterDrop = (await tigris.listDatabases()).map((d) => d.name).filter((n) => n === dbName);
 
