@@ -19,10 +19,11 @@ import (
 // tsClient is the TypeScript client tested: 1.0.0-beta.21 of
 // @tigrisdata/core (December 2022) is the last release whose generated
 // service is the /v1/databases one Folio speaks (beta.23 renamed databases
-// to projects). Its one dependency range that matters, @grpc/grpc-js
-// ^1.6.10, is left to npm: the cache is per machine, so a run sees the
-// release current when it first installed.
-var tsClient = npmtest.Set{Name: "clienttest", Packages: []string{"@tigrisdata/core@1.0.0-beta.21"},
+// to projects). Its transport, @grpc/grpc-js, it takes as ^1.6.10: pinned
+// here to the release npm resolved that to when the test was written, so
+// that every machine runs the same one (the rest of its dependencies
+// neither speak to the server nor change its requests).
+var tsClient = npmtest.Set{Name: "clienttest", Packages: []string{"@tigrisdata/core@1.0.0-beta.21", "@grpc/grpc-js@1.14.7"},
 	Ready: filepath.Join("@tigrisdata", "core", "dist", "index.js"), Env: "FOLIO_CLIENTTEST_NPM_DIR"}
 
 // tsResult is what ts/flow.js reports.
