@@ -52,7 +52,8 @@ func (s *Server) Replace(ctx context.Context, req *api.ReplaceRequest) (*api.Rep
 
 func (s *Server) Update(ctx context.Context, req *api.UpdateRequest) (*api.UpdateResponse, error) {
 	res, err := s.ops.Update(ctx, caller(ctx), ops.UpdateRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
-		Filter: req.GetFilter(), Fields: req.GetFields(), Collation: collation(req.GetOptions().GetCollation())})
+		Filter: req.GetFilter(), Fields: req.GetFields(), Collation: collation(req.GetOptions().GetCollation()),
+		Limit: unknownVarint(req.GetOptions(), fieldOptionsLimit)})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -61,7 +62,8 @@ func (s *Server) Update(ctx context.Context, req *api.UpdateRequest) (*api.Updat
 
 func (s *Server) Delete(ctx context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
 	res, err := s.ops.Delete(ctx, caller(ctx), ops.DeleteRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
-		Filter: req.GetFilter(), Collation: collation(req.GetOptions().GetCollation())})
+		Filter: req.GetFilter(), Collation: collation(req.GetOptions().GetCollation()),
+		Limit: unknownVarint(req.GetOptions(), fieldOptionsLimit)})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -69,14 +71,15 @@ func (s *Server) Delete(ctx context.Context, req *api.DeleteRequest) (*api.Delet
 }
 
 // Read streams what a collection holds, one ReadResponse per document (or
-// stored message). The published ReadRequest has no sort: reads over gRPC
-// come in primary-key order (publish order for messages).
+// stored message). alpha.32's ReadRequest has no sort; a later client's
+// (later.go) is read, and without one reads come in primary-key order
+// (publish order for messages).
 func (s *Server) Read(req *api.ReadRequest, stream api.Tigris_ReadServer) error {
 	ctx := stream.Context()
 	opts := req.GetOptions()
 	r := ops.ReadRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Filter: req.GetFilter(), Fields: req.GetFields(), Limit: opts.GetLimit(), Skip: opts.GetSkip(), Offset: opts.GetOffset(),
-		Collation: collation(opts.GetCollation())}
+		Collation: collation(opts.GetCollation()), Sort: unknownBytes(req, fieldReadSort)}
 	sender := newTimedSender(stream, s.writeTimeout)
 	defer sender.close()
 	err := s.ops.Read(ctx, caller(ctx), r, func(item ops.Item) error {

@@ -28,8 +28,8 @@ func (s *Server) Events(req *api.EventsRequest, stream api.Tigris_EventsServer) 
 }
 
 // Subscribe streams the messages published to a messages collection from
-// now on. The published SubscribeRequest of this era has no filter: every
-// message of the partitions asked for is sent.
+// now on, of the partitions asked for and, from later clients, only those
+// their filter matches (a field alpha.32's message lacks: later.go).
 func (s *Server) Subscribe(req *api.SubscribeRequest, stream api.Tigris_SubscribeServer) error {
 	ctx := stream.Context()
 	parts := req.GetOptions().GetPartitions()
@@ -38,7 +38,7 @@ func (s *Server) Subscribe(req *api.SubscribeRequest, stream api.Tigris_Subscrib
 		partitions[i] = int64(p)
 	}
 	src, err := s.ops.Subscribe(ctx, caller(ctx), ops.SubscribeRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
-		Partitions: partitions})
+		Partitions: partitions, Filter: unknownBytes(req, fieldSubscribeFilter)})
 	if err != nil {
 		return s.fail(ctx, err)
 	}
@@ -82,12 +82,17 @@ func (s *Server) serveStream(ctx context.Context, stream grpc.ServerStream, src 
 }
 
 // Publish stores messages in a messages collection, in the client's
-// transaction if the call carries one.
+// transaction if the call carries one. The response carries no keys, as
+// the original's did not: the clients read PublishResponse.keys as each
+// message's key in JSON, to copy into the message (@tigrisdata/core throws
+// on anything else, from a callback, which ends the process), and a
+// message's key here is an opaque resume token, which only HTTP's keys
+// hand out.
 func (s *Server) Publish(ctx context.Context, req *api.PublishRequest) (*api.PublishResponse, error) {
 	res, err := s.ops.Publish(ctx, caller(ctx), ops.PublishRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Messages: req.GetMessages(), Partition: int64(req.GetOptions().GetPartition())})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.PublishResponse{Metadata: &api.ResponseMetadata{CreatedAt: timestamp(res.Time)}, Status: "published", Keys: res.Keys}, nil
+	return &api.PublishResponse{Metadata: &api.ResponseMetadata{CreatedAt: timestamp(res.Time)}, Status: "published"}, nil
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/foliodb/folio/internal/npmtest"
 )
 
 // The compile tests put each case's output in a file with the header a
@@ -126,51 +128,12 @@ func TestTypeScriptOutputTypeChecks(t *testing.T) {
 }
 
 // tsInstall returns a directory whose node_modules holds the client and
-// the compiler, installing them the first time.
+// the compiler, installing them the first time (npmtest: skipped without
+// npm or the registry, failed under CI).
 func tsInstall(t *testing.T) string {
 	t.Helper()
-	if d := os.Getenv(tsInstallEnv); d != "" {
-		return d
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not on PATH: the TypeScript output is not type-checked")
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "folio-schemagen", strings.NewReplacer("@", "", "/", "-").Replace(tsClient+"_"+tsCompiler+"_"+tsNodeTypes))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "tsc")); err == nil {
-		return dir
-	}
-	// Installed beside, then renamed into place, so that a test run that
-	// stops halfway or runs alongside leaves no half-installed cache.
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	writeFile(t, filepath.Join(tmp, "package.json"), `{"private": true}`+"\n")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", tsClient, tsCompiler, tsNodeTypes)
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("npm install %s %s failed (offline?): the TypeScript output is not type-checked: %v\n%s", tsClient, tsCompiler, err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil && !exists(filepath.Join(dir, "node_modules", ".bin", "tsc")) {
-		t.Fatalf("put the npm install in place: %v", err)
-	}
-	return dir
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
+	return npmtest.Install(t, npmtest.Set{Name: "schemagen", Packages: []string{tsClient, tsCompiler, tsNodeTypes},
+		Ready: filepath.Join(".bin", "tsc"), Env: tsInstallEnv})
 }
 
 // javaStubs stand in for the Java client's annotations and collection
