@@ -1,7 +1,7 @@
 // Package node runs one Folio server: it opens the store and starts, in
 // order, every long-running part over it (interactive transactions, the
-// change-log readers behind the streams, the log trimmer, the operations,
-// and the transports), and stops them in the reverse order. `folio serve`
+// change-log readers behind the streams, the log trimmer, the search
+// indexer, the operations, and the transports), and stops them in the reverse order. `folio serve`
 // parses its configuration and calls Run; the black-box tests start nodes
 // the same way.
 //
@@ -13,7 +13,10 @@
 //     finish, up to ShutdownTimeout, after which they are cut off;
 //  2. the interactive transactions still open are rolled back;
 //  3. the change-log readers and the trimmer stop;
-//  4. the store closes, after its in-flight commits.
+//  4. the search indexer stops: it closes its indexes, which persist what
+//     they hold with their watermarks (it reads the store, so it stops
+//     before the store closes);
+//  5. the store closes, after its in-flight commits.
 //
 // Each step is logged at info level as it completes.
 package node
@@ -27,6 +30,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -36,6 +40,7 @@ import (
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/kv/sqlkv"
 	"github.com/foliodb/folio/internal/ops"
+	"github.com/foliodb/folio/internal/search"
 	"github.com/foliodb/folio/internal/session"
 	"github.com/foliodb/folio/internal/streams"
 )
@@ -50,6 +55,14 @@ type Config struct {
 	Engine      string
 	DataDir     string
 	PostgresURL string
+	// SearchDir holds the search indexes, one directory per collection.
+	// Default: <DataDir>/search when the node opens its store itself (for
+	// either engine); with a Store given and no SearchDir, the indexes
+	// are kept in memory and rebuilt at every start.
+	SearchDir string
+	// SearchWait bounds how long a search waits for the index to catch
+	// up with the writes acknowledged before it. Default 5s.
+	SearchWait time.Duration
 	// CacheBytes is the embedded engine's block cache.
 	CacheBytes int64
 	// MaxTxAge is the longest a transaction may stay open, interactive
@@ -127,6 +140,7 @@ type Node struct {
 	sessions  *session.Manager
 	hub       *streams.Hub
 	trimmer   *background
+	search    *search.Indexer
 	ops       *ops.Ops
 	http      *http.Server
 	ln        net.Listener
@@ -189,7 +203,10 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.LogRetention > 0 {
 		n.trimmer = startBackground(n.changeLog.RunTrimmer)
 	}
-	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Logger: n.log,
+	if err := n.startSearch(ctx); err != nil {
+		return nil, err
+	}
+	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, Logger: n.log,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
@@ -201,6 +218,22 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		}
 	}
 	return n, nil
+}
+
+// startSearch starts the search indexer over the change log, before the
+// operations that query it.
+func (n *Node) startSearch(ctx context.Context) error {
+	dir := n.cfg.SearchDir
+	if dir == "" && n.cfg.Store == nil {
+		dir = filepath.Join(n.cfg.DataDir, "search")
+	}
+	n.search = search.New(n.changeLog, search.Options{Dir: dir, Logger: n.log})
+	if err := n.search.Start(ctx); err != nil {
+		n.search = nil
+		return err
+	}
+	n.log.Info("search indexer started", "dir", dir)
+	return nil
 }
 
 // pooled is a store whose transactions each hold one of a fixed number of
@@ -310,6 +343,13 @@ func (n *Node) stopParts() error {
 	if n.trimmer != nil {
 		n.trimmer.stop()
 		n.log.Info("shutdown: change-log trimmer stopped")
+	}
+	if n.search != nil {
+		if err := n.search.Close(); err != nil {
+			n.log.Error("shutdown: closing the search indexes failed", "err", err)
+		} else {
+			n.log.Info("shutdown: search indexer stopped")
+		}
 	}
 	if n.store == nil {
 		return nil
