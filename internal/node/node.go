@@ -290,11 +290,15 @@ type Stats struct {
 	// LogReaders is the open readers of the change log: the hub's while
 	// any stream is live, and one per stream catching up.
 	LogReaders int
+	// Search is the search indexer's lag and indexes.
+	Search search.Stats
 }
 
 // Stats reports what the node's streams hold now.
 func (n *Node) Stats() Stats {
-	return Stats{Streams: n.hub.Stats(), LogReaders: n.changeLog.Readers()}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return Stats{Streams: n.hub.Stats(), LogReaders: n.changeLog.Readers(), Search: n.search.Stats(ctx)}
 }
 
 // Close shuts the node down in the order of the package comment. It is

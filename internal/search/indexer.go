@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	bindex "github.com/blevesearch/bleve_index_api"
 
@@ -349,12 +350,15 @@ func (ix *Indexer) create(ci *collIndex, at kv.Position) (bleve.Index, error) {
 	var idx bleve.Index
 	var err error
 	if ci.dir == "" {
-		idx, err = bleve.NewMemOnly(newMapping())
+		// Scorch without a path keeps its segments in memory: the same
+		// engine (and BM25 statistics) as on disk, unlike NewMemOnly's
+		// older key-value index.
+		idx, err = bleve.NewUsing("", newMapping(), scorch.Name, scorch.Name, map[string]any{})
 	} else {
 		if err = os.RemoveAll(ci.dir); err != nil {
 			return nil, err
 		}
-		idx, err = bleve.New(ci.dir, newMapping())
+		idx, err = bleve.NewUsing(ci.dir, newMapping(), scorch.Name, scorch.Name, nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search: create the index of %s.%s: %w", ci.db, ci.name, err)
@@ -869,11 +873,16 @@ func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) 
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if ci.dropped || ix.closed {
+	if ci.dropped {
 		idx.Close()
 		if ci.dir != "" {
 			os.RemoveAll(ci.dir)
 		}
+		return n, nil
+	}
+	if ix.closed {
+		// Complete, with its watermark: the next start opens it.
+		idx.Close()
 		return n, nil
 	}
 	ci.idx, ci.rebuilding = idx, false
