@@ -598,12 +598,15 @@ func (ix *Indexer) caughtUp(pos kv.Position) {
 	if pos <= ix.readerPos {
 		return
 	}
-	ix.readerPos = pos
+	// Only an index that holds everything up to where the reader was
+	// moves on: one whose rebuild just finished below it waits for the
+	// reader to come back to its position.
 	for _, ci := range ix.colls {
-		if !ci.rebuilding && ci.applied < pos {
+		if !ci.rebuilding && ci.applied >= ix.readerPos && ci.applied < pos {
 			ci.applied = pos
 		}
 	}
+	ix.readerPos = pos
 	ix.signal()
 }
 
@@ -614,10 +617,22 @@ func (ix *Indexer) apply(ctx context.Context, entries []changelog.Entry, upTo kv
 	if err != nil {
 		return err
 	}
+	// The indexes ready when the batch starts are the ones it is applied
+	// to, and the only ones whose position moves to upTo at its end: one
+	// whose rebuild finishes meanwhile has missed part of the batch, and
+	// gets it when the reader goes back to its rebuild's position.
+	ix.mu.Lock()
+	eligible := make(map[*collIndex]bool, len(ix.colls))
+	for _, ci := range ix.colls {
+		if !ci.rebuilding && ci.idx != nil {
+			eligible[ci] = true
+		}
+	}
+	ix.mu.Unlock()
 	batches := make(map[*collIndex]*bleve.Batch)
 	for _, e := range entries {
 		for _, rec := range e.Records {
-			if err := ix.applyRecord(e.Pos, rec, batches, an); err != nil {
+			if err := ix.applyRecord(e.Pos, rec, eligible, batches, an); err != nil {
 				return err
 			}
 		}
@@ -639,8 +654,8 @@ func (ix *Indexer) apply(ctx context.Context, entries []changelog.Entry, upTo kv
 		}
 		ci.applied, ci.persisted, ci.persistAt = upTo, upTo, now
 	}
-	for _, ci := range ix.colls {
-		if ci.rebuilding || ci.idx == nil || ci.applied >= upTo {
+	for ci := range eligible {
+		if ci.dropped || ci.rebuilding || ci.idx == nil || ci.applied >= upTo {
 			continue
 		}
 		ci.applied = upTo
@@ -669,7 +684,7 @@ func (ix *Indexer) analyzers() (analyzers, error) {
 
 // applyRecord applies one record: DDL at once, document changes into
 // their collection's batch.
-func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, batches map[*collIndex]*bleve.Batch, an analyzers) error {
+func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible map[*collIndex]bool, batches map[*collIndex]*bleve.Batch, an analyzers) error {
 	ix.mu.Lock()
 	ci := ix.colls[rec.CollID]
 	ix.mu.Unlock()
@@ -695,6 +710,7 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, batches ma
 		ci.idx, ci.applied, ci.persisted, ci.persistAt = idx, pos, pos, time.Now()
 		ix.colls[ci.id] = ci
 		ix.mu.Unlock()
+		eligible[ci] = true
 	case changelog.SchemaChanged:
 		if ci == nil {
 			return nil
@@ -728,7 +744,7 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, batches ma
 		}
 	case changelog.Insert, changelog.Replace, changelog.Update, changelog.Delete:
 		ix.mu.Lock()
-		skip := ci == nil || ci.rebuilding || ci.idx == nil || pos <= ci.applied
+		skip := ci == nil || !eligible[ci] || ci.rebuilding || ci.idx == nil || pos <= ci.applied
 		var s *schema.Schema
 		var idx bleve.Index
 		if !skip {
