@@ -287,8 +287,9 @@ func (n *Node) Addr() net.Addr { return n.ln.Addr() }
 // metrics.
 type Stats struct {
 	Streams streams.Stats
-	// LogReaders is the open readers of the change log: the hub's while
-	// any stream is live, and one per stream catching up.
+	// LogReaders is the open readers of the change log behind the
+	// streams: the hub's while any stream is live, and one per stream
+	// catching up (the search indexer's are counted in Search).
 	LogReaders int
 	// Search is the search indexer's lag and indexes.
 	Search search.Stats
@@ -298,7 +299,9 @@ type Stats struct {
 func (n *Node) Stats() Stats {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return Stats{Streams: n.hub.Stats(), LogReaders: n.changeLog.Readers(), Search: n.search.Stats(ctx)}
+	// The search indexer's readers are its own business (its stats).
+	readers := max(0, n.changeLog.Readers()-n.search.Readers())
+	return Stats{Streams: n.hub.Stats(), LogReaders: readers, Search: n.search.Stats(ctx)}
 }
 
 // Close shuts the node down in the order of the package comment. It is

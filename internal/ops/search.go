@@ -83,12 +83,13 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	// The store's position when the search arrived: every write
-	// acknowledged before it is at or below it.
-	arrived, err := o.store.LastPosition(ctx)
+	// A search holds a storage connection while its client receives it,
+	// as a read does.
+	release, err := o.reads.take(ctx)
 	if err != nil {
-		return apiError(ctx, err)
+		return err
 	}
+	defer release()
 	var coll *catalog.Collection
 	var f filter.Filter
 	var prepared *search.Prepared
@@ -114,6 +115,13 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 		prepared, err = search.Prepare(coll.Schema, sreq)
 		return err
 	})
+	if err != nil {
+		return apiError(ctx, err)
+	}
+	// The store's position now, after the search arrived and found its
+	// collection: every write acknowledged before the search, and the
+	// collection's creation, are at or below it.
+	arrived, err := o.store.LastPosition(ctx)
 	if err != nil {
 		return apiError(ctx, err)
 	}

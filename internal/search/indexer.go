@@ -139,10 +139,12 @@ type Indexer struct {
 	holds []*changelog.Reader
 	// changed is closed and replaced whenever an index moves on.
 	changed chan struct{}
+	readers int // open log readers, see Readers
 	// caughtUpAt is when the reader last found nothing more to read, for
 	// the lag in seconds.
 	caughtUpAt time.Time
 	closed     bool
+	loaded     bool // the collections are known (load has run)
 
 	// ctx ends when the indexer is closed: the reader's and the rebuilds'.
 	ctx    context.Context
@@ -161,6 +163,7 @@ type collIndex struct {
 	rev        int64
 	idx        bleve.Index // nil while rebuilding
 	rebuilding bool
+	rebuilds   int // rebuilds started since the indexer started
 	dropped    bool
 	applied    kv.Position // every entry at or before it is in idx
 	persisted  kv.Position // the watermark written into idx
@@ -188,15 +191,46 @@ func New(clog *changelog.Log, opts Options) *Indexer {
 		colls: make(map[int64]*collIndex), changed: make(chan struct{})}
 }
 
-// Start opens the index of every documents collection (scheduling a
-// rebuild of those missing or unreadable), removes the indexes of
-// collections that no longer exist, and starts following the log.
+// Start starts the indexer in the background: it opens the index of every
+// documents collection (scheduling a rebuild of those missing or
+// unreadable), removes the indexes of collections that no longer exist,
+// and follows the log. A store that cannot be read yet does not fail the
+// start: the indexer retries, and searches answer UNAVAILABLE meanwhile.
 func (ix *Indexer) Start(ctx context.Context) error {
 	if ix.opts.Dir != "" {
 		if err := os.MkdirAll(ix.opts.Dir, 0o755); err != nil {
 			return fmt.Errorf("search: index directory: %w", err)
 		}
 	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	ix.ctx, ix.cancel = runCtx, cancel
+	ix.wg.Add(1)
+	go func() {
+		defer ix.wg.Done()
+		delay := 100 * time.Millisecond
+		for {
+			err := ix.load(runCtx)
+			if err == nil {
+				break
+			}
+			if runCtx.Err() != nil {
+				return
+			}
+			ix.log.Error("search: loading the collections failed; retrying", "err", err, "retry_in", delay)
+			select {
+			case <-runCtx.Done():
+				return
+			case <-time.After(delay):
+			}
+			delay = min(2*delay, 10*time.Second)
+		}
+		ix.run(runCtx)
+	}()
+	return nil
+}
+
+// load opens the indexes of the collections the catalog lists.
+func (ix *Indexer) load(ctx context.Context) error {
 	// The position first, then the catalog: a collection created after
 	// the position is in the log the reader will read.
 	last, err := ix.store.LastPosition(ctx)
@@ -222,8 +256,6 @@ func (ix *Indexer) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("search: list the collections: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	ix.ctx, ix.cancel = runCtx, cancel
 	ix.mu.Lock()
 	ix.readerPos = last
 	ix.caughtUpAt = time.Now()
@@ -236,20 +268,17 @@ func (ix *Indexer) Start(ctx context.Context) error {
 		ix.colls[c.ID] = ci
 		if err := ix.open(ci); err != nil {
 			ix.log.Warn("search: index unreadable or missing: rebuilding it", "db", ci.db, "collection", ci.name, "dir", ci.dir, "err", err)
-			ci.rebuilding = true
+			ci.rebuilding, ci.rebuilds = true, 1
 			rebuild = append(rebuild, ci)
 		}
 	}
+	ix.loaded = true
+	ix.signal()
 	ix.mu.Unlock()
 	ix.removeStrays()
 	for _, ci := range rebuild {
-		ix.startRebuild(runCtx, ci)
+		ix.startRebuild(ctx, ci)
 	}
-	ix.wg.Add(1)
-	go func() {
-		defer ix.wg.Done()
-		ix.run(runCtx)
-	}()
 	return nil
 }
 
@@ -279,7 +308,7 @@ func (ix *Indexer) Close() error {
 		}
 	}
 	for _, h := range ix.holds {
-		h.Close()
+		ix.closeReaderLocked(h)
 	}
 	ix.holds = nil
 	ix.signal()
@@ -407,9 +436,14 @@ func (ix *Indexer) signal() {
 
 // WaitFor blocks until the index of collection collID has applied the log
 // up to position at, or ctx is done (ErrBehind). An index being rebuilt
-// fails at once with ErrRebuilding, and a collection the indexer does not
-// know once it has read past at with ErrNoIndex.
+// fails with ErrRebuilding unless the rebuild ends within RebuildWait, and
+// a collection the indexer does not know once it has read past at with
+// ErrNoIndex.
 func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) error {
+	// A rebuild of a small collection (one created just now, or any after
+	// a start with indexes in memory) takes milliseconds: worth a short
+	// wait, unlike a long one, which answers at once after it.
+	var rebuildWait <-chan time.Time
 	for {
 		ix.mu.Lock()
 		if ix.closed {
@@ -418,13 +452,12 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 		}
 		ci := ix.colls[collID]
 		switch {
-		case ci != nil && ci.rebuilding:
-			ix.mu.Unlock()
-			return ErrRebuilding
+		case ci != nil && ci.rebuilding && rebuildWait == nil:
+			rebuildWait = time.After(RebuildWait)
 		case ci != nil && ci.applied >= at:
 			ix.mu.Unlock()
 			return nil
-		case ci == nil && ix.readerPos >= at && !ix.hasRewind:
+		case ci == nil && ix.loaded && ix.readerPos >= at && !ix.hasRewind:
 			ix.mu.Unlock()
 			return ErrNoIndex
 		}
@@ -432,11 +465,20 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 		ix.mu.Unlock()
 		select {
 		case <-ch:
+		case <-rebuildWait:
+			return ErrRebuilding
 		case <-ctx.Done():
+			if rebuildWait != nil {
+				return ErrRebuilding
+			}
 			return ErrBehind
 		}
 	}
 }
+
+// RebuildWait is how long WaitFor waits for an index being rebuilt before
+// it answers ErrRebuilding.
+const RebuildWait = 500 * time.Millisecond
 
 // run follows the log until ctx is done, starting over after a failure.
 func (ix *Indexer) run(ctx context.Context) {
@@ -492,11 +534,11 @@ func (ix *Indexer) startPosition() kv.Position {
 // error, or a rewind request (errRewind).
 func (ix *Indexer) follow(ctx context.Context) error {
 	start := ix.startPosition()
-	r, err := ix.clog.OpenReader(ctx, start)
+	r, err := ix.openReader(ctx, start)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer ix.closeReader(r)
 	ix.releaseHolds(start)
 	for {
 		entries, err := ix.gather(ctx, r)
@@ -509,6 +551,36 @@ func (ix *Indexer) follow(ctx context.Context) error {
 	}
 }
 
+// openReader opens a log reader, counted in Readers.
+func (ix *Indexer) openReader(ctx context.Context, after kv.Position) (*changelog.Reader, error) {
+	r, err := ix.clog.OpenReader(ctx, after)
+	if err == nil {
+		ix.mu.Lock()
+		ix.readers++
+		ix.mu.Unlock()
+	}
+	return r, err
+}
+
+func (ix *Indexer) closeReader(r *changelog.Reader) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.closeReaderLocked(r)
+}
+
+func (ix *Indexer) closeReaderLocked(r *changelog.Reader) {
+	r.Close()
+	ix.readers--
+}
+
+// Readers is how many change-log readers the indexer holds open: its own,
+// and one per rebuild until the log is replayed from its position.
+func (ix *Indexer) Readers() int {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.readers
+}
+
 // releaseHolds closes the readers of finished rebuilds: the main reader,
 // opened at start, now holds the log for them.
 func (ix *Indexer) releaseHolds(start kv.Position) {
@@ -517,7 +589,7 @@ func (ix *Indexer) releaseHolds(start kv.Position) {
 	kept := ix.holds[:0]
 	for _, h := range ix.holds {
 		if h.Position() >= start {
-			h.Close()
+			ix.closeReaderLocked(h)
 		} else {
 			kept = append(kept, h)
 		}
@@ -816,6 +888,7 @@ func (ix *Indexer) startRebuildLocked(ci *collIndex) {
 		ci.idx = nil
 	}
 	ci.rebuilding = true
+	ci.rebuilds++
 	ix.signal()
 	ix.wg.Add(1)
 	go func() {
@@ -863,14 +936,14 @@ func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	hold, err := ix.clog.OpenReader(ctx, last)
+	hold, err := ix.openReader(ctx, last)
 	if err != nil {
 		return 0, err
 	}
 	handed := false
 	defer func() {
 		if !handed {
-			hold.Close()
+			ix.closeReader(hold)
 		}
 	}()
 	idx, err := ix.create(ci, 0)
@@ -987,6 +1060,8 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 
 // Stats is a snapshot of the indexer, for metrics.
 type Stats struct {
+	// LogReaders is the change-log readers the indexer holds open.
+	LogReaders int
 	// Position is where the log reader has read to; LastPosition the
 	// log's end when the snapshot was taken; LagPositions the difference.
 	Position, LastPosition kv.Position
@@ -1002,6 +1077,7 @@ type IndexStats struct {
 	DB, Collection string
 	CollectionID   int64
 	Ready          bool        // false while it is being rebuilt
+	Rebuilds       int         // rebuilds started since the indexer started
 	Applied        kv.Position // its watermark in memory
 	Documents      uint64
 	DiskBytes      int64 // its directory's size; 0 in memory
@@ -1012,7 +1088,7 @@ type IndexStats struct {
 func (ix *Indexer) Stats(ctx context.Context) Stats {
 	last, _ := ix.store.LastPosition(ctx)
 	ix.mu.Lock()
-	st := Stats{Position: ix.readerPos, LastPosition: last}
+	st := Stats{LogReaders: ix.readers, Position: ix.readerPos, LastPosition: last}
 	if last > ix.readerPos {
 		st.LagPositions = uint64(last - ix.readerPos)
 		st.LagSeconds = time.Since(ix.caughtUpAt).Seconds()
@@ -1024,7 +1100,7 @@ func (ix *Indexer) Stats(ctx context.Context) Stats {
 	}
 	var snaps []snap
 	for _, ci := range ix.colls {
-		snaps = append(snaps, snap{IndexStats{DB: ci.db, Collection: ci.name, CollectionID: ci.id, Ready: !ci.rebuilding, Applied: ci.applied}, ci.idx, ci.dir})
+		snaps = append(snaps, snap{IndexStats{DB: ci.db, Collection: ci.name, CollectionID: ci.id, Ready: !ci.rebuilding, Rebuilds: ci.rebuilds, Applied: ci.applied}, ci.idx, ci.dir})
 	}
 	ix.mu.Unlock()
 	for _, sn := range snaps {

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -464,6 +465,9 @@ func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFa
 		}
 	}
 	res, err := s.idx.SearchInContext(ctx, req)
+	if errors.Is(err, bleve.ErrorIndexClosed) {
+		return nil, ErrNoIndex // dropped, rebuilt or shut down under the search
+	}
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
