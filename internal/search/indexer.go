@@ -128,6 +128,9 @@ type Indexer struct {
 	// readerPos is where the log reader has read to: every ready index
 	// holds what it needs of the entries at or before it.
 	readerPos kv.Position
+	// readTo is where the reader has read to, applied or not: a rebuild
+	// that ends below it needs the reader to come back.
+	readTo kv.Position
 	// rewind, if set, is a position the reader must go back to (a
 	// rebuild finished there).
 	rewind    kv.Position
@@ -526,7 +529,7 @@ func (ix *Indexer) startPosition() kv.Position {
 			start = min(start, ci.applied)
 		}
 	}
-	ix.readerPos = start
+	ix.readerPos, ix.readTo = start, start
 	return start
 }
 
@@ -611,6 +614,9 @@ func (ix *Indexer) gather(ctx context.Context, r *changelog.Reader) ([]changelog
 		if err != nil {
 			return nil, err
 		}
+		ix.mu.Lock()
+		ix.readTo = r.Position()
+		ix.mu.Unlock()
 		out = append(out, entries...)
 		if len(entries) > 0 {
 			if deadline.IsZero() {
@@ -689,14 +695,15 @@ func (ix *Indexer) apply(ctx context.Context, entries []changelog.Entry, upTo kv
 	if err != nil {
 		return err
 	}
-	// The indexes ready when the batch starts are the ones it is applied
-	// to, and the only ones whose position moves to upTo at its end: one
-	// whose rebuild finishes meanwhile has missed part of the batch, and
-	// gets it when the reader goes back to its rebuild's position.
+	// The batch is applied to the indexes that hold everything up to
+	// where it starts (the reader's position): they alone move to upTo at
+	// its end. An index whose rebuild ended below that position, before or
+	// during the batch, missed entries: it gets them when the reader goes
+	// back to its rebuild's position.
 	ix.mu.Lock()
 	eligible := make(map[*collIndex]bool, len(ix.colls))
 	for _, ci := range ix.colls {
-		if !ci.rebuilding && ci.idx != nil {
+		if !ci.rebuilding && ci.idx != nil && ci.applied >= ix.readerPos {
 			eligible[ci] = true
 		}
 	}
@@ -977,10 +984,12 @@ func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) 
 	ci.idx, ci.rebuilding = idx, false
 	ci.applied, ci.persisted, ci.persistAt = last, last, time.Now()
 	// The main reader goes back to last if it is past it; until then this
-	// rebuild's reader keeps the log from being trimmed there.
-	ix.holds = append(ix.holds, hold)
-	handed = true
-	if last < ix.readerPos {
+	// rebuild's reader keeps the log from being trimmed there. A main
+	// reader at or below last holds the log itself: the deferred close
+	// lets this one go.
+	if last < max(ix.readerPos, ix.readTo) {
+		ix.holds = append(ix.holds, hold)
+		handed = true
 		if !ix.hasRewind || last < ix.rewind {
 			ix.rewind = last
 		}
