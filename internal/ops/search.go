@@ -118,17 +118,19 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	if err != nil {
 		return apiError(ctx, err)
 	}
+	wctx, wcancel := context.WithTimeout(ctx, o.cfg.SearchWait)
+	defer wcancel()
 	// The store's position now, after the search arrived and found its
 	// collection: every write acknowledged before the search, and the
 	// collection's creation, are at or below it.
-	arrived, err := o.store.LastPosition(ctx)
+	arrived, err := o.committedPosition(wctx)
 	if err != nil {
+		if wctx.Err() != nil && ctx.Err() == nil {
+			return search.ErrBehind
+		}
 		return apiError(ctx, err)
 	}
-	wctx, wcancel := context.WithTimeout(ctx, o.cfg.SearchWait)
-	err = o.search.WaitFor(wctx, coll.ID, arrived)
-	wcancel()
-	if err != nil {
+	if err := o.search.WaitFor(wctx, coll.ID, arrived); err != nil {
 		return err
 	}
 	searcher, err := o.search.Searcher(coll.ID)
@@ -137,6 +139,23 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	}
 	ps := &pageSearch{o: o, req: req, coll: coll, filter: f, prepared: prepared, searcher: searcher, emit: emit}
 	return apiError(ctx, o.run(ctx, func(tx kv.Tx) error { return ps.run(ctx, tx) }))
+}
+
+// settledStore is a store whose LastPosition may be below a commit already
+// acknowledged (sqlkv stops at its log horizon, below the oldest open
+// transaction); SettledPosition waits until it is not. Checking for it
+// here keeps ops from importing a backend.
+type settledStore interface {
+	SettledPosition(ctx context.Context) (kv.Position, error)
+}
+
+// committedPosition is a position at or past every commit acknowledged
+// before the call, that the change log's readers can reach.
+func (o *Ops) committedPosition(ctx context.Context) (kv.Position, error) {
+	if s, ok := o.store.(settledStore); ok {
+		return s.SettledPosition(ctx)
+	}
+	return o.store.LastPosition(ctx)
 }
 
 // checkSearchRequest checks what needs no schema, and fills in defaults.

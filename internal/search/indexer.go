@@ -491,6 +491,10 @@ func (ix *Indexer) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, kv.ErrClosed) {
+			ix.log.Warn("search: the store is closed: the indexer stops", "err", err)
+			return
+		}
 		if errors.Is(err, errRewind) {
 			delay = 100 * time.Millisecond
 			continue
