@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
@@ -119,25 +120,39 @@ func numeric(t schema.Type) bool {
 	return t == schema.Int32 || t == schema.Int64 || t == schema.Number
 }
 
-// searchFields resolves the fields q is searched in.
+// searchFields resolves the fields q is searched in: string fields at any
+// depth, arrays of strings, and string fields of objects inside arrays
+// (named by their dot path, as they are indexed).
 func searchFields(s *schema.Schema, names []string) ([]string, error) {
-	if len(names) == 0 {
-		var out []string
-		for _, f := range s.ScalarFields() {
-			if f.Type == schema.String {
-				out = append(out, f.Path)
+	var all []string
+	var walk func(fields []*schema.Field)
+	walk = func(fields []*schema.Field) {
+		for _, f := range fields {
+			switch {
+			case f.Type == schema.String:
+				all = append(all, f.Path)
+			case f.Type == schema.Array && f.Items != nil && f.Items.Type == schema.String:
+				all = append(all, f.Path)
+			case f.Type == schema.Array && f.Items != nil:
+				walk(f.Items.Properties)
+			case f.Type == schema.Object:
+				walk(f.Properties)
 			}
 		}
-		return out, nil
+	}
+	walk(s.Fields())
+	if len(names) == 0 {
+		return all, nil
 	}
 	for _, n := range names {
+		if slices.Contains(all, n) {
+			continue
+		}
 		f, ok := s.Field(n)
 		if !ok {
 			return nil, status.Errorf(status.InvalidArgument, "search field '%s' is not in the collection's schema", n)
 		}
-		if f.Type != schema.String {
-			return nil, status.Errorf(status.InvalidArgument, "search field '%s' is of type %s: text is searched in string fields only", n, f.Type)
-		}
+		return nil, status.Errorf(status.InvalidArgument, "search field '%s' is of type %s: text is searched in string fields only", n, f.Type)
 	}
 	return names, nil
 }

@@ -164,7 +164,8 @@ func TestSearchText(t *testing.T) {
 			{"search_fields narrows", `{"q":"fox","search_fields":["body"]}`, []string{"1", "4"}, false},
 			{"search_fields title only", `{"q":"forest","search_fields":["title"]}`, nil, false},
 			{"nested search field", `{"q":"ann","search_fields":["maker.name"]}`, []string{"1"}, false},
-			{"array of strings searched", `{"q":"story"}`, []string{"4"}, false},
+			{"array of strings searched", `{"q":"fast"}`, []string{"1"}, false},
+			{"array of strings as a search field", `{"q":"animal","search_fields":["tags"]}`, []string{"1", "2", "4"}, false},
 			{"stop words only match nothing", `{"q":"the"}`, nil, false},
 			{"no match", `{"q":"zebra"}`, nil, false},
 		} {
