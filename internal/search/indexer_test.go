@@ -343,3 +343,42 @@ func minus(a, b []string) []string {
 	}
 	return out
 }
+
+// TestTrimmedPastTheWatermark: an indexer that was stopped while the log
+// was trimmed past its watermark cannot replay; it rebuilds its indexes
+// from the documents and ends up equal to the store.
+func TestTrimmedPastTheWatermark(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		e := newEnv(t, b)
+		e.clog = changelog.NewLog(e.store, changelog.Options{Retention: time.Hour})
+		ix := e.start(t)
+		for i := range 20 {
+			e.put(t, i, fmt.Sprintf("kept %d", i))
+		}
+		e.caughtUp(t, ix)
+		if err := ix.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 10; i < 30; i++ {
+			e.put(t, i, fmt.Sprintf("later %d", i))
+		}
+		e.del(t, 3)
+		// Two ticks a retention apart trim everything up to the first.
+		now := time.Now()
+		ctx := context.Background()
+		if err := e.clog.Tick(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+		e.put(t, 100, "after the note")
+		if err := e.clog.Tick(ctx, now.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+
+		ix = e.start(t)
+		e.caughtUp(t, ix)
+		e.checkIndex(t, ix)
+		if st := ix.Stats(ctx); st.Indexes[0].Rebuilds != 1 {
+			t.Errorf("rebuilds: %+v, want one", st)
+		}
+	})
+}
