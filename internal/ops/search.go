@@ -78,6 +78,11 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	if err := checkSearchRequest(&req); err != nil {
 		return err
 	}
+	// The body's shape before the collection, as a read checks it.
+	sort, err := parseSort(req.Sort)
+	if err != nil {
+		return err
+	}
 	if o.search == nil {
 		return status.Errorf(status.Unimplemented, "search is not enabled on this server")
 	}
@@ -102,10 +107,6 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 			return status.Errorf(status.Unimplemented, "search on messages collections is not implemented by this server yet")
 		}
 		if f, err = parseSearchFilter(req.Filter, coll.Schema, req.Collation); err != nil {
-			return err
-		}
-		sort, err := parseSort(req.Sort)
-		if err != nil {
 			return err
 		}
 		sreq := search.Request{Q: req.Q, SearchFields: req.SearchFields, Filter: f, Facets: req.Facets}

@@ -596,6 +596,8 @@ func TestSearchErrors(t *testing.T) {
 		} {
 			wantError(t, c.do(t, "POST", tc.path, tc.body), tc.status, tc.code, tc.msg)
 		}
+		// The body's shape is checked before the collection is looked up.
+		wantError(t, c.do(t, "POST", docPath("db1", "nope", "search"), `{"sort":[{"price":"up"}]}`), 400, "INVALID_ARGUMENT", "sort order of 'price' must be $asc or $desc, not 'up'")
 		// The names are checked before the body.
 		wantError(t, c.do(t, "POST", docPath("db1", "bad name", "search"), `{`), 400, "INVALID_ARGUMENT", anyMessage)
 	})
