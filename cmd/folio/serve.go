@@ -26,10 +26,14 @@ import (
 // order of precedence: a flag, an environment variable, the config file,
 // the default.
 type serveConfig struct {
-	Addr         string   `json:"addr"`
-	Engine       string   `json:"engine"`
-	PostgresURL  string   `json:"postgres_url"`
-	DataDir      string   `json:"data_dir"`
+	Addr        string `json:"addr"`
+	Engine      string `json:"engine"`
+	PostgresURL string `json:"postgres_url"`
+	DataDir     string `json:"data_dir"`
+	// SearchDir holds the search indexes (empty: <data_dir>/search);
+	// SearchWait bounds a search's wait for the index to catch up.
+	SearchDir    string   `json:"search_dir"`
+	SearchWait   duration `json:"search_wait"`
 	LogLevel     string   `json:"log_level"`
 	LogFormat    string   `json:"log_format"`
 	MaxTxAge     duration `json:"max_tx_age"`
@@ -144,7 +148,9 @@ func settings() []setting {
 		{"grpc-addr", "FOLIO_GRPC_ADDR", "also serve the gRPC API alone on this address, with gRPC's own transport", "off", text(func(c *serveConfig) *string { return &c.GRPCAddr })},
 		{"engine", "FOLIO_ENGINE", "storage engine: pebble (embedded) or postgres", "pebble", text(func(c *serveConfig) *string { return &c.Engine })},
 		{"postgres-url", "FOLIO_POSTGRES_URL", "PostgreSQL connection URL for --engine postgres", "none", text(func(c *serveConfig) *string { return &c.PostgresURL })},
-		{"data-dir", "FOLIO_DATA_DIR", "directory of the embedded store", "./data", text(func(c *serveConfig) *string { return &c.DataDir })},
+		{"data-dir", "FOLIO_DATA_DIR", "directory of the embedded store, and of the search indexes unless --search-dir says otherwise", "./data", text(func(c *serveConfig) *string { return &c.DataDir })},
+		{"search-dir", "FOLIO_SEARCH_DIR", "directory of the search indexes, one per collection, rebuilt from the documents if removed", "<data-dir>/search", text(func(c *serveConfig) *string { return &c.SearchDir })},
+		{"search-wait", "FOLIO_SEARCH_WAIT", "how long a search waits for the index to catch up with the writes acknowledged before it, then answers 503 UNAVAILABLE", "5s", dur(func(c *serveConfig) *duration { return &c.SearchWait })},
 		{"cache-mib", "FOLIO_CACHE_MIB", "embedded engine's block cache in MiB", "128", mebibytes(func(c *serveConfig) *int64 { return &c.CacheBytes })},
 		{"compression", "FOLIO_COMPRESSION", "embedded engine's table compression: snappy (fastest) or zstd (about a third less disk for text, fewer writes a second where CPU is short)", "snappy", text(func(c *serveConfig) *string { return &c.Compression })},
 		{"log-level", "FOLIO_LOG_LEVEL", "debug, info, warn or error", "info", text(func(c *serveConfig) *string { return &c.LogLevel })},
@@ -335,6 +341,8 @@ func serve(args []string) error {
 	return node.Run(ctx, node.Config{
 		Engine:                 cfg.Engine,
 		DataDir:                cfg.DataDir,
+		SearchDir:              cfg.SearchDir,
+		SearchWait:             time.Duration(cfg.SearchWait),
 		PostgresURL:            cfg.PostgresURL,
 		CacheBytes:             cfg.CacheBytes,
 		Compression:            cfg.Compression,

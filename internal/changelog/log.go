@@ -109,6 +109,14 @@ var (
 	ErrReaderClosed = errors.New("changelog: reader closed")
 )
 
+// Behind reports whether err tells a reader that the log no longer holds
+// what it needs (trimmed, or the reader cut off for holding the trimmer
+// back too long or past the byte bound): it must resync, from a fresh
+// position or from the data itself.
+func Behind(err error) bool {
+	return errors.Is(err, ErrTrimmed) || errors.Is(err, ErrCutOff) || errors.Is(err, ErrCutOffBySize)
+}
+
 // Log is a store's change log: it opens readers and trims the log around
 // them. Its methods are safe for concurrent use.
 type Log struct {

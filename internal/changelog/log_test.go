@@ -406,3 +406,22 @@ func TestTrimIntervalWithMaxBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestBehind(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("read: %w", changelog.ErrTrimmed), true},
+		{fmt.Errorf("read: %w", changelog.ErrCutOff), true},
+		{fmt.Errorf("read: %w", changelog.ErrCutOffBySize), true},
+		{changelog.ErrAhead, false},
+		{changelog.ErrReaderClosed, false},
+		{kv.ErrClosed, false},
+		{nil, false},
+	} {
+		if got := changelog.Behind(tc.err); got != tc.want {
+			t.Errorf("Behind(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}

@@ -515,3 +515,19 @@ func (s *Service) Explain(ctx context.Context, tx kv.Tx, coll *catalog.Collectio
 	}
 	return &Explanation{Plan: plan.String(), Candidates: plan.Candidates, Matched: matched, KeysRead: count.Keys.Load()}, nil
 }
+
+// Fetch returns the document stored under a storage key (a change-log
+// record's Key, a search hit), and false if there is none: search reads
+// each hit's current document by its key. Data is the caller's to keep.
+func (s *Service) Fetch(ctx context.Context, tx kv.Tx, key []byte) (Record, bool, error) {
+	v, err := s.get(ctx, tx, key)
+	if err != nil || v == nil {
+		return Record{}, false, err
+	}
+	r, err := decodeRecord(v)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("%w at %x", err, key)
+	}
+	r.Data = bytes.Clone(r.Data)
+	return r, true, nil
+}

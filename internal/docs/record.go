@@ -54,3 +54,8 @@ func recordData(b []byte) ([]byte, error) {
 	r, err := decodeRecord(b)
 	return r.Data, err
 }
+
+// DecodeRecord reads a stored document record, for the readers of the
+// documents outside this package (the search indexer's rebuild); Data
+// aliases b.
+func DecodeRecord(b []byte) (Record, error) { return decodeRecord(b) }

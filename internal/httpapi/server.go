@@ -114,8 +114,8 @@ func (s *Server) routes() {
 			return status.Errorf(status.Unimplemented, "%s is not implemented by this server yet", what)
 		})
 	}
-	unbuilt("POST "+coll+"/documents/search", "search")
-	unbuilt("POST "+coll+"/messages/search", "search")
+	handle("POST "+coll+"/documents/search", s.search)
+	unbuilt("POST "+coll+"/messages/search", "search on messages collections")
 	unbuilt("POST /v1/auth/token", "authentication")
 	// Namespaces and applications moved from /v1/admin and /v1/users to
 	// /v1/management in the original's last /v1/databases releases; both

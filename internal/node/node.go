@@ -1,9 +1,9 @@
 // Package node runs one Folio server: it opens the store and starts, in
 // order, every long-running part over it (interactive transactions, the
-// change-log readers behind the streams, the log trimmer, the operations,
-// and the transports: HTTP and gRPC on the API's port, split by protocol,
-// and gRPC alone on a second port if configured), and stops them in the
-// reverse order. `folio serve`
+// change-log readers behind the streams, the log trimmer, the search
+// indexer, the operations, and the transports: HTTP and gRPC on the API's
+// port, split by protocol, and gRPC alone on a second port if configured),
+// and stops them in the reverse order. `folio serve`
 // parses its configuration and calls Run; the black-box tests start nodes
 // the same way.
 //
@@ -17,7 +17,10 @@
 //     together, then Close and Stop);
 //  2. the interactive transactions still open are rolled back;
 //  3. the change-log readers and the trimmer stop;
-//  4. the store closes, after its in-flight commits.
+//  4. the search indexer stops: it closes its indexes, which persist what
+//     they hold with their watermarks (it reads the store, so it stops
+//     before the store closes);
+//  5. the store closes, after its in-flight commits.
 //
 // Each step is logged at info level as it completes.
 package node
@@ -31,6 +34,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -40,6 +44,7 @@ import (
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/kv/sqlkv"
 	"github.com/foliodb/folio/internal/ops"
+	"github.com/foliodb/folio/internal/search"
 	"github.com/foliodb/folio/internal/session"
 	"github.com/foliodb/folio/internal/streams"
 )
@@ -54,6 +59,14 @@ type Config struct {
 	Engine      string
 	DataDir     string
 	PostgresURL string
+	// SearchDir holds the search indexes, one directory per collection.
+	// Default: <DataDir>/search when the node opens its store itself (for
+	// either engine); with a Store given and no SearchDir, the indexes
+	// are kept in memory and rebuilt at every start.
+	SearchDir string
+	// SearchWait bounds how long a search waits for the index to catch
+	// up with the writes acknowledged before it. Default 5s.
+	SearchWait time.Duration
 	// CacheBytes is the embedded engine's block cache.
 	CacheBytes int64
 	// Compression is the embedded engine's table compression: "snappy"
@@ -142,6 +155,7 @@ type Node struct {
 	sessions  *session.Manager
 	hub       *streams.Hub
 	trimmer   *background
+	search    *search.Indexer
 	ops       *ops.Ops
 	http      *http.Server
 	ln        net.Listener
@@ -222,7 +236,10 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.LogRetention > 0 || cfg.LogMaxBytes > 0 {
 		n.trimmer = startBackground(n.changeLog.RunTrimmer)
 	}
-	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Logger: n.log,
+	if err := n.startSearch(ctx); err != nil {
+		return nil, err
+	}
+	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, Logger: n.log,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
@@ -239,6 +256,22 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		}
 	}
 	return n, nil
+}
+
+// startSearch starts the search indexer over the change log, before the
+// operations that query it.
+func (n *Node) startSearch(ctx context.Context) error {
+	dir := n.cfg.SearchDir
+	if dir == "" && n.cfg.Store == nil {
+		dir = filepath.Join(n.cfg.DataDir, "search")
+	}
+	n.search = search.New(n.changeLog, search.Options{Dir: dir, Logger: n.log})
+	if err := n.search.Start(ctx); err != nil {
+		n.search = nil
+		return err
+	}
+	n.log.Info("search indexer started", "dir", dir)
+	return nil
 }
 
 // pooled is a store whose transactions each hold one of a fixed number of
@@ -300,14 +333,21 @@ func (n *Node) GRPCAddr() net.Addr {
 // metrics.
 type Stats struct {
 	Streams streams.Stats
-	// LogReaders is the open readers of the change log: the hub's while
-	// any stream is live, and one per stream catching up.
+	// LogReaders is the open readers of the change log behind the
+	// streams: the hub's while any stream is live, and one per stream
+	// catching up (the search indexer's are counted in Search).
 	LogReaders int
+	// Search is the search indexer's lag and indexes.
+	Search search.Stats
 }
 
 // Stats reports what the node's streams hold now.
 func (n *Node) Stats() Stats {
-	return Stats{Streams: n.hub.Stats(), LogReaders: n.changeLog.Readers()}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// The search indexer's readers are its own business (its stats).
+	readers := max(0, n.changeLog.Readers()-n.search.Readers())
+	return Stats{Streams: n.hub.Stats(), LogReaders: readers, Search: n.search.Stats(ctx)}
 }
 
 // Close shuts the node down in the order of the package comment. It is
@@ -380,6 +420,13 @@ func (n *Node) stopParts() error {
 	if n.trimmer != nil {
 		n.trimmer.stop()
 		n.log.Info("shutdown: change-log trimmer stopped")
+	}
+	if n.search != nil {
+		if err := n.search.Close(); err != nil {
+			n.log.Error("shutdown: closing the search indexes failed", "err", err)
+		} else {
+			n.log.Info("shutdown: search indexer stopped")
+		}
 	}
 	if n.store == nil {
 		return nil

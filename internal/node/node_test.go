@@ -172,6 +172,7 @@ func TestShutdownOrder(t *testing.T) {
 		"shutdown: open transactions rolled back",
 		"shutdown: change-log readers stopped",
 		"shutdown: change-log trimmer stopped",
+		"shutdown: search indexer stopped",
 		"shutdown: store closed",
 		"folio stopped",
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/messages"
+	"github.com/foliodb/folio/internal/search"
 	"github.com/foliodb/folio/internal/session"
 	"github.com/foliodb/folio/internal/status"
 	"github.com/foliodb/folio/internal/streams"
@@ -70,6 +71,12 @@ type Config struct {
 	// the call fails with DEADLINE_EXCEEDED. A read's bound covers the whole
 	// read, streaming its results included. Default 30s.
 	RequestTimeout time.Duration
+	// Search is the search indexer; nil answers searches UNIMPLEMENTED.
+	// SearchWait bounds how long a search waits for it to catch up with
+	// the writes acknowledged before the search (then UNAVAILABLE).
+	// Default DefaultSearchWait, and never past RequestTimeout.
+	Search     *search.Indexer
+	SearchWait time.Duration
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.
@@ -90,6 +97,7 @@ type Ops struct {
 	messages *messages.Service
 	sessions *session.Manager
 	hub      *streams.Hub
+	search   *search.Indexer
 	health   healthProbe
 	reads    readSlots
 }
@@ -108,8 +116,11 @@ func New(cfg Config) *Ops {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
+	if cfg.SearchWait <= 0 {
+		cfg.SearchWait = DefaultSearchWait
+	}
 	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
-		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, health: newHealthProbe(),
+		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, search: cfg.Search, health: newHealthProbe(),
 		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait)}
 	o.docs.Log = cfg.Logger
 	return o

@@ -523,6 +523,8 @@ func readError(err error, c Cursor) error {
 		return status.Errorf(status.OutOfRange, "position '%s' is ahead of this server's change log: it comes from another server or data directory", c)
 	case errors.Is(err, changelog.ErrCutOff):
 		return status.Errorf(status.OutOfRange, "the stream fell too far behind the change log (it kept changes older than the log's retention allows) and was ended; open the stream without a position to start from now")
+	case errors.Is(err, changelog.ErrCutOffBySize):
+		return status.Errorf(status.OutOfRange, "the stream fell too far behind the change log (the log reached its size bound and dropped changes the stream had not sent) and was ended; open the stream without a position to start from now")
 	case errors.Is(err, kv.ErrClosed):
 		return errShuttingDown
 	}

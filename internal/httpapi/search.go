@@ -1,0 +1,121 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/foliodb/folio/internal/ops"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// searchBody is the body of documents/search (reference §8).
+type searchBody struct {
+	Q             string                     `json:"q"`
+	SearchFields  []string                   `json:"search_fields"`
+	Filter        json.RawMessage            `json:"filter"`
+	Facet         map[string]json.RawMessage `json:"facet"`
+	Sort          json.RawMessage            `json:"sort"`
+	IncludeFields []string                   `json:"include_fields"`
+	ExcludeFields []string                   `json:"exclude_fields"`
+	Page          int64Option                `json:"page"`
+	PageSize      int64Option                `json:"page_size"`
+	Collation     collation                  `json:"collation"`
+}
+
+// search streams a search's pages, one {"result":...} line per page.
+func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
+	var body searchBody
+	malformed := decode(r, &body)
+	req := ops.SearchRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"),
+		Q: body.Q, SearchFields: body.SearchFields, Filter: body.Filter, Sort: body.Sort,
+		IncludeFields: body.IncludeFields, ExcludeFields: body.ExcludeFields,
+		Page: clampInt(int64(body.Page)), PageSize: clampInt(int64(body.PageSize)), Collation: body.Collation.ops()}
+	if malformed == nil && len(body.Facet) > 0 {
+		req.Facets = make(map[string]int, len(body.Facet))
+		for field, raw := range body.Facet {
+			var spec struct {
+				Size int64Option `json:"size"`
+			}
+			if err := json.Unmarshal(raw, &spec); err != nil {
+				req.Malformed = status.Errorf(status.InvalidArgument, "facet '%s' must be an object such as {\"size\":10}", field)
+				break
+			}
+			req.Facets[field] = clampInt(int64(spec.Size))
+		}
+	}
+	stream := newStream(w, s.publicFor(r))
+	err := s.ops.Search(r.Context(), caller(r), req, func(p ops.SearchPage) error {
+		b, err := json.Marshal(searchChunk(p))
+		if err != nil {
+			return err
+		}
+		return stream.send(b)
+	})
+	return stream.finish(err)
+}
+
+// clampInt keeps a client's number within int32, so that an absurd value
+// is refused by the limits rather than wrapped around.
+func clampInt(v int64) int {
+	return int(max(min(v, 1<<31-1), -1<<31))
+}
+
+type searchResult struct {
+	Hits   []searchHit            `json:"hits"`
+	Facets map[string]searchFacet `json:"facets"`
+	Meta   searchMeta             `json:"meta"`
+}
+
+type searchHit struct {
+	Data     json.RawMessage `json:"data"`
+	Metadata metadata        `json:"metadata"`
+}
+
+type searchFacet struct {
+	Counts []facetCount `json:"counts"`
+	Stats  facetStats   `json:"stats"`
+}
+
+type facetCount struct {
+	Count int64  `json:"count"`
+	Value string `json:"value"`
+}
+
+type facetStats struct {
+	Avg   *float64 `json:"avg,omitempty"`
+	Max   *float64 `json:"max,omitempty"`
+	Min   *float64 `json:"min,omitempty"`
+	Sum   *float64 `json:"sum,omitempty"`
+	Count int64    `json:"count"`
+}
+
+type searchMeta struct {
+	Found      int64 `json:"found"`
+	TotalPages int32 `json:"total_pages"`
+	Page       struct {
+		Current int32 `json:"current"`
+		Size    int32 `json:"size"`
+	} `json:"page"`
+}
+
+func searchChunk(p ops.SearchPage) searchResult {
+	out := searchResult{Hits: make([]searchHit, len(p.Hits)), Facets: make(map[string]searchFacet, len(p.Facets))}
+	for i, h := range p.Hits {
+		out.Hits[i] = searchHit{Data: h.Data, Metadata: metadata{CreatedAt: timestamp(h.CreatedAt), UpdatedAt: timestamp(h.UpdatedAt)}}
+	}
+	for name, f := range p.Facets {
+		out.Facets[name] = facet(f)
+	}
+	out.Meta.Found, out.Meta.TotalPages = p.Found, p.TotalPages
+	out.Meta.Page.Current, out.Meta.Page.Size = p.Page, p.Size
+	return out
+}
+
+func facet(f ops.SearchFacet) searchFacet {
+	out := searchFacet{Counts: make([]facetCount, len(f.Counts))}
+	for i, c := range f.Counts {
+		out.Counts[i] = facetCount{Count: c.Count, Value: c.Value}
+	}
+	out.Stats = facetStats{Avg: f.Stats.Avg, Max: f.Stats.Max, Min: f.Stats.Min, Sum: f.Stats.Sum, Count: f.Stats.Count}
+	return out
+}

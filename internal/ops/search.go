@@ -1,0 +1,277 @@
+package ops
+
+import (
+	"context"
+	"time"
+
+	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/jsondoc"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/search"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// SearchRequest is a full-text search of a documents collection.
+type SearchRequest struct {
+	Malformed      error // see Malformed
+	DB, Collection string
+	Q              string
+	SearchFields   []string
+	Filter         []byte // JSON, the read filter's syntax; none matches all
+	// Facets maps a field to its facet's size (0: the default, 10).
+	Facets map[string]int
+	// Sort is [{"field":"$asc"}, {"other":"$desc"}].
+	Sort                         []byte
+	IncludeFields, ExcludeFields []string
+	// PageSize defaults to DefaultSearchPageSize; Page 0 streams every
+	// page.
+	PageSize, Page int
+	Collation      Collation
+}
+
+// SearchHit is one document of a search page.
+type SearchHit struct {
+	Data                 []byte
+	CreatedAt, UpdatedAt time.Time
+}
+
+// SearchFacet is a facet's counts and stats (an alias: the transports
+// see it through ops only).
+type SearchFacet = search.FacetResult
+
+// SearchPage is one page of a search, with the facets and the number of
+// matches.
+type SearchPage struct {
+	Hits       []SearchHit
+	Facets     map[string]SearchFacet
+	Found      int64
+	TotalPages int32
+	Page, Size int32
+}
+
+// Search limits: a page holds at most MaxSearchPageSize hits, and no hit
+// past MaxSearchWindow (page × page size) is served, so that a search
+// holds a bounded number of hits in memory at any time.
+const (
+	DefaultSearchPageSize = 20
+	MaxSearchPageSize     = 1000
+	MaxSearchWindow       = 10_000
+)
+
+// DefaultSearchWait bounds how long a search waits for the index to catch
+// up with the writes acknowledged before it arrived (Config.SearchWait).
+const DefaultSearchWait = 5 * time.Second
+
+// Search runs a full-text search and calls emit with each page: the one
+// asked for, or, with no page, every page from the first until one comes
+// back empty (one empty page when nothing matched). The search first
+// waits until the index holds every write committed before it arrived;
+// each hit's document is then read from the store, all in one read-only
+// transaction, so a hit shows committed data only and a document deleted
+// since it was indexed is left out.
+func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func(SearchPage) error) error {
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return err
+	}
+	if err := checkSearchRequest(&req); err != nil {
+		return err
+	}
+	// The body's shape before the collection, as a read checks it.
+	sort, err := parseSort(req.Sort)
+	if err != nil {
+		return err
+	}
+	if o.search == nil {
+		return status.Errorf(status.Unimplemented, "search is not enabled on this server")
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	// A search holds a storage connection while its client receives it,
+	// as a read does.
+	release, err := o.reads.take(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	var coll *catalog.Collection
+	var f filter.Filter
+	var prepared *search.Prepared
+	err = o.run(ctx, func(tx kv.Tx) (err error) {
+		coll, err = o.catalog.Lookup(ctx, tx, req.DB, req.Collection)
+		if err != nil {
+			return err
+		}
+		if coll.Schema.CollectionType() != schema.Documents {
+			return status.Errorf(status.Unimplemented, "search on messages collections is not implemented by this server yet")
+		}
+		if f, err = parseSearchFilter(req.Filter, coll.Schema, req.Collation); err != nil {
+			return err
+		}
+		sreq := search.Request{Q: req.Q, SearchFields: req.SearchFields, Filter: f, Facets: req.Facets}
+		for _, s := range sort {
+			sreq.Sort = append(sreq.Sort, search.SortField{Path: s.Path, Desc: s.Desc})
+		}
+		prepared, err = search.Prepare(coll.Schema, sreq)
+		return err
+	})
+	if err != nil {
+		return apiError(ctx, err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, o.cfg.SearchWait)
+	defer wcancel()
+	// The store's position now, after the search arrived and found its
+	// collection: every write acknowledged before the search, and the
+	// collection's creation, are at or below it.
+	arrived, err := o.committedPosition(wctx)
+	if err != nil {
+		if wctx.Err() != nil && ctx.Err() == nil {
+			return search.ErrBehind
+		}
+		return apiError(ctx, err)
+	}
+	if err := o.search.WaitFor(wctx, coll.ID, arrived); err != nil {
+		return err
+	}
+	searcher, err := o.search.Searcher(coll.ID)
+	if err != nil {
+		return err
+	}
+	ps := &pageSearch{o: o, req: req, coll: coll, filter: f, prepared: prepared, searcher: searcher, emit: emit}
+	return apiError(ctx, o.run(ctx, func(tx kv.Tx) error { return ps.run(ctx, tx) }))
+}
+
+// settledStore is a store whose LastPosition may be below a commit already
+// acknowledged (sqlkv stops at its log horizon, below the oldest open
+// transaction); SettledPosition waits until it is not. Checking for it
+// here keeps ops from importing a backend.
+type settledStore interface {
+	SettledPosition(ctx context.Context) (kv.Position, error)
+}
+
+// committedPosition is a position at or past every commit acknowledged
+// before the call, that the change log's readers can reach.
+func (o *Ops) committedPosition(ctx context.Context) (kv.Position, error) {
+	if s, ok := o.store.(settledStore); ok {
+		return s.SettledPosition(ctx)
+	}
+	return o.store.LastPosition(ctx)
+}
+
+// checkSearchRequest checks what needs no schema, and fills in defaults.
+func checkSearchRequest(req *SearchRequest) error {
+	if len(req.IncludeFields) > 0 && len(req.ExcludeFields) > 0 {
+		return status.Errorf(status.InvalidArgument, "include_fields and exclude_fields cannot both be given")
+	}
+	if req.Page < 0 || req.PageSize < 0 {
+		return status.Errorf(status.InvalidArgument, "page and page_size must not be negative")
+	}
+	if req.PageSize == 0 {
+		req.PageSize = DefaultSearchPageSize
+	}
+	if req.PageSize > MaxSearchPageSize {
+		return status.Errorf(status.InvalidArgument, "page_size %d is above the limit of %d", req.PageSize, MaxSearchPageSize)
+	}
+	if req.Page > 0 && int64(req.Page)*int64(req.PageSize) > MaxSearchWindow {
+		return status.Errorf(status.InvalidArgument, "page %d of size %d reaches past the first %d hits, the most a search serves", req.Page, req.PageSize, MaxSearchWindow)
+	}
+	return nil
+}
+
+func parseSearchFilter(raw []byte, s *schema.Schema, c Collation) (filter.Filter, error) {
+	if isNull(raw) {
+		return filter.Filter{}, nil
+	}
+	return filter.Parse(raw, s, c.filter())
+}
+
+// pageSearch serves the pages of one search.
+type pageSearch struct {
+	o        *Ops
+	req      SearchRequest
+	coll     *catalog.Collection
+	filter   filter.Filter
+	prepared *search.Prepared
+	searcher *search.Searcher
+	emit     func(SearchPage) error
+
+	include, exclude map[string]bool
+}
+
+func (ps *pageSearch) run(ctx context.Context, tx kv.Tx) error {
+	ps.include, ps.exclude = fieldSet(ps.req.IncludeFields), fieldSet(ps.req.ExcludeFields)
+	if ps.req.Page > 0 {
+		page, err := ps.page(ctx, tx, ps.req.Page, true)
+		if err != nil {
+			return err
+		}
+		return ps.emit(page)
+	}
+	var facets map[string]search.FacetResult
+	for n := 1; int64(n)*int64(ps.req.PageSize) <= MaxSearchWindow; n++ {
+		page, err := ps.page(ctx, tx, n, n == 1)
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			facets = page.Facets
+		}
+		page.Facets = facets
+		if len(page.Hits) == 0 && n > 1 {
+			return nil
+		}
+		if err := ps.emit(page); err != nil {
+			return err
+		}
+		if len(page.Hits) == 0 || int64(n)*int64(ps.req.PageSize) >= page.Found {
+			return nil
+		}
+	}
+	return nil
+}
+
+// page searches page n (1-based) and reads its documents.
+func (ps *pageSearch) page(ctx context.Context, tx kv.Tx, n int, withFacets bool) (SearchPage, error) {
+	size := ps.req.PageSize
+	res, err := ps.searcher.Page(ctx, ps.prepared, (n-1)*size, size, withFacets)
+	if err != nil {
+		return SearchPage{}, err
+	}
+	page := SearchPage{Hits: []SearchHit{}, Facets: res.Facets, Found: int64(res.Found), Page: int32(n), Size: int32(size),
+		TotalPages: int32((int64(res.Found) + int64(size) - 1) / int64(size))}
+	if page.Facets == nil {
+		page.Facets = map[string]search.FacetResult{}
+	}
+	for _, key := range res.Keys {
+		rec, ok, err := ps.o.docs.Fetch(ctx, tx, key)
+		if err != nil {
+			return SearchPage{}, err
+		}
+		if !ok {
+			continue // deleted since it was indexed
+		}
+		// The index answers some filters loosely (array elements, numbers
+		// past 2^53): the document itself decides.
+		if match, err := ps.filter.Matches(rec.Data); err != nil || !match {
+			continue
+		}
+		data, err := jsondoc.Project(rec.Data, ps.include, ps.exclude)
+		if err != nil {
+			return SearchPage{}, err
+		}
+		page.Hits = append(page.Hits, SearchHit{Data: data, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt})
+	}
+	return page, nil
+}
+
+func fieldSet(names []string) map[string]bool {
+	if len(names) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}

@@ -1,0 +1,189 @@
+package search
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/document"
+	bindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/foliodb/folio/internal/index"
+	"github.com/foliodb/folio/internal/schema"
+)
+
+// The Bleve fields of a document field at dot path p:
+//
+//	p        the value itself: analyzed text (string), a number (integers
+//	         and numbers), a bool, a date-time; what text queries, numeric
+//	         ranges, bool queries and sorts on those types use
+//	$kw.p    the exact value as one term (keyword), with doc values: string
+//	         filters and ranges, facets and string sorts; the canonical
+//	         decimal of numbers (for facet values), uuids and date-times as
+//	         written, bytes as hex (so that term order is byte order)
+//	$ci.p    strings only: the folded value as one term, for
+//	         case-insensitive filters
+//
+// A field name cannot start with "$" (the filter language keeps those), so
+// no shadow can collide with a document field. Every document is indexed
+// with the schema current when the indexer sees it: the fields come from
+// the schema, not from a Bleve mapping fixed when the index was created, so
+// a field added by a schema change is indexed from the next write on,
+// without a rebuild or a reopen (documents written before the change do not
+// hold the field, so there is nothing in them to index).
+const (
+	keywordPrefix = "$kw."
+	foldedPrefix  = "$ci."
+)
+
+func keywordField(path string) string { return keywordPrefix + path }
+func foldedField(path string) string  { return foldedPrefix + path }
+
+// Indexing options: text is analyzed with positions (phrases need them);
+// keywords keep doc values for facets and sorts; numbers are stored too,
+// for facet stats.
+const (
+	textOptions    = bindex.IndexField | bindex.IncludeTermVectors
+	keywordOptions = bindex.IndexField | bindex.DocValues
+	foldedOptions  = bindex.IndexField
+	numberOptions  = bindex.IndexField | bindex.DocValues | bindex.StoreField
+	boolOptions    = bindex.IndexField | bindex.DocValues
+	dateOptions    = bindex.IndexField | bindex.DocValues
+)
+
+// analyzers are the two analyzers fields are built with.
+type analyzers struct {
+	text    analysis.Analyzer // "standard": unicode words, lower-cased, English stop words removed
+	keyword analysis.Analyzer // the whole value as one term
+}
+
+// docID is a storage key as a Bleve document id: hex, which keeps the
+// keys' byte order and survives every text path Bleve has.
+func docID(key []byte) string { return hex.EncodeToString(key) }
+
+func keyOf(id string) ([]byte, error) { return hex.DecodeString(id) }
+
+// buildDocument turns a stored document into the Bleve document indexed
+// under its storage key, following the schema's fields. Values of the
+// wrong type for their field (possible only for data written before a
+// schema change) are left out rather than failing the whole log.
+func buildDocument(key, data []byte, s *schema.Schema, an analyzers) (*document.Document, error) {
+	var root map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&root); err != nil {
+		return nil, fmt.Errorf("search: document at %x: %w", key, err)
+	}
+	d := document.NewDocument(docID(key))
+	b := builder{doc: d, an: an}
+	for _, f := range s.Fields() {
+		b.add(f, root[f.Name], nil)
+	}
+	return d, nil
+}
+
+type builder struct {
+	doc *document.Document
+	an  analyzers
+}
+
+func (b *builder) add(f *schema.Field, v any, pos []uint64) {
+	if v == nil {
+		return
+	}
+	switch f.Type {
+	case schema.String:
+		s, ok := v.(string)
+		if !ok {
+			return
+		}
+		b.text(f.Path, pos, s)
+		b.keyword(f.Path, pos, s)
+		b.doc.AddField(document.NewTextFieldCustom(foldedField(f.Path), pos, []byte(index.Fold(s)), foldedOptions, b.an.keyword))
+	case schema.UUID:
+		if s, ok := v.(string); ok {
+			b.keyword(f.Path, pos, s)
+		}
+	case schema.DateTime:
+		s, ok := v.(string)
+		if !ok {
+			return
+		}
+		b.keyword(f.Path, pos, s)
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			if fd, err := document.NewDateTimeFieldWithIndexingOptions(f.Path, pos, t, time.RFC3339Nano, dateOptions); err == nil {
+				b.doc.AddField(fd)
+			}
+		}
+	case schema.Bytes:
+		s, ok := v.(string)
+		if !ok {
+			return
+		}
+		raw, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return
+		}
+		b.keyword(f.Path, pos, hex.EncodeToString(raw))
+	case schema.Int32, schema.Int64, schema.Number:
+		n, ok := v.(json.Number)
+		if !ok {
+			return
+		}
+		x, canon, ok := number(n, f.Type)
+		if !ok {
+			return
+		}
+		b.doc.AddField(document.NewNumericFieldWithIndexingOptions(f.Path, pos, x, numberOptions))
+		b.keyword(f.Path, pos, canon)
+	case schema.Bool:
+		if t, ok := v.(bool); ok {
+			b.doc.AddField(document.NewBooleanFieldWithIndexingOptions(f.Path, pos, t, boolOptions))
+		}
+	case schema.Array:
+		items, ok := v.([]any)
+		if !ok || f.Items == nil {
+			return
+		}
+		for i, item := range items {
+			b.add(f.Items, item, append(pos[:len(pos):len(pos)], uint64(i)))
+		}
+	case schema.Object:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		for _, p := range f.Properties {
+			b.add(p, obj[p.Name], pos)
+		}
+	}
+}
+
+func (b *builder) text(path string, pos []uint64, s string) {
+	b.doc.AddField(document.NewTextFieldCustom(path, pos, []byte(s), textOptions, b.an.text))
+}
+
+func (b *builder) keyword(path string, pos []uint64, s string) {
+	b.doc.AddField(document.NewTextFieldCustom(keywordField(path), pos, []byte(s), keywordOptions, b.an.keyword))
+}
+
+// number reads a JSON number of a numeric field: its value as Bleve holds
+// numbers (float64: integers beyond 2^53 are rounded) and its canonical
+// decimal, the facet value (integers exact).
+func number(n json.Number, t schema.Type) (float64, string, bool) {
+	if t != schema.Number {
+		if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+			return float64(i), strconv.FormatInt(i, 10), true
+		}
+	}
+	x, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return 0, "", false
+	}
+	return x, strconv.FormatFloat(x, 'g', -1, 64), true
+}

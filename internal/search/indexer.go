@@ -1,0 +1,482 @@
+// Package search is Folio's full-text search: a Bleve index per documents
+// collection, fed from the change log, and the translation of a search
+// request (text, filter, facets, sort, pages) into Bleve queries.
+//
+// # The indexer is a change-log reader
+//
+// The Indexer reads the log in commit order with one changelog.Reader,
+// in batches bounded in entries (Options.BatchEntries) and in time
+// (Options.BatchTime), and writes what each batch changed in a collection
+// as one Bleve batch that also holds the collection's new watermark (the
+// log position it has applied up to, under an internal key): the index and
+// its watermark move together, so a crash loses at most the batches Bleve
+// had not persisted, and their watermark with them. After a restart the
+// reader opens at the lowest watermark and each index skips what it
+// already holds. Replaying is idempotent: an insert, replace or update
+// record carries the whole document after the change, indexed under its
+// storage key; a delete removes the key. The indexer follows DDL from the
+// log too: a created collection gets an empty index, a schema change
+// switches the fields later documents are indexed with, and a dropped
+// collection's (or database's) index is closed and its files removed.
+//
+// # Rebuilds
+//
+// An index that is missing, unreadable or without a watermark is rebuilt
+// in the background, while searches on it answer UNAVAILABLE: the rebuild
+// takes the log's last position L first, then reads every document (in
+// chunks, each in a transaction of its own), indexes them, and sets the
+// watermark to L; the log reader then goes back to L and replays what
+// came after. Replaying a suffix of the log in commit order converges to
+// the current state whatever the chunks saw, since each record carries the
+// whole document. While it runs, the rebuild holds a log reader at L, so
+// that the trimmer keeps the entries the replay needs.
+//
+// # Read your writes
+//
+// WaitFor blocks until a collection's index has applied the log up to a
+// position: a search takes the store's last position when it arrives and
+// waits for it, so it sees every write acknowledged before it.
+package search
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/changelog"
+	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Options configure an Indexer. Zero values take the defaults.
+type Options struct {
+	// Dir holds one index directory per collection id. Empty keeps the
+	// indexes in memory: they are rebuilt from the documents at every
+	// start (for tests and throwaway nodes).
+	Dir string
+	// BatchEntries bounds the log entries applied in one Bleve batch, and
+	// BatchTime how long the indexer keeps gathering entries for a batch
+	// while more keep coming. Defaults 256 and 20ms.
+	BatchEntries int
+	BatchTime    time.Duration
+	// RebuildChunk is how many documents a rebuild reads per transaction
+	// and indexes per Bleve batch. Default 1000.
+	RebuildChunk int
+	// WatermarkEvery is how often the watermark of an index that no entry
+	// touched is brought forward, so that a restart does not replay the
+	// log from an idle collection's last write. Default 5s.
+	WatermarkEvery time.Duration
+	Logger         *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultBatchEntries   = 256
+	DefaultBatchTime      = 20 * time.Millisecond
+	DefaultRebuildChunk   = 1000
+	DefaultWatermarkEvery = 5 * time.Second
+)
+
+// Internal keys of an index: its watermark, and the collection it is for
+// (a directory moved by hand to another id is not trusted).
+var (
+	watermarkKey  = []byte("folio.watermark")
+	collectionKey = []byte("folio.collection")
+)
+
+// retryDelay is the advice sent with UNAVAILABLE while an index is not
+// ready or behind.
+const retryDelay = time.Second
+
+// Errors of WaitFor and searches.
+var (
+	ErrRebuilding = &status.Error{Code: status.Unavailable, Message: "the search index of this collection is being rebuilt; retry later", RetryDelay: retryDelay}
+	ErrBehind     = &status.Error{Code: status.Unavailable, Message: "the search index has not caught up with the latest writes yet; retry later", RetryDelay: retryDelay}
+	ErrNoIndex    = &status.Error{Code: status.Unavailable, Message: "the search index of this collection is not ready yet; retry later", RetryDelay: retryDelay}
+	ErrStopped    = &status.Error{Code: status.Unavailable, Message: "search is stopped: the server is shutting down", RetryDelay: retryDelay}
+)
+
+// Indexer keeps a Bleve index per documents collection up to date with the
+// change log. Its methods are safe for concurrent use.
+type Indexer struct {
+	clog  *changelog.Log
+	store kv.Store
+	opts  Options
+	log   *slog.Logger
+	cat   *catalog.Catalog
+	docs  *docs.Service
+
+	mu    sync.Mutex
+	colls map[int64]*collIndex
+	// readerPos is where the log reader has read to: every ready index
+	// holds what it needs of the entries at or before it.
+	readerPos kv.Position
+	// readTo is where the reader has read to, applied or not: a rebuild
+	// that ends below it needs the reader to come back.
+	readTo kv.Position
+	// rewind, if set, is a position the reader must go back to (a
+	// rebuild finished there).
+	rewind    kv.Position
+	hasRewind bool
+	// wake interrupts the reader's wait for a commit (a rewind came).
+	wake context.CancelFunc
+	// holds are the readers rebuilds hold at their positions, closed once
+	// the main reader has gone back to them.
+	holds []*changelog.Reader
+	// changed is closed and replaced whenever an index moves on.
+	changed chan struct{}
+	readers int // open log readers, see Readers
+	// caughtUpAt is when the reader last found nothing more to read, for
+	// the lag in seconds.
+	caughtUpAt time.Time
+	closed     bool
+	loaded     bool // the collections are known (load has run)
+
+	// ctx ends when the indexer is closed: the reader's and the rebuilds'.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// collIndex is one collection's index.
+type collIndex struct {
+	id, dbID int64
+	db, name string
+	dir      string // "" in memory
+
+	// Under Indexer.mu.
+	schema     *schema.Schema
+	rev        int64
+	idx        bleve.Index // nil while rebuilding
+	rebuilding bool
+	rebuilds   int // rebuilds started since the indexer started
+	dropped    bool
+	applied    kv.Position // every entry at or before it is in idx
+	persisted  kv.Position // the watermark written into idx
+	persistAt  time.Time
+}
+
+// New returns an indexer over log's store; Start starts it.
+func New(clog *changelog.Log, opts Options) *Indexer {
+	if opts.BatchEntries <= 0 {
+		opts.BatchEntries = DefaultBatchEntries
+	}
+	if opts.BatchTime <= 0 {
+		opts.BatchTime = DefaultBatchTime
+	}
+	if opts.RebuildChunk <= 0 {
+		opts.RebuildChunk = DefaultRebuildChunk
+	}
+	if opts.WatermarkEvery <= 0 {
+		opts.WatermarkEvery = DefaultWatermarkEvery
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Indexer{clog: clog, store: clog.Store(), opts: opts, log: opts.Logger, cat: catalog.New(), docs: docs.New(),
+		colls: make(map[int64]*collIndex), changed: make(chan struct{})}
+}
+
+// Start starts the indexer in the background: it opens the index of every
+// documents collection (scheduling a rebuild of those missing or
+// unreadable), removes the indexes of collections that no longer exist,
+// and follows the log. A store that cannot be read yet does not fail the
+// start: the indexer retries, and searches answer UNAVAILABLE meanwhile.
+func (ix *Indexer) Start(ctx context.Context) error {
+	if ix.opts.Dir != "" {
+		if err := os.MkdirAll(ix.opts.Dir, 0o755); err != nil {
+			return fmt.Errorf("search: index directory: %w", err)
+		}
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	ix.ctx, ix.cancel = runCtx, cancel
+	ix.wg.Add(1)
+	go func() {
+		defer ix.wg.Done()
+		delay := 100 * time.Millisecond
+		for {
+			err := ix.load(runCtx)
+			if err == nil {
+				break
+			}
+			if runCtx.Err() != nil {
+				return
+			}
+			ix.log.Error("search: loading the collections failed; retrying", "err", err, "retry_in", delay)
+			select {
+			case <-runCtx.Done():
+				return
+			case <-time.After(delay):
+			}
+			delay = min(2*delay, 10*time.Second)
+		}
+		ix.run(runCtx)
+	}()
+	return nil
+}
+
+// load opens the indexes of the collections the catalog lists.
+func (ix *Indexer) load(ctx context.Context) error {
+	// The position first, then the catalog: a collection created after
+	// the position is in the log the reader will read.
+	last, err := ix.store.LastPosition(ctx)
+	if err != nil {
+		return fmt.Errorf("search: start: %w", err)
+	}
+	var colls []*catalog.Collection
+	_, err = kv.Run(ctx, ix.store, func(tx kv.Tx) error {
+		colls = colls[:0]
+		dbs, err := ix.cat.ListDatabases(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, db := range dbs {
+			cs, err := ix.cat.ListCollections(ctx, tx, db)
+			if err != nil {
+				return err
+			}
+			colls = append(colls, cs...)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("search: list the collections: %w", err)
+	}
+	ix.mu.Lock()
+	ix.readerPos = last
+	ix.caughtUpAt = time.Now()
+	var rebuild []*collIndex
+	for _, c := range colls {
+		if c.Schema.CollectionType() != schema.Documents {
+			continue
+		}
+		ci := &collIndex{id: c.ID, dbID: c.DB.ID, db: c.DB.Name, name: c.Name, schema: c.Schema, rev: c.Rev, dir: ix.dirOf(c.ID)}
+		ix.colls[c.ID] = ci
+		if err := ix.open(ci); err != nil {
+			ix.log.Warn("search: index unreadable or missing: rebuilding it", "db", ci.db, "collection", ci.name, "dir", ci.dir, "err", err)
+			ci.rebuilding, ci.rebuilds = true, 1
+			rebuild = append(rebuild, ci)
+		}
+	}
+	ix.loaded = true
+	ix.signal()
+	ix.mu.Unlock()
+	ix.removeStrays()
+	for _, ci := range rebuild {
+		ix.startRebuild(ctx, ci)
+	}
+	return nil
+}
+
+// Close stops the indexer and closes its indexes; what Bleve holds is
+// persisted with its watermark. Safe to call more than once.
+func (ix *Indexer) Close() error {
+	ix.mu.Lock()
+	if ix.closed {
+		ix.mu.Unlock()
+		return nil
+	}
+	ix.closed = true
+	ix.mu.Unlock()
+	if ix.cancel != nil {
+		ix.cancel()
+	}
+	ix.wg.Wait()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var errs []error
+	for _, ci := range ix.colls {
+		if ci.idx != nil {
+			if err := ci.idx.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("search: close the index of %s.%s: %w", ci.db, ci.name, err))
+			}
+			ci.idx = nil
+		}
+	}
+	for _, h := range ix.holds {
+		ix.closeReaderLocked(h)
+	}
+	ix.holds = nil
+	ix.signal()
+	return errors.Join(errs...)
+}
+
+func (ix *Indexer) dirOf(collID int64) string {
+	if ix.opts.Dir == "" {
+		return ""
+	}
+	return filepath.Join(ix.opts.Dir, strconv.FormatInt(collID, 10))
+}
+
+// newMapping is the index mapping: documents are built field by field
+// from the schema (see fields.go), so the mapping only picks BM25 and
+// serves the analyzers to queries.
+func newMapping() *mapping.IndexMappingImpl {
+	m := bleve.NewIndexMapping()
+	m.ScoringModel = bindex.BM25Scoring
+	m.DefaultMapping = bleve.NewDocumentDisabledMapping()
+	return m
+}
+
+// open opens an existing index of ci with its watermark. The caller holds
+// mu.
+func (ix *Indexer) open(ci *collIndex) error {
+	if ci.dir == "" {
+		return errors.New("in memory: nothing kept from the last run")
+	}
+	if _, err := os.Stat(ci.dir); err != nil {
+		return err
+	}
+	idx, err := bleve.Open(ci.dir)
+	if err != nil {
+		return err
+	}
+	wm, err := readPosition(idx, watermarkKey)
+	if err == nil {
+		var id kv.Position
+		if id, err = readPosition(idx, collectionKey); err == nil && int64(id) != ci.id {
+			err = fmt.Errorf("the index is of collection id %d", id)
+		}
+	}
+	if err != nil {
+		idx.Close()
+		return err
+	}
+	ci.idx, ci.applied, ci.persisted, ci.persistAt = idx, wm, wm, time.Now()
+	return nil
+}
+
+func readPosition(idx bleve.Index, key []byte) (kv.Position, error) {
+	v, err := idx.GetInternal(key)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("no %s in the index", key)
+	}
+	return kv.Position(binary.BigEndian.Uint64(v)), nil
+}
+
+func encodePosition(p kv.Position) []byte { return binary.BigEndian.AppendUint64(nil, uint64(p)) }
+
+// create makes a new, empty index for ci at its directory (removing what
+// was there), holding position at as its watermark.
+func (ix *Indexer) create(ci *collIndex, at kv.Position) (bleve.Index, error) {
+	var idx bleve.Index
+	var err error
+	if ci.dir == "" {
+		// Scorch without a path keeps its segments in memory: the same
+		// engine (and BM25 statistics) as on disk, unlike NewMemOnly's
+		// older key-value index.
+		idx, err = bleve.NewUsing("", newMapping(), scorch.Name, scorch.Name, map[string]any{})
+	} else {
+		if err = os.RemoveAll(ci.dir); err != nil {
+			return nil, err
+		}
+		idx, err = bleve.NewUsing(ci.dir, newMapping(), scorch.Name, scorch.Name, nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search: create the index of %s.%s: %w", ci.db, ci.name, err)
+	}
+	b := idx.NewBatch()
+	b.SetInternal(collectionKey, encodePosition(kv.Position(ci.id)))
+	b.SetInternal(watermarkKey, encodePosition(at))
+	if err := idx.Batch(b); err != nil {
+		idx.Close()
+		return nil, fmt.Errorf("search: create the index of %s.%s: %w", ci.db, ci.name, err)
+	}
+	return idx, nil
+}
+
+// removeStrays removes the index directories of collections that are gone
+// (dropped while the server was down).
+func (ix *Indexer) removeStrays() {
+	if ix.opts.Dir == "" {
+		return
+	}
+	entries, err := os.ReadDir(ix.opts.Dir)
+	if err != nil {
+		ix.log.Warn("search: list the index directory", "err", err)
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for _, e := range entries {
+		id, err := strconv.ParseInt(e.Name(), 10, 64)
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		if _, ok := ix.colls[id]; !ok {
+			if err := os.RemoveAll(filepath.Join(ix.opts.Dir, e.Name())); err != nil {
+				ix.log.Warn("search: remove the index of a dropped collection", "dir", e.Name(), "err", err)
+			}
+		}
+	}
+}
+
+// signal wakes the waiters of WaitFor. The caller holds mu.
+func (ix *Indexer) signal() {
+	close(ix.changed)
+	ix.changed = make(chan struct{})
+}
+
+// WaitFor blocks until the index of collection collID has applied the log
+// up to position at, or ctx is done (ErrBehind). An index being rebuilt
+// fails with ErrRebuilding unless the rebuild ends within RebuildWait, and
+// a collection the indexer does not know once it has read past at with
+// ErrNoIndex.
+func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) error {
+	// A rebuild of a small collection (one created just now, or any after
+	// a start with indexes in memory) takes milliseconds: worth a short
+	// wait, unlike a long one, which answers at once after it.
+	var rebuildWait <-chan time.Time
+	for {
+		ix.mu.Lock()
+		if ix.closed {
+			ix.mu.Unlock()
+			return ErrStopped
+		}
+		ci := ix.colls[collID]
+		switch {
+		case ci != nil && ci.rebuilding && rebuildWait == nil:
+			rebuildWait = time.After(RebuildWait)
+		case ci != nil && ci.applied >= at:
+			ix.mu.Unlock()
+			return nil
+		case ci == nil && ix.loaded && ix.readerPos >= at && !ix.hasRewind:
+			ix.mu.Unlock()
+			return ErrNoIndex
+		}
+		ch := ix.changed
+		ix.mu.Unlock()
+		select {
+		case <-ch:
+		case <-rebuildWait:
+			return ErrRebuilding
+		case <-ctx.Done():
+			if rebuildWait != nil {
+				return ErrRebuilding
+			}
+			return ErrBehind
+		}
+	}
+}
+
+// RebuildWait is how long WaitFor waits for an index being rebuilt before
+// it answers ErrRebuilding.
+const RebuildWait = 500 * time.Millisecond

@@ -1,0 +1,609 @@
+package search
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2"
+	bsearch "github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/index"
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Request is a search, checked against the collection's schema by
+// Prepare.
+type Request struct {
+	// Q is the text: words and "quoted phrases", all of which a document
+	// must hold (each in any of the search fields); empty matches all.
+	Q string
+	// SearchFields are the string fields Q is searched in; none: every
+	// string field.
+	SearchFields []string
+	Filter       filter.Filter
+	// Facets maps a field to the number of its most frequent values to
+	// count.
+	Facets map[string]int
+	Sort   []SortField
+}
+
+// SortField is one sort key.
+type SortField struct {
+	Path string
+	Desc bool
+}
+
+// MaxSortFields is how many sort keys a search may give, as in the
+// original.
+const MaxSortFields = 2
+
+// DefaultFacetSize is a facet's size when the request gives none.
+const DefaultFacetSize = 10
+
+// Prepared is a checked request, ready to run.
+type Prepared struct {
+	req    Request
+	schema *schema.Schema
+	text   query.Query
+	query  query.Query
+	sort   bsearch.SortOrder
+}
+
+// Prepare checks a request against the schema (every error an
+// INVALID_ARGUMENT naming what is wrong) and translates it into a Bleve
+// query.
+func Prepare(s *schema.Schema, req Request) (*Prepared, error) {
+	p := &Prepared{req: req, schema: s}
+	fields, err := searchFields(s, req.SearchFields)
+	if err != nil {
+		return nil, err
+	}
+	if p.text, err = textQuery(req.Q, fields); err != nil {
+		return nil, err
+	}
+	for path, size := range req.Facets {
+		f, ok := s.Field(path)
+		if !ok {
+			return nil, status.Errorf(status.InvalidArgument, "facet field '%s' is not in the collection's schema", path)
+		}
+		if !facetable(f.Type) {
+			return nil, status.Errorf(status.InvalidArgument, "facet field '%s' is of type %s: facets are counted on string, integer and number fields", path, f.Type)
+		}
+		if size < 0 {
+			return nil, status.Errorf(status.InvalidArgument, "size of facet '%s' must not be negative", path)
+		}
+	}
+	if len(req.Sort) > MaxSortFields {
+		return nil, status.Errorf(status.InvalidArgument, "sort takes at most %d fields, got %d", MaxSortFields, len(req.Sort))
+	}
+	for _, sf := range req.Sort {
+		f, ok := s.Field(sf.Path)
+		if !ok {
+			return nil, status.Errorf(status.InvalidArgument, "sort field '%s' is not in the collection's schema", sf.Path)
+		}
+		key, ok := sortKey(f, sf.Desc)
+		if !ok {
+			return nil, status.Errorf(status.InvalidArgument, "sort field '%s' is of type %s: sorts are on integer, number, date-time, bool and string fields", sf.Path, f.Type)
+		}
+		p.sort = append(p.sort, key)
+	}
+	if len(p.sort) == 0 {
+		p.sort = append(p.sort, &bsearch.SortScore{Desc: true})
+	}
+	// The storage key last: pages are stable under equal scores.
+	p.sort = append(p.sort, &bsearch.SortDocID{})
+	p.query = p.text
+	if !req.Filter.MatchesAll() {
+		fq := translate(req.Filter.Root)
+		if _, all := p.text.(*query.MatchAllQuery); all {
+			p.query = fq
+		} else {
+			p.query = bleve.NewConjunctionQuery(p.text, fq)
+		}
+	}
+	return p, nil
+}
+
+func facetable(t schema.Type) bool {
+	return t == schema.String || t == schema.Int32 || t == schema.Int64 || t == schema.Number
+}
+
+func numeric(t schema.Type) bool {
+	return t == schema.Int32 || t == schema.Int64 || t == schema.Number
+}
+
+// searchFields resolves the fields q is searched in: string fields at any
+// depth, arrays of strings, and string fields of objects inside arrays
+// (named by their dot path, as they are indexed).
+func searchFields(s *schema.Schema, names []string) ([]string, error) {
+	var all []string
+	var walk func(fields []*schema.Field)
+	walk = func(fields []*schema.Field) {
+		for _, f := range fields {
+			switch {
+			case f.Type == schema.String:
+				all = append(all, f.Path)
+			case f.Type == schema.Array && f.Items != nil && f.Items.Type == schema.String:
+				all = append(all, f.Path)
+			case f.Type == schema.Array && f.Items != nil:
+				walk(f.Items.Properties)
+			case f.Type == schema.Object:
+				walk(f.Properties)
+			}
+		}
+	}
+	walk(s.Fields())
+	if len(names) == 0 {
+		return all, nil
+	}
+	for _, n := range names {
+		if slices.Contains(all, n) {
+			continue
+		}
+		f, ok := s.Field(n)
+		if !ok {
+			return nil, status.Errorf(status.InvalidArgument, "search field '%s' is not in the collection's schema", n)
+		}
+		return nil, status.Errorf(status.InvalidArgument, "search field '%s' is of type %s: text is searched in string fields only", n, f.Type)
+	}
+	return names, nil
+}
+
+// textQuery is q over fields: every word and phrase of q must match, each
+// in any of the fields. Words the analyzer drops (stop words) are left
+// out; a q of only such words matches nothing.
+func textQuery(q string, fields []string) (query.Query, error) {
+	parts, err := splitQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 0 {
+		return bleve.NewMatchAllQuery(), nil
+	}
+	an := newMapping().AnalyzerNamed("standard")
+	var all []query.Query
+	for _, part := range parts {
+		if len(an.Analyze([]byte(part.text))) == 0 {
+			continue
+		}
+		var anyField []query.Query
+		for _, f := range fields {
+			if part.phrase {
+				mq := bleve.NewMatchPhraseQuery(part.text)
+				mq.SetField(f)
+				mq.Analyzer = "standard"
+				anyField = append(anyField, mq)
+			} else {
+				mq := bleve.NewMatchQuery(part.text)
+				mq.SetField(f)
+				mq.Analyzer = "standard"
+				anyField = append(anyField, mq)
+			}
+		}
+		if len(anyField) == 0 {
+			return bleve.NewMatchNoneQuery(), nil
+		}
+		all = append(all, bleve.NewDisjunctionQuery(anyField...))
+	}
+	if len(all) == 0 {
+		return bleve.NewMatchNoneQuery(), nil
+	}
+	if len(all) == 1 {
+		return all[0], nil
+	}
+	return bleve.NewConjunctionQuery(all...), nil
+}
+
+type queryPart struct {
+	text   string
+	phrase bool
+}
+
+// splitQuery splits q into words and "quoted phrases". q of "*" is empty
+// (the original's spelling of match-all).
+func splitQuery(q string) ([]queryPart, error) {
+	if strings.TrimSpace(q) == "*" {
+		return nil, nil
+	}
+	var out []queryPart
+	for {
+		q = strings.TrimSpace(q)
+		if q == "" {
+			return out, nil
+		}
+		if q[0] == '"' {
+			end := strings.IndexByte(q[1:], '"')
+			if end < 0 {
+				return nil, status.Errorf(status.InvalidArgument, "q has a phrase without its closing quote")
+			}
+			if phrase := strings.TrimSpace(q[1 : 1+end]); phrase != "" {
+				out = append(out, queryPart{text: phrase, phrase: true})
+			}
+			q = q[2+end:]
+			continue
+		}
+		end := strings.IndexAny(q, " \t\n\"")
+		if end < 0 {
+			end = len(q)
+		}
+		out = append(out, queryPart{text: q[:end]})
+		q = q[end:]
+	}
+}
+
+// sortKey is the Bleve sort of a field; strings sort bytewise on their
+// keyword shadow. A missing value sorts last either way.
+func sortKey(f *schema.Field, desc bool) (*bsearch.SortField, bool) {
+	key := &bsearch.SortField{Field: f.Path, Desc: desc, Missing: bsearch.SortFieldMissingLast}
+	switch f.Type {
+	case schema.Int32, schema.Int64, schema.Number:
+		key.Type = bsearch.SortFieldAsNumber
+	case schema.DateTime:
+		key.Type = bsearch.SortFieldAsDate
+	case schema.Bool:
+		key.Type = bsearch.SortFieldAsString
+	case schema.String:
+		key.Field, key.Type = keywordField(f.Path), bsearch.SortFieldAsString
+	default:
+		return nil, false
+	}
+	return key, true
+}
+
+// translate turns a filter tree into a Bleve query that matches the same
+// documents, with two approximations the caller corrects by checking each
+// hit's document with the filter: Elements asks that each of its
+// comparisons hold for some element, not one element for all (Bleve
+// cannot tie terms of a multi-valued field to one element), and
+// ArrayEquals that the array hold each element, not exactly them in order.
+// Numbers are float64 in Bleve, so integers beyond 2^53 compare rounded.
+func translate(n filter.Node) query.Query {
+	switch n := n.(type) {
+	case *filter.And:
+		qs := make([]query.Query, len(n.Nodes))
+		for i, c := range n.Nodes {
+			qs[i] = translate(c)
+		}
+		return bleve.NewConjunctionQuery(qs...)
+	case *filter.Or:
+		qs := make([]query.Query, len(n.Nodes))
+		for i, c := range n.Nodes {
+			qs[i] = translate(c)
+		}
+		return bleve.NewDisjunctionQuery(qs...)
+	case *filter.Comparison:
+		return comparison(n)
+	case *filter.Elements:
+		qs := make([]query.Query, len(n.Comparisons))
+		for i, c := range n.Comparisons {
+			qs[i] = comparison(c)
+		}
+		if len(qs) == 1 {
+			return qs[0]
+		}
+		return bleve.NewConjunctionQuery(qs...)
+	case *filter.ArrayEquals:
+		if len(n.Elements) == 0 {
+			return bleve.NewMatchAllQuery()
+		}
+		qs := make([]query.Query, len(n.Elements))
+		for i, c := range n.Elements {
+			qs[i] = comparison(c)
+		}
+		return bleve.NewConjunctionQuery(qs...)
+	}
+	return bleve.NewMatchNoneQuery()
+}
+
+func comparison(c *filter.Comparison) query.Query {
+	switch c.Type {
+	case schema.String:
+		if c.CaseInsensitive {
+			return termOp(foldedField(c.Path), c.Op, index.Fold(c.Value.(string)))
+		}
+		return termOp(keywordField(c.Path), c.Op, c.Value.(string))
+	case schema.UUID, schema.DateTime:
+		return termOp(keywordField(c.Path), c.Op, c.Value.(string))
+	case schema.Bytes:
+		return termOp(keywordField(c.Path), c.Op, hex.EncodeToString(c.Value.([]byte)))
+	case schema.Int32, schema.Int64:
+		return numberOp(c.Path, c.Op, float64(c.Value.(int64)))
+	case schema.Number:
+		return numberOp(c.Path, c.Op, c.Value.(float64))
+	case schema.Bool:
+		want := c.Value.(bool)
+		var qs []query.Query
+		for _, b := range []bool{false, true} {
+			cmp := 0
+			if b != want {
+				if b {
+					cmp = 1
+				} else {
+					cmp = -1
+				}
+			}
+			if holds(c.Op, cmp) {
+				q := bleve.NewBoolFieldQuery(b)
+				q.SetField(c.Path)
+				qs = append(qs, q)
+			}
+		}
+		switch len(qs) {
+		case 0:
+			return bleve.NewMatchNoneQuery()
+		case 1:
+			return qs[0]
+		}
+		return bleve.NewDisjunctionQuery(qs...)
+	}
+	return bleve.NewMatchNoneQuery()
+}
+
+func holds(op filter.Op, cmp int) bool {
+	switch op {
+	case filter.Eq:
+		return cmp == 0
+	case filter.Gt:
+		return cmp > 0
+	case filter.Gte:
+		return cmp >= 0
+	case filter.Lt:
+		return cmp < 0
+	case filter.Lte:
+		return cmp <= 0
+	}
+	return false
+}
+
+func termOp(field string, op filter.Op, v string) query.Query {
+	t, f := true, false
+	var q *query.TermRangeQuery
+	switch op {
+	case filter.Eq:
+		tq := bleve.NewTermQuery(v)
+		tq.SetField(field)
+		return tq
+	case filter.Gt:
+		q = bleve.NewTermRangeInclusiveQuery(v, "", &f, nil)
+	case filter.Gte:
+		if v == "" { // Bleve reads an empty bound as none: every value is >= ""
+			q = bleve.NewTermRangeInclusiveQuery("", "", nil, nil)
+		} else {
+			q = bleve.NewTermRangeInclusiveQuery(v, "", &t, nil)
+		}
+	case filter.Lt:
+		if v == "" {
+			return bleve.NewMatchNoneQuery()
+		}
+		q = bleve.NewTermRangeInclusiveQuery("", v, nil, &f)
+	case filter.Lte:
+		if v == "" {
+			tq := bleve.NewTermQuery("")
+			tq.SetField(field)
+			return tq
+		}
+		q = bleve.NewTermRangeInclusiveQuery("", v, nil, &t)
+	default:
+		return bleve.NewMatchNoneQuery()
+	}
+	q.SetField(field)
+	return q
+}
+
+func numberOp(field string, op filter.Op, v float64) query.Query {
+	t, f := true, false
+	var q *query.NumericRangeQuery
+	switch op {
+	case filter.Eq:
+		q = bleve.NewNumericRangeInclusiveQuery(&v, &v, &t, &t)
+	case filter.Gt:
+		q = bleve.NewNumericRangeInclusiveQuery(&v, nil, &f, nil)
+	case filter.Gte:
+		q = bleve.NewNumericRangeInclusiveQuery(&v, nil, &t, nil)
+	case filter.Lt:
+		q = bleve.NewNumericRangeInclusiveQuery(nil, &v, nil, &f)
+	case filter.Lte:
+		q = bleve.NewNumericRangeInclusiveQuery(nil, &v, nil, &t)
+	default:
+		return bleve.NewMatchNoneQuery()
+	}
+	q.SetField(field)
+	return q
+}
+
+// Result is one page of hits, in order, with the number of matches.
+type Result struct {
+	Keys  [][]byte // the hits' storage keys
+	Found uint64
+	// Facets is set when the page was asked for with facets.
+	Facets map[string]FacetResult
+}
+
+// FacetResult is a facet's counts and, for numeric fields, its stats.
+type FacetResult struct {
+	Counts []FacetCount
+	Stats  FacetStats
+}
+
+// FacetCount is how many matches hold a value.
+type FacetCount struct {
+	Value string
+	Count int64
+}
+
+// FacetStats summarizes a field's values over the matches. Avg, Min, Max
+// and Sum are set for numeric fields only.
+type FacetStats struct {
+	Count              int64
+	Avg, Min, Max, Sum *float64
+}
+
+// Searcher runs searches on one collection's index.
+type Searcher struct {
+	idx bleve.Index
+}
+
+// Searcher returns the searcher of a collection's index, once WaitFor has
+// found it ready.
+func (ix *Indexer) Searcher(collID int64) (*Searcher, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ci := ix.colls[collID]
+	switch {
+	case ci == nil:
+		return nil, ErrNoIndex
+	case ci.rebuilding || ci.idx == nil:
+		return nil, ErrRebuilding
+	}
+	return &Searcher{idx: ci.idx}, nil
+}
+
+// Page returns the hits from `from` (0-based), at most size of them, and,
+// if withFacets, the request's facets.
+func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFacets bool) (*Result, error) {
+	req := bleve.NewSearchRequestOptions(p.query, size, from, false)
+	req.SortByCustom(p.sort)
+	if withFacets {
+		for path, n := range p.req.Facets {
+			if n == 0 {
+				n = DefaultFacetSize
+			}
+			req.AddFacet(path, bleve.NewFacetRequest(keywordField(path), n))
+		}
+	}
+	res, err := s.idx.SearchInContext(ctx, req)
+	if errors.Is(err, bleve.ErrorIndexClosed) {
+		return nil, ErrNoIndex // dropped, rebuilt or shut down under the search
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	out := &Result{Found: res.Total}
+	for _, h := range res.Hits {
+		k, err := keyOf(h.ID)
+		if err != nil {
+			return nil, fmt.Errorf("search: hit id %q: %w", h.ID, err)
+		}
+		out.Keys = append(out.Keys, k)
+	}
+	if withFacets && len(p.req.Facets) > 0 {
+		out.Facets, err = s.facets(ctx, p, res)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Searcher) facets(ctx context.Context, p *Prepared, res *bleve.SearchResult) (map[string]FacetResult, error) {
+	out := make(map[string]FacetResult, len(p.req.Facets))
+	var numericPaths []string
+	for path := range p.req.Facets {
+		fr := FacetResult{Counts: []FacetCount{}}
+		if r := res.Facets[path]; r != nil {
+			if r.Terms != nil {
+				for _, t := range r.Terms.Terms() {
+					fr.Counts = append(fr.Counts, FacetCount{Value: t.Term, Count: int64(t.Count)})
+				}
+			}
+			fr.Stats.Count = int64(r.Total)
+		}
+		out[path] = fr
+		if f, _ := p.schema.Field(path); numeric(f.Type) {
+			numericPaths = append(numericPaths, path)
+		}
+	}
+	if len(numericPaths) == 0 {
+		return out, nil
+	}
+	stats, err := s.numericStats(ctx, p, numericPaths)
+	if err != nil {
+		return nil, err
+	}
+	for path, st := range stats {
+		fr := out[path]
+		fr.Stats = st
+		out[path] = fr
+	}
+	return out, nil
+}
+
+// statsBatch is how many matches numericStats loads at a time.
+const statsBatch = 1000
+
+// numericStats computes count, sum, min, max and avg of numeric fields
+// over every match: Bleve's facets count values but cannot sum them, so
+// the matches are walked in batches (by storage key, search-after) with
+// the fields' stored values. Its cost grows with the matches, not the
+// page; memory stays at one batch.
+func (s *Searcher) numericStats(ctx context.Context, p *Prepared, paths []string) (map[string]FacetStats, error) {
+	type acc struct {
+		n             int64
+		sum, min, max float64
+	}
+	accs := make(map[string]*acc, len(paths))
+	for _, path := range paths {
+		accs[path] = &acc{min: math.Inf(1), max: math.Inf(-1)}
+	}
+	var after []string
+	for {
+		req := bleve.NewSearchRequestOptions(p.query, statsBatch, 0, false)
+		req.SortByCustom(bsearch.SortOrder{&bsearch.SortDocID{}})
+		req.Fields = paths
+		req.Score = "none"
+		if after != nil {
+			req.SearchAfter = after
+		}
+		res, err := s.idx.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("search: facet stats: %w", err)
+		}
+		for _, h := range res.Hits {
+			for _, path := range paths {
+				a := accs[path]
+				eachNumber(h.Fields[path], func(x float64) {
+					a.n++
+					a.sum += x
+					a.min = math.Min(a.min, x)
+					a.max = math.Max(a.max, x)
+				})
+			}
+		}
+		if len(res.Hits) < statsBatch {
+			break
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
+	}
+	out := make(map[string]FacetStats, len(paths))
+	for path, a := range accs {
+		st := FacetStats{Count: a.n}
+		if a.n > 0 {
+			avg := a.sum / float64(a.n)
+			sum, mn, mx := a.sum, a.min, a.max
+			st.Avg, st.Sum, st.Min, st.Max = &avg, &sum, &mn, &mx
+		}
+		out[path] = st
+	}
+	return out, nil
+}
+
+// eachNumber calls fn with each number of a stored field's value: one, or
+// several for an array.
+func eachNumber(v any, fn func(float64)) {
+	switch v := v.(type) {
+	case float64:
+		fn(v)
+	case []any:
+		for _, e := range v {
+			eachNumber(e, fn)
+		}
+	}
+}

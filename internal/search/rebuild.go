@@ -1,0 +1,212 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+
+	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/keyspace"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// rebuildAll rebuilds every index (the log no longer reaches back to them).
+func (ix *Indexer) rebuildAll(ctx context.Context) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.readerPos = 0
+	for _, ci := range ix.colls {
+		if !ci.rebuilding {
+			ix.startRebuildLocked(ci)
+		}
+	}
+	// The reader reopens at the log's end when no index is ready.
+	if last, err := ix.store.LastPosition(ctx); err == nil {
+		ix.readerPos = last
+	}
+}
+
+// startRebuildLocked marks ci as rebuilding and starts its rebuild. The
+// caller holds mu.
+func (ix *Indexer) startRebuildLocked(ci *collIndex) {
+	if ci.idx != nil {
+		ci.idx.Close()
+		ci.idx = nil
+	}
+	ci.rebuilding = true
+	ci.rebuilds++
+	ix.signal()
+	ix.wg.Add(1)
+	go func() {
+		defer ix.wg.Done()
+		ix.rebuild(ix.ctx, ci)
+	}()
+}
+
+func (ix *Indexer) startRebuild(ctx context.Context, ci *collIndex) {
+	ix.wg.Add(1)
+	go func() {
+		defer ix.wg.Done()
+		ix.rebuild(ctx, ci)
+	}()
+}
+
+// rebuild rebuilds ci's index until it succeeds, the collection is
+// dropped, or ctx is done.
+func (ix *Indexer) rebuild(ctx context.Context, ci *collIndex) {
+	delay := 100 * time.Millisecond
+	for {
+		start := time.Now()
+		n, err := ix.rebuildOnce(ctx, ci)
+		if err == nil {
+			ix.log.Info("search: index rebuilt", "db", ci.db, "collection", ci.name, "documents", n, "took", time.Since(start))
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		ix.log.Error("search: rebuilding an index failed; retrying", "db", ci.db, "collection", ci.name, "err", err, "retry_in", delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 30*time.Second)
+	}
+}
+
+// rebuildOnce builds ci's index from the documents: see the package
+// comment for why the log's position is taken first.
+func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) {
+	last, err := ix.store.LastPosition(ctx)
+	if err != nil {
+		return 0, err
+	}
+	hold, err := ix.openReader(ctx, last)
+	if err != nil {
+		return 0, err
+	}
+	handed := false
+	defer func() {
+		if !handed {
+			ix.closeReader(hold)
+		}
+	}()
+	idx, err := ix.create(ci, 0)
+	if err != nil {
+		return 0, err
+	}
+	n, err := ix.indexDocuments(ctx, ci, idx)
+	if err == nil {
+		b := idx.NewBatch()
+		b.SetInternal(watermarkKey, encodePosition(last))
+		err = idx.Batch(b)
+	}
+	if err != nil {
+		idx.Close()
+		return 0, err
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ci.dropped {
+		idx.Close()
+		if ci.dir != "" {
+			os.RemoveAll(ci.dir)
+		}
+		return n, nil
+	}
+	if ix.closed {
+		// Complete, with its watermark: the next start opens it.
+		idx.Close()
+		return n, nil
+	}
+	ci.idx, ci.rebuilding = idx, false
+	ci.applied, ci.persisted, ci.persistAt = last, last, time.Now()
+	// The main reader goes back to last if it is past it; until then this
+	// rebuild's reader keeps the log from being trimmed there. A main
+	// reader at or below last holds the log itself: the deferred close
+	// lets this one go.
+	if last < max(ix.readerPos, ix.readTo) {
+		ix.holds = append(ix.holds, hold)
+		handed = true
+		if !ix.hasRewind || last < ix.rewind {
+			ix.rewind = last
+		}
+		ix.hasRewind = true
+		if ix.wake != nil {
+			ix.wake()
+		}
+	}
+	ix.signal()
+	return n, nil
+}
+
+// indexDocuments indexes every document of ci in chunks, each read in a
+// transaction of its own (a long scan must not outlive the store's
+// transaction age), with the collection's current schema.
+func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.Index) (int, error) {
+	an, err := ix.analyzers()
+	if err != nil {
+		return 0, err
+	}
+	rng := keyspace.Documents(ci.id)
+	total := 0
+	for {
+		var s *schema.Schema
+		var keys, datas [][]byte
+		_, err := kv.Run(ctx, ix.store, func(tx kv.Tx) error {
+			keys, datas = keys[:0], datas[:0]
+			coll, err := ix.cat.Lookup(ctx, tx, ci.db, ci.name)
+			switch {
+			case status.CodeOf(err) == status.NotFound:
+				return nil // dropped: the log will say so
+			case err != nil:
+				return err
+			case coll.ID != ci.id:
+				return nil
+			}
+			s = coll.Schema
+			it := tx.Scan(ctx, rng, kv.ScanOptions{Limit: ix.opts.RebuildChunk})
+			defer it.Close()
+			for it.Next() {
+				r, err := docs.DecodeRecord(it.Value())
+				if err != nil {
+					return fmt.Errorf("%w at %x", err, it.Key())
+				}
+				keys = append(keys, append([]byte(nil), it.Key()...))
+				datas = append(datas, append([]byte(nil), r.Data...))
+			}
+			return it.Err()
+		})
+		if err != nil {
+			return total, fmt.Errorf("search: read the documents of %s.%s: %w", ci.db, ci.name, err)
+		}
+		if len(keys) == 0 {
+			return total, nil
+		}
+		b := idx.NewBatch()
+		for i, k := range keys {
+			d, err := buildDocument(k, datas[i], s, an)
+			if err != nil {
+				ix.log.Error("search: a stored document does not parse; it is not indexed", "db", ci.db, "collection", ci.name, "err", err)
+				continue
+			}
+			if err := b.IndexAdvanced(d); err != nil {
+				return total, err
+			}
+		}
+		if err := idx.Batch(b); err != nil {
+			return total, fmt.Errorf("search: index the documents of %s.%s: %w", ci.db, ci.name, err)
+		}
+		total += len(keys)
+		if len(keys) < ix.opts.RebuildChunk {
+			return total, nil
+		}
+		rng.Begin = append(keys[len(keys)-1], 0) // the next key after the last
+	}
+}
