@@ -211,14 +211,30 @@ func TestErrorsAsOverHTTP(t *testing.T) {
 				}
 				return err
 			}, wantCode: codes.NotFound},
-		{name: "search", method: "POST", url: db + "/db1/collections/users/documents/search", body: `{}`,
+		{name: "search with both field lists", method: "POST", url: db + "/db1/collections/users/documents/search", body: `{"include_fields":["a"],"exclude_fields":["b"]}`,
 			rpc: func(c context.Context) error {
-				st, err := s.rpc.Search(c, &api.SearchRequest{Db: "db1", Collection: "users"})
+				st, err := s.rpc.Search(c, &api.SearchRequest{Db: "db1", Collection: "users", IncludeFields: []string{"a"}, ExcludeFields: []string{"b"}})
 				if err == nil {
 					_, err = st.Recv()
 				}
 				return err
-			}, wantCode: codes.Unimplemented},
+			}, wantCode: codes.InvalidArgument},
+		{name: "search with a bad facet", method: "POST", url: db + "/db1/collections/users/documents/search", body: `{"facet":{"name":3}}`,
+			rpc: func(c context.Context) error {
+				st, err := s.rpc.Search(c, &api.SearchRequest{Db: "db1", Collection: "users", Facet: []byte(`{"name":3}`)})
+				if err == nil {
+					_, err = st.Recv()
+				}
+				return err
+			}, wantCode: codes.InvalidArgument},
+		{name: "search on a missing collection", method: "POST", url: db + "/db1/collections/nope/documents/search", body: `{}`,
+			rpc: func(c context.Context) error {
+				st, err := s.rpc.Search(c, &api.SearchRequest{Db: "db1", Collection: "nope"})
+				if err == nil {
+					_, err = st.Recv()
+				}
+				return err
+			}, wantCode: codes.NotFound},
 		{name: "authentication", method: "POST", url: s.base + "/v1/auth/token", body: `{}`,
 			rpc: func(c context.Context) error {
 				_, err := api.NewAuthClient(s.conn).GetAccessToken(c, &api.GetAccessTokenRequest{})

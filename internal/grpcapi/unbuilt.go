@@ -14,11 +14,6 @@ import (
 // rather than gRPC's own "unknown service", so that a client can tell "not
 // built" from "no such service".
 
-// Search is not built yet (full-text search).
-func (s *Server) Search(req *api.SearchRequest, stream api.Tigris_SearchServer) error {
-	return s.fail(stream.Context(), unbuiltError("search"))
-}
-
 func unbuiltError(what string) error {
 	return status.Errorf(status.Unimplemented, "%s is not implemented by this server yet", what)
 }

@@ -5,21 +5,20 @@ import (
 	"net/http"
 
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // searchBody is the body of documents/search (reference §8).
 type searchBody struct {
-	Q             string                     `json:"q"`
-	SearchFields  []string                   `json:"search_fields"`
-	Filter        json.RawMessage            `json:"filter"`
-	Facet         map[string]json.RawMessage `json:"facet"`
-	Sort          json.RawMessage            `json:"sort"`
-	IncludeFields []string                   `json:"include_fields"`
-	ExcludeFields []string                   `json:"exclude_fields"`
-	Page          int64Option                `json:"page"`
-	PageSize      int64Option                `json:"page_size"`
-	Collation     collation                  `json:"collation"`
+	Q             string          `json:"q"`
+	SearchFields  []string        `json:"search_fields"`
+	Filter        json.RawMessage `json:"filter"`
+	Facet         json.RawMessage `json:"facet"`
+	Sort          json.RawMessage `json:"sort"`
+	IncludeFields []string        `json:"include_fields"`
+	ExcludeFields []string        `json:"exclude_fields"`
+	Page          int64Option     `json:"page"`
+	PageSize      int64Option     `json:"page_size"`
+	Collation     collation       `json:"collation"`
 }
 
 // search streams a search's pages, one {"result":...} line per page.
@@ -27,22 +26,9 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	var body searchBody
 	malformed := decode(r, &body)
 	req := ops.SearchRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"),
-		Q: body.Q, SearchFields: body.SearchFields, Filter: body.Filter, Sort: body.Sort,
+		Q: body.Q, SearchFields: body.SearchFields, Filter: body.Filter, Facet: body.Facet, Sort: body.Sort,
 		IncludeFields: body.IncludeFields, ExcludeFields: body.ExcludeFields,
 		Page: clampInt(int64(body.Page)), PageSize: clampInt(int64(body.PageSize)), Collation: body.Collation.ops()}
-	if malformed == nil && len(body.Facet) > 0 {
-		req.Facets = make(map[string]int, len(body.Facet))
-		for field, raw := range body.Facet {
-			var spec struct {
-				Size int64Option `json:"size"`
-			}
-			if err := json.Unmarshal(raw, &spec); err != nil {
-				req.Malformed = status.Errorf(status.InvalidArgument, "facet '%s' must be an object such as {\"size\":10}", field)
-				break
-			}
-			req.Facets[field] = clampInt(int64(spec.Size))
-		}
-	}
 	stream := newStream(w, s.publicFor(r))
 	err := s.ops.Search(r.Context(), caller(r), req, func(p ops.SearchPage) error {
 		b, err := json.Marshal(searchChunk(p))

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/foliodb/folio/internal/catalog"
@@ -20,8 +21,9 @@ type SearchRequest struct {
 	Q              string
 	SearchFields   []string
 	Filter         []byte // JSON, the read filter's syntax; none matches all
-	// Facets maps a field to its facet's size (0: the default, 10).
-	Facets map[string]int
+	// Facet is the facets asked for, as the wire has them: a JSON object
+	// mapping a field to {"size": N} (no size, or 0: the default, 10).
+	Facet []byte
 	// Sort is [{"field":"$asc"}, {"other":"$desc"}].
 	Sort                         []byte
 	IncludeFields, ExcludeFields []string
@@ -78,6 +80,10 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	if err := checkSearchRequest(&req); err != nil {
 		return err
 	}
+	facets, err := parseFacets(req.Facet)
+	if err != nil {
+		return err
+	}
 	// The body's shape before the collection, as a read checks it.
 	sort, err := parseSort(req.Sort)
 	if err != nil {
@@ -109,7 +115,7 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 		if f, err = parseSearchFilter(req.Filter, coll.Schema, req.Collation); err != nil {
 			return err
 		}
-		sreq := search.Request{Q: req.Q, SearchFields: req.SearchFields, Filter: f, Facets: req.Facets}
+		sreq := search.Request{Q: req.Q, SearchFields: req.SearchFields, Filter: f, Facets: facets}
 		for _, s := range sort {
 			sreq.Sort = append(sreq.Sort, search.SortField{Path: s.Path, Desc: s.Desc})
 		}
@@ -177,6 +183,34 @@ func checkSearchRequest(req *SearchRequest) error {
 		return status.Errorf(status.InvalidArgument, "page %d of size %d reaches past the first %d hits, the most a search serves", req.Page, req.PageSize, MaxSearchWindow)
 	}
 	return nil
+}
+
+// parseFacets reads the facet object of a search, {"brand":{"size":10}},
+// into each field's size (0 for the default); sizes may be JSON numbers
+// or strings holding one, as proto3's JSON mapping writes int64.
+func parseFacets(raw []byte) (map[string]int, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var specs map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &specs); err != nil {
+		return nil, status.Errorf(status.InvalidArgument, "facet must be an object mapping fields to {\"size\":N}")
+	}
+	out := make(map[string]int, len(specs))
+	for field, spec := range specs {
+		var s struct {
+			Size json.Number `json:"size"` // a number, or a string holding one
+		}
+		size, err := int64(0), json.Unmarshal(spec, &s)
+		if err == nil && s.Size != "" {
+			size, err = s.Size.Int64()
+		}
+		if err != nil {
+			return nil, status.Errorf(status.InvalidArgument, "facet '%s' must be an object such as {\"size\":10}", field)
+		}
+		out[field] = int(max(min(size, 1<<31-1), -1<<31))
+	}
+	return out, nil
 }
 
 func parseSearchFilter(raw []byte, s *schema.Schema, c Collation) (filter.Filter, error) {
