@@ -185,12 +185,18 @@ func fillStalled(t *testing.T, c *client, from int) int {
 	return from + n
 }
 
+// streamWriteTimeout cuts off the stalled streams of these tests. It bounds
+// the writes of every response too, an insert's included: at one second a
+// loaded machine (the race detector, PostgreSQL, 44 streams to feed, the
+// search indexer) ran past it and the insert's connection was closed.
+const streamWriteTimeout = 3 * time.Second
+
 const bigSchema = `{"title":"big","primary_key":["id"],"properties":{"id":{"type":"integer"},"pad":{"type":"string"}}}`
 
 // A client that stays connected but reads nothing is cut off once a write
 // to it has waited the stream write timeout, and its stream is released.
 func TestStalledStreamCutOff(t *testing.T) {
-	eachStreamBackend(t, node.Config{WriteTimeout: time.Second}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.Config{WriteTimeout: streamWriteTimeout}, func(t *testing.T, s *streamServer) {
 		c := s.client
 		c.createDB(t, "db1")
 		c.createColl(t, "db1", "big", bigSchema)
@@ -210,7 +216,7 @@ func TestStalledStreamCutOff(t *testing.T) {
 // up: afterwards the node holds nothing for them: no subscription, no
 // queued byte, no reader of the change log.
 func TestStreamsReleased(t *testing.T) {
-	eachStreamBackend(t, node.Config{WriteTimeout: time.Second}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.Config{WriteTimeout: streamWriteTimeout}, func(t *testing.T, s *streamServer) {
 		c := s.client
 		c.createDB(t, "db1")
 		c.createColl(t, "db1", "big", bigSchema)
