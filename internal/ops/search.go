@@ -236,7 +236,7 @@ type pageSearch struct {
 func (ps *pageSearch) run(ctx context.Context, tx kv.Tx) error {
 	ps.include, ps.exclude = fieldSet(ps.req.IncludeFields), fieldSet(ps.req.ExcludeFields)
 	if ps.req.Page > 0 {
-		page, err := ps.page(ctx, tx, ps.req.Page, true)
+		page, _, err := ps.page(ctx, tx, ps.req.Page, true)
 		if err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func (ps *pageSearch) run(ctx context.Context, tx kv.Tx) error {
 	}
 	var facets map[string]search.FacetResult
 	for n := 1; int64(n)*int64(ps.req.PageSize) <= MaxSearchWindow; n++ {
-		page, err := ps.page(ctx, tx, n, n == 1)
+		page, indexed, err := ps.page(ctx, tx, n, n == 1)
 		if err != nil {
 			return err
 		}
@@ -252,25 +252,30 @@ func (ps *pageSearch) run(ctx context.Context, tx kv.Tx) error {
 			facets = page.Facets
 		}
 		page.Facets = facets
-		if len(page.Hits) == 0 && n > 1 {
-			return nil
+		// The end is where the index has no more, not where a page's hits
+		// all fell to the documents' own check (deleted since they were
+		// indexed, or matched only loosely): the next page may hold real
+		// ones. Such an emptied page is not sent, but the first page always
+		// is, as the one answer to a search that found nothing.
+		if len(page.Hits) > 0 || n == 1 {
+			if err := ps.emit(page); err != nil {
+				return err
+			}
 		}
-		if err := ps.emit(page); err != nil {
-			return err
-		}
-		if len(page.Hits) == 0 || int64(n)*int64(ps.req.PageSize) >= page.Found {
+		if indexed == 0 || int64(n)*int64(ps.req.PageSize) >= page.Found {
 			return nil
 		}
 	}
 	return nil
 }
 
-// page searches page n (1-based) and reads its documents.
-func (ps *pageSearch) page(ctx context.Context, tx kv.Tx, n int, withFacets bool) (SearchPage, error) {
+// page searches page n (1-based) and reads its documents; indexed is how
+// many hits the index gave for it, before the documents' own check.
+func (ps *pageSearch) page(ctx context.Context, tx kv.Tx, n int, withFacets bool) (_ SearchPage, indexed int, _ error) {
 	size := ps.req.PageSize
 	res, err := ps.searcher.Page(ctx, ps.prepared, (n-1)*size, size, withFacets)
 	if err != nil {
-		return SearchPage{}, err
+		return SearchPage{}, 0, err
 	}
 	page := SearchPage{Hits: []SearchHit{}, Facets: res.Facets, Found: int64(res.Found), Page: int32(n), Size: int32(size),
 		TotalPages: int32((int64(res.Found) + int64(size) - 1) / int64(size))}
@@ -280,7 +285,7 @@ func (ps *pageSearch) page(ctx context.Context, tx kv.Tx, n int, withFacets bool
 	for _, key := range res.Keys {
 		rec, ok, err := ps.o.docs.Fetch(ctx, tx, key)
 		if err != nil {
-			return SearchPage{}, err
+			return SearchPage{}, 0, err
 		}
 		if !ok {
 			continue // deleted since it was indexed
@@ -292,11 +297,11 @@ func (ps *pageSearch) page(ctx context.Context, tx kv.Tx, n int, withFacets bool
 		}
 		data, err := jsondoc.Project(rec.Data, ps.include, ps.exclude)
 		if err != nil {
-			return SearchPage{}, err
+			return SearchPage{}, 0, err
 		}
 		page.Hits = append(page.Hits, SearchHit{Data: data, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt})
 	}
-	return page, nil
+	return page, len(res.Keys), nil
 }
 
 func fieldSet(names []string) map[string]bool {
