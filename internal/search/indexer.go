@@ -375,7 +375,10 @@ func readPosition(idx bleve.Index, key []byte) (kv.Position, error) {
 func encodePosition(p kv.Position) []byte { return binary.BigEndian.AppendUint64(nil, uint64(p)) }
 
 // create makes a new, empty index for ci at its directory (removing what
-// was there), holding position at as its watermark.
+// was there), holding position at as its watermark; with at 0 (a rebuild,
+// which writes its watermark once every document is in) it holds none, so
+// that one cut short by a crash is found without a watermark and rebuilt,
+// not taken for an index that has everything up to position 0.
 func (ix *Indexer) create(ci *collIndex, at kv.Position) (bleve.Index, error) {
 	var idx bleve.Index
 	var err error
@@ -395,7 +398,9 @@ func (ix *Indexer) create(ci *collIndex, at kv.Position) (bleve.Index, error) {
 	}
 	b := idx.NewBatch()
 	b.SetInternal(collectionKey, encodePosition(kv.Position(ci.id)))
-	b.SetInternal(watermarkKey, encodePosition(at))
+	if at != 0 {
+		b.SetInternal(watermarkKey, encodePosition(at))
+	}
 	if err := idx.Batch(b); err != nil {
 		idx.Close()
 		return nil, fmt.Errorf("search: create the index of %s.%s: %w", ci.db, ci.name, err)
