@@ -234,28 +234,9 @@ func (ix *Indexer) Start(ctx context.Context) error {
 func (ix *Indexer) load(ctx context.Context) error {
 	// The position first, then the catalog: a collection created after
 	// the position is in the log the reader will read.
-	last, err := ix.store.LastPosition(ctx)
+	last, colls, err := ix.catalogAt(ctx)
 	if err != nil {
 		return fmt.Errorf("search: start: %w", err)
-	}
-	var colls []*catalog.Collection
-	_, err = kv.Run(ctx, ix.store, func(tx kv.Tx) error {
-		colls = colls[:0]
-		dbs, err := ix.cat.ListDatabases(ctx, tx)
-		if err != nil {
-			return err
-		}
-		for _, db := range dbs {
-			cs, err := ix.cat.ListCollections(ctx, tx, db)
-			if err != nil {
-				return err
-			}
-			colls = append(colls, cs...)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("search: list the collections: %w", err)
 	}
 	ix.mu.Lock()
 	ix.readerPos = last
@@ -281,6 +262,35 @@ func (ix *Indexer) load(ctx context.Context) error {
 		ix.startRebuild(ctx, ci)
 	}
 	return nil
+}
+
+// catalogAt returns the log's last position, then every collection of the
+// catalog: one created after the position is in the log that follows it.
+func (ix *Indexer) catalogAt(ctx context.Context) (kv.Position, []*catalog.Collection, error) {
+	last, err := ix.store.LastPosition(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	var colls []*catalog.Collection
+	_, err = kv.Run(ctx, ix.store, func(tx kv.Tx) error {
+		colls = colls[:0]
+		dbs, err := ix.cat.ListDatabases(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, db := range dbs {
+			cs, err := ix.cat.ListCollections(ctx, tx, db)
+			if err != nil {
+				return err
+			}
+			colls = append(colls, cs...)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("list the collections: %w", err)
+	}
+	return last, colls, nil
 }
 
 // Close stops the indexer and closes its indexes; what Bleve holds is

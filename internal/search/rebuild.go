@@ -8,6 +8,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 
+	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
@@ -16,19 +17,48 @@ import (
 )
 
 // rebuildAll rebuilds every index (the log no longer reaches back to them).
+// The changes the log no longer holds include DDL, so the collections are
+// taken from the catalog again, as at the start: one created meanwhile
+// gets an index, one dropped loses its own, a changed schema is taken up.
 func (ix *Indexer) rebuildAll(ctx context.Context) {
+	last, colls, err := ix.catalogAt(ctx)
+	if err != nil {
+		// The reader's next try fails the same way and comes back here.
+		ix.log.Error("search: re-reading the catalog to rebuild the indexes failed", "err", err)
+		return
+	}
+	current := make(map[int64]*catalog.Collection, len(colls))
+	for _, c := range colls {
+		if c.Schema.CollectionType() == schema.Documents {
+			current[c.ID] = c
+		}
+	}
+	ix.mu.Lock()
+	var gone []*collIndex
+	for id, ci := range ix.colls {
+		if current[id] == nil {
+			gone = append(gone, ci)
+		}
+	}
+	ix.mu.Unlock()
+	for _, ci := range gone {
+		ix.drop(ci)
+	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.readerPos = 0
-	for _, ci := range ix.colls {
+	for id, c := range current {
+		ci := ix.colls[id]
+		if ci == nil {
+			ci = &collIndex{id: c.ID, dbID: c.DB.ID, db: c.DB.Name, name: c.Name, dir: ix.dirOf(c.ID)}
+			ix.colls[id] = ci
+		}
+		ci.schema, ci.rev = c.Schema, c.Rev
 		if !ci.rebuilding {
 			ix.startRebuildLocked(ci)
 		}
 	}
 	// The reader reopens at the log's end when no index is ready.
-	if last, err := ix.store.LastPosition(ctx); err == nil {
-		ix.readerPos = last
-	}
+	ix.readerPos = last
 }
 
 // startRebuildLocked marks ci as rebuilding and starts its rebuild. The
