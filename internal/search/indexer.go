@@ -156,6 +156,7 @@ type Indexer struct {
 // collIndex is one collection's index.
 type collIndex struct {
 	id, dbID int64
+	ns       int64 // the database's namespace
 	db, name string
 	dir      string // "" in memory
 
@@ -246,7 +247,7 @@ func (ix *Indexer) load(ctx context.Context) error {
 		if c.Schema.CollectionType() != schema.Documents {
 			continue
 		}
-		ci := &collIndex{id: c.ID, dbID: c.DB.ID, db: c.DB.Name, name: c.Name, schema: c.Schema, rev: c.Rev, dir: ix.dirOf(c.ID)}
+		ci := &collIndex{id: c.ID, dbID: c.DB.ID, ns: c.DB.NS, db: c.DB.Name, name: c.Name, schema: c.Schema, rev: c.Rev, dir: ix.dirOf(c.ID)}
 		ix.colls[c.ID] = ci
 		if err := ix.open(ci); err != nil {
 			ix.log.Warn("search: index unreadable or missing: rebuilding it", "db", ci.db, "collection", ci.name, "dir", ci.dir, "err", err)
@@ -274,7 +275,7 @@ func (ix *Indexer) catalogAt(ctx context.Context) (kv.Position, []*catalog.Colle
 	var colls []*catalog.Collection
 	_, err = kv.Run(ctx, ix.store, func(tx kv.Tx) error {
 		colls = colls[:0]
-		dbs, err := ix.cat.ListDatabases(ctx, tx)
+		dbs, err := ix.cat.AllDatabases(ctx, tx)
 		if err != nil {
 			return err
 		}
