@@ -271,6 +271,7 @@ func MoveLegacyDatabases(ctx context.Context, store kv.Store) (moved int, err er
 	})
 	return moved, err
 }
+
 // DropDatabase removes a database of namespace ns with all its collections
 // and their data.
 func (c *Catalog) DropDatabase(ctx context.Context, tx kv.Tx, ns int64, name string) error {

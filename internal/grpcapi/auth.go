@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/ops"
 	"github.com/foliodb/folio/internal/status"
 )
@@ -70,14 +69,14 @@ func peerHost(ctx context.Context) string {
 type authService struct{ s *Server }
 
 func (a authService) GetAccessToken(ctx context.Context, req *api.GetAccessTokenRequest) (*api.GetAccessTokenResponse, error) {
-	grant := auth.GrantRefreshToken // the enum's zero value
+	grant := ops.GrantRefreshToken // the enum's zero value
 	if req.GetGrantType() == api.GrantType_CLIENT_CREDENTIALS {
-		grant = auth.GrantClientCredentials
+		grant = ops.GrantClientCredentials
 	} else if req.GetGrantType() != api.GrantType_REFRESH_TOKEN {
 		grant = fmt.Sprint(req.GetGrantType())
 	}
-	t, err := a.s.ops.GetAccessToken(ctx, caller(ctx), ops.TokenRequest{TokenRequest: auth.TokenRequest{GrantType: grant,
-		ClientID: req.GetClientId(), ClientSecret: req.GetClientSecret(), RefreshToken: req.GetRefreshToken(), From: peerHost(ctx)}})
+	t, err := a.s.ops.GetAccessToken(ctx, caller(ctx), ops.TokenRequest{GrantType: grant,
+		ClientID: req.GetClientId(), ClientSecret: req.GetClientSecret(), RefreshToken: req.GetRefreshToken(), From: peerHost(ctx)})
 	if err != nil {
 		return nil, a.s.fail(ctx, err)
 	}
@@ -90,7 +89,7 @@ func (a authService) GetAccessToken(ctx context.Context, req *api.GetAccessToken
 // both).
 type userService struct{ s *Server }
 
-func applicationOut(a *auth.Application) *api.Application {
+func applicationOut(a *ops.Application) *api.Application {
 	out := &api.Application{Id: a.ID, Name: a.Name, Description: a.Description, Secret: a.Secret,
 		CreatedAt: a.CreatedAt.UnixMilli(), CreatedBy: a.CreatedBy, UpdatedBy: a.UpdatedBy}
 	if !a.UpdatedAt.IsZero() {

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/ops"
 	"github.com/foliodb/folio/internal/status"
 )
@@ -45,7 +44,7 @@ func remoteHost(r *http.Request) string {
 
 // token is POST /v1/auth/token: an OAuth2 token request, form-encoded.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) error {
-	req := ops.TokenRequest{TokenRequest: auth.TokenRequest{From: remoteHost(r)}}
+	req := ops.TokenRequest{From: remoteHost(r)}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		req.Malformed = status.Errorf(status.InvalidArgument, "reading request body: %v", err)
@@ -124,7 +123,7 @@ type applicationJSON struct {
 	Role        string `json:"role"`
 }
 
-func applicationOut(a *auth.Application) applicationJSON {
+func applicationOut(a *ops.Application) applicationJSON {
 	out := applicationJSON{ID: a.ID, Name: a.Name, Description: a.Description, Secret: a.Secret,
 		CreatedAt: a.CreatedAt.UnixMilli(), CreatedBy: a.CreatedBy, UpdatedBy: a.UpdatedBy,
 		Namespace: a.Namespace.Name, Role: string(a.Role)}

@@ -12,6 +12,19 @@ import (
 // token endpoint. Namespaces and keys are the owner's; applications an
 // admin's, in its namespace (the owner's in any).
 
+// What the transports see of auth's types: they import ops alone.
+type (
+	Namespace   = auth.Namespace
+	Application = auth.Application
+	Tokens      = auth.Tokens
+)
+
+// The grants of the token endpoint.
+const (
+	GrantClientCredentials = auth.GrantClientCredentials
+	GrantRefreshToken      = auth.GrantRefreshToken
+)
+
 // CreateNamespaceRequest creates a namespace; ID 0 lets the server pick.
 type CreateNamespaceRequest struct {
 	Malformed error // see Malformed
@@ -20,7 +33,7 @@ type CreateNamespaceRequest struct {
 }
 
 // CreateNamespace creates a namespace.
-func (o *Ops) CreateNamespace(ctx context.Context, c Caller, req CreateNamespaceRequest) (*auth.Namespace, error) {
+func (o *Ops) CreateNamespace(ctx context.Context, c Caller, req CreateNamespaceRequest) (*Namespace, error) {
 	if err := o.authorize(c, auth.RoleOwner); err != nil {
 		return nil, err
 	}
@@ -42,7 +55,7 @@ func (o *Ops) CreateNamespace(ctx context.Context, c Caller, req CreateNamespace
 }
 
 // ListNamespaces lists the namespaces, the default one first.
-func (o *Ops) ListNamespaces(ctx context.Context, c Caller) ([]auth.Namespace, error) {
+func (o *Ops) ListNamespaces(ctx context.Context, c Caller) ([]Namespace, error) {
 	if err := o.authorize(c, auth.RoleOwner); err != nil {
 		return nil, err
 	}
@@ -74,7 +87,7 @@ const DefaultApplicationRole = auth.RoleEditor
 
 // CreateApplication creates an application and returns it with its
 // secret, shown this once.
-func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplicationRequest) (*auth.Application, error) {
+func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplicationRequest) (*Application, error) {
 	if err := o.authorize(c, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
@@ -118,13 +131,13 @@ func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplica
 // UpdateApplicationRequest changes an application's name and description,
 // and its role if Role is set (Folio's).
 type UpdateApplicationRequest struct {
-	Malformed               error // see Malformed
-	ID, Name, Description   string
-	Role                    string
+	Malformed             error // see Malformed
+	ID, Name, Description string
+	Role                  string
 }
 
 // UpdateApplication changes an application of the caller's namespace.
-func (o *Ops) UpdateApplication(ctx context.Context, c Caller, req UpdateApplicationRequest) (*auth.Application, error) {
+func (o *Ops) UpdateApplication(ctx context.Context, c Caller, req UpdateApplicationRequest) (*Application, error) {
 	if err := o.authorize(c, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
@@ -150,7 +163,7 @@ type ApplicationRequest struct {
 
 // RotateApplicationSecret gives an application a new secret, returned this
 // once; its tokens stop working.
-func (o *Ops) RotateApplicationSecret(ctx context.Context, c Caller, req ApplicationRequest) (*auth.Application, error) {
+func (o *Ops) RotateApplicationSecret(ctx context.Context, c Caller, req ApplicationRequest) (*Application, error) {
 	if err := o.authorize(c, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
@@ -191,7 +204,7 @@ func (o *Ops) DeleteApplication(ctx context.Context, c Caller, req ApplicationRe
 
 // ListApplications lists the applications of the caller's namespace (of
 // every namespace for the owner), without their secrets.
-func (o *Ops) ListApplications(ctx context.Context, c Caller) ([]*auth.Application, error) {
+func (o *Ops) ListApplications(ctx context.Context, c Caller) ([]*Application, error) {
 	if err := o.authorize(c, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
@@ -205,22 +218,28 @@ func (o *Ops) ListApplications(ctx context.Context, c Caller) ([]*auth.Applicati
 	return out, apiError(ctx, err)
 }
 
-// TokenRequest is a request of the token endpoint; Malformed is why its
-// transport could not decode it.
+// TokenRequest is a request of the token endpoint: an application's id
+// and secret, or a refresh token. From is the address it came from, for
+// the limit on failed requests.
 type TokenRequest struct {
-	Malformed error
-	auth.TokenRequest
+	Malformed    error // see Malformed
+	GrantType    string
+	ClientID     string
+	ClientSecret string
+	RefreshToken string
+	From         string
 }
 
 // GetAccessToken answers the token endpoint. It needs no credentials
 // beyond those it checks.
-func (o *Ops) GetAccessToken(ctx context.Context, c Caller, req TokenRequest) (*auth.Tokens, error) {
+func (o *Ops) GetAccessToken(ctx context.Context, c Caller, req TokenRequest) (*Tokens, error) {
 	if req.Malformed != nil {
 		return nil, req.Malformed
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	t, err := o.auth.Token(ctx, req.TokenRequest)
+	t, err := o.auth.Token(ctx, auth.TokenRequest{GrantType: req.GrantType, ClientID: req.ClientID,
+		ClientSecret: req.ClientSecret, RefreshToken: req.RefreshToken, From: req.From})
 	return t, apiError(ctx, err)
 }
 
