@@ -10,6 +10,7 @@ import (
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
+	"github.com/foliodb/folio/internal/keyenc"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
@@ -548,3 +549,57 @@ func TestDDLRecords(t *testing.T) {
 
 // ns is the namespace the tests keep their databases in.
 const ns = keyspace.DefaultNamespace
+
+// A data directory written before namespaces holds database records
+// without one: moving them into the default namespace keeps each database
+// with its collections and documents, finds nothing more to move the second
+// time, and leaves other namespaces empty.
+func TestMoveLegacyDatabases(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := b.Open(t)
+		cat := catalog.New()
+		createDB(t, s, cat, "shop")
+		coll := createColl(t, s, cat, "shop", "users", schemaOf("users"))
+		// Put the record back where the old layout kept it.
+		run(t, s, func(tx kv.Tx) error {
+			rec, err := tx.Get(ctx, keyspace.Database(ns, "shop"))
+			if err != nil {
+				return err
+			}
+			legacy, err := keyenc.Pack(keyenc.Tuple{"c", "d", "shop"})
+			if err != nil {
+				return err
+			}
+			if err := tx.Clear(keyspace.Database(ns, "shop")); err != nil {
+				return err
+			}
+			return tx.Set(legacy, rec)
+		})
+		fresh := catalog.New() // no cached ids
+		run(t, s, func(tx kv.Tx) error {
+			_, err := fresh.Database(ctx, tx, ns, "shop")
+			wantStatus(t, err, status.NotFound, "database doesn't exist 'shop'")
+			return nil
+		})
+		for i, want := range []int{1, 0} {
+			moved, err := catalog.MoveLegacyDatabases(ctx, s)
+			if err != nil || moved != want {
+				t.Fatalf("move %d: %d moved (%v), want %d", i, moved, err, want)
+			}
+		}
+		run(t, s, func(tx kv.Tx) error {
+			got, err := fresh.Lookup(ctx, tx, ns, "shop", "users")
+			if err != nil {
+				return err
+			}
+			if got.ID != coll.ID {
+				t.Errorf("the moved database's collection has id %d, was %d", got.ID, coll.ID)
+			}
+			other, err := fresh.ListDatabases(ctx, tx, ns+1)
+			if err != nil || len(other) != 0 {
+				t.Errorf("another namespace lists %v (%v)", other, err)
+			}
+			return nil
+		})
+	})
+}
