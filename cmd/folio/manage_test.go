@@ -31,7 +31,9 @@ func TestManagementCommands(t *testing.T) {
 	raw, _ := os.ReadFile(ownerFile)
 	json.Unmarshal(raw, &owner)
 	url := "http://" + n.Addr().String()
-	as := func(id, secret string) []string { return []string{"--url", url, "--client-id", id, "--client-secret", secret} }
+	as := func(id, secret string) []string {
+		return []string{"--url", url, "--client-id", id, "--client-secret", secret}
+	}
 	run := func(cmd func([]string, *bytes.Buffer) error, args ...string) string {
 		t.Helper()
 		var out bytes.Buffer
