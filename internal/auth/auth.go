@@ -91,14 +91,16 @@ const (
 // signing keys it has read, its cache of applications and the limiter of
 // failed token requests.
 type Service struct {
-	cfg     Config
-	store   kv.Store
-	log     *slog.Logger
-	keys    *keyRing
-	apps    *appCache
-	failed  *limiter
-	dummy   []byte // a hash to compare against when the client id is unknown
-	nowFunc func() time.Time
+	cfg    Config
+	store  kv.Store
+	log    *slog.Logger
+	keys   *keyRing
+	apps   *appCache
+	failed *limiter
+	// verified are the access tokens this node has checked.
+	verified verifiedTokens
+	dummy    []byte // a hash to compare against when the client id is unknown
+	nowFunc  func() time.Time
 }
 
 // New returns the service over store.

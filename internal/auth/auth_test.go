@@ -323,7 +323,10 @@ func TestTokens(t *testing.T) {
 		wantCode(t, err, status.Unauthenticated, "invalid client credentials")
 		fresh := f.token(t, rotated)
 
-		// Expiry.
+		// Expiry, of a token verified (and so remembered) before.
+		if _, err := f.svc.Verify(bg, fresh.Access); err != nil {
+			t.Fatal(err)
+		}
 		f.now = f.now.Add(DefaultAccessTTL + time.Second)
 		_, err = f.svc.Verify(bg, fresh.Access)
 		wantCode(t, err, status.Unauthenticated, "expired")
@@ -514,4 +517,32 @@ func (f *fixture) tokenCaller(t *testing.T, creds OwnerCredentials) Caller {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// BenchmarkVerify is what authentication adds to every call: a token's
+// signature and claims checked, its application found in the cache.
+func BenchmarkVerify(b *testing.B) {
+	store := backendtest.OpenPebble(b)
+	svc := New(store, Config{HashCost: bcrypt.MinCost})
+	var app *Application
+	if _, err := kv.Run(bg, store, func(tx kv.Tx) error {
+		var err error
+		app, err = svc.CreateApplication(bg, tx, NewApplication{Name: "bench", Namespace: Default, Role: RoleEditor})
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	tok, err := svc.Token(bg, TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID, ClientSecret: app.Secret})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := svc.Verify(bg, tok.Access); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

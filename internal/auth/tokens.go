@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -232,11 +233,16 @@ func tokenProblem(err error) string {
 // application must still exist with the secret it had when the token was
 // issued, as read at most AppCacheTTL ago; its role is its current one.
 func (s *Service) Verify(ctx context.Context, token string) (Caller, error) {
-	c, err := s.parse(ctx, token, useAccess)
-	if err != nil {
-		return Caller{}, err
+	now := s.now()
+	c, ok := s.verified.get(token, now)
+	if !ok {
+		var err error
+		if c, err = s.parse(ctx, token, useAccess); err != nil {
+			return Caller{}, err
+		}
+		s.verified.put(token, c)
 	}
-	rec, found, err := s.apps.get(ctx, c.Subject, s.now())
+	rec, found, err := s.apps.get(ctx, c.Subject, now)
 	if err != nil {
 		return Caller{}, err
 	}
@@ -244,4 +250,41 @@ func (s *Service) Verify(ctx context.Context, token string) (Caller, error) {
 		return Caller{}, unauthenticated("token revoked: its application was deleted or its secret rotated")
 	}
 	return Caller{App: c.Subject, Namespace: Namespace{ID: c.NamespaceID, Name: c.Namespace}, Role: rec.Role}, nil
+}
+
+// verifiedTokens remembers the access tokens a node has verified, until
+// they expire: a client sends the same token with every call, and checking
+// its signature again would cost more than many a call (an Ed25519
+// verification, tens of microseconds). What can change about a valid
+// token (its application deleted or its secret rotated) is checked on
+// every call all the same.
+type verifiedTokens struct {
+	mu     sync.Mutex
+	tokens map[string]*claims
+}
+
+// maxVerifiedTokens bounds the cache; past it the cache starts over.
+const maxVerifiedTokens = 10_000
+
+func (v *verifiedTokens) get(token string, now time.Time) (*claims, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	c, ok := v.tokens[token]
+	if !ok {
+		return nil, false
+	}
+	if !now.Before(c.ExpiresAt.Time) {
+		delete(v.tokens, token)
+		return nil, false
+	}
+	return c, true
+}
+
+func (v *verifiedTokens) put(token string, c *claims) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.tokens == nil || len(v.tokens) >= maxVerifiedTokens {
+		v.tokens = map[string]*claims{}
+	}
+	v.tokens[token] = c
 }
