@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/foliodb/folio/internal/catalog"
@@ -601,5 +602,49 @@ func TestMoveLegacyDatabases(t *testing.T) {
 			}
 			return nil
 		})
+	})
+}
+
+// failingBegin is a store whose transactions cannot begin while failing
+// is set, as a store out of reach.
+type failingBegin struct {
+	kv.Store
+	failing atomic.Bool
+}
+
+func (s *failingBegin) Begin(ctx context.Context) (kv.Tx, error) {
+	if s.failing.Load() {
+		return nil, kv.ErrUnavailable
+	}
+	return s.Store.Begin(ctx)
+}
+
+// An upgrade that cannot reach the store fails, and succeeds on a later
+// try; once done it does not read the store again.
+func TestUpgradeRetries(t *testing.T) {
+	s := &failingBegin{Store: backendtest.OpenPebble(t)}
+	cat := catalog.New()
+	createDB(t, s, cat, "shop")
+	legacy, _ := keyenc.Pack(keyenc.Tuple{"c", "d", "old"})
+	run(t, s, func(tx kv.Tx) error { return tx.Set(legacy, []byte(`{"id":99}`)) })
+	u := catalog.NewUpgrade(s, nil)
+	s.failing.Store(true)
+	if err := u.Ensure(ctx); !errors.Is(err, kv.ErrUnavailable) {
+		t.Fatalf("an upgrade without its store: %v", err)
+	}
+	s.failing.Store(false)
+	if err := u.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.failing.Store(true)
+	if err := u.Ensure(ctx); err != nil {
+		t.Fatalf("a done upgrade read the store again: %v", err)
+	}
+	s.failing.Store(false)
+	run(t, s, func(tx kv.Tx) error {
+		if _, err := cat.Database(ctx, tx, ns, "old"); err != nil {
+			t.Errorf("the old database after the upgrade: %v", err)
+		}
+		return nil
 	})
 }

@@ -172,6 +172,7 @@ type Node struct {
 	hub       *streams.Hub
 	trimmer   *background
 	search    *search.Indexer
+	upgrade   *catalog.Upgrade
 	auth      *auth.Service
 	tls       *tls.Config // nil without TLS
 	ops       *ops.Ops
@@ -248,10 +249,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.shareConnections(&cfg)
 	n.cfg = cfg
-	if moved, err := catalog.MoveLegacyDatabases(ctx, n.store); err != nil {
-		return nil, fmt.Errorf("move databases into the default namespace: %w", err)
-	} else if moved > 0 {
-		n.log.Info("databases moved into the default namespace", "databases", moved)
+	n.upgrade = catalog.NewUpgrade(n.store, n.log)
+	if err := n.upgrade.Ensure(ctx); err != nil {
+		n.log.Warn("the store's catalog could not be brought up to date yet; requests will try again", "err", err)
 	}
 	if err := n.startAuth(ctx); err != nil {
 		return nil, err
@@ -266,7 +266,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, Logger: n.log,
-		Auth: n.auth, RequireAuth: cfg.Auth,
+		Auth: n.auth, RequireAuth: cfg.Auth, Upgrade: n.upgrade,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
@@ -332,7 +332,7 @@ func (n *Node) startSearch(ctx context.Context) error {
 	if dir == "" && n.cfg.Store == nil {
 		dir = filepath.Join(n.cfg.DataDir, "search")
 	}
-	n.search = search.New(n.changeLog, search.Options{Dir: dir, Logger: n.log})
+	n.search = search.New(n.changeLog, search.Options{Dir: dir, Logger: n.log, Ready: n.upgrade.Ensure})
 	if err := n.search.Start(ctx); err != nil {
 		n.search = nil
 		return err

@@ -159,6 +159,9 @@ type Config struct {
 	// header is not read and every caller may do everything.
 	Auth        *auth.Service
 	RequireAuth bool
+	// Upgrade, if set, is what every call that reads the catalog makes
+	// sure of first: a store written by an earlier version upgraded.
+	Upgrade *catalog.Upgrade
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.
@@ -235,6 +238,9 @@ func (o *Ops) bounded(ctx context.Context) (context.Context, context.CancelFunc)
 func (o *Ops) inTx(ctx context.Context, c Caller, db string, tx TxRef, fn func(tx kv.Tx) error) error {
 	// As in the original: without an origin the request is not in a
 	// transaction, whatever its id says.
+	if err := o.cfg.Upgrade.Ensure(ctx); err != nil {
+		return err
+	}
 	if !tx.InTx() {
 		_, err := kv.Run(ctx, o.store, fn)
 		return err
@@ -248,6 +254,9 @@ func (o *Ops) inTx(ctx context.Context, c Caller, db string, tx TxRef, fn func(t
 // run runs fn in a transaction of its own, retried on conflict: for the
 // calls the original never ran inside a client's transaction.
 func (o *Ops) run(ctx context.Context, fn func(tx kv.Tx) error) error {
+	if err := o.cfg.Upgrade.Ensure(ctx); err != nil {
+		return err
+	}
 	_, err := kv.Run(ctx, o.store, fn)
 	return err
 }

@@ -81,7 +81,10 @@ type Options struct {
 	// touched is brought forward, so that a restart does not replay the
 	// log from an idle collection's last write. Default 5s.
 	WatermarkEvery time.Duration
-	Logger         *slog.Logger
+	// Ready, if set, must succeed before the indexer reads the catalog
+	// (the store brought up to date); it is retried as loading is.
+	Ready  func(context.Context) error
+	Logger *slog.Logger
 }
 
 // Defaults of Options.
@@ -233,6 +236,11 @@ func (ix *Indexer) Start(ctx context.Context) error {
 
 // load opens the indexes of the collections the catalog lists.
 func (ix *Indexer) load(ctx context.Context) error {
+	if ix.opts.Ready != nil {
+		if err := ix.opts.Ready(ctx); err != nil {
+			return err
+		}
+	}
 	// The position first, then the catalog: a collection created after
 	// the position is in the log the reader will read.
 	last, colls, err := ix.catalogAt(ctx)
