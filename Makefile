@@ -6,7 +6,7 @@ GO ?= go
 
 # The whole test suite, with the race detector, on every backend available.
 test: vet
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 # Skips the slow tests (crash test, large property tests).
 test-short:

@@ -2,6 +2,9 @@
 //
 //	folio serve [flags]     run the server (see `folio serve -h`)
 //	folio bench [flags]     generate load and measure it (see `folio bench -h`)
+//	folio app ...           manage applications of a running server
+//	folio namespace ...     manage namespaces of a running server
+//	folio key rotate        make a new key sign a running server's tokens
 //	folio version           print the version
 package main
 
@@ -24,6 +27,12 @@ func main() {
 		err = serve(os.Args[2:])
 	case "bench":
 		err = bench(os.Args[2:])
+	case "app":
+		err = appCommand(os.Args[2:], os.Stdout)
+	case "namespace":
+		err = namespaceCommand(os.Args[2:], os.Stdout)
+	case "key":
+		err = keyCommand(os.Args[2:], os.Stdout)
 	case "version":
 		fmt.Println("folio", version)
 	case "help", "-h", "--help":
@@ -45,6 +54,13 @@ func usage() {
 commands:
   serve     run the server (folio serve -h for its flags)
   bench     load a server and measure it (folio bench -h for its flags)
+  app       create, list, rotate or delete applications (folio app create -h)
+  namespace create or list namespaces (folio namespace create -h)
+  key       rotate the key that signs tokens (folio key rotate -h)
   version   print the version
+
+The app, namespace and key commands talk to a running server: --url (or
+FOLIO_URL), and an admin's --client-id and --client-secret (or
+FOLIO_CLIENT_ID and FOLIO_CLIENT_SECRET; the owner's are in the owner file).
 `)
 }

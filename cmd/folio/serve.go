@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/node"
@@ -81,6 +82,17 @@ type serveConfig struct {
 	StreamBufferTotal int64 `json:"stream_buffer_total_bytes"`
 	// MaxStreams bounds the events and subscribe streams open at once.
 	MaxStreams int `json:"max_streams"`
+
+	// Auth makes every call but health, info and the token endpoint need
+	// an access token; OwnerFile holds the owner's credentials.
+	Auth       bool     `json:"auth"`
+	OwnerFile  string   `json:"owner_file"`
+	TokenTTL   duration `json:"token_ttl"`
+	RefreshTTL duration `json:"refresh_token_ttl"`
+	Audience   string   `json:"token_audience"`
+	// TLSCert and TLSKey serve the API over TLS.
+	TLSCert string `json:"tls_cert"`
+	TLSKey  string `json:"tls_key"`
 }
 
 // DefaultLogRetention is how long the change log keeps a commit, and so how
@@ -172,12 +184,30 @@ func settings() []setting {
 		{"max-open-transactions", "FOLIO_MAX_OPEN_TRANSACTIONS", "interactive transactions open at once on this node; a begin beyond it answers 503 UNAVAILABLE; -1: unlimited", "a quarter of the PostgreSQL pool, unlimited on pebble", number(func(c *serveConfig) *int { return &c.MaxOpenTx })},
 		{"max-concurrent-reads", "FOLIO_MAX_CONCURRENT_READS", "reads streaming at once outside transactions; one beyond it waits up to the acquire timeout, then answers 503 UNAVAILABLE; -1: unlimited", "half the PostgreSQL pool, unlimited on pebble", number(func(c *serveConfig) *int { return &c.MaxReads })},
 		{"cors-origins", "FOLIO_CORS_ORIGINS", "comma-separated origins whose browser pages may call the API, or * for any", "none: cross-origin calls stay off", list(func(c *serveConfig) *[]string { return &c.CORSOrigins })},
+		{"auth", "FOLIO_AUTH", "require an access token on every call but health, info and the token endpoint (true or false)", "false", boolean(func(c *serveConfig) *bool { return &c.Auth })},
+		{"owner-file", "FOLIO_OWNER_FILE", "file of the owner application's credentials: read at the first start with --auth if it exists (to choose them), written there otherwise", "<data-dir>/owner.json", text(func(c *serveConfig) *string { return &c.OwnerFile })},
+		{"token-ttl", "FOLIO_TOKEN_TTL", "how long an access token is valid", "1h", dur(func(c *serveConfig) *duration { return &c.TokenTTL })},
+		{"refresh-token-ttl", "FOLIO_REFRESH_TOKEN_TTL", "how long a refresh token is valid", "24h", dur(func(c *serveConfig) *duration { return &c.RefreshTTL })},
+		{"token-audience", "FOLIO_TOKEN_AUDIENCE", "the audience tokens are issued for and must name; nodes that share a store share it", "folio", text(func(c *serveConfig) *string { return &c.Audience })},
+		{"tls-cert", "FOLIO_TLS_CERT", "PEM certificate (chain) to serve the API over TLS with; needs --tls-key", "off", text(func(c *serveConfig) *string { return &c.TLSCert })},
+		{"tls-key", "FOLIO_TLS_KEY", "PEM private key of --tls-cert", "off", text(func(c *serveConfig) *string { return &c.TLSKey })},
 		{"pprof-addr", "FOLIO_PPROF_ADDR", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback", "off", text(func(c *serveConfig) *string { return &c.PprofAddr })},
 	}
 }
 
 func text(field func(*serveConfig) *string) func(*serveConfig, string) error {
 	return func(c *serveConfig, v string) error { *field(c) = v; return nil }
+}
+
+func boolean(field func(*serveConfig) *bool) func(*serveConfig, string) error {
+	return func(c *serveConfig, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%q: want true or false", v)
+		}
+		*field(c) = b
+		return nil
+	}
 }
 
 func dur(field func(*serveConfig) *duration) func(*serveConfig, string) error {
@@ -283,6 +313,8 @@ func (c serveConfig) check() error {
 		{"body-timeout", c.BodyTimeout, false},
 		{"write-timeout", c.WriteTimeout, false},
 		{"request-timeout", c.RequestTimeout, true},
+		{"token-ttl", c.TokenTTL, false},
+		{"refresh-token-ttl", c.RefreshTTL, false},
 	} {
 		if d.v < 0 || (d.positive && d.v == 0) {
 			return fmt.Errorf("--%s %v: must be %s", d.name, time.Duration(d.v), map[bool]string{true: "positive", false: "zero or more"}[d.positive])
@@ -367,5 +399,10 @@ func serve(args []string) error {
 		BodyTimeout:            time.Duration(cfg.BodyTimeout),
 		WriteTimeout:           time.Duration(cfg.WriteTimeout),
 		RequestTimeout:         time.Duration(cfg.RequestTimeout),
+		Auth:                   cfg.Auth,
+		OwnerFile:              cfg.OwnerFile,
+		Tokens:                 auth.Config{AccessTTL: time.Duration(cfg.TokenTTL), RefreshTTL: time.Duration(cfg.RefreshTTL), Audience: cfg.Audience},
+		TLSCert:                cfg.TLSCert,
+		TLSKey:                 cfg.TLSKey,
 	})
 }

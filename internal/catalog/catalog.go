@@ -16,6 +16,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,17 +38,24 @@ import (
 type Catalog struct {
 	schemas sync.Map // schemaKey → *schema.Schema
 	records sync.Map // record bytes → dbRecord or collRecord
-	dbs     sync.Map // database name → *Database, for Lookup
+	dbs     sync.Map // dbName → *Database, for Lookup
 	cached  atomic.Int64
 }
 
 type schemaKey struct{ collID, rev int64 }
+
+// dbName names a database: its namespace and its name there.
+type dbName struct {
+	ns   int64
+	name string
+}
 
 // New returns a Catalog.
 func New() *Catalog { return &Catalog{} }
 
 // Database is a database as stored.
 type Database struct {
+	NS        int64 // the namespace it belongs to
 	Name      string
 	ID        int64
 	CreatedAt time.Time
@@ -137,14 +145,14 @@ func (c *Catalog) nextID(ctx context.Context, tx kv.Tx) (int64, error) {
 	return id, tx.Set(keyspace.LastID(), kv.EncodeCounter(id))
 }
 
-// CreateDatabase creates a database; it fails with ALREADY_EXISTS if the
-// name is taken.
-func (c *Catalog) CreateDatabase(ctx context.Context, tx kv.Tx, name string) error {
+// CreateDatabase creates a database in namespace ns; it fails with
+// ALREADY_EXISTS if the name is taken there.
+func (c *Catalog) CreateDatabase(ctx context.Context, tx kv.Tx, ns int64, name string) error {
 	if err := CheckDatabaseName(name); err != nil {
 		return err
 	}
 	var rec dbRecord
-	found, err := c.getJSON(ctx, tx, keyspace.Database(name), &rec)
+	found, err := c.getJSON(ctx, tx, keyspace.Database(ns, name), &rec)
 	if err != nil {
 		return err
 	}
@@ -155,24 +163,24 @@ func (c *Catalog) CreateDatabase(ctx context.Context, tx kv.Tx, name string) err
 	if err != nil {
 		return err
 	}
-	return setJSON(tx, keyspace.Database(name), dbRecord{ID: id, CreatedAt: time.Now().UTC()})
+	return setJSON(tx, keyspace.Database(ns, name), dbRecord{ID: id, CreatedAt: time.Now().UTC()})
 }
 
-// Database returns the named database, or NOT_FOUND.
-func (c *Catalog) Database(ctx context.Context, tx kv.Tx, name string) (*Database, error) {
+// Database returns the named database of namespace ns, or NOT_FOUND.
+func (c *Catalog) Database(ctx context.Context, tx kv.Tx, ns int64, name string) (*Database, error) {
 	if err := CheckDatabaseName(name); err != nil {
 		return nil, err
 	}
 	var rec dbRecord
-	found, err := c.getJSON(ctx, tx, keyspace.Database(name), &rec)
+	found, err := c.getJSON(ctx, tx, keyspace.Database(ns, name), &rec)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
 		return nil, status.Errorf(status.NotFound, "database doesn't exist '%s'", name)
 	}
-	db := &Database{Name: name, ID: rec.ID, CreatedAt: rec.CreatedAt}
-	c.dbs.Store(name, db)
+	db := &Database{NS: ns, Name: name, ID: rec.ID, CreatedAt: rec.CreatedAt}
+	c.dbs.Store(dbName{ns, name}, db)
 	return db, nil
 }
 
@@ -182,26 +190,36 @@ func (c *Catalog) Database(ctx context.Context, tx kv.Tx, name string) (*Databas
 // clears it), and a request needs it anyway. An id that went stale (the
 // database dropped, or dropped and created again) finds no record, and the
 // lookup starts again from the database's record.
-func (c *Catalog) Lookup(ctx context.Context, tx kv.Tx, dbName, collName string) (*Collection, error) {
+func (c *Catalog) Lookup(ctx context.Context, tx kv.Tx, ns int64, db, collName string) (*Collection, error) {
 	if err := CheckCollectionName(collName); err != nil {
 		return nil, err
 	}
-	if db, ok := c.dbs.Load(dbName); ok {
-		coll, err := c.Collection(ctx, tx, db.(*Database), collName)
+	if d, ok := c.dbs.Load(dbName{ns, db}); ok {
+		coll, err := c.Collection(ctx, tx, d.(*Database), collName)
 		if status.CodeOf(err) != status.NotFound {
 			return coll, err
 		}
 	}
-	db, err := c.Database(ctx, tx, dbName)
+	d, err := c.Database(ctx, tx, ns, db)
 	if err != nil {
 		return nil, err
 	}
-	return c.Collection(ctx, tx, db, collName)
+	return c.Collection(ctx, tx, d, collName)
 }
 
-// ListDatabases returns every database in name order.
-func (c *Catalog) ListDatabases(ctx context.Context, tx kv.Tx) ([]*Database, error) {
-	it := tx.Scan(ctx, keyspace.Databases(), kv.ScanOptions{})
+// ListDatabases returns every database of namespace ns in name order.
+func (c *Catalog) ListDatabases(ctx context.Context, tx kv.Tx, ns int64) ([]*Database, error) {
+	return c.scanDatabases(ctx, tx, keyspace.Databases(ns))
+}
+
+// AllDatabases returns every database of every namespace, in namespace
+// then name order.
+func (c *Catalog) AllDatabases(ctx context.Context, tx kv.Tx) ([]*Database, error) {
+	return c.scanDatabases(ctx, tx, keyspace.AllDatabases())
+}
+
+func (c *Catalog) scanDatabases(ctx context.Context, tx kv.Tx, r kv.Range) ([]*Database, error) {
+	it := tx.Scan(ctx, r, kv.ScanOptions{})
 	defer it.Close()
 	var out []*Database
 	for it.Next() {
@@ -209,18 +227,55 @@ func (c *Catalog) ListDatabases(ctx context.Context, tx kv.Tx) ([]*Database, err
 		if err := json.Unmarshal(it.Value(), &rec); err != nil {
 			return nil, fmt.Errorf("catalog: corrupt database record: %w", err)
 		}
-		t, err := keyspaceName(it.Key())
+		ns, name, legacy, err := keyspace.DatabaseKey(it.Key())
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("catalog: corrupt key %x: %w", it.Key(), err)
 		}
-		out = append(out, &Database{Name: t, ID: rec.ID, CreatedAt: rec.CreatedAt})
+		if legacy {
+			continue // not moved yet: MoveLegacyDatabases
+		}
+		out = append(out, &Database{NS: ns, Name: name, ID: rec.ID, CreatedAt: rec.CreatedAt})
 	}
 	return out, it.Err()
 }
 
-// DropDatabase removes a database with all its collections and their data.
-func (c *Catalog) DropDatabase(ctx context.Context, tx kv.Tx, name string) error {
-	db, err := c.Database(ctx, tx, name)
+// MoveLegacyDatabases moves the database records written before there
+// were namespaces into keyspace.DefaultNamespace, in one transaction. A
+// node runs it at start; it finds nothing to do after the first time.
+func MoveLegacyDatabases(ctx context.Context, store kv.Store) (moved int, err error) {
+	_, err = kv.Run(ctx, store, func(tx kv.Tx) error {
+		moved = 0
+		it := tx.Scan(ctx, keyspace.AllDatabases(), kv.ScanOptions{})
+		defer it.Close()
+		type record struct{ key, value []byte }
+		var legacy []record
+		for it.Next() {
+			if _, _, old, err := keyspace.DatabaseKey(it.Key()); err == nil && old {
+				legacy = append(legacy, record{bytes.Clone(it.Key()), bytes.Clone(it.Value())})
+			}
+		}
+		if err := it.Err(); err != nil {
+			return err
+		}
+		for _, r := range legacy {
+			_, name, _, _ := keyspace.DatabaseKey(r.key)
+			if err := tx.Clear(r.key); err != nil {
+				return err
+			}
+			if err := tx.Set(keyspace.Database(keyspace.DefaultNamespace, name), r.value); err != nil {
+				return err
+			}
+			moved++
+		}
+		return nil
+	})
+	return moved, err
+}
+
+// DropDatabase removes a database of namespace ns with all its collections
+// and their data.
+func (c *Catalog) DropDatabase(ctx context.Context, tx kv.Tx, ns int64, name string) error {
+	db, err := c.Database(ctx, tx, ns, name)
 	if err != nil {
 		return err
 	}
@@ -233,11 +288,11 @@ func (c *Catalog) DropDatabase(ctx context.Context, tx kv.Tx, name string) error
 			return err
 		}
 	}
-	c.dbs.Delete(name)
-	if err := tx.Clear(keyspace.Database(name)); err != nil {
+	c.dbs.Delete(dbName{ns, name})
+	if err := tx.Clear(keyspace.Database(ns, name)); err != nil {
 		return err
 	}
-	return logDDL(tx, changelog.Record{Op: changelog.DatabaseDropped, DB: db.Name, DBID: db.ID})
+	return logDDL(tx, changelog.Record{Op: changelog.DatabaseDropped, NS: ns, DB: db.Name, DBID: db.ID})
 }
 
 // logDDL appends a DDL record to the transaction's change-log entry.
@@ -282,7 +337,7 @@ func (c *Catalog) CreateOrUpdateCollection(ctx context.Context, tx kv.Tx, db *Da
 		if err := setJSON(tx, key, rec); err != nil {
 			return false, err
 		}
-		return false, logDDL(tx, changelog.Record{Op: changelog.SchemaChanged, DB: db.Name, DBID: db.ID,
+		return false, logDDL(tx, changelog.Record{Op: changelog.SchemaChanged, NS: db.NS, DB: db.Name, DBID: db.ID,
 			Collection: name, CollID: rec.ID, Rev: rec.Rev, Data: rec.Schema})
 	}
 	id, err := c.nextID(ctx, tx)
@@ -293,7 +348,7 @@ func (c *Catalog) CreateOrUpdateCollection(ctx context.Context, tx kv.Tx, db *Da
 	if err := setJSON(tx, key, rec); err != nil {
 		return false, err
 	}
-	return true, logDDL(tx, changelog.Record{Op: changelog.CollectionCreated, DB: db.Name, DBID: db.ID,
+	return true, logDDL(tx, changelog.Record{Op: changelog.CollectionCreated, NS: db.NS, DB: db.Name, DBID: db.ID,
 		Collection: name, CollID: id, Rev: rec.Rev, Data: rec.Schema})
 }
 
@@ -391,7 +446,7 @@ func (c *Catalog) dropCollection(tx kv.Tx, coll *Collection) error {
 	if err := tx.Clear(keyspace.Collection(coll.DB.ID, coll.Name)); err != nil {
 		return err
 	}
-	return logDDL(tx, changelog.Record{Op: changelog.CollectionDropped, DB: coll.DB.Name, DBID: coll.DB.ID,
+	return logDDL(tx, changelog.Record{Op: changelog.CollectionDropped, NS: coll.DB.NS, DB: coll.DB.Name, DBID: coll.DB.ID,
 		Collection: coll.Name, CollID: coll.ID})
 }
 

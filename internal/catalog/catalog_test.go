@@ -6,10 +6,12 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
+	"github.com/foliodb/folio/internal/keyenc"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
@@ -43,7 +45,7 @@ func wantStatus(t *testing.T, err error, code status.Code, msg string) {
 
 func createDB(t *testing.T, s kv.Store, cat *catalog.Catalog, name string) {
 	t.Helper()
-	run(t, s, func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, name) })
+	run(t, s, func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, ns, name) })
 }
 
 // createColl creates (or updates) the collection and returns it as stored.
@@ -51,7 +53,7 @@ func createColl(t *testing.T, s kv.Store, cat *catalog.Catalog, dbName, name, sc
 	t.Helper()
 	var coll *catalog.Collection
 	run(t, s, func(tx kv.Tx) error {
-		db, err := cat.Database(ctx, tx, dbName)
+		db, err := cat.Database(ctx, tx, ns, dbName)
 		if err != nil {
 			return err
 		}
@@ -116,7 +118,7 @@ func TestDatabases(t *testing.T) {
 		list := func() []string {
 			var names []string
 			run(t, s, func(tx kv.Tx) error {
-				dbs, err := cat.ListDatabases(ctx, tx)
+				dbs, err := cat.ListDatabases(ctx, tx, ns)
 				names = names[:0]
 				for _, db := range dbs {
 					names = append(names, db.Name)
@@ -134,11 +136,11 @@ func TestDatabases(t *testing.T) {
 			code status.Code
 			msg  string
 		}{
-			{"create a taken name", func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, "shop") }, status.AlreadyExists, "database already exist"},
-			{"create a bad name", func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, "x") }, status.InvalidArgument, "invalid database name"},
-			{"get a missing one", func(tx kv.Tx) error { _, err := cat.Database(ctx, tx, "nope"); return err }, status.NotFound, "database doesn't exist 'nope'"},
-			{"drop a missing one", func(tx kv.Tx) error { return cat.DropDatabase(ctx, tx, "nope") }, status.NotFound, "database doesn't exist 'nope'"},
-			{"look up in a missing one", func(tx kv.Tx) error { _, err := cat.Lookup(ctx, tx, "nope", "users"); return err }, status.NotFound, "database doesn't exist 'nope'"},
+			{"create a taken name", func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, ns, "shop") }, status.AlreadyExists, "database already exist"},
+			{"create a bad name", func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, ns, "x") }, status.InvalidArgument, "invalid database name"},
+			{"get a missing one", func(tx kv.Tx) error { _, err := cat.Database(ctx, tx, ns, "nope"); return err }, status.NotFound, "database doesn't exist 'nope'"},
+			{"drop a missing one", func(tx kv.Tx) error { return cat.DropDatabase(ctx, tx, ns, "nope") }, status.NotFound, "database doesn't exist 'nope'"},
+			{"look up in a missing one", func(tx kv.Tx) error { _, err := cat.Lookup(ctx, tx, ns, "nope", "users"); return err }, status.NotFound, "database doesn't exist 'nope'"},
 		} {
 			_, err := kv.Run(ctx, s, tc.fn)
 			t.Run(tc.name, func(t *testing.T) { wantStatus(t, err, tc.code, tc.msg) })
@@ -147,7 +149,7 @@ func TestDatabases(t *testing.T) {
 		run(t, s, func(tx kv.Tx) error {
 			ids = ids[:0]
 			for _, name := range []string{"arts", "shop"} {
-				db, err := cat.Database(ctx, tx, name)
+				db, err := cat.Database(ctx, tx, ns, name)
 				if err != nil {
 					return err
 				}
@@ -158,13 +160,13 @@ func TestDatabases(t *testing.T) {
 		if ids[0] == ids[1] || ids[0] == 0 {
 			t.Errorf("database ids %v, want two distinct ids", ids)
 		}
-		run(t, s, func(tx kv.Tx) error { return cat.DropDatabase(ctx, tx, "arts") })
+		run(t, s, func(tx kv.Tx) error { return cat.DropDatabase(ctx, tx, ns, "arts") })
 		if got := list(); !slices.Equal(got, []string{"shop"}) {
 			t.Errorf("databases after the drop %q, want shop", got)
 		}
 		createDB(t, s, cat, "arts")
 		run(t, s, func(tx kv.Tx) error {
-			db, err := cat.Database(ctx, tx, "arts")
+			db, err := cat.Database(ctx, tx, ns, "arts")
 			if err == nil && slices.Contains(ids, db.ID) {
 				t.Errorf("a re-created database got an old id %d", db.ID)
 			}
@@ -191,7 +193,7 @@ func TestCollections(t *testing.T) {
 
 		inShop := func(fn func(tx kv.Tx, db *catalog.Database) error) func(tx kv.Tx) error {
 			return func(tx kv.Tx) error {
-				db, err := cat.Database(ctx, tx, "shop")
+				db, err := cat.Database(ctx, tx, ns, "shop")
 				if err != nil {
 					return err
 				}
@@ -221,7 +223,7 @@ func TestCollections(t *testing.T) {
 				return err
 			}, status.NotFound, "collection doesn't exist 'things'"},
 			{"look up a missing one", func(tx kv.Tx, db *catalog.Database) error {
-				_, err := cat.Lookup(ctx, tx, "shop", "things")
+				_, err := cat.Lookup(ctx, tx, ns, "shop", "things")
 				return err
 			}, status.NotFound, "collection doesn't exist 'things'"},
 			// "exists": the original server's wording, which clients match.
@@ -249,7 +251,7 @@ func TestCollections(t *testing.T) {
 			if _, err := tx.Get(ctx, doc); !errors.Is(err, kv.ErrNotFound) {
 				t.Errorf("a document of the dropped collection: %v, want it gone", err)
 			}
-			_, err := cat.Lookup(ctx, tx, "shop", "users")
+			_, err := cat.Lookup(ctx, tx, ns, "shop", "users")
 			wantStatus(t, err, status.NotFound, "collection doesn't exist 'users'")
 			return nil
 		})
@@ -282,7 +284,7 @@ func TestSchemaEvolution(t *testing.T) {
 			before := createColl(t, s, cat, "shop", "users", base)
 			var created bool
 			_, err := kv.Run(ctx, s, func(tx kv.Tx) error {
-				db, err := cat.Database(ctx, tx, "shop")
+				db, err := cat.Database(ctx, tx, ns, "shop")
 				if err != nil {
 					return err
 				}
@@ -292,7 +294,7 @@ func TestSchemaEvolution(t *testing.T) {
 			var after *catalog.Collection
 			run(t, s, func(tx kv.Tx) error {
 				var err error
-				after, err = cat.Lookup(ctx, tx, "shop", "users")
+				after, err = cat.Lookup(ctx, tx, ns, "shop", "users")
 				return err
 			})
 			if !tc.ok {
@@ -327,7 +329,7 @@ func TestLookupAfterRecreate(t *testing.T) {
 			var coll *catalog.Collection
 			_, err := kv.Run(ctx, s, func(tx kv.Tx) error {
 				var err error
-				coll, err = node1.Lookup(ctx, tx, "shop", "users")
+				coll, err = node1.Lookup(ctx, tx, ns, "shop", "users")
 				return err
 			})
 			return coll, err
@@ -337,14 +339,14 @@ func TestLookupAfterRecreate(t *testing.T) {
 		}
 
 		// Dropped and created again without the collection.
-		run(t, s, func(tx kv.Tx) error { return node2.DropDatabase(ctx, tx, "shop") })
+		run(t, s, func(tx kv.Tx) error { return node2.DropDatabase(ctx, tx, ns, "shop") })
 		createDB(t, s, node2, "shop")
 		if coll, err := lookup(); status.CodeOf(err) != status.NotFound {
 			t.Fatalf("lookup after the database was re-created empty: %+v, %v; want NOT_FOUND", coll, err)
 		}
 
 		// Dropped and created again with a collection of the same name.
-		run(t, s, func(tx kv.Tx) error { return node2.DropDatabase(ctx, tx, "shop") })
+		run(t, s, func(tx kv.Tx) error { return node2.DropDatabase(ctx, tx, ns, "shop") })
 		createDB(t, s, node2, "shop")
 		recreated := createColl(t, s, node2, "shop", "users", usersSchema)
 		coll, err := lookup()
@@ -370,20 +372,20 @@ func TestDDLInvisibleBeforeCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tx.Rollback()
-		if err := cat.CreateDatabase(ctx, tx, "arts"); err != nil {
+		if err := cat.CreateDatabase(ctx, tx, ns, "arts"); err != nil {
 			t.Fatal(err)
 		}
-		arts, err := cat.Database(ctx, tx, "arts")
+		arts, err := cat.Database(ctx, tx, ns, "arts")
 		if err != nil {
 			t.Fatalf("the creating transaction does not see its database: %v", err)
 		}
 		if _, err := cat.CreateOrUpdateCollection(ctx, tx, arts, "paintings", []byte(schemaOf("paintings")), false); err != nil {
 			t.Fatal(err)
 		}
-		if err := cat.DropDatabase(ctx, tx, "shop"); err != nil {
+		if err := cat.DropDatabase(ctx, tx, ns, "shop"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cat.Lookup(ctx, tx, "arts", "paintings"); err != nil {
+		if _, err := cat.Lookup(ctx, tx, ns, "arts", "paintings"); err != nil {
 			t.Fatalf("the creating transaction does not see its collection: %v", err)
 		}
 
@@ -392,7 +394,7 @@ func TestDDLInvisibleBeforeCommit(t *testing.T) {
 		other := func(t *testing.T, wantNew bool) {
 			t.Helper()
 			run(t, s, func(tx kv.Tx) error {
-				dbs, err := cat.ListDatabases(ctx, tx)
+				dbs, err := cat.ListDatabases(ctx, tx, ns)
 				if err != nil {
 					return err
 				}
@@ -407,8 +409,8 @@ func TestDDLInvisibleBeforeCommit(t *testing.T) {
 				if !slices.Equal(names, want) {
 					t.Errorf("another transaction lists %q, want %q", names, want)
 				}
-				_, err = cat.Lookup(ctx, tx, "arts", "paintings")
-				_, err2 := cat.Lookup(ctx, tx, "shop", "users")
+				_, err = cat.Lookup(ctx, tx, ns, "arts", "paintings")
+				_, err2 := cat.Lookup(ctx, tx, ns, "shop", "users")
 				if wantNew != (err == nil) || wantNew == (err2 == nil) {
 					t.Errorf("another transaction: arts.paintings %v, shop.users %v", err, err2)
 				}
@@ -473,7 +475,7 @@ func TestDDLRecords(t *testing.T) {
 		createColl(t, s, cat, "shop", "users", changed)
 		// A refused change logs nothing: its transaction does not commit.
 		_, err = kv.Run(ctx, s, func(tx kv.Tx) error {
-			db, err := cat.Database(ctx, tx, "shop")
+			db, err := cat.Database(ctx, tx, ns, "shop")
 			if err != nil {
 				return err
 			}
@@ -486,7 +488,7 @@ func TestDDLRecords(t *testing.T) {
 		}
 		orders := createColl(t, s, cat, "shop", "orders", schemaOf("orders"))
 		run(t, s, func(tx kv.Tx) error {
-			db, err := cat.Database(ctx, tx, "shop")
+			db, err := cat.Database(ctx, tx, ns, "shop")
 			if err != nil {
 				return err
 			}
@@ -496,10 +498,10 @@ func TestDDLRecords(t *testing.T) {
 		var carts *catalog.Collection
 		run(t, s, func(tx kv.Tx) error {
 			var err error
-			carts, err = cat.Lookup(ctx, tx, "shop", "carts")
+			carts, err = cat.Lookup(ctx, tx, ns, "shop", "carts")
 			return err
 		})
-		last := run(t, s, func(tx kv.Tx) error { return cat.DropDatabase(ctx, tx, "shop") })
+		last := run(t, s, func(tx kv.Tx) error { return cat.DropDatabase(ctx, tx, ns, "shop") })
 
 		type want struct {
 			op         changelog.Op
@@ -543,5 +545,106 @@ func TestDDLRecords(t *testing.T) {
 		if got[len(got)-1].pos != last {
 			t.Errorf("the database drop is at %d, want its commit's position %d", got[len(got)-1].pos, last)
 		}
+	})
+}
+
+// ns is the namespace the tests keep their databases in.
+const ns = keyspace.DefaultNamespace
+
+// A data directory written before namespaces holds database records
+// without one: moving them into the default namespace keeps each database
+// with its collections and documents, finds nothing more to move the second
+// time, and leaves other namespaces empty.
+func TestMoveLegacyDatabases(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := b.Open(t)
+		cat := catalog.New()
+		createDB(t, s, cat, "shop")
+		coll := createColl(t, s, cat, "shop", "users", schemaOf("users"))
+		// Put the record back where the old layout kept it.
+		run(t, s, func(tx kv.Tx) error {
+			rec, err := tx.Get(ctx, keyspace.Database(ns, "shop"))
+			if err != nil {
+				return err
+			}
+			legacy, err := keyenc.Pack(keyenc.Tuple{"c", "d", "shop"})
+			if err != nil {
+				return err
+			}
+			if err := tx.Clear(keyspace.Database(ns, "shop")); err != nil {
+				return err
+			}
+			return tx.Set(legacy, rec)
+		})
+		fresh := catalog.New() // no cached ids
+		run(t, s, func(tx kv.Tx) error {
+			_, err := fresh.Database(ctx, tx, ns, "shop")
+			wantStatus(t, err, status.NotFound, "database doesn't exist 'shop'")
+			return nil
+		})
+		for i, want := range []int{1, 0} {
+			moved, err := catalog.MoveLegacyDatabases(ctx, s)
+			if err != nil || moved != want {
+				t.Fatalf("move %d: %d moved (%v), want %d", i, moved, err, want)
+			}
+		}
+		run(t, s, func(tx kv.Tx) error {
+			got, err := fresh.Lookup(ctx, tx, ns, "shop", "users")
+			if err != nil {
+				return err
+			}
+			if got.ID != coll.ID {
+				t.Errorf("the moved database's collection has id %d, was %d", got.ID, coll.ID)
+			}
+			other, err := fresh.ListDatabases(ctx, tx, ns+1)
+			if err != nil || len(other) != 0 {
+				t.Errorf("another namespace lists %v (%v)", other, err)
+			}
+			return nil
+		})
+	})
+}
+
+// failingBegin is a store whose transactions cannot begin while failing
+// is set, as a store out of reach.
+type failingBegin struct {
+	kv.Store
+	failing atomic.Bool
+}
+
+func (s *failingBegin) Begin(ctx context.Context) (kv.Tx, error) {
+	if s.failing.Load() {
+		return nil, kv.ErrUnavailable
+	}
+	return s.Store.Begin(ctx)
+}
+
+// An upgrade that cannot reach the store fails, and succeeds on a later
+// try; once done it does not read the store again.
+func TestUpgradeRetries(t *testing.T) {
+	s := &failingBegin{Store: backendtest.OpenPebble(t)}
+	cat := catalog.New()
+	createDB(t, s, cat, "shop")
+	legacy, _ := keyenc.Pack(keyenc.Tuple{"c", "d", "old"})
+	run(t, s, func(tx kv.Tx) error { return tx.Set(legacy, []byte(`{"id":99}`)) })
+	u := catalog.NewUpgrade(s, nil)
+	s.failing.Store(true)
+	if err := u.Ensure(ctx); !errors.Is(err, kv.ErrUnavailable) {
+		t.Fatalf("an upgrade without its store: %v", err)
+	}
+	s.failing.Store(false)
+	if err := u.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.failing.Store(true)
+	if err := u.Ensure(ctx); err != nil {
+		t.Fatalf("a done upgrade read the store again: %v", err)
+	}
+	s.failing.Store(false)
+	run(t, s, func(tx kv.Tx) error {
+		if _, err := cat.Database(ctx, tx, ns, "old"); err != nil {
+			t.Errorf("the old database after the upgrade: %v", err)
+		}
+		return nil
 	})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
+	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/status"
@@ -40,7 +41,7 @@ func TestReaderSeesDDLAndHoldsTheTrimmer(t *testing.T) {
 		}
 		inShop := func(fn func(tx kv.Tx, db *catalog.Database) error) func(tx kv.Tx) error {
 			return func(tx kv.Tx) error {
-				db, err := cat.Database(ctx, tx, "shop")
+				db, err := cat.Database(ctx, tx, ns, "shop")
 				if err != nil {
 					return err
 				}
@@ -53,7 +54,7 @@ func TestReaderSeesDDLAndHoldsTheTrimmer(t *testing.T) {
 				return err
 			}
 		}
-		ddl(func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, "shop") })
+		ddl(func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, ns, "shop") })
 		ddl(inShop(createColl("users", usersV1)))
 		ddl(inShop(createColl("orders", orders)))
 		ddl(inShop(createColl("users", usersV2)))
@@ -69,7 +70,7 @@ func TestReaderSeesDDLAndHoldsTheTrimmer(t *testing.T) {
 			return err
 		}))
 		ddl(inShop(func(tx kv.Tx, db *catalog.Database) error { return cat.DropCollection(ctx, tx, db, "orders") }))
-		end := ddl(func(tx kv.Tx) error { return cat.DropDatabase(ctx, tx, "shop") })
+		end := ddl(func(tx kv.Tx) error { return cat.DropDatabase(ctx, tx, ns, "shop") })
 		readable(t, s, end)
 
 		type want struct {
@@ -159,3 +160,6 @@ func TestReaderSeesDDLAndHoldsTheTrimmer(t *testing.T) {
 		}
 	})
 }
+
+// ns is the namespace the tests keep their databases in.
+const ns = keyspace.DefaultNamespace

@@ -3,6 +3,8 @@ package changelog
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/foliodb/folio/internal/keyspace"
 )
 
 // Op is what happened to a document.
@@ -48,7 +50,10 @@ func (o Op) String() string {
 // collection by name across drops and re-creations, while ids tell the
 // incarnations apart.
 type Record struct {
-	Op         Op
+	Op Op
+	// NS is the namespace of the database (keyspace.DefaultNamespace on
+	// records written before namespaces).
+	NS         int64
 	DB         string
 	DBID       int64
 	Collection string
@@ -62,20 +67,23 @@ type Record struct {
 	Data []byte // the document, message or schema after the change; none on delete or drop
 }
 
-// The record format's versions. Version 1 had no Rev; Decode still reads
-// it, since data directories written before version 2 hold such records
-// until the trimmer removes them, and Encode writes only version 2.
+// The record format's versions. Version 1 had no Rev, version 2 no NS;
+// Decode still reads both, since data directories written before version 3
+// hold such records until the trimmer removes them, and Encode writes only
+// version 3.
 const (
 	recordVersion1 = 1
-	recordVersion  = 2
+	recordVersion2 = 2
+	recordVersion  = 3
 )
 
 // Encode serializes r: a version byte, the op, then the fields, each
-// length-prefixed (uvarint) or varint-encoded: DB, DBID, Collection,
+// length-prefixed (uvarint) or varint-encoded: NS, DB, DBID, Collection,
 // CollID, Rev, Key, Data.
 func (r *Record) Encode() []byte {
-	b := make([]byte, 0, 34+len(r.DB)+len(r.Collection)+len(r.Key)+len(r.Data))
+	b := make([]byte, 0, 44+len(r.DB)+len(r.Collection)+len(r.Key)+len(r.Data))
 	b = append(b, recordVersion, byte(r.Op))
+	b = binary.AppendVarint(b, r.NS)
 	b = appendBytes(b, []byte(r.DB))
 	b = binary.AppendVarint(b, r.DBID)
 	b = appendBytes(b, []byte(r.Collection))
@@ -92,20 +100,25 @@ func appendBytes(b, v []byte) []byte {
 
 var errCorrupt = errors.New("changelog: corrupt record")
 
-// Decode parses a record written by Encode, of either version. Key and
-// Data alias b.
+// Decode parses a record written by Encode, of any version. Key and Data
+// alias b.
 func Decode(b []byte) (Record, error) {
 	var r Record
-	if len(b) < 2 || (b[0] != recordVersion && b[0] != recordVersion1) {
+	if len(b) < 2 || b[0] < recordVersion1 || b[0] > recordVersion {
 		return r, errCorrupt
 	}
+	version := b[0]
 	r.Op = Op(b[1])
 	d := decoder{b: b[2:]}
+	r.NS = keyspace.DefaultNamespace // the only one before version 3
+	if version >= 3 {
+		r.NS = d.varint()
+	}
 	r.DB = string(d.bytes())
 	r.DBID = d.varint()
 	r.Collection = string(d.bytes())
 	r.CollID = d.varint()
-	if b[0] == recordVersion {
+	if version >= 2 {
 		r.Rev = d.varint()
 	}
 	r.Key = d.bytes()

@@ -6,13 +6,14 @@ import (
 )
 
 func sameRecord(a, b Record) bool {
-	return a.Op == b.Op && a.DB == b.DB && a.DBID == b.DBID && a.Collection == b.Collection &&
+	return a.Op == b.Op && a.NS == b.NS && a.DB == b.DB && a.DBID == b.DBID && a.Collection == b.Collection &&
 		a.CollID == b.CollID && a.Rev == b.Rev && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Data, b.Data)
 }
 
 func TestRecordRoundTrip(t *testing.T) {
 	for _, r := range []Record{
-		{Op: Insert, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k\x00\xff"), Data: []byte(`{"id":1}`)},
+		{Op: Insert, NS: 1, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k\x00\xff"), Data: []byte(`{"id":1}`)},
+		{Op: Insert, NS: 1 << 33, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k"), Data: []byte(`{"id":1}`)},
 		{Op: Delete, DB: "d", DBID: 1 << 40, Collection: "c", CollID: -1, Key: []byte("key")},
 		{Op: Publish, DB: "", Collection: "", Data: []byte("{}")},
 		{Op: CollectionCreated, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Rev: 1, Data: []byte(`{"title":"users"}`)},
@@ -30,9 +31,10 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
-// Version 1 records, as data directories written before the revision was
-// added hold them, still decode (with no revision).
-func TestDecodeVersion1(t *testing.T) {
+// Version 1 and 2 records, as data directories written before the revision
+// and the namespace were added hold them, still decode (with no revision,
+// and in the default namespace, the only one there was).
+func TestDecodeOldVersions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		b    []byte
@@ -41,12 +43,17 @@ func TestDecodeVersion1(t *testing.T) {
 		{
 			"insert",
 			[]byte{1, byte(Insert), 4, 's', 'h', 'o', 'p', 6, 5, 'u', 's', 'e', 'r', 's', 18, 1, 'k', 2, '{', '}'},
-			Record{Op: Insert, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k"), Data: []byte("{}")},
+			Record{Op: Insert, NS: 1, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k"), Data: []byte("{}")},
 		},
 		{
 			"delete",
 			[]byte{1, byte(Delete), 1, 'd', 2, 1, 'c', 1, 3, 'k', 'e', 'y', 0},
-			Record{Op: Delete, DB: "d", DBID: 1, Collection: "c", CollID: -1, Key: []byte("key")},
+			Record{Op: Delete, NS: 1, DB: "d", DBID: 1, Collection: "c", CollID: -1, Key: []byte("key")},
+		},
+		{
+			"version 2 schema change",
+			[]byte{2, byte(SchemaChanged), 1, 'd', 2, 1, 'c', 18, 4, 0, 2, '{', '}'},
+			Record{Op: SchemaChanged, NS: 1, DB: "d", DBID: 1, Collection: "c", CollID: 9, Rev: 2, Data: []byte("{}")},
 		},
 	} {
 		got, err := Decode(tc.b)
@@ -66,13 +73,14 @@ func TestDecodeRefuses(t *testing.T) {
 		b    []byte
 	}{
 		{"empty", nil},
-		{"version only", []byte{2}},
-		{"unknown version", append([]byte{3}, good[1:]...)},
+		{"version only", []byte{3}},
+		{"unknown version", append([]byte{4}, good[1:]...)},
 		{"version 0", append([]byte{0}, good[1:]...)},
 		{"truncated", good[:len(good)-1]},
 		{"trailing bytes", append(append([]byte(nil), good...), 0)},
-		{"length past the end", []byte{2, 1, 200}},
+		{"length past the end", []byte{3, 1, 2, 200}},
 		{"version 1 bytes read as version 2", append([]byte{2}, []byte{byte(Delete), 1, 'd', 2, 1, 'c', 1, 3, 'k', 'e', 'y', 0}...)},
+		{"version 2 bytes read as version 3", append([]byte{3}, []byte{byte(Delete), 1, 'd', 2, 1, 'c', 1, 0, 3, 'k', 'e', 'y', 0}...)},
 	} {
 		if r, err := Decode(tc.b); err == nil {
 			t.Errorf("%s: decoded %+v, want an error", tc.name, r)

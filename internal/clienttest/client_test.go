@@ -39,25 +39,45 @@ var protocolMu sync.Mutex
 // the client's default, or driver.HTTP), closed at the end of the test.
 func connect(t *testing.T, addr, protocol string) *tigris.Client {
 	t.Helper()
-	protocolMu.Lock()
-	defer protocolMu.Unlock()
-	if driver.DefaultProtocol != driver.GRPC {
-		t.Fatalf("the client's default protocol is %q, not gRPC", driver.DefaultProtocol)
-	}
-	url := addr // gRPC: host:port
-	if protocol == driver.HTTP {
-		driver.DefaultProtocol = driver.HTTP
-		defer func() { driver.DefaultProtocol = driver.GRPC }()
-		url = "http://" + addr // without a scheme the client would use https
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := tigris.NewClient(ctx, &config.Database{Driver: config.Driver{URL: url}})
+	c, err := connectWith(addr, protocol, "http", config.Driver{})
 	if err != nil {
 		t.Fatalf("connect over %s: %v", protocol, err)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// connectWith connects a client with the driver's settings cfg (its URL
+// made from addr, and the scheme for HTTP).
+func connectWith(addr, protocol, scheme string, cfg config.Driver) (*tigris.Client, error) {
+	var c *tigris.Client
+	err := withProtocol(protocol, func() error {
+		cfg.URL = addr // gRPC: host:port
+		if protocol == driver.HTTP {
+			cfg.URL = scheme + "://" + addr // without a scheme the client would use https
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var err error
+		c, err = tigris.NewClient(ctx, &config.Database{Driver: cfg})
+		return err
+	})
+	return c, err
+}
+
+// withProtocol runs fn with the client's protocol set: the client reads it
+// from a package variable when it connects.
+func withProtocol(protocol string, fn func() error) error {
+	protocolMu.Lock()
+	defer protocolMu.Unlock()
+	if driver.DefaultProtocol != driver.GRPC {
+		return errors.New("the client's default protocol is " + driver.DefaultProtocol + ", not gRPC")
+	}
+	if protocol == driver.HTTP {
+		driver.DefaultProtocol = driver.HTTP
+		defer func() { driver.DefaultProtocol = driver.GRPC }()
+	}
+	return fn()
 }
 
 // startNode runs a node over the backend's store on a free loopback port.

@@ -261,7 +261,7 @@ func (s *Service) count(tx kv.Tx, coll *catalog.Collection, added bool, bytes in
 }
 
 func logChange(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, data []byte) error {
-	r := changelog.Record{Op: op, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Rev: coll.Rev, Key: key, Data: data}
+	r := changelog.Record{Op: op, NS: coll.DB.NS, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Rev: coll.Rev, Key: key, Data: data}
 	return tx.AppendLog(r.Encode())
 }
 

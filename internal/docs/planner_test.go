@@ -14,6 +14,7 @@ import (
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
 )
@@ -48,10 +49,10 @@ func newCollectionOn(t testing.TB, open func(testing.TB) kv.Store, schema string
 	cat := catalog.New()
 	var coll *catalog.Collection
 	_, err := kv.Run(ctx, store, func(tx kv.Tx) error {
-		if err := cat.CreateDatabase(ctx, tx, "db"); err != nil {
+		if err := cat.CreateDatabase(ctx, tx, ns, "db"); err != nil {
 			return err
 		}
-		db, err := cat.Database(ctx, tx, "db")
+		db, err := cat.Database(ctx, tx, ns, "db")
 		if err != nil {
 			return err
 		}
@@ -527,3 +528,6 @@ func TestLongStrings(t *testing.T) {
 		}
 	})
 }
+
+// ns is the namespace the tests keep their databases in.
+const ns = keyspace.DefaultNamespace

@@ -235,16 +235,26 @@ func TestErrorsAsOverHTTP(t *testing.T) {
 				}
 				return err
 			}, wantCode: codes.NotFound},
-		{name: "authentication", method: "POST", url: s.base + "/v1/auth/token", body: `{}`,
+		{name: "token without its refresh token", method: "POST", url: s.base + "/v1/auth/token", body: `grant_type=refresh_token`,
 			rpc: func(c context.Context) error {
-				_, err := api.NewAuthClient(s.conn).GetAccessToken(c, &api.GetAccessTokenRequest{})
+				_, err := api.NewAuthClient(s.conn).GetAccessToken(c, &api.GetAccessTokenRequest{GrantType: api.GrantType_REFRESH_TOKEN})
 				return err
-			}, wantCode: codes.Unimplemented},
-		{name: "namespaces", method: "POST", url: s.base + "/v1/admin/namespaces/list", body: `{}`,
+			}, wantCode: codes.InvalidArgument},
+		{name: "token with a wrong secret", method: "POST", url: s.base + "/v1/auth/token", body: `grant_type=client_credentials&client_id=x&client_secret=y`,
 			rpc: func(c context.Context) error {
-				_, err := api.NewAdminClient(s.conn).ListNamespaces(c, &api.ListNamespacesRequest{})
+				_, err := api.NewAuthClient(s.conn).GetAccessToken(c, &api.GetAccessTokenRequest{GrantType: api.GrantType_CLIENT_CREDENTIALS, ClientId: "x", ClientSecret: "y"})
 				return err
-			}, wantCode: codes.Unimplemented},
+			}, wantCode: codes.Unauthenticated},
+		{name: "namespace with a bad name", method: "POST", url: s.base + "/v1/admin/namespaces/9lives/create", body: `{}`,
+			rpc: func(c context.Context) error {
+				_, err := api.NewAdminClient(s.conn).CreateNamespace(c, &api.CreateNamespaceRequest{Name: "9lives"})
+				return err
+			}, wantCode: codes.InvalidArgument},
+		{name: "rotating a missing application", method: "POST", url: s.base + "/v1/users/applications/rotate", body: `{"id":"nope"}`,
+			rpc: func(c context.Context) error {
+				_, err := api.NewUserClient(s.conn).RotateApplicationSecret(c, &api.RotateApplicationSecretRequest{Id: "nope"})
+				return err
+			}, wantCode: codes.NotFound},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

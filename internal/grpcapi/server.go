@@ -65,13 +65,16 @@ func New(cfg Config) *Server {
 	return &Server{ops: cfg.Ops, log: cfg.Logger, writeTimeout: cfg.WriteTimeout, bodyTimeout: cfg.BodyTimeout}
 }
 
-// Register registers every service of the API on g: Tigris and HealthAPI,
-// and the services Folio does not serve yet (Auth, User, Admin,
-// Observability), which answer UNIMPLEMENTED as their HTTP paths answer
-// 501, so that a client can tell "not built" from "no such service".
+// Register registers every service of the API on g: Tigris, HealthAPI,
+// Auth, User and Admin, and Observability, which answers UNIMPLEMENTED
+// (but for GetInfo) as its HTTP paths answer 501, so that a client can
+// tell "not built" from "no such service".
 func (s *Server) Register(g grpc.ServiceRegistrar) {
 	api.RegisterTigrisServer(g, s)
 	api.RegisterHealthAPIServer(g, health{s})
+	api.RegisterAuthServer(g, authService{s})
+	api.RegisterUserServer(g, userService{s})
+	api.RegisterAdminServer(g, adminService{s})
 	s.registerUnbuiltServices(g)
 }
 
@@ -81,8 +84,8 @@ func (s *Server) Register(g grpc.ServiceRegistrar) {
 func (s *Server) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.InTapHandle(s.tap),
-		grpc.ChainUnaryInterceptor(guardUnary, s.logUnary),
-		grpc.ChainStreamInterceptor(guardStream, s.logStream),
+		grpc.ChainUnaryInterceptor(guardUnary, s.logUnary, s.authUnary),
+		grpc.ChainStreamInterceptor(guardStream, s.logStream, s.authStream),
 	}
 }
 
@@ -105,9 +108,6 @@ func (s *Server) logCall(ctx context.Context, method string, err error, start ti
 		s.log.Debug("grpc call", "method", method, "code", grpcstatus.Code(err).String(), "duration", time.Since(start))
 	}
 }
-
-// caller is who makes the request: anonymous until authentication.
-func caller(ctx context.Context) ops.Caller { return ops.Caller{} }
 
 // GetInfo reports the server's version.
 func (s *Server) GetInfo(ctx context.Context, req *api.GetInfoRequest) (*api.GetInfoResponse, error) {

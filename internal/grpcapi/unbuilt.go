@@ -43,9 +43,6 @@ func (s *Server) registerUnbuilt(g grpc.ServiceRegistrar, desc *grpc.ServiceDesc
 }
 
 func (s *Server) registerUnbuiltServices(g grpc.ServiceRegistrar) {
-	s.registerUnbuilt(g, &api.Auth_ServiceDesc, api.UnimplementedAuthServer{}, "authentication")
-	s.registerUnbuilt(g, &api.User_ServiceDesc, api.UnimplementedUserServer{}, "application management")
-	s.registerUnbuilt(g, &api.Admin_ServiceDesc, api.UnimplementedAdminServer{}, "namespace management")
 	// From v1.0.0-beta.1 on, the clients ask Observability for the
 	// server's info (HTTP: /v1/observability/info beside /v1/info); the
 	// request and response messages are Tigris.GetInfo's.

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -116,15 +118,25 @@ func (s *Server) routes() {
 	}
 	handle("POST "+coll+"/documents/search", s.search)
 	unbuilt("POST "+coll+"/messages/search", "search on messages collections")
-	unbuilt("POST /v1/auth/token", "authentication")
+	unbuilt("/v1/observability/metrics/", "metrics queries")
+	unbuilt("/v1/users/metadata/", "user metadata")
+
+	handle("POST "+tokenPath, s.token)
 	// Namespaces and applications moved from /v1/admin and /v1/users to
 	// /v1/management in the original's last /v1/databases releases; both
 	// spellings name the same calls, so clients of either era work.
-	unbuilt("/v1/admin/", "namespace management")
-	unbuilt("/v1/management/namespaces/", "namespace management")
-	unbuilt("/v1/users/", "application management")
-	unbuilt("/v1/management/applications/", "application management")
-	unbuilt("/v1/observability/metrics/", "metrics queries")
+	for _, nsPath := range []string{"/v1/admin/namespaces", "/v1/management/namespaces"} {
+		handle("POST "+nsPath+"/{name}/create", s.createNamespace)
+		handle("POST "+nsPath+"/list", s.listNamespaces)
+	}
+	for _, appPath := range []string{"/v1/users/applications", "/v1/management/applications"} {
+		handle("POST "+appPath+"/create", s.createApplication)
+		handle("POST "+appPath+"/update", s.updateApplication)
+		handle("POST "+appPath+"/list", s.listApplications)
+		handle("POST "+appPath+"/rotate", s.rotateApplicationSecret)
+		handle("DELETE "+appPath+"/delete", s.deleteApplication)
+	}
+	handle("POST /v1/management/keys/rotate", s.rotateSigningKey)
 }
 
 // ServeHTTP routes a request, answering unknown routes and methods with the
@@ -156,7 +168,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.noRoute(sw, r)
 	} else {
-		s.mux.ServeHTTP(sw, r)
+		s.mux.ServeHTTP(sw, s.withCaller(r))
 	}
 	s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
 }
@@ -249,6 +261,14 @@ func (b *bodyWithDeadline) Read(p []byte) (int, error) {
 // fail answers a request with the API error for err.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := s.public(r, err)
+	switch e.Code {
+	case status.Unauthenticated:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="folio"`)
+	case status.ResourceExhausted, status.Unavailable:
+		if e.RetryDelay > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryDelay.Seconds()))))
+		}
+	}
 	writeJSON(w, statusOf(e), errorJSON(e))
 }
 
@@ -277,9 +297,6 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.WriteHeader(code)
 	w.Write(b)
 }
-
-// caller is who makes the request: anonymous until authentication.
-func caller(r *http.Request) ops.Caller { return ops.Caller{} }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	if err := s.ops.Health(r.Context(), caller(r)); err != nil {

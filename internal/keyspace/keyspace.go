@@ -1,7 +1,7 @@
 // Package keyspace is the one place where Folio's keys are laid out. Every
 // key is a keyenc tuple, so ranges of keys are ranges of values:
 //
-//	("c", "d", db name)                      → database record (JSON)
+//	("c", "d", namespace id, db name)        → database record (JSON)
 //	("c", "c", db id, collection name)       → collection record (JSON)
 //	("c", "id")                              → the last id handed out
 //	("d", collection id, primary key...)     → document record (see docs)
@@ -12,6 +12,16 @@
 //	("s", collection id, "seq", field)       → counter: last int32 key generated
 //	("m", collection id, partition, time, node)
 //	                                         → message (see messages)
+//	("a", "ns", namespace name)              → namespace record (see auth)
+//	("a", "nsid", namespace id)              → the name of the namespace holding that id
+//	("a", "app", application id)             → application record
+//	("a", "key", key id)                     → token signing key
+//
+// Databases belong to a namespace (a tenant): only their records carry the
+// namespace's id, since everything below a database is keyed by ids that
+// are unique across namespaces. Data directories written before namespaces
+// existed hold database records without one ("c", "d", db name); the
+// catalog moves them into DefaultNamespace when a node starts.
 //
 // Data keys carry ids, not names: dropping a collection unlinks its name and
 // clears its id's ranges, and a collection created again under the same name
@@ -32,7 +42,13 @@ const (
 	tagIndex    = "i"
 	tagStat     = "s"
 	tagMessage  = "m"
+	tagAuth     = "a"
 )
+
+// DefaultNamespace is the id of the namespace every database belongs to
+// when authentication is off, and the one that held every database before
+// there were namespaces.
+const DefaultNamespace int64 = 1
 
 func pack(t ...any) []byte {
 	b, err := keyenc.Pack(t)
@@ -48,11 +64,38 @@ func prefix(t ...any) kv.Range {
 	return kv.PrefixRange(pack(t...))
 }
 
-// Database is the key of a database's record.
-func Database(name string) []byte { return pack(tagCatalog, "d", name) }
+// Database is the key of a database's record in namespace ns.
+func Database(ns int64, name string) []byte { return pack(tagCatalog, "d", ns, name) }
 
-// Databases is the range of every database record.
-func Databases() kv.Range { return prefix(tagCatalog, "d") }
+// Databases is the range of every database record of namespace ns.
+func Databases(ns int64) kv.Range { return prefix(tagCatalog, "d", ns) }
+
+// AllDatabases is the range of every database record of every namespace
+// (and of the records written before namespaces, see LegacyDatabase).
+func AllDatabases() kv.Range { return prefix(tagCatalog, "d") }
+
+// DatabaseKey decodes a database record's key into its namespace and
+// name. A record written before namespaces (("c", "d", name)) has
+// legacy set and ns zero.
+func DatabaseKey(key []byte) (ns int64, name string, legacy bool, err error) {
+	t, err := keyenc.Unpack(key)
+	if err != nil {
+		return 0, "", false, err
+	}
+	switch {
+	case len(t) == 3 && t[0] == tagCatalog && t[1] == "d":
+		if name, ok := t[2].(string); ok {
+			return 0, name, true, nil
+		}
+	case len(t) == 4 && t[0] == tagCatalog && t[1] == "d":
+		ns, ok1 := t[2].(int64)
+		name, ok2 := t[3].(string)
+		if ok1 && ok2 {
+			return ns, name, false, nil
+		}
+	}
+	return 0, "", false, errors.New("keyspace: not a database key")
+}
 
 // Collection is the key of a collection's record.
 func Collection(dbID int64, name string) []byte { return pack(tagCatalog, "c", dbID, name) }
@@ -139,6 +182,27 @@ func MessageKey(key []byte) (partition, unixNano int64, err error) {
 func CollectionData(collID int64) []kv.Range {
 	return []kv.Range{Documents(collID), Indexes(collID), Stats(collID), Messages(collID)}
 }
+
+// Namespace is the key of a namespace's record.
+func Namespace(name string) []byte { return pack(tagAuth, "ns", name) }
+
+// Namespaces is the range of every namespace record.
+func Namespaces() kv.Range { return prefix(tagAuth, "ns") }
+
+// NamespaceID is the key that reserves a namespace id.
+func NamespaceID(id int64) []byte { return pack(tagAuth, "nsid", id) }
+
+// Application is the key of an application's record.
+func Application(id string) []byte { return pack(tagAuth, "app", id) }
+
+// Applications is the range of every application record.
+func Applications() kv.Range { return prefix(tagAuth, "app") }
+
+// SigningKey is the key of a token signing key.
+func SigningKey(id string) []byte { return pack(tagAuth, "key", id) }
+
+// SigningKeys is the range of every token signing key.
+func SigningKeys() kv.Range { return prefix(tagAuth, "key") }
 
 // LastString decodes a key and returns its last element, which must be a
 // string (the name in a catalog key).

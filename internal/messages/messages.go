@@ -123,7 +123,7 @@ func (s *Service) Publish(ctx context.Context, tx kv.Tx, coll *catalog.Collectio
 		if err := tx.Set(key, val); err != nil {
 			return nil, fmt.Errorf("publish to %s: %w", coll.Name, err)
 		}
-		r := changelog.Record{Op: changelog.Publish, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Rev: coll.Rev, Key: key, Data: m}
+		r := changelog.Record{Op: changelog.Publish, NS: coll.DB.NS, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Rev: coll.Rev, Key: key, Data: m}
 		if err := tx.AppendLog(r.Encode()); err != nil {
 			return nil, fmt.Errorf("publish to %s: %w", coll.Name, err)
 		}

@@ -27,6 +27,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,6 +39,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/foliodb/folio/internal/auth"
+	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
@@ -137,6 +140,19 @@ type Config struct {
 	// ShutdownTimeout bounds how long a shutdown waits for requests in
 	// flight. Default 30s.
 	ShutdownTimeout time.Duration
+
+	// Auth makes every call but health, info and the token endpoint need
+	// an access token (docs/operations.md). OwnerFile holds the owner
+	// application's credentials: read at the first start with Auth if it
+	// exists, written there otherwise. Default <DataDir>/owner.json.
+	Auth      bool
+	OwnerFile string
+	// Tokens configures tokens: lifetimes, audience, the limit on failed
+	// requests.
+	Tokens auth.Config
+	// TLSCert and TLSKey, both set, serve the API's port (and GRPCAddr's)
+	// over TLS only: HTTPS, HTTP/2 and gRPC.
+	TLSCert, TLSKey string
 }
 
 // Defaults of Config.
@@ -156,6 +172,9 @@ type Node struct {
 	hub       *streams.Hub
 	trimmer   *background
 	search    *search.Indexer
+	upgrade   *catalog.Upgrade
+	auth      *auth.Service
+	tls       *tls.Config // nil without TLS
 	ops       *ops.Ops
 	http      *http.Server
 	ln        net.Listener
@@ -230,6 +249,13 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.shareConnections(&cfg)
 	n.cfg = cfg
+	n.upgrade = catalog.NewUpgrade(n.store, n.log)
+	if err := n.upgrade.Ensure(ctx); err != nil {
+		n.log.Warn("the store's catalog could not be brought up to date yet; requests will try again", "err", err)
+	}
+	if err := n.startAuth(ctx); err != nil {
+		return nil, err
+	}
 	n.sessions = session.New(n.store, cfg.Sessions)
 	n.changeLog = changelog.NewLog(n.store, changelog.Options{Retention: cfg.LogRetention, MaxHold: cfg.LogMaxHold, MaxBytes: cfg.LogMaxBytes, Logger: n.log})
 	n.hub = streams.NewHub(n.changeLog, cfg.Streams)
@@ -240,6 +266,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, Logger: n.log,
+		Auth: n.auth, RequireAuth: cfg.Auth, Upgrade: n.upgrade,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
@@ -258,6 +285,46 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	return n, nil
 }
 
+// startAuth makes the authentication service and, with authentication on,
+// the owner application if the store has none, and loads the TLS
+// certificate if one is configured.
+func (n *Node) startAuth(ctx context.Context) error {
+	if (n.cfg.TLSCert == "") != (n.cfg.TLSKey == "") {
+		return errors.New("TLS needs both a certificate (--tls-cert) and its key (--tls-key)")
+	}
+	if n.cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(n.cfg.TLSCert, n.cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("TLS certificate: %w", err)
+		}
+		n.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+			// h2 first: gRPC clients need it, and HTTP clients that
+			// offer it get HTTP/2.
+			NextProtos: []string{"h2", "http/1.1"}}
+	}
+	tokens := n.cfg.Tokens
+	if tokens.Logger == nil {
+		tokens.Logger = n.log
+	}
+	n.auth = auth.New(n.store, tokens)
+	if !n.cfg.Auth {
+		return nil
+	}
+	file := n.cfg.OwnerFile
+	if file == "" {
+		file = filepath.Join(n.cfg.DataDir, "owner.json")
+	}
+	owner, err := n.auth.EnsureOwner(ctx, file)
+	if err != nil {
+		return err
+	}
+	if owner != nil {
+		n.log.Warn("created the owner application: its id and secret are in the owner file; keep them safe, then delete the file", "file", file, "client_id", owner.ID)
+	}
+	n.log.Info("authentication on: calls need a bearer token", "token_ttl", n.auth.AccessTTL())
+	return nil
+}
+
 // startSearch starts the search indexer over the change log, before the
 // operations that query it.
 func (n *Node) startSearch(ctx context.Context) error {
@@ -265,7 +332,7 @@ func (n *Node) startSearch(ctx context.Context) error {
 	if dir == "" && n.cfg.Store == nil {
 		dir = filepath.Join(n.cfg.DataDir, "search")
 	}
-	n.search = search.New(n.changeLog, search.Options{Dir: dir, Logger: n.log})
+	n.search = search.New(n.changeLog, search.Options{Dir: dir, Logger: n.log, Ready: n.upgrade.Ensure})
 	if err := n.search.Start(ctx); err != nil {
 		n.search = nil
 		return err
@@ -447,7 +514,7 @@ func (n *Node) serveHTTP(addr string) error {
 	}
 	ln := newLimitListener(tcp, n.cfg.MaxConnections, n.log)
 	n.ln = ln
-	n.mux = newProtocolMux(ln, sniffTimeout, n.log)
+	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, n.log)
 	n.http = &http.Server{
 		Handler: httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins,
 			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout}),
@@ -469,11 +536,24 @@ func (n *Node) serveHTTP(addr string) error {
 		n.serveErr = n.http.Serve(n.mux.http)
 	}()
 	n.grpcShared = n.serveGRPCOn(n.mux.grpc)
-	n.log.Info("folio listening", "addr", ln.Addr().String(), "protocols", "HTTP/1.1, h2c, gRPC", "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
-	if beyondLoopback(ln.Addr()) {
+	protocols := "HTTP/1.1, h2c, gRPC"
+	if n.tls != nil {
+		protocols = "HTTPS (HTTP/1.1, HTTP/2), gRPC over TLS"
+	}
+	n.log.Info("folio listening", "addr", ln.Addr().String(), "protocols", protocols, "auth", n.cfg.Auth, "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
+	if beyondLoopback(ln.Addr()) && !n.cfg.Auth {
 		n.log.Warn("listening beyond loopback without authentication: anyone who can reach this address can read and change every database; listen on localhost, or put the server behind an authenticating proxy", "addr", ln.Addr().String())
 	}
 	return nil
+}
+
+// withTLS serves ln over TLS if the node has a certificate. The protocol
+// split sees the connection decrypted, as it would see a plain one.
+func (n *Node) withTLS(ln net.Listener) net.Listener {
+	if n.tls == nil {
+		return ln
+	}
+	return tls.NewListener(ln, n.tls)
 }
 
 // idleTimeout is how long a connection with no request open stays open.

@@ -86,7 +86,7 @@ func (n *Node) serveGRPC(addr string) error {
 	if err != nil {
 		return err
 	}
-	n.grpcOwn = n.serveGRPCOn(newLimitListener(tcp, n.cfg.MaxConnections, n.log))
+	n.grpcOwn = n.serveGRPCOn(n.withTLS(newLimitListener(tcp, n.cfg.MaxConnections, n.log)))
 	n.log.Info("folio gRPC listening", "addr", tcp.Addr().String())
 	return nil
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 
+	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
@@ -70,31 +71,40 @@ type DatabaseDescription struct {
 
 // CreateDatabase creates a database.
 func (o *Ops) CreateDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
+	if err := o.authorize(c, auth.RoleEditor); err != nil {
+		return err
+	}
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	return apiError(ctx, o.run(ctx, func(tx kv.Tx) error { return o.catalog.CreateDatabase(ctx, tx, req.DB) }))
+	return apiError(ctx, o.run(ctx, func(tx kv.Tx) error { return o.catalog.CreateDatabase(ctx, tx, c.ns(), req.DB) }))
 }
 
 // DropDatabase drops a database with everything in it.
 func (o *Ops) DropDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
+	if err := o.authorize(c, auth.RoleEditor); err != nil {
+		return err
+	}
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	return apiError(ctx, o.run(ctx, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, req.DB) }))
+	return apiError(ctx, o.run(ctx, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, c.ns(), req.DB) }))
 }
 
 // ListDatabases lists the databases in name order.
 func (o *Ops) ListDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, error) {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return nil, err
+	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	out := []DatabaseInfo{}
 	err := o.run(ctx, func(tx kv.Tx) error {
-		dbs, err := o.catalog.ListDatabases(ctx, tx)
+		dbs, err := o.catalog.ListDatabases(ctx, tx, c.ns())
 		out = out[:0]
 		for _, d := range dbs {
 			out = append(out, DatabaseInfo{Name: d.Name})
@@ -109,6 +119,9 @@ func (o *Ops) ListDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, erro
 
 // DescribeDatabase describes a database and each of its collections.
 func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseRequest) (*DatabaseDescription, error) {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return nil, err
+	}
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return nil, err
 	}
@@ -121,7 +134,7 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 	var d *DatabaseDescription
 	err = o.run(ctx, func(tx kv.Tx) error {
 		d = &DatabaseDescription{Name: req.DB, Collections: []CollectionDescription{}}
-		db, err := o.catalog.Database(ctx, tx, req.DB)
+		db, err := o.catalog.Database(ctx, tx, c.ns(), req.DB)
 		if err != nil {
 			return err
 		}
@@ -182,15 +195,18 @@ func schemaFormats(list string) ([]schemagen.Request, error) {
 
 // ListCollections lists a database's collections in name order.
 func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest) ([]CollectionInfo, error) {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return nil, err
+	}
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	out := []CollectionInfo{}
-	err := o.inTx(ctx, req.DB, req.Tx, func(tx kv.Tx) error {
+	err := o.inTx(ctx, c, req.DB, req.Tx, func(tx kv.Tx) error {
 		out = out[:0]
-		db, err := o.catalog.Database(ctx, tx, req.DB)
+		db, err := o.catalog.Database(ctx, tx, c.ns(), req.DB)
 		if err != nil {
 			return err
 		}
@@ -225,6 +241,9 @@ type CreateCollectionResult struct {
 // CreateOrUpdateCollection creates a collection, or changes the schema of
 // an existing one if the change is compatible.
 func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req CreateCollectionRequest) (*CreateCollectionResult, error) {
+	if err := o.authorize(c, auth.RoleEditor); err != nil {
+		return nil, err
+	}
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
@@ -234,8 +253,8 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 		return nil, status.Errorf(status.InvalidArgument, "schema is a required during collection creation")
 	}
 	res := &CreateCollectionResult{}
-	err := o.inTx(ctx, req.DB, req.Tx, func(tx kv.Tx) error {
-		db, err := o.catalog.Database(ctx, tx, req.DB)
+	err := o.inTx(ctx, c, req.DB, req.Tx, func(tx kv.Tx) error {
+		db, err := o.catalog.Database(ctx, tx, c.ns(), req.DB)
 		if err != nil {
 			return err
 		}
@@ -257,13 +276,16 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 
 // DropCollection drops a collection with its data.
 func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionRequest) error {
+	if err := o.authorize(c, auth.RoleEditor); err != nil {
+		return err
+	}
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	return apiError(ctx, o.inTx(ctx, req.DB, req.Tx, func(tx kv.Tx) error {
-		db, err := o.catalog.Database(ctx, tx, req.DB)
+	return apiError(ctx, o.inTx(ctx, c, req.DB, req.Tx, func(tx kv.Tx) error {
+		db, err := o.catalog.Database(ctx, tx, c.ns(), req.DB)
 		if err != nil {
 			return err
 		}
@@ -273,6 +295,9 @@ func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionReques
 
 // DescribeCollection describes a collection: its schema and size.
 func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRequest) (*CollectionDescription, error) {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return nil, err
+	}
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
@@ -283,7 +308,7 @@ func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRe
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var d CollectionDescription
-	err = o.inCollection(ctx, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
+	err = o.inCollection(ctx, c, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
 		d, err = o.describe(ctx, tx, coll)
 		return err
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/filter"
@@ -45,18 +46,24 @@ type WriteResult struct {
 
 // Insert adds documents; if any of their keys exists, nothing is written.
 func (o *Ops) Insert(ctx context.Context, c Caller, req WriteDocumentsRequest) (*WriteResult, error) {
-	return o.writeDocuments(ctx, req, o.docs.Insert)
+	if err := o.authorize(c, auth.RoleEditor); err != nil {
+		return nil, err
+	}
+	return o.writeDocuments(ctx, c, req, o.docs.Insert)
 }
 
 // Replace inserts documents, replacing those whose keys exist.
 func (o *Ops) Replace(ctx context.Context, c Caller, req WriteDocumentsRequest) (*WriteResult, error) {
-	return o.writeDocuments(ctx, req, o.docs.Replace)
+	if err := o.authorize(c, auth.RoleEditor); err != nil {
+		return nil, err
+	}
+	return o.writeDocuments(ctx, c, req, o.docs.Replace)
 }
 
 // writeFunc is docs.Service.Insert or Replace.
 type writeFunc func(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte) (*docs.WriteResult, error)
 
-func (o *Ops) writeDocuments(ctx context.Context, req WriteDocumentsRequest, write writeFunc) (*WriteResult, error) {
+func (o *Ops) writeDocuments(ctx context.Context, c Caller, req WriteDocumentsRequest, write writeFunc) (*WriteResult, error) {
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
@@ -69,7 +76,7 @@ func (o *Ops) writeDocuments(ctx context.Context, req WriteDocumentsRequest, wri
 		return nil, status.Errorf(status.InvalidArgument, "%d documents in one request, the limit is %d", len(req.Documents), o.cfg.MaxDocumentsPerRequest)
 	}
 	var res *docs.WriteResult
-	err := o.inCollection(ctx, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
+	err := o.inCollection(ctx, c, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
 		res, err = write(ctx, tx, coll, req.Documents)
 		return err
 	})
@@ -94,6 +101,9 @@ type UpdateRequest struct {
 
 // Update applies req.Fields to the documents req.Filter matches.
 func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (*WriteResult, error) {
+	if err := o.authorize(c, auth.RoleEditor); err != nil {
+		return nil, err
+	}
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
@@ -106,7 +116,7 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (*WriteRe
 		return nil, negativeLimit()
 	}
 	var res *docs.WriteResult
-	err := o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+	err := o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = o.docs.Update(ctx, tx, coll, f, req.Fields, req.Limit)
 		return err
 	})
@@ -130,6 +140,9 @@ type DeleteRequest struct {
 
 // Delete removes the documents req.Filter matches.
 func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (*WriteResult, error) {
+	if err := o.authorize(c, auth.RoleEditor); err != nil {
+		return nil, err
+	}
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
@@ -139,7 +152,7 @@ func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (*WriteRe
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var res *docs.WriteResult
-	err := o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+	err := o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = o.docs.Delete(ctx, tx, coll, f, req.Limit)
 		return err
 	})
@@ -155,12 +168,12 @@ func negativeLimit() error {
 
 // filtered runs fn in the request's transaction with the collection and
 // its parsed filter: the shared part of update, delete, read and explain.
-func (o *Ops) filtered(ctx context.Context, db, coll string, tx TxRef, rawFilter []byte, c Collation, fn func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error) error {
+func (o *Ops) filtered(ctx context.Context, c Caller, db, coll string, tx TxRef, rawFilter []byte, collation Collation, fn func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error) error {
 	if isNull(rawFilter) {
 		return status.Errorf(status.InvalidArgument, "filter is a required field")
 	}
-	return o.inCollection(ctx, db, coll, tx, func(tx kv.Tx, coll *catalog.Collection) error {
-		f, err := filter.Parse(rawFilter, coll.Schema, c.filter())
+	return o.inCollection(ctx, c, db, coll, tx, func(tx kv.Tx, coll *catalog.Collection) error {
+		f, err := filter.Parse(rawFilter, coll.Schema, collation.filter())
 		if err != nil {
 			return err
 		}
@@ -200,6 +213,9 @@ type Item struct {
 // transaction that only reads: it never conflicts, so it is never retried
 // and nothing is emitted twice. An error from emit ends the read with it.
 func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Item) error) error {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return err
+	}
 	rr, err := o.readRequest(req)
 	if err != nil {
 		return err
@@ -213,7 +229,7 @@ func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Ite
 		}
 		defer release()
 	}
-	return apiError(ctx, o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error {
+	return apiError(ctx, o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error {
 		rr.Filter = f
 		return o.readItems(ctx, tx, coll, rr, emit)
 	}))
@@ -270,6 +286,9 @@ type Explanation struct {
 // Explain runs a read's lookup, counting what it reads, and tells which
 // plan it took.
 func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (*Explanation, error) {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return nil, err
+	}
 	rr, err := o.readRequest(req)
 	if err != nil {
 		return nil, err
@@ -277,7 +296,7 @@ func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (*Explanat
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var ex *docs.Explanation
-	err = o.filtered(ctx, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+	err = o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		rr.Filter = f
 		ex, err = o.docs.Explain(ctx, tx, coll, rr)
 		return err

@@ -19,8 +19,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/messages"
 	"github.com/foliodb/folio/internal/search"
@@ -29,12 +31,86 @@ import (
 	"github.com/foliodb/folio/internal/streams"
 )
 
-// Caller is who makes a request. Until authentication exists every caller
-// is anonymous (all fields empty) and may do everything.
+// Caller is who makes a request, as Authenticate found it from the
+// request's credentials. The zero Caller is anonymous: on a server that
+// does not require authentication it may do everything, in the default
+// namespace; on one that does, it may call only health, info and the
+// token endpoint.
 type Caller struct {
-	Identity  string // the application or user the request acts for
-	Namespace string // the tenant whose databases it sees
-	Role      string
+	// App is the application the request acts for ("" when anonymous).
+	App string
+	// Namespace is the tenant whose databases the request sees; the zero
+	// Namespace is the default one.
+	Namespace auth.Namespace
+	Role      auth.Role
+	// refused is why the request's credentials were refused, if they
+	// were: what a call that needs them answers.
+	refused error
+}
+
+// ns is the id of the caller's namespace.
+func (c Caller) ns() int64 {
+	if c.Namespace.ID == 0 {
+		return keyspace.DefaultNamespace
+	}
+	return c.Namespace.ID
+}
+
+// owner is what an interactive transaction is bound to: the application
+// that began it, in its namespace.
+func (c Caller) owner() string { return fmt.Sprintf("%d/%s", c.ns(), c.App) }
+
+// principal is the caller as auth sees it; an anonymous caller of a server
+// without authentication is the owner.
+func (o *Ops) principal(c Caller) auth.Caller {
+	if !o.cfg.RequireAuth && c.App == "" {
+		return auth.Caller{Namespace: auth.Default, Role: auth.RoleOwner}
+	}
+	ns := c.Namespace
+	if ns.ID == 0 {
+		ns = auth.Default
+	}
+	return auth.Caller{App: c.App, Namespace: ns, Role: c.Role}
+}
+
+// Authenticate turns a request's Authorization header (or gRPC's
+// "authorization" metadata) into its caller. Without RequireAuth the
+// header is not read: every caller is anonymous, as on the original's
+// local instance. A header that does not verify makes a caller whose
+// calls, but those that need no credentials, answer why.
+func (o *Ops) Authenticate(ctx context.Context, authorization string) Caller {
+	if !o.cfg.RequireAuth {
+		return Caller{}
+	}
+	token, ok := strings.CutPrefix(authorization, "Bearer ")
+	if !ok {
+		token, ok = strings.CutPrefix(authorization, "bearer ")
+	}
+	if !ok || token == "" {
+		return Caller{refused: auth.ErrUnauthenticated()}
+	}
+	p, err := o.auth.Verify(ctx, token)
+	if err != nil {
+		return Caller{refused: apiError(ctx, err)}
+	}
+	return Caller{App: p.App, Namespace: p.Namespace, Role: p.Role}
+}
+
+// authorize checks that the caller may make a call that needs role need:
+// the one place where permissions are checked, first in every call.
+func (o *Ops) authorize(c Caller, need auth.Role) error {
+	if !o.cfg.RequireAuth {
+		return nil
+	}
+	switch {
+	case c.refused != nil:
+		return c.refused
+	case c.App == "":
+		return auth.ErrUnauthenticated()
+	case !c.Role.Allows(need):
+		return status.Errorf(status.PermissionDenied, "an application with role '%s' may not make this call: it needs role '%s'", c.Role, need)
+	}
+	return nil
 }
 
 // TxRef names a client's interactive transaction: the id begin handed out
@@ -77,6 +153,15 @@ type Config struct {
 	// Default DefaultSearchWait, and never past RequestTimeout.
 	Search     *search.Indexer
 	SearchWait time.Duration
+	// Auth keeps namespaces, applications and tokens. RequireAuth makes
+	// every call but health, info and the token endpoint need a valid
+	// access token, and checks its role; without it the Authorization
+	// header is not read and every caller may do everything.
+	Auth        *auth.Service
+	RequireAuth bool
+	// Upgrade, if set, is what every call that reads the catalog makes
+	// sure of first: a store written by an earlier version upgraded.
+	Upgrade *catalog.Upgrade
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.
@@ -98,6 +183,7 @@ type Ops struct {
 	sessions *session.Manager
 	hub      *streams.Hub
 	search   *search.Indexer
+	auth     *auth.Service
 	health   healthProbe
 	reads    readSlots
 }
@@ -119,8 +205,11 @@ func New(cfg Config) *Ops {
 	if cfg.SearchWait <= 0 {
 		cfg.SearchWait = DefaultSearchWait
 	}
+	if cfg.Auth == nil {
+		cfg.Auth = auth.New(cfg.Store, auth.Config{Logger: cfg.Logger})
+	}
 	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
-		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, search: cfg.Search, health: newHealthProbe(),
+		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, search: cfg.Search, auth: cfg.Auth, health: newHealthProbe(),
 		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait)}
 	o.docs.Log = cfg.Logger
 	return o
@@ -146,9 +235,12 @@ func (o *Ops) bounded(ctx context.Context) (context.Context, context.CancelFunc)
 // in a transaction of its own (retried on conflict) otherwise. Inside an
 // interactive transaction, a request that fails after it wrote leaves the
 // transaction able only to roll back (the session's write tracker decides).
-func (o *Ops) inTx(ctx context.Context, db string, tx TxRef, fn func(tx kv.Tx) error) error {
+func (o *Ops) inTx(ctx context.Context, c Caller, db string, tx TxRef, fn func(tx kv.Tx) error) error {
 	// As in the original: without an origin the request is not in a
 	// transaction, whatever its id says.
+	if err := o.cfg.Upgrade.Ensure(ctx); err != nil {
+		return err
+	}
 	if !tx.InTx() {
 		_, err := kv.Run(ctx, o.store, fn)
 		return err
@@ -156,25 +248,28 @@ func (o *Ops) inTx(ctx context.Context, db string, tx TxRef, fn func(tx kv.Tx) e
 	if tx.Origin != o.sessions.Origin() {
 		return status.Errorf(status.FailedPrecondition, "transaction %s is held by node '%s', not by this node ('%s'): send its requests there", tx.ID, tx.Origin, o.sessions.Origin())
 	}
-	return o.sessions.Run(ctx, tx.ID, db, fn)
+	return o.sessions.Run(ctx, tx.ID, c.owner(), db, fn)
 }
 
 // run runs fn in a transaction of its own, retried on conflict: for the
 // calls the original never ran inside a client's transaction.
 func (o *Ops) run(ctx context.Context, fn func(tx kv.Tx) error) error {
+	if err := o.cfg.Upgrade.Ensure(ctx); err != nil {
+		return err
+	}
 	_, err := kv.Run(ctx, o.store, fn)
 	return err
 }
 
 // inCollection runs fn in the request's transaction with the collection
 // looked up: the first step of every call on a collection's data.
-func (o *Ops) inCollection(ctx context.Context, db, coll string, tx TxRef, fn func(tx kv.Tx, coll *catalog.Collection) error) error {
-	return o.inTx(ctx, db, tx, func(t kv.Tx) error {
-		c, err := o.catalog.Lookup(ctx, t, db, coll)
+func (o *Ops) inCollection(ctx context.Context, c Caller, db, coll string, tx TxRef, fn func(tx kv.Tx, coll *catalog.Collection) error) error {
+	return o.inTx(ctx, c, db, tx, func(t kv.Tx) error {
+		found, err := o.catalog.Lookup(ctx, t, c.ns(), db, coll)
 		if err != nil {
 			return err
 		}
-		return fn(t, c)
+		return fn(t, found)
 	})
 }
 

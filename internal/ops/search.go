@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/jsondoc"
@@ -74,6 +75,9 @@ const DefaultSearchWait = 5 * time.Second
 // transaction, so a hit shows committed data only and a document deleted
 // since it was indexed is left out.
 func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func(SearchPage) error) error {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return err
+	}
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return err
 	}
@@ -105,7 +109,7 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	var f filter.Filter
 	var prepared *search.Prepared
 	err = o.run(ctx, func(tx kv.Tx) (err error) {
-		coll, err = o.catalog.Lookup(ctx, tx, req.DB, req.Collection)
+		coll, err = o.catalog.Lookup(ctx, tx, c.ns(), req.DB, req.Collection)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/kv"
@@ -93,6 +94,9 @@ func (s *Stream) Close() { s.sub.Close() }
 
 // Events opens a stream of the changes of a documents collection.
 func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (*Stream, error) {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return nil, err
+	}
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
@@ -100,19 +104,22 @@ func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (*Stream,
 	if err != nil {
 		return nil, err
 	}
-	coll, err := o.lookup(ctx, req.DB, req.Collection, req.Tx)
+	coll, err := o.lookup(ctx, c, req.DB, req.Collection, req.Tx)
 	if err != nil {
 		return nil, err
 	}
 	if coll.Schema.CollectionType() != schema.Documents {
 		return nil, status.Errorf(status.InvalidArgument, "events is only supported on collection type of 'documents'")
 	}
-	return o.openStream(ctx, start, streams.Changes(req.DB, req.Collection))
+	return o.openStream(ctx, start, streams.Changes(c.ns(), req.DB, req.Collection))
 }
 
 // Subscribe opens a stream of the messages published to a messages
 // collection, narrowed by a filter.
 func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (*Stream, error) {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return nil, err
+	}
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
@@ -125,7 +132,7 @@ func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (*S
 	if err != nil {
 		return nil, err
 	}
-	coll, err := o.lookup(ctx, req.DB, req.Collection, req.Tx)
+	coll, err := o.lookup(ctx, c, req.DB, req.Collection, req.Tx)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +149,7 @@ func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (*S
 			match = f.Matches
 		}
 	}
-	return o.openStream(ctx, start, streams.Messages(req.DB, req.Collection, match))
+	return o.openStream(ctx, start, streams.Messages(c.ns(), req.DB, req.Collection, match))
 }
 
 // parseStart reads a stream's start position; nil means "from now".
@@ -160,13 +167,13 @@ func parseStart(token string) (*streams.Cursor, error) {
 // lookup finds the collection a stream is about, in the request's
 // transaction if it has one. Only the start is checked: the stream then
 // follows the collection by name, across drops and re-creations.
-func (o *Ops) lookup(ctx context.Context, db, coll string, tx TxRef) (*catalog.Collection, error) {
+func (o *Ops) lookup(ctx context.Context, c Caller, db, coll string, tx TxRef) (*catalog.Collection, error) {
 	// The stream itself has no deadline; finding its collection has.
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var found *catalog.Collection
-	err := o.inCollection(ctx, db, coll, tx, func(_ kv.Tx, c *catalog.Collection) error {
-		found = c
+	err := o.inCollection(ctx, c, db, coll, tx, func(_ kv.Tx, coll *catalog.Collection) error {
+		found = coll
 		return nil
 	})
 	return found, apiError(ctx, err)
@@ -213,6 +220,9 @@ type PublishResult struct {
 // Publish validates and stores messages, all or none, in the request's
 // transaction: subscribers see them once it commits.
 func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (*PublishResult, error) {
+	if err := o.authorize(c, auth.RoleEditor); err != nil {
+		return nil, err
+	}
 	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
 		return nil, err
 	}
@@ -228,7 +238,7 @@ func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (*Publi
 		return nil, err
 	}
 	var res *messages.PublishResult
-	err := o.inCollection(ctx, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
+	err := o.inCollection(ctx, c, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
 		res, err = o.messages.Publish(ctx, tx, coll, req.Partition, req.Messages)
 		return err
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -18,12 +19,15 @@ type BeginResult struct {
 // the original it checks the name but not that the database exists: the
 // first request in the transaction does.
 func (o *Ops) BeginTransaction(ctx context.Context, c Caller, req DatabaseRequest) (*BeginResult, error) {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return nil, err
+	}
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	sess, err := o.sessions.Begin(ctx, req.DB)
+	sess, err := o.sessions.Begin(ctx, req.DB, c.owner())
 	if err != nil {
 		return nil, apiError(ctx, err)
 	}
@@ -32,24 +36,30 @@ func (o *Ops) BeginTransaction(ctx context.Context, c Caller, req DatabaseReques
 
 // CommitTransaction commits the interactive transaction req.Tx names.
 func (o *Ops) CommitTransaction(ctx context.Context, c Caller, req DatabaseRequest) error {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return err
+	}
 	id, err := o.ending(req)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	return apiError(ctx, o.sessions.Commit(ctx, id))
+	return apiError(ctx, o.sessions.Commit(ctx, id, c.owner()))
 }
 
 // RollbackTransaction rolls back the interactive transaction req.Tx names.
 func (o *Ops) RollbackTransaction(ctx context.Context, c Caller, req DatabaseRequest) error {
+	if err := o.authorize(c, auth.RoleReader); err != nil {
+		return err
+	}
 	id, err := o.ending(req)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	return apiError(ctx, o.sessions.Rollback(ctx, id))
+	return apiError(ctx, o.sessions.Rollback(ctx, id, c.owner()))
 }
 
 // ending checks a commit or rollback and returns the transaction's id.

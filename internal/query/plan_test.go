@@ -105,10 +105,10 @@ func (c *planCase) create(t *testing.T, schema string) error {
 	c.store, c.n = backendtest.OpenPebble(t), 0
 	cat := catalog.New()
 	_, err := kv.Run(ctx, c.store, func(tx kv.Tx) error {
-		if err := cat.CreateDatabase(ctx, tx, "db"); err != nil {
+		if err := cat.CreateDatabase(ctx, tx, ns, "db"); err != nil {
 			return err
 		}
-		db, err := cat.Database(ctx, tx, "db")
+		db, err := cat.Database(ctx, tx, ns, "db")
 		if err != nil {
 			return err
 		}
@@ -275,3 +275,6 @@ func expand(tmpl string, i int) string {
 		return strconv.Itoa(i)
 	})
 }
+
+// ns is the namespace the tests keep their databases in.
+const ns = keyspace.DefaultNamespace

@@ -314,7 +314,7 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 		if s.CollectionType() != schema.Documents {
 			return nil
 		}
-		ci = &collIndex{id: rec.CollID, dbID: rec.DBID, db: rec.DB, name: rec.Collection, schema: s, rev: rec.Rev, dir: ix.dirOf(rec.CollID)}
+		ci = &collIndex{id: rec.CollID, dbID: rec.DBID, ns: rec.NS, db: rec.DB, name: rec.Collection, schema: s, rev: rec.Rev, dir: ix.dirOf(rec.CollID)}
 		idx, err := ix.create(ci, pos)
 		if err != nil {
 			return err

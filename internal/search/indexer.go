@@ -81,7 +81,10 @@ type Options struct {
 	// touched is brought forward, so that a restart does not replay the
 	// log from an idle collection's last write. Default 5s.
 	WatermarkEvery time.Duration
-	Logger         *slog.Logger
+	// Ready, if set, must succeed before the indexer reads the catalog
+	// (the store brought up to date); it is retried as loading is.
+	Ready  func(context.Context) error
+	Logger *slog.Logger
 }
 
 // Defaults of Options.
@@ -156,6 +159,7 @@ type Indexer struct {
 // collIndex is one collection's index.
 type collIndex struct {
 	id, dbID int64
+	ns       int64 // the database's namespace
 	db, name string
 	dir      string // "" in memory
 
@@ -232,6 +236,11 @@ func (ix *Indexer) Start(ctx context.Context) error {
 
 // load opens the indexes of the collections the catalog lists.
 func (ix *Indexer) load(ctx context.Context) error {
+	if ix.opts.Ready != nil {
+		if err := ix.opts.Ready(ctx); err != nil {
+			return err
+		}
+	}
 	// The position first, then the catalog: a collection created after
 	// the position is in the log the reader will read.
 	last, colls, err := ix.catalogAt(ctx)
@@ -246,7 +255,7 @@ func (ix *Indexer) load(ctx context.Context) error {
 		if c.Schema.CollectionType() != schema.Documents {
 			continue
 		}
-		ci := &collIndex{id: c.ID, dbID: c.DB.ID, db: c.DB.Name, name: c.Name, schema: c.Schema, rev: c.Rev, dir: ix.dirOf(c.ID)}
+		ci := &collIndex{id: c.ID, dbID: c.DB.ID, ns: c.DB.NS, db: c.DB.Name, name: c.Name, schema: c.Schema, rev: c.Rev, dir: ix.dirOf(c.ID)}
 		ix.colls[c.ID] = ci
 		if err := ix.open(ci); err != nil {
 			ix.log.Warn("search: index unreadable or missing: rebuilding it", "db", ci.db, "collection", ci.name, "dir", ci.dir, "err", err)
@@ -274,7 +283,7 @@ func (ix *Indexer) catalogAt(ctx context.Context) (kv.Position, []*catalog.Colle
 	var colls []*catalog.Collection
 	_, err = kv.Run(ctx, ix.store, func(tx kv.Tx) error {
 		colls = colls[:0]
-		dbs, err := ix.cat.ListDatabases(ctx, tx)
+		dbs, err := ix.cat.AllDatabases(ctx, tx)
 		if err != nil {
 			return err
 		}

@@ -42,10 +42,10 @@ func newEnv(t *testing.T, b backendtest.Backend) *env {
 	e := &env{store: b.Open(t), cat: catalog.New(), docs: docs.New(), dir: t.TempDir()}
 	e.clog = changelog.NewLog(e.store, changelog.Options{})
 	e.tx(t, func(tx kv.Tx) error {
-		if err := e.cat.CreateDatabase(context.Background(), tx, "db"); err != nil {
+		if err := e.cat.CreateDatabase(context.Background(), tx, ns, "db"); err != nil {
 			return err
 		}
-		db, err := e.cat.Database(context.Background(), tx, "db")
+		db, err := e.cat.Database(context.Background(), tx, ns, "db")
 		if err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func newEnv(t *testing.T, b backendtest.Backend) *env {
 		return err
 	})
 	e.tx(t, func(tx kv.Tx) (err error) {
-		e.coll, err = e.cat.Lookup(context.Background(), tx, "db", "coll")
+		e.coll, err = e.cat.Lookup(context.Background(), tx, ns, "db", "coll")
 		return err
 	})
 	return e
@@ -382,3 +382,6 @@ func TestTrimmedPastTheWatermark(t *testing.T) {
 		}
 	})
 }
+
+// ns is the namespace the tests keep their databases in.
+const ns = keyspace.DefaultNamespace

@@ -49,7 +49,7 @@ func (ix *Indexer) rebuildAll(ctx context.Context) {
 	for id, c := range current {
 		ci := ix.colls[id]
 		if ci == nil {
-			ci = &collIndex{id: c.ID, dbID: c.DB.ID, db: c.DB.Name, name: c.Name, dir: ix.dirOf(c.ID)}
+			ci = &collIndex{id: c.ID, dbID: c.DB.ID, ns: c.DB.NS, db: c.DB.Name, name: c.Name, dir: ix.dirOf(c.ID)}
 			ix.colls[id] = ci
 		}
 		ci.schema, ci.rev = c.Schema, c.Rev
@@ -191,7 +191,7 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 		var keys, datas [][]byte
 		_, err := kv.Run(ctx, ix.store, func(tx kv.Tx) error {
 			keys, datas = keys[:0], datas[:0]
-			coll, err := ix.cat.Lookup(ctx, tx, ci.db, ci.name)
+			coll, err := ix.cat.Lookup(ctx, tx, ci.ns, ci.db, ci.name)
 			switch {
 			case status.CodeOf(err) == status.NotFound:
 				return nil // dropped: the log will say so

@@ -54,9 +54,12 @@ type Manager struct {
 
 // Session is one client transaction. Requests on it run one at a time.
 type Session struct {
-	ID      string
-	DB      string
-	Origin  string
+	ID     string
+	DB     string
+	Origin string
+	// Owner is who began it (the caller's application, in its
+	// namespace): nobody else may use it.
+	Owner   string
 	created time.Time
 
 	turn     chan struct{} // a one-slot semaphore: whoever holds it may use tx
@@ -70,6 +73,8 @@ type Session struct {
 var (
 	errGone     = &status.Error{Code: status.Internal, Message: "session is gone"}
 	errNotFound = &status.Error{Code: status.NotFound, Message: "session not found"}
+	// Folio's: a transaction is its owner's alone.
+	errNotOwner = &status.Error{Code: status.PermissionDenied, Message: "the transaction was begun by another application: only it may use the transaction"}
 )
 
 // New returns a Manager and starts its sweeper.
@@ -94,8 +99,8 @@ func (m *Manager) Origin() string { return m.opts.Origin }
 // MaxLifetime is the longest a transaction stays open.
 func (m *Manager) MaxLifetime() time.Duration { return m.opts.MaxLifetime }
 
-// Begin opens a transaction bound to database db.
-func (m *Manager) Begin(ctx context.Context, db string) (*Session, error) {
+// Begin opens a transaction bound to database db and to its owner.
+func (m *Manager) Begin(ctx context.Context, db, owner string) (*Session, error) {
 	if err := m.reserve(); err != nil {
 		return nil, err
 	}
@@ -111,7 +116,7 @@ func (m *Manager) Begin(ctx context.Context, db string) (*Session, error) {
 		return nil, errClosed
 	}
 	now := time.Now()
-	s := &Session{ID: newID(), DB: db, Origin: m.opts.Origin, created: now, lastUsed: now, tx: tx, turn: make(chan struct{}, 1)}
+	s := &Session{ID: newID(), DB: db, Origin: m.opts.Origin, Owner: owner, created: now, lastUsed: now, tx: tx, turn: make(chan struct{}, 1)}
 	m.sessions[s.ID] = s
 	return s, nil
 }
@@ -143,15 +148,15 @@ func newID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
-// Run runs fn in the transaction id, bound to database db, after the
+// Run runs fn, for owner, in the transaction id, bound to database db, after the
 // requests on it that came first. A request that fails after it wrote
 // something leaves the transaction failed: how much of the request was
 // applied is unknown, so the transaction may only be rolled back (a commit
 // answers ABORTED). One that failed before writing (a bad document, a
 // missing collection, any read) leaves it as it was: what fn wrote, not
 // what it was meant to do, decides.
-func (m *Manager) Run(ctx context.Context, id, db string, fn func(tx kv.Tx) error) error {
-	s, err := m.acquire(ctx, id)
+func (m *Manager) Run(ctx context.Context, id, owner, db string, fn func(tx kv.Tx) error) error {
+	s, err := m.acquire(ctx, id, owner)
 	if err != nil {
 		return err
 	}
@@ -170,9 +175,9 @@ func (m *Manager) Run(ctx context.Context, id, db string, fn func(tx kv.Tx) erro
 	return err
 }
 
-// Commit commits the transaction and forgets it, whatever the outcome.
-func (m *Manager) Commit(ctx context.Context, id string) error {
-	s, err := m.end(ctx, id)
+// Commit commits owner's transaction and forgets it, whatever the outcome.
+func (m *Manager) Commit(ctx context.Context, id, owner string) error {
+	s, err := m.end(ctx, id, owner)
 	if err != nil {
 		return err
 	}
@@ -185,9 +190,9 @@ func (m *Manager) Commit(ctx context.Context, id string) error {
 	return err
 }
 
-// Rollback discards the transaction and forgets it.
-func (m *Manager) Rollback(ctx context.Context, id string) error {
-	s, err := m.end(ctx, id)
+// Rollback discards owner's transaction and forgets it.
+func (m *Manager) Rollback(ctx context.Context, id, owner string) error {
+	s, err := m.end(ctx, id, owner)
 	if err != nil {
 		return err
 	}
@@ -197,8 +202,8 @@ func (m *Manager) Rollback(ctx context.Context, id string) error {
 }
 
 // end takes the transaction's turn and removes it from the table.
-func (m *Manager) end(ctx context.Context, id string) (*Session, error) {
-	s, err := m.acquire(ctx, id)
+func (m *Manager) end(ctx context.Context, id, owner string) (*Session, error) {
+	s, err := m.acquire(ctx, id, owner)
 	if err != nil {
 		if err == errGone {
 			return nil, errNotFound
@@ -212,13 +217,16 @@ func (m *Manager) end(ctx context.Context, id string) (*Session, error) {
 	return s, nil
 }
 
-// acquire finds a live session and waits for its turn.
-func (m *Manager) acquire(ctx context.Context, id string) (*Session, error) {
+// acquire finds a live session of owner's and waits for its turn.
+func (m *Manager) acquire(ctx context.Context, id, owner string) (*Session, error) {
 	m.mu.Lock()
 	s, ok := m.sessions[id]
 	m.mu.Unlock()
 	if !ok {
 		return nil, errGone
+	}
+	if s.Owner != owner {
+		return nil, errNotOwner
 	}
 	select {
 	case s.turn <- struct{}{}:

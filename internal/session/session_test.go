@@ -29,7 +29,7 @@ func newManager(t *testing.T, opts Options) (*Manager, kv.Store) {
 
 func begin(t *testing.T, m *Manager, db string) *Session {
 	t.Helper()
-	s, err := m.Begin(bg, db)
+	s, err := m.Begin(bg, db, owner)
 	if err != nil {
 		t.Fatalf("begin: %v", err)
 	}
@@ -39,7 +39,7 @@ func begin(t *testing.T, m *Manager, db string) *Session {
 // set runs a request that writes key = value.
 func set(t *testing.T, m *Manager, s *Session, key, value string) {
 	t.Helper()
-	if err := m.Run(bg, s.ID, s.DB, func(tx kv.Tx) error { return tx.Set([]byte(key), []byte(value)) }); err != nil {
+	if err := m.Run(bg, s.ID, owner, s.DB, func(tx kv.Tx) error { return tx.Set([]byte(key), []byte(value)) }); err != nil {
 		t.Fatalf("set %s in %s: %v", key, s.ID, err)
 	}
 }
@@ -67,7 +67,7 @@ func committed(t *testing.T, store kv.Store, key string) (string, bool) {
 func txOf(t *testing.T, m *Manager, s *Session) kv.Tx {
 	t.Helper()
 	var inner kv.Tx
-	if err := m.Run(bg, s.ID, s.DB, func(tx kv.Tx) error { inner = tx; return nil }); err != nil {
+	if err := m.Run(bg, s.ID, owner, s.DB, func(tx kv.Tx) error { inner = tx; return nil }); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	return inner
@@ -94,13 +94,13 @@ func wantCode(t *testing.T, what string, err error, code status.Code) {
 func wantGone(t *testing.T, m *Manager, s *Session) {
 	t.Helper()
 	called := false
-	err := m.Run(bg, s.ID, s.DB, func(kv.Tx) error { called = true; return nil })
+	err := m.Run(bg, s.ID, owner, s.DB, func(kv.Tx) error { called = true; return nil })
 	wantCode(t, "request", err, status.Internal)
 	if called {
 		t.Fatal("a request ran in a transaction that is gone")
 	}
-	wantCode(t, "commit", m.Commit(bg, s.ID), status.NotFound)
-	wantCode(t, "rollback", m.Rollback(bg, s.ID), status.NotFound)
+	wantCode(t, "commit", m.Commit(bg, s.ID, owner), status.NotFound)
+	wantCode(t, "rollback", m.Rollback(bg, s.ID, owner), status.NotFound)
 }
 
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -124,7 +124,7 @@ func TestCommitAndRollback(t *testing.T) {
 	if _, ok := committed(t, store, "a"); ok {
 		t.Fatal("a write is visible before commit")
 	}
-	if err := m.Commit(bg, s.ID); err != nil {
+	if err := m.Commit(bg, s.ID, owner); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
 	if v, _ := committed(t, store, "a"); v != "1" {
@@ -134,7 +134,7 @@ func TestCommitAndRollback(t *testing.T) {
 
 	r := begin(t, m, "db")
 	set(t, m, r, "b", "2")
-	if err := m.Rollback(bg, r.ID); err != nil {
+	if err := m.Rollback(bg, r.ID, owner); err != nil {
 		t.Fatalf("rollback: %v", err)
 	}
 	if _, ok := committed(t, store, "b"); ok {
@@ -184,13 +184,13 @@ func TestFailedRequest(t *testing.T) {
 			m, store := newManager(t, Options{})
 			s := begin(t, m, "db")
 			set(t, m, s, "a", "before")
-			runErr := m.Run(bg, s.ID, "db", tc.fn)
+			runErr := m.Run(bg, s.ID, owner, "db", tc.fn)
 			if !tc.poisoned {
 				if runErr != nil && !errors.Is(runErr, boom) {
 					t.Fatalf("request: %v, want its own outcome", runErr)
 				}
 				set(t, m, s, "after", "1")
-				if err := m.Commit(bg, s.ID); err != nil {
+				if err := m.Commit(bg, s.ID, owner); err != nil {
 					t.Fatalf("commit after a request that wrote nothing and failed: %v", err)
 				}
 				if v, _ := committed(t, store, "after"); v != "1" {
@@ -204,12 +204,12 @@ func TestFailedRequest(t *testing.T) {
 			// Later requests and the commit answer ABORTED, and nothing of
 			// the transaction is applied.
 			called := false
-			err := m.Run(bg, s.ID, "db", func(kv.Tx) error { called = true; return nil })
+			err := m.Run(bg, s.ID, owner, "db", func(kv.Tx) error { called = true; return nil })
 			wantCode(t, "request after the failure", err, status.Aborted)
 			if called {
 				t.Fatal("a request ran in a transaction that may only roll back")
 			}
-			wantCode(t, "commit", m.Commit(bg, s.ID), status.Aborted)
+			wantCode(t, "commit", m.Commit(bg, s.ID, owner), status.Aborted)
 			if _, ok := committed(t, store, "a"); ok {
 				t.Fatal("a transaction that may only roll back was committed")
 			}
@@ -225,14 +225,14 @@ func TestDatabaseBinding(t *testing.T) {
 		t.Fatalf("DB = %q", s.DB)
 	}
 	called := false
-	err := m.Run(bg, s.ID, "db2", func(kv.Tx) error { called = true; return nil })
+	err := m.Run(bg, s.ID, owner, "db2", func(kv.Tx) error { called = true; return nil })
 	wantCode(t, "request on another database", err, status.InvalidArgument)
 	if called {
 		t.Fatal("a request ran in a transaction of another database")
 	}
 	// The refused request leaves the transaction as it was.
 	set(t, m, s, "a", "1")
-	if err := m.Commit(bg, s.ID); err != nil {
+	if err := m.Commit(bg, s.ID, owner); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
 	if v, _ := committed(t, store, "a"); v != "1" {
@@ -264,7 +264,7 @@ func TestSweeperMaxLifetime(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("a transaction in use was never reclaimed for its age")
 		}
-		err := m.Run(bg, s.ID, "db", func(kv.Tx) error { return nil })
+		err := m.Run(bg, s.ID, owner, "db", func(kv.Tx) error { return nil })
 		if err != nil {
 			wantCode(t, "request on an expired transaction", err, status.Internal)
 			break
@@ -284,7 +284,7 @@ func TestSweeperSkipsBusy(t *testing.T) {
 	const idle = 30 * time.Millisecond
 	m, _ := newManager(t, Options{IdleTimeout: idle, MaxLifetime: time.Hour})
 	s := begin(t, m, "db")
-	err := m.Run(bg, s.ID, "db", func(tx kv.Tx) error {
+	err := m.Run(bg, s.ID, owner, "db", func(tx kv.Tx) error {
 		if err := tx.Set([]byte("a"), []byte("1")); err != nil {
 			return err
 		}
@@ -316,7 +316,7 @@ func TestOneRequestAtATime(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				err := m.Run(bg, s.ID, "db", func(tx kv.Tx) error {
+				err := m.Run(bg, s.ID, owner, "db", func(tx kv.Tx) error {
 					if inside.Add(1) != 1 {
 						overlaps.Add(1)
 					}
@@ -335,7 +335,7 @@ func TestOneRequestAtATime(t *testing.T) {
 	if n := overlaps.Load(); n != 0 {
 		t.Fatalf("%d requests ran while another was running", n)
 	}
-	if err := m.Commit(bg, s.ID); err != nil {
+	if err := m.Commit(bg, s.ID, owner); err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := committed(t, store, "n"); kv.DecodeCounter([]byte(v)) != workers*each {
@@ -349,12 +349,12 @@ func TestWaitingRequestHonoursContext(t *testing.T) {
 	m, _ := newManager(t, Options{})
 	s := begin(t, m, "db")
 	started, release := make(chan struct{}), make(chan struct{})
-	go m.Run(bg, s.ID, "db", func(kv.Tx) error { close(started); <-release; return nil })
+	go m.Run(bg, s.ID, owner, "db", func(kv.Tx) error { close(started); <-release; return nil })
 	<-started
 	defer close(release)
 	ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
 	defer cancel()
-	err := m.Run(ctx, s.ID, "db", func(kv.Tx) error { return nil })
+	err := m.Run(ctx, s.ID, owner, "db", func(kv.Tx) error { return nil })
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("waiting request: %v, want the context's deadline", err)
 	}
@@ -398,14 +398,14 @@ func TestExpiryUnderConcurrency(t *testing.T) {
 				var what string
 				switch rng.IntN(6) {
 				case 0:
-					what, err = "commit", m.Commit(ctx, id)
+					what, err = "commit", m.Commit(ctx, id, owner)
 				case 1:
-					what, err = "rollback", m.Rollback(ctx, id)
+					what, err = "rollback", m.Rollback(ctx, id, owner)
 				default:
 					key := []byte(fmt.Sprintf("k/%d/%d", w, i)) // no write conflicts
 					fail := rng.IntN(4) == 0
 					what = "request"
-					err = m.Run(ctx, id, "db", func(tx kv.Tx) error {
+					err = m.Run(ctx, id, owner, "db", func(tx kv.Tx) error {
 						time.Sleep(time.Duration(rng.IntN(3)) * time.Millisecond)
 						if err := tx.Set(key, []byte("v")); err != nil {
 							return err
@@ -456,7 +456,7 @@ func TestClose(t *testing.T) {
 	started, busyErr := make(chan struct{}), make(chan error, 1)
 	var busyDone atomic.Bool
 	go func() {
-		busyErr <- m.Run(bg, sessions[0].ID, "db", func(tx kv.Tx) error {
+		busyErr <- m.Run(bg, sessions[0].ID, owner, "db", func(tx kv.Tx) error {
 			close(started)
 			time.Sleep(50 * time.Millisecond)
 			defer busyDone.Store(true)
@@ -484,7 +484,7 @@ func TestClose(t *testing.T) {
 		}
 	}
 	m.Close() // a second Close does nothing
-	if _, err := m.Begin(bg, "db"); status.CodeOf(err) != status.Unavailable {
+	if _, err := m.Begin(bg, "db", owner); status.CodeOf(err) != status.Unavailable {
 		t.Fatalf("Begin after Close: %v, want UNAVAILABLE", err)
 	}
 	if m.Len() != 0 {
@@ -504,7 +504,7 @@ func TestMaxOpen(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			s, err := m.Begin(bg, "db")
+			s, err := m.Begin(bg, "db", owner)
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
@@ -522,15 +522,15 @@ func TestMaxOpen(t *testing.T) {
 	if len(open) != maxOpen || refused != 10-maxOpen {
 		t.Fatalf("%d begins succeeded and %d were refused, want %d and %d", len(open), refused, maxOpen, 10-maxOpen)
 	}
-	if err := m.Commit(bg, open[0].ID); err != nil {
+	if err := m.Commit(bg, open[0].ID, owner); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Rollback(bg, open[1].ID); err != nil {
+	if err := m.Rollback(bg, open[1].ID, owner); err != nil {
 		t.Fatal(err)
 	}
 	begin(t, m, "db")
 	begin(t, m, "db")
-	if _, err := m.Begin(bg, "db"); status.CodeOf(err) != status.Unavailable {
+	if _, err := m.Begin(bg, "db", owner); status.CodeOf(err) != status.Unavailable {
 		t.Fatalf("begin at the bound again: %v", err)
 	}
 	// The sweeper's rollbacks of idle transactions make room too.
@@ -542,4 +542,30 @@ func TestMaxOpen(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	begin(t, m, "db")
+}
+
+// owner is the owner of the tests' transactions.
+const owner = "1/app"
+
+// A transaction is its owner's alone: another caller can neither use nor
+// end it, and its owner still can.
+func TestOwnerOnly(t *testing.T) {
+	m, _ := newManager(t, Options{})
+	s, err := m.Begin(bg, "db", owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := false
+	wantCode(t, "run", m.Run(bg, s.ID, "1/intruder", "db", func(kv.Tx) error { called = true; return nil }), status.PermissionDenied)
+	wantCode(t, "commit", m.Commit(bg, s.ID, "2/app"), status.PermissionDenied)
+	wantCode(t, "rollback", m.Rollback(bg, s.ID, "1/"), status.PermissionDenied)
+	if called {
+		t.Fatal("another caller's request ran in the transaction")
+	}
+	if err := m.Run(bg, s.ID, owner, "db", func(tx kv.Tx) error { return tx.Set([]byte("k"), []byte("v")) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Commit(bg, s.ID, owner); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -40,7 +40,7 @@ func BenchmarkHub(b *testing.B) {
 	var got sync.WaitGroup
 	for r := range readers {
 		arrived[r] = make([]int64, n)
-		sub, err := h.Subscribe(context.Background(), After(last), Changes("db", "c"))
+		sub, err := h.Subscribe(context.Background(), After(last), Changes(1, "db", "c"))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func BenchmarkHub(b *testing.B) {
 					b.Error(err)
 					return
 				}
-				rec := changelog.Record{Op: changelog.Insert, DB: "db", Collection: "c", Key: []byte("k"), Data: binary.BigEndian.AppendUint64(nil, uint64(id))}
+				rec := changelog.Record{Op: changelog.Insert, NS: 1, DB: "db", Collection: "c", Key: []byte("k"), Data: binary.BigEndian.AppendUint64(nil, uint64(id))}
 				tx.AppendLog(rec.Encode())
 				called[id] = time.Now().UnixNano()
 				if _, err := tx.Commit(context.Background()); err != nil {

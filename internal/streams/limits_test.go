@@ -21,9 +21,9 @@ func TestMaxStreams(t *testing.T) {
 	start := now(t, s)
 	commit(t, s, rec{"c1", "a"})
 	commit(t, s, rec{"c1", "b"})
-	behind := subscribe(t, h, start, Changes("db", "c1")) // catching up
-	live := subscribe(t, h, now(t, s), Changes("db", "c1"))
-	_, err := h.Subscribe(bg, now(t, s), Changes("db", "c1"))
+	behind := subscribe(t, h, start, Changes(1, "db", "c1")) // catching up
+	live := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
+	_, err := h.Subscribe(bg, now(t, s), Changes(1, "db", "c1"))
 	if e, ok := status.From(err); !ok || e.Code != status.ResourceExhausted || !strings.Contains(e.Message, "at most 2 ") || !strings.Contains(e.Message, "--max-streams") {
 		t.Fatalf("a third subscription: %v, want RESOURCE_EXHAUSTED naming the limit and its setting", err)
 	}
@@ -32,8 +32,8 @@ func TestMaxStreams(t *testing.T) {
 	}
 	behind.Close()
 	behind.Close() // twice frees one place only
-	again := subscribe(t, h, now(t, s), Changes("db", "c1"))
-	if _, err := h.Subscribe(bg, now(t, s), Changes("db", "c1")); status.CodeOf(err) != status.ResourceExhausted {
+	again := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
+	if _, err := h.Subscribe(bg, now(t, s), Changes(1, "db", "c1")); status.CodeOf(err) != status.ResourceExhausted {
 		t.Errorf("a third subscription after a close and an open: %v", err)
 	}
 	commit(t, s, rec{"c1", "c"})
@@ -44,7 +44,7 @@ func TestMaxStreams(t *testing.T) {
 	}
 	// A subscription refused for its position leaves no place taken.
 	live.Close()
-	if _, err := h.Subscribe(bg, After(1<<40), Changes("db", "c1")); status.CodeOf(err) != status.OutOfRange {
+	if _, err := h.Subscribe(bg, After(1<<40), Changes(1, "db", "c1")); status.CodeOf(err) != status.OutOfRange {
 		t.Fatalf("a subscription ahead of the log: %v", err)
 	}
 	if st := h.Stats(); st.Open != 1 {
@@ -65,9 +65,9 @@ func TestMaxPendingTotal(t *testing.T) {
 	start := now(t, s)
 	var stalled []*Subscription
 	for range 3 {
-		stalled = append(stalled, subscribe(t, h, start, Changes("db", "c1")))
+		stalled = append(stalled, subscribe(t, h, start, Changes(1, "db", "c1")))
 	}
-	reader := subscribe(t, h, start, Changes("db", "c1"))
+	reader := subscribe(t, h, start, Changes(1, "db", "c1"))
 
 	var over atomic.Int64
 	ctx, stop := context.WithCancel(bg)
@@ -115,7 +115,7 @@ func TestMaxPendingTotal(t *testing.T) {
 			last = b[0].Cursor
 		}
 		sub.Close()
-		resumed := subscribe(t, h, last, Changes("db", "c1"))
+		resumed := subscribe(t, h, last, Changes(1, "db", "c1"))
 		for len(got) < n {
 			got = append(got, string(next(t, resumed)[0].Record.Data))
 		}
@@ -150,7 +150,7 @@ func TestCloseReleasesAll(t *testing.T) {
 		if i%3 == 0 {
 			from = start // catching up
 		}
-		subs = append(subs, subscribe(t, h, from, Changes("db", "c1")))
+		subs = append(subs, subscribe(t, h, from, Changes(1, "db", "c1")))
 	}
 	for i := range 20 {
 		commit(t, s, rec{"c1", strings.Repeat("x", 100) + fmt.Sprint(i)}) // overflows some
@@ -174,8 +174,8 @@ func TestMaxPendingTotalEndsTheFurthestBehind(t *testing.T) {
 	per := recordSize(&changelog.Record{Key: []byte("kx"), Data: []byte("x")})
 	h := newHub(t, s, Options{MaxPendingTotal: int64(per*5/2) + 1})
 	for round := range 20 {
-		behind := subscribe(t, h, now(t, s), Changes("db", "c1"))
-		keeping := subscribe(t, h, now(t, s), Changes("db", "c1"))
+		behind := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
+		keeping := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
 		// Both fed by the hub, so that what they hold is counted: one still
 		// catching up reads the log itself, outside the budget.
 		goLive(t, behind)
@@ -214,8 +214,8 @@ func TestMaxPendingTotalEndsTheStuckWriter(t *testing.T) {
 	per := recordSize(&changelog.Record{Key: []byte("kx"), Data: []byte("x")})
 	h := newHub(t, s, Options{MaxPendingTotal: int64(per*5/2) + 1})
 	for round := range 20 {
-		stuck := subscribe(t, h, now(t, s), Changes("db", "c1"))
-		keeping := subscribe(t, h, now(t, s), Changes("db", "c1"))
+		stuck := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
+		keeping := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
 		goLive(t, stuck)
 		goLive(t, keeping)
 		commit(t, s, rec{"c1", "x"})

@@ -52,7 +52,7 @@ func commit(t testing.TB, s kv.Store, recs ...rec) kv.Position {
 		if r.coll == "msgs" {
 			op = changelog.Publish
 		}
-		rc := changelog.Record{Op: op, DB: "db", DBID: 1, Collection: r.coll, CollID: 2, Key: []byte("k" + r.data), Data: []byte(r.data)}
+		rc := changelog.Record{Op: op, NS: 1, DB: "db", DBID: 1, Collection: r.coll, CollID: 2, Key: []byte("k" + r.data), Data: []byte(r.data)}
 		if err := tx.AppendLog(rc.Encode()); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestLiveInCommitOrder(t *testing.T) {
 	s := newStore(t)
 	h := newHub(t, s, Options{})
 	commit(t, s, rec{"c1", "before"})
-	sub := subscribe(t, h, now(t, s), Changes("db", "c1"))
+	sub := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
 	p1 := commit(t, s, rec{"c1", "a"}, rec{"c2", "x"}, rec{"c1", "b"}, rec{"c2", "y"})
 	commit(t, s, rec{"c2", "z"})
 	p3 := commit(t, s, rec{"c1", "c"}, rec{"msgs", "m"})
@@ -187,7 +187,7 @@ func TestResumeFromCursor(t *testing.T) {
 		{"after the commit's last record", Cursor{Pos: p, Index: 3}, []string{"e!"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sub := subscribe(t, h, tc.after, Changes("db", "c1"))
+			sub := subscribe(t, h, tc.after, Changes(1, "db", "c1"))
 			var got []string
 			for range tc.want {
 				got = append(got, render(next(t, sub)))
@@ -205,13 +205,13 @@ func TestCatchUpThenLive(t *testing.T) {
 	s := newStore(t)
 	h := newHub(t, s, Options{ReadBatch: 4})
 	// The hub is live for someone else all along.
-	other := subscribe(t, h, now(t, s), Changes("db", "c2"))
+	other := subscribe(t, h, now(t, s), Changes(1, "db", "c2"))
 	start := now(t, s)
 	const before, during = 30, 30
 	for i := range before {
 		commit(t, s, rec{"c1", fmt.Sprint(i)}, rec{"c2", "x"})
 	}
-	sub := subscribe(t, h, start, Changes("db", "c1"))
+	sub := subscribe(t, h, start, Changes(1, "db", "c1"))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -252,7 +252,7 @@ func TestSubscribeOutOfRange(t *testing.T) {
 		{"just after the trimmed", After(p1), ""},
 		{"inside the oldest kept", Cursor{Pos: p2, Index: 0}, ""},
 	} {
-		sub, err := h.Subscribe(bg, tc.after, Changes("db", "c1"))
+		sub, err := h.Subscribe(bg, tc.after, Changes(1, "db", "c1"))
 		if tc.code == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)
@@ -273,7 +273,7 @@ func TestSubscribeOutOfRange(t *testing.T) {
 func TestSlowConsumer(t *testing.T) {
 	s := newStore(t)
 	h := newHub(t, s, Options{MaxPending: 1000})
-	sub := subscribe(t, h, now(t, s), Changes("db", "c1"))
+	sub := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
 	const n = 40
 	for i := range n {
 		commit(t, s, rec{"c1", fmt.Sprintf("%03d", i)})
@@ -306,7 +306,7 @@ func TestSlowConsumer(t *testing.T) {
 	if h.Len() != 0 {
 		t.Errorf("the ended subscription is still fed")
 	}
-	resumed := subscribe(t, h, last, Changes("db", "c1"))
+	resumed := subscribe(t, h, last, Changes(1, "db", "c1"))
 	for len(got) < n {
 		got = append(got, string(next(t, resumed)[0].Record.Data))
 	}
@@ -320,7 +320,7 @@ func TestSlowConsumer(t *testing.T) {
 func TestCloseReleases(t *testing.T) {
 	s := newStore(t)
 	h := newHub(t, s, Options{})
-	sub := subscribe(t, h, now(t, s), Changes("db", "c1"))
+	sub := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
 	ctx, cancel := context.WithCancel(bg)
 	waiting := make(chan error, 1)
 	go func() {
@@ -344,7 +344,7 @@ func TestCloseReleases(t *testing.T) {
 func TestHubClose(t *testing.T) {
 	s := newStore(t)
 	h := NewHub(changelog.NewLog(s, changelog.Options{}), Options{})
-	sub, err := h.Subscribe(bg, now(t, s), Changes("db", "c1"))
+	sub, err := h.Subscribe(bg, now(t, s), Changes(1, "db", "c1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestHubClose(t *testing.T) {
 	}()
 	h.Close()
 	wg.Wait()
-	if _, err := h.Subscribe(bg, now(t, s), Changes("db", "c1")); status.CodeOf(err) != status.Unavailable {
+	if _, err := h.Subscribe(bg, now(t, s), Changes(1, "db", "c1")); status.CodeOf(err) != status.Unavailable {
 		t.Errorf("Subscribe on a closed hub: %v", err)
 	}
 }
@@ -369,7 +369,7 @@ func TestStoreClosedEndsStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := NewHub(changelog.NewLog(st, changelog.Options{}), Options{})
-	sub, err := h.Subscribe(bg, now(t, st), Changes("db", "c1"))
+	sub, err := h.Subscribe(bg, now(t, st), Changes(1, "db", "c1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestSelectors(t *testing.T) {
 	even := func(data []byte) (bool, error) { return (data[len(data)-1]-'0')%2 == 0, nil }
 	broken := func([]byte) (bool, error) { return false, errors.New("bad document") }
 	r := func(op changelog.Op, db, coll, data string) *changelog.Record {
-		return &changelog.Record{Op: op, DB: db, Collection: coll, Data: []byte(data)}
+		return &changelog.Record{Op: op, NS: 1, DB: db, Collection: coll, Data: []byte(data)}
 	}
 	for _, tc := range []struct {
 		name string
@@ -391,23 +391,25 @@ func TestSelectors(t *testing.T) {
 		want bool
 		err  bool
 	}{
-		{"change", Changes("d", "c"), r(changelog.Update, "d", "c", "1"), true, false},
-		{"delete", Changes("d", "c"), r(changelog.Delete, "d", "c", ""), true, false},
-		{"other collection", Changes("d", "c"), r(changelog.Insert, "d", "x", "1"), false, false},
-		{"other database", Changes("d", "c"), r(changelog.Insert, "x", "c", "1"), false, false},
-		{"publish is no change", Changes("d", "c"), r(changelog.Publish, "d", "c", "1"), false, false},
-		{"collection created is no change", Changes("d", "c"), r(changelog.CollectionCreated, "d", "c", "{}"), false, false},
-		{"schema change is no change", Changes("d", "c"), r(changelog.SchemaChanged, "d", "c", "{}"), false, false},
-		{"collection drop is no change", Changes("d", "c"), r(changelog.CollectionDropped, "d", "c", ""), false, false},
-		{"database drop is no change", Changes("d", ""), r(changelog.DatabaseDropped, "d", "", ""), false, false},
-		{"unknown op is no change", Changes("d", "c"), r(changelog.Op(99), "d", "c", "1"), false, false},
-		{"DDL is no message", Messages("d", "c", nil), r(changelog.SchemaChanged, "d", "c", "{}"), false, false},
-		{"message", Messages("d", "c", nil), r(changelog.Publish, "d", "c", "1"), true, false},
-		{"change is no message", Messages("d", "c", nil), r(changelog.Insert, "d", "c", "1"), false, false},
-		{"message matching", Messages("d", "c", even), r(changelog.Publish, "d", "c", "2"), true, false},
-		{"message not matching", Messages("d", "c", even), r(changelog.Publish, "d", "c", "3"), false, false},
-		{"message of another collection", Messages("d", "c", broken), r(changelog.Publish, "d", "x", "3"), false, false},
-		{"match fails", Messages("d", "c", broken), r(changelog.Publish, "d", "c", "3"), false, true},
+		{"change", Changes(1, "d", "c"), r(changelog.Update, "d", "c", "1"), true, false},
+		{"delete", Changes(1, "d", "c"), r(changelog.Delete, "d", "c", ""), true, false},
+		{"other collection", Changes(1, "d", "c"), r(changelog.Insert, "d", "x", "1"), false, false},
+		{"other database", Changes(1, "d", "c"), r(changelog.Insert, "x", "c", "1"), false, false},
+		{"other namespace", Changes(2, "d", "c"), r(changelog.Insert, "d", "c", "1"), false, false},
+		{"message of another namespace", Messages(2, "d", "c", nil), r(changelog.Publish, "d", "c", "1"), false, false},
+		{"publish is no change", Changes(1, "d", "c"), r(changelog.Publish, "d", "c", "1"), false, false},
+		{"collection created is no change", Changes(1, "d", "c"), r(changelog.CollectionCreated, "d", "c", "{}"), false, false},
+		{"schema change is no change", Changes(1, "d", "c"), r(changelog.SchemaChanged, "d", "c", "{}"), false, false},
+		{"collection drop is no change", Changes(1, "d", "c"), r(changelog.CollectionDropped, "d", "c", ""), false, false},
+		{"database drop is no change", Changes(1, "d", ""), r(changelog.DatabaseDropped, "d", "", ""), false, false},
+		{"unknown op is no change", Changes(1, "d", "c"), r(changelog.Op(99), "d", "c", "1"), false, false},
+		{"DDL is no message", Messages(1, "d", "c", nil), r(changelog.SchemaChanged, "d", "c", "{}"), false, false},
+		{"message", Messages(1, "d", "c", nil), r(changelog.Publish, "d", "c", "1"), true, false},
+		{"change is no message", Messages(1, "d", "c", nil), r(changelog.Insert, "d", "c", "1"), false, false},
+		{"message matching", Messages(1, "d", "c", even), r(changelog.Publish, "d", "c", "2"), true, false},
+		{"message not matching", Messages(1, "d", "c", even), r(changelog.Publish, "d", "c", "3"), false, false},
+		{"message of another collection", Messages(1, "d", "c", broken), r(changelog.Publish, "d", "x", "3"), false, false},
+		{"match fails", Messages(1, "d", "c", broken), r(changelog.Publish, "d", "c", "3"), false, true},
 	} {
 		got, err := tc.sel(tc.r)
 		if got != tc.want || (err != nil) != tc.err {
@@ -419,13 +421,13 @@ func TestSelectors(t *testing.T) {
 // A partial pick copies what it keeps, and accounts what it copied.
 func TestPickCopiesParts(t *testing.T) {
 	e := entry{pos: 9, records: []changelog.Record{
-		{Op: changelog.Insert, DB: "d", Collection: "a", Key: []byte("k1"), Data: []byte("one")},
-		{Op: changelog.Insert, DB: "d", Collection: "b", Key: []byte("k2"), Data: []byte("two")},
+		{Op: changelog.Insert, NS: 1, DB: "d", Collection: "a", Key: []byte("k1"), Data: []byte("one")},
+		{Op: changelog.Insert, NS: 1, DB: "d", Collection: "b", Key: []byte("k2"), Data: []byte("two")},
 	}}
 	for _, r := range e.records {
 		e.size += recordSize(&r)
 	}
-	b, size, err := pick(&e, After(8), Changes("d", "a"))
+	b, size, err := pick(&e, After(8), Changes(1, "d", "a"))
 	if err != nil || len(b) != 1 || size != 5+eventOverhead || !b[0].Last {
 		t.Fatalf("pick = %v, %d, %v", b, size, err)
 	}
@@ -447,7 +449,7 @@ func TestPickCopiesParts(t *testing.T) {
 func TestReady(t *testing.T) {
 	s := newStore(t)
 	h := newHub(t, s, Options{})
-	sub := subscribe(t, h, now(t, s), Changes("db", "c1"))
+	sub := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
 	if sub.Ready() {
 		t.Fatal("ready before any commit")
 	}
@@ -490,12 +492,12 @@ func TestStreamsAreLogReaders(t *testing.T) {
 	for i := range 6 {
 		commit(t, s, rec{"c1", fmt.Sprint(i)})
 	}
-	live1 := subscribe(t, h, now(t, s), Changes("db", "c1"))
-	live2 := subscribe(t, h, now(t, s), Changes("db", "c1"))
+	live1 := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
+	live2 := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
 	if h.Len() != 2 || log.Readers() != 1 {
 		t.Fatalf("two live subscriptions: the hub feeds %d, the log has %d readers; want 2 and 1", h.Len(), log.Readers())
 	}
-	behind := subscribe(t, h, start, Changes("db", "c1"))
+	behind := subscribe(t, h, start, Changes(1, "db", "c1"))
 	if log.Readers() != 2 {
 		t.Errorf("a subscription catching up: %d readers, want its own and the hub's", log.Readers())
 	}
@@ -519,7 +521,7 @@ func TestStreamsAreLogReaders(t *testing.T) {
 	commit(t, s, rec{"c1", "nobody"}) // wakes the hub, which lets its reader go
 	waitFor(t, "the idle hub to let its reader go", func() bool { return log.Readers() == 0 })
 	// And it takes one back from the next subscription.
-	sub := subscribe(t, h, now(t, s), Changes("db", "c1"))
+	sub := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
 	commit(t, s, rec{"c1", "again"})
 	if got := render(next(t, sub)); got != "again!" || log.Readers() != 1 {
 		t.Errorf("after idling: %s with %d readers", got, log.Readers())
@@ -537,7 +539,7 @@ func TestCatchUpCutOff(t *testing.T) {
 	for i := range 4 {
 		commit(t, s, rec{"c1", fmt.Sprint(i)})
 	}
-	sub := subscribe(t, h, start, Changes("db", "c1")) // read one entry
+	sub := subscribe(t, h, start, Changes(1, "db", "c1")) // read one entry
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, at := range []time.Duration{0, time.Hour} {
 		if err := log.Tick(bg, t0.Add(at)); err != nil {

@@ -112,14 +112,7 @@ func TestUnbuiltCallsAnswerUnimplemented(t *testing.T) {
 		withUsers(t, c)
 		for _, tc := range []struct{ method, path, body, message string }{
 			{"POST", collPath("db1", "users", "messages/search"), `{"q":"x"}`, "search on messages collections is not implemented by this server yet"},
-			{"POST", "/v1/auth/token", "", "authentication is not implemented by this server yet"},
-			{"POST", "/v1/admin/namespaces/ns1/create", `{"id":1}`, "namespace management is not implemented by this server yet"},
-			{"POST", "/v1/management/namespaces/list", "", "namespace management is not implemented by this server yet"},
-			{"POST", "/v1/management/namespaces/ns1/create", "", "namespace management is not implemented by this server yet"},
-			{"POST", "/v1/management/applications/create", `{"name":"app"}`, "application management is not implemented by this server yet"},
-			{"DELETE", "/v1/management/applications/delete", `{"id":"x"}`, "application management is not implemented by this server yet"},
-			{"POST", "/v1/users/applications/create", `{"name":"app"}`, "application management is not implemented by this server yet"},
-			{"DELETE", "/v1/users/applications/delete", `{"id":"x"}`, "application management is not implemented by this server yet"},
+			{"POST", "/v1/users/metadata/k/get", `{}`, "user metadata is not implemented by this server yet"},
 			{"POST", "/v1/observability/metrics/timeseries/query", `{}`, "metrics queries is not implemented by this server yet"},
 		} {
 			wantError(t, c.do(t, tc.method, tc.path, tc.body), 501, "UNIMPLEMENTED", tc.message)

@@ -67,8 +67,16 @@ func startNode(t *testing.T, store kv.Store, cfg node.Config) *node.Node {
 // client talks to one server. Its methods take the *testing.T of the
 // (sub)test that calls them, so that failures land in the right test.
 type client struct {
-	base string
-	hc   *http.Client
+	base  string
+	hc    *http.Client
+	token string // sent as a bearer token, if set
+}
+
+// as is the client sending token as its bearer token.
+func (c *client) as(token string) *client {
+	cc := *c
+	cc.token = token
+	return &cc
 }
 
 func newClient(base string) *client {
@@ -112,6 +120,9 @@ func (c *client) sendWithType(method, path, contentType, body string) (*response
 }
 
 func (c *client) roundTrip(req *http.Request) (*response, error) {
+	if c.token != "" && req.Header.Get("Authorization") == "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	res, err := c.hc.Do(req)
 	if err != nil {
 		return nil, err

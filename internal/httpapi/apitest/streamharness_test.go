@@ -146,6 +146,9 @@ func (c *client) startStream(t *testing.T, path, body string, rcvbuf int) (*http
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	// No client timeout: a stream lasts as long as the test wants it.
 	dialer := &net.Dialer{}
 	if rcvbuf > 0 {

@@ -1,0 +1,368 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/foliodb/folio/internal/keyspace"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Application is an application as the API shows it. Secret is set only
+// in what creating it or rotating its secret returns.
+type Application struct {
+	ID          string
+	Name        string
+	Description string
+	Secret      string
+	Namespace   Namespace
+	Role        Role
+	CreatedAt   time.Time
+	CreatedBy   string
+	UpdatedAt   time.Time
+	UpdatedBy   string
+}
+
+type appRecord struct {
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	NS          string    `json:"namespace"`
+	Role        Role      `json:"role"`
+	SecretHash  []byte    `json:"secret_hash"`
+	SecretGen   int64     `json:"secret_gen"` // bumped by every rotation: older tokens are revoked
+	CreatedAt   time.Time `json:"created_at"`
+	CreatedBy   string    `json:"created_by"`
+	UpdatedAt   time.Time `json:"updated_at,omitzero"`
+	UpdatedBy   string    `json:"updated_by,omitempty"`
+}
+
+// Limits of an application's fields.
+const (
+	MaxAppNameBytes        = 256
+	MaxAppDescriptionBytes = 1024
+	// A secret chosen by an operator (the owner's, at first start) must
+	// fit bcrypt, which reads 72 bytes at most.
+	minSecretBytes = 16
+	maxSecretBytes = 72
+)
+
+// NewApplication is what creating an application takes.
+type NewApplication struct {
+	Name, Description string
+	Namespace         Namespace
+	Role              Role
+	CreatedBy         string // the caller's application id, "" for the server itself
+	// ID and Secret, if set, are used instead of generated ones (the
+	// owner's credential at first start).
+	ID, Secret string
+}
+
+func checkAppFields(name, description string) error {
+	switch {
+	case name == "":
+		return status.Errorf(status.InvalidArgument, "an application needs a name")
+	case len(name) > MaxAppNameBytes || !utf8.ValidString(name):
+		return status.Errorf(status.InvalidArgument, "the application name must be valid UTF-8 of at most %d bytes", MaxAppNameBytes)
+	case len(description) > MaxAppDescriptionBytes || !utf8.ValidString(description):
+		return status.Errorf(status.InvalidArgument, "the application description must be valid UTF-8 of at most %d bytes", MaxAppDescriptionBytes)
+	}
+	return nil
+}
+
+// CreateApplication creates an application and returns it with its
+// secret, which is shown this once.
+func (s *Service) CreateApplication(ctx context.Context, tx kv.Tx, a NewApplication) (*Application, error) {
+	if err := checkAppFields(a.Name, a.Description); err != nil {
+		return nil, err
+	}
+	if !a.Role.Valid() {
+		return nil, status.Errorf(status.InvalidArgument, "unknown role '%s'", a.Role)
+	}
+	if a.ID == "" {
+		a.ID = newAppID()
+	}
+	if a.Secret == "" {
+		a.Secret = newSecret()
+	} else if len(a.Secret) < minSecretBytes || len(a.Secret) > maxSecretBytes {
+		return nil, status.Errorf(status.InvalidArgument, "a secret must have %d to %d bytes", minSecretBytes, maxSecretBytes)
+	}
+	if _, err := tx.Get(ctx, keyspace.Application(a.ID)); err == nil {
+		return nil, status.Errorf(status.AlreadyExists, "application '%s' already exists", a.ID)
+	} else if !errors.Is(err, kv.ErrNotFound) {
+		return nil, err
+	}
+	rec := appRecord{Name: a.Name, Description: a.Description, NS: a.Namespace.Name, Role: a.Role,
+		SecretHash: s.hash(a.Secret), SecretGen: 1, CreatedAt: s.now().UTC(), CreatedBy: a.CreatedBy}
+	if err := putApp(tx, a.ID, rec); err != nil {
+		return nil, err
+	}
+	app := rec.application(a.ID, a.Namespace)
+	app.Secret = a.Secret
+	return app, nil
+}
+
+func (r appRecord) application(id string, ns Namespace) *Application {
+	return &Application{ID: id, Name: r.Name, Description: r.Description, Namespace: ns, Role: r.Role,
+		CreatedAt: r.CreatedAt, CreatedBy: r.CreatedBy, UpdatedAt: r.UpdatedAt, UpdatedBy: r.UpdatedBy}
+}
+
+func putApp(tx kv.Tx, id string, rec appRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return tx.Set(keyspace.Application(id), b)
+}
+
+func getApp(ctx context.Context, r kv.Reader, id string) (appRecord, bool, error) {
+	b, err := r.Get(ctx, keyspace.Application(id))
+	if errors.Is(err, kv.ErrNotFound) {
+		return appRecord{}, false, nil
+	}
+	if err != nil {
+		return appRecord{}, false, err
+	}
+	var rec appRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return appRecord{}, false, corrupt("application", keyspace.Application(id), err)
+	}
+	return rec, true, nil
+}
+
+// visibleApp reads the application id as the caller sees it: in the
+// caller's namespace only, unless the caller is the owner. Another
+// namespace's application is NOT_FOUND, as a missing one.
+func visibleApp(ctx context.Context, tx kv.Tx, by Caller, id string) (appRecord, Namespace, error) {
+	rec, ok, err := getApp(ctx, tx, id)
+	if err != nil {
+		return appRecord{}, Namespace{}, err
+	}
+	if !ok || (by.Role != RoleOwner && rec.NS != by.Namespace.Name) {
+		return appRecord{}, Namespace{}, status.Errorf(status.NotFound, "application '%s' doesn't exist", id)
+	}
+	ns, err := LookupNamespace(ctx, tx, rec.NS)
+	return rec, ns, err
+}
+
+// ApplicationUpdate is what updating an application changes: its name
+// and description, and its role if Role is set.
+type ApplicationUpdate struct {
+	ID, Name, Description string
+	Role                  Role
+}
+
+// UpdateApplication changes an application the caller may see.
+func (s *Service) UpdateApplication(ctx context.Context, tx kv.Tx, by Caller, u ApplicationUpdate) (*Application, error) {
+	rec, ns, err := visibleApp(ctx, tx, by, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAppFields(u.Name, u.Description); err != nil {
+		return nil, err
+	}
+	if u.Role != "" {
+		if err := canGrant(by, u.Role); err != nil {
+			return nil, err
+		}
+		rec.Role = u.Role
+	}
+	rec.Name, rec.Description = u.Name, u.Description
+	rec.UpdatedAt, rec.UpdatedBy = s.now().UTC(), by.App
+	if err := putApp(tx, u.ID, rec); err != nil {
+		return nil, err
+	}
+	s.apps.forget(u.ID)
+	return rec.application(u.ID, ns), nil
+}
+
+// canGrant checks that by may give an application role r: nobody grants
+// more than it has.
+func canGrant(by Caller, r Role) error {
+	if !r.Valid() {
+		return status.Errorf(status.InvalidArgument, "unknown role '%s': want reader, editor, admin or owner", r)
+	}
+	if !by.Role.Allows(r) {
+		return status.Errorf(status.PermissionDenied, "an application with role '%s' cannot grant role '%s'", by.Role, r)
+	}
+	return nil
+}
+
+// CanGrant is canGrant for the operations, which check it before they
+// look up the namespace an application is created in.
+func CanGrant(by Caller, r Role) error { return canGrant(by, r) }
+
+// RotateSecret gives an application the caller may see a new secret,
+// returned this once; tokens issued with the old one stop working.
+func (s *Service) RotateSecret(ctx context.Context, tx kv.Tx, by Caller, id string) (*Application, error) {
+	rec, ns, err := visibleApp(ctx, tx, by, id)
+	if err != nil {
+		return nil, err
+	}
+	secret := newSecret()
+	rec.SecretHash = s.hash(secret)
+	rec.SecretGen++
+	rec.UpdatedAt, rec.UpdatedBy = s.now().UTC(), by.App
+	if err := putApp(tx, id, rec); err != nil {
+		return nil, err
+	}
+	s.apps.forget(id)
+	app := rec.application(id, ns)
+	app.Secret = secret
+	return app, nil
+}
+
+// DeleteApplication deletes an application the caller may see; its
+// tokens stop working.
+func (s *Service) DeleteApplication(ctx context.Context, tx kv.Tx, by Caller, id string) error {
+	if _, _, err := visibleApp(ctx, tx, by, id); err != nil {
+		return err
+	}
+	s.apps.forget(id)
+	return tx.Clear(keyspace.Application(id))
+}
+
+// ListApplications returns the applications of the caller's namespace
+// (every namespace's for the owner), in id order, without secrets.
+func (s *Service) ListApplications(ctx context.Context, tx kv.Tx, by Caller) ([]*Application, error) {
+	it := tx.Scan(ctx, keyspace.Applications(), kv.ScanOptions{})
+	defer it.Close()
+	var out []*Application
+	namespaces := map[string]Namespace{}
+	for it.Next() {
+		var rec appRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			return nil, corrupt("application", it.Key(), err)
+		}
+		if by.Role != RoleOwner && rec.NS != by.Namespace.Name {
+			continue
+		}
+		id, err := keyspace.LastString(it.Key())
+		if err != nil {
+			return nil, corrupt("application", it.Key(), err)
+		}
+		ns, ok := namespaces[rec.NS]
+		if !ok {
+			if ns, err = LookupNamespace(ctx, tx, rec.NS); err != nil {
+				return nil, err
+			}
+			namespaces[rec.NS] = ns
+		}
+		out = append(out, rec.application(id, ns))
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// HasOwner reports whether an application with the owner's role exists.
+func HasOwner(ctx context.Context, tx kv.Tx) (bool, error) {
+	it := tx.Scan(ctx, keyspace.Applications(), kv.ScanOptions{})
+	defer it.Close()
+	for it.Next() {
+		var rec appRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			return false, corrupt("application", it.Key(), err)
+		}
+		if rec.Role == RoleOwner {
+			return true, nil
+		}
+	}
+	return false, it.Err()
+}
+
+func (s *Service) hash(secret string) []byte {
+	cost := s.cfg.HashCost
+	if cost == 0 {
+		cost = bcrypt.DefaultCost
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(secret), cost)
+	if err != nil {
+		// Only a secret over 72 bytes or a cost out of range fails: both
+		// are checked before.
+		panic("auth: hash a secret: " + err.Error())
+	}
+	return h
+}
+
+func newAppID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func newSecret() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// appCache remembers what verifying a token needs of an application (that
+// it exists, its secret's generation, its namespace and role) for a few
+// seconds, so that a request reads no application record.
+type appCache struct {
+	store kv.Store
+	ttl   time.Duration
+	mu    sync.Mutex
+	apps  map[string]cachedApp
+}
+
+type cachedApp struct {
+	found bool
+	rec   appRecord
+	read  time.Time
+}
+
+// maxCachedApps bounds the cache; past it the cache starts over.
+const maxCachedApps = 10_000
+
+func newAppCache(store kv.Store, ttl time.Duration) *appCache {
+	return &appCache{store: store, ttl: ttl, apps: map[string]cachedApp{}}
+}
+
+// get returns the application's record as read at most ttl ago.
+func (c *appCache) get(ctx context.Context, id string, now time.Time) (appRecord, bool, error) {
+	c.mu.Lock()
+	e, ok := c.apps[id]
+	c.mu.Unlock()
+	if ok && now.Sub(e.read) < c.ttl {
+		return e.rec, e.found, nil
+	}
+	var rec appRecord
+	var found bool
+	_, err := kv.Run(ctx, c.store, func(tx kv.Tx) error {
+		var err error
+		rec, found, err = getApp(ctx, tx.Snapshot(), id)
+		return err
+	})
+	if err != nil {
+		return appRecord{}, false, err
+	}
+	c.mu.Lock()
+	if len(c.apps) >= maxCachedApps {
+		clear(c.apps)
+	}
+	c.apps[id] = cachedApp{found: found, rec: rec, read: now}
+	c.mu.Unlock()
+	return rec, found, nil
+}
+
+// forget drops an application this node just changed, so that the change
+// applies here at once (other nodes see it within ttl).
+func (c *appCache) forget(id string) {
+	c.mu.Lock()
+	delete(c.apps, id)
+	c.mu.Unlock()
+}

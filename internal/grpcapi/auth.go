@@ -1,0 +1,181 @@
+package grpcapi
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+
+	"github.com/foliodb/folio/internal/ops"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Authentication over gRPC: a call's "authorization" metadata (the bearer
+// token the official clients send as per-call credentials) makes its
+// caller, once, before the call runs; and the Auth, User and Admin
+// services, over the same operations as their HTTP paths.
+
+type callerKey struct{}
+
+// caller is who makes the call.
+func caller(ctx context.Context) ops.Caller {
+	c, _ := ctx.Value(callerKey{}).(ops.Caller)
+	return c
+}
+
+func (s *Server) withCaller(ctx context.Context) context.Context {
+	md, _ := metadata.FromIncomingContext(ctx)
+	var authorization string
+	if v := md.Get("authorization"); len(v) > 0 {
+		authorization = v[0]
+	}
+	return context.WithValue(ctx, callerKey{}, s.ops.Authenticate(ctx, authorization))
+}
+
+func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	return handler(s.withCaller(ctx), req)
+}
+
+func (s *Server) authStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	return handler(srv, &streamWithContext{ServerStream: ss, ctx: s.withCaller(ss.Context())})
+}
+
+type streamWithContext struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *streamWithContext) Context() context.Context { return s.ctx }
+
+// peerHost is the address a call came from, for the limit on failed token
+// requests.
+func peerHost(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(p.Addr.String())
+	if err != nil {
+		return p.Addr.String()
+	}
+	return host
+}
+
+// authService serves Auth.
+type authService struct{ s *Server }
+
+func (a authService) GetAccessToken(ctx context.Context, req *api.GetAccessTokenRequest) (*api.GetAccessTokenResponse, error) {
+	grant := ops.GrantRefreshToken // the enum's zero value
+	if req.GetGrantType() == api.GrantType_CLIENT_CREDENTIALS {
+		grant = ops.GrantClientCredentials
+	} else if req.GetGrantType() != api.GrantType_REFRESH_TOKEN {
+		grant = fmt.Sprint(req.GetGrantType())
+	}
+	t, err := a.s.ops.GetAccessToken(ctx, caller(ctx), ops.TokenRequest{GrantType: grant,
+		ClientID: req.GetClientId(), ClientSecret: req.GetClientSecret(), RefreshToken: req.GetRefreshToken(), From: peerHost(ctx)})
+	if err != nil {
+		return nil, a.s.fail(ctx, err)
+	}
+	return &api.GetAccessTokenResponse{AccessToken: t.Access, RefreshToken: t.Refresh, ExpiresIn: int32(t.ExpiresIn.Seconds())}, nil
+}
+
+// userService serves User: applications. The alpha.32 messages carry
+// neither a role nor a namespace: applications made over gRPC have the
+// default role in the caller's namespace (HTTP and the command line set
+// both).
+type userService struct{ s *Server }
+
+func applicationOut(a *ops.Application) *api.Application {
+	out := &api.Application{Id: a.ID, Name: a.Name, Description: a.Description, Secret: a.Secret,
+		CreatedAt: a.CreatedAt.UnixMilli(), CreatedBy: a.CreatedBy, UpdatedBy: a.UpdatedBy}
+	if !a.UpdatedAt.IsZero() {
+		out.UpdatedAt = a.UpdatedAt.UnixMilli()
+	}
+	return out
+}
+
+func (u userService) CreateApplication(ctx context.Context, req *api.CreateApplicationRequest) (*api.CreateApplicationResponse, error) {
+	app, err := u.s.ops.CreateApplication(ctx, caller(ctx), ops.CreateApplicationRequest{Name: req.GetName(), Description: req.GetDescription()})
+	if err != nil {
+		return nil, u.s.fail(ctx, err)
+	}
+	return &api.CreateApplicationResponse{CreatedApplication: applicationOut(app)}, nil
+}
+
+func (u userService) UpdateApplication(ctx context.Context, req *api.UpdateApplicationRequest) (*api.UpdateApplicationResponse, error) {
+	app, err := u.s.ops.UpdateApplication(ctx, caller(ctx), ops.UpdateApplicationRequest{ID: req.GetId(), Name: req.GetName(), Description: req.GetDescription()})
+	if err != nil {
+		return nil, u.s.fail(ctx, err)
+	}
+	return &api.UpdateApplicationResponse{UpdatedApplication: applicationOut(app)}, nil
+}
+
+func (u userService) DeleteApplication(ctx context.Context, req *api.DeleteApplicationsRequest) (*api.DeleteApplicationResponse, error) {
+	if err := u.s.ops.DeleteApplication(ctx, caller(ctx), ops.ApplicationRequest{ID: req.GetId()}); err != nil {
+		return nil, u.s.fail(ctx, err)
+	}
+	return &api.DeleteApplicationResponse{Deleted: true}, nil
+}
+
+func (u userService) ListApplications(ctx context.Context, _ *api.ListApplicationsRequest) (*api.ListApplicationsResponse, error) {
+	apps, err := u.s.ops.ListApplications(ctx, caller(ctx))
+	if err != nil {
+		return nil, u.s.fail(ctx, err)
+	}
+	out := &api.ListApplicationsResponse{Applications: make([]*api.Application, len(apps))}
+	for i, a := range apps {
+		out.Applications[i] = applicationOut(a)
+	}
+	return out, nil
+}
+
+func (u userService) RotateApplicationSecret(ctx context.Context, req *api.RotateApplicationSecretRequest) (*api.RotateApplicationSecretResponse, error) {
+	app, err := u.s.ops.RotateApplicationSecret(ctx, caller(ctx), ops.ApplicationRequest{ID: req.GetId()})
+	if err != nil {
+		return nil, u.s.fail(ctx, err)
+	}
+	return &api.RotateApplicationSecretResponse{Application: applicationOut(app)}, nil
+}
+
+func (u userService) unbuiltMetadata(ctx context.Context) error {
+	return u.s.fail(ctx, status.Errorf(status.Unimplemented, "user metadata is not implemented by this server yet"))
+}
+
+func (u userService) InsertUserMetadata(ctx context.Context, _ *api.InsertUserMetadataRequest) (*api.InsertUserMetadataResponse, error) {
+	return nil, u.unbuiltMetadata(ctx)
+}
+
+func (u userService) GetUserMetadata(ctx context.Context, _ *api.GetUserMetadataRequest) (*api.GetUserMetadataResponse, error) {
+	return nil, u.unbuiltMetadata(ctx)
+}
+
+func (u userService) UpdateUserMetadata(ctx context.Context, _ *api.UpdateUserMetadataRequest) (*api.UpdateUserMetadataResponse, error) {
+	return nil, u.unbuiltMetadata(ctx)
+}
+
+// adminService serves Admin: namespaces.
+type adminService struct{ s *Server }
+
+func (a adminService) CreateNamespace(ctx context.Context, req *api.CreateNamespaceRequest) (*api.CreateNamespaceResponse, error) {
+	ns, err := a.s.ops.CreateNamespace(ctx, caller(ctx), ops.CreateNamespaceRequest{Name: req.GetName(), ID: int64(req.GetId())})
+	if err != nil {
+		return nil, a.s.fail(ctx, err)
+	}
+	return &api.CreateNamespaceResponse{Status: "created", Message: fmt.Sprintf("Namespace created, with id=%d, and name=%s", ns.ID, ns.Name)}, nil
+}
+
+func (a adminService) ListNamespaces(ctx context.Context, _ *api.ListNamespacesRequest) (*api.ListNamespacesResponse, error) {
+	list, err := a.s.ops.ListNamespaces(ctx, caller(ctx))
+	if err != nil {
+		return nil, a.s.fail(ctx, err)
+	}
+	out := &api.ListNamespacesResponse{Namespaces: make([]*api.NamespaceInfo, len(list))}
+	for i, ns := range list {
+		out.Namespaces[i] = &api.NamespaceInfo{Id: int32(ns.ID), Name: ns.Name}
+	}
+	return out, nil
+}

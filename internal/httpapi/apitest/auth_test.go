@@ -1,0 +1,570 @@
+package apitest
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/foliodb/folio/internal/auth"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/node"
+)
+
+// Authentication and authorization through a real listening server with
+// --auth on: the token endpoint, each role against each group of calls,
+// each defect of a token, namespaces kept apart, secrets shown once and
+// never logged, key rotation, refresh, the limit on failed requests and
+// transactions bound to the application that began them.
+
+// authServer is a node with authentication on, and its owner's client.
+type authServer struct {
+	anon  *client // no token
+	owner *client
+	store kv.Store
+	node  *node.Node
+	logs  *lockedBuffer
+	creds auth.OwnerCredentials
+}
+
+// lockedBuffer collects a node's log lines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// authConfig is a node's configuration with authentication on: secrets
+// hashed at bcrypt's lowest cost, so that the tests stay quick.
+func authConfig(t *testing.T) node.Config {
+	return node.Config{Auth: true, OwnerFile: filepath.Join(t.TempDir(), "owner.json"),
+		Tokens: auth.Config{HashCost: bcrypt.MinCost}}
+}
+
+func startAuthServer(t *testing.T, store kv.Store, cfg node.Config) *authServer {
+	t.Helper()
+	logs := &lockedBuffer{}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	n := startNode(t, store, cfg)
+	t.Cleanup(func() { n.Close() })
+	s := &authServer{anon: newClient("http://" + n.Addr().String()), store: store, node: n, logs: logs}
+	b, err := os.ReadFile(cfg.OwnerFile)
+	if err != nil {
+		t.Fatalf("the owner file: %v", err)
+	}
+	if err := json.Unmarshal(b, &s.creds); err != nil {
+		t.Fatal(err)
+	}
+	access, _ := s.token(t, s.creds.ClientID, s.creds.ClientSecret)
+	s.owner = s.anon.as(access)
+	return s
+}
+
+func eachAuthBackend(t *testing.T, fn func(t *testing.T, s *authServer)) {
+	t.Helper()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		fn(t, startAuthServer(t, b.Open(t), authConfig(t)))
+	})
+}
+
+// tokenRequest posts a form to the token endpoint.
+func (s *authServer) tokenRequest(t testing.TB, form url.Values) *response {
+	t.Helper()
+	return s.anon.sendTyped(t, "POST", "/v1/auth/token", "application/x-www-form-urlencoded", form.Encode())
+}
+
+// token gets an access and a refresh token for an application.
+func (s *authServer) token(t testing.TB, id, secret string) (access, refresh string) {
+	t.Helper()
+	r := s.tokenRequest(t, url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}, "scope": {"ignored"}})
+	if r.status != http.StatusOK {
+		t.Fatalf("token for %s: %s", id, r)
+	}
+	if r.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("a token response may be cached: Cache-Control %q", r.header.Get("Cache-Control"))
+	}
+	m := r.object(t)
+	if n, err := m["expires_in"].(json.Number).Int64(); err != nil || n <= 0 || m["token_type"] != "Bearer" {
+		t.Errorf("token response %s", r.body)
+	}
+	return str(t, m, "access_token"), str(t, m, "refresh_token")
+}
+
+// app creates an application with the body given and returns its id and
+// secret.
+func (s *authServer) app(t testing.TB, by *client, body string) (id, secret string) {
+	t.Helper()
+	created := obj(t, by.okObject(t, "POST", "/v1/management/applications/create", body), "created_application")
+	return str(t, created, "id"), str(t, created, "secret")
+}
+
+// appClient creates an application and returns a client with its token.
+func (s *authServer) appClient(t testing.TB, by *client, body string) *client {
+	t.Helper()
+	id, secret := s.app(t, by, body)
+	access, _ := s.token(t, id, secret)
+	return s.anon.as(access)
+}
+
+const authItemsSchema = `{"title":"items","primary_key":["id"],"properties":{"id":{"type":"string"},"v":{"type":"integer"}}}`
+
+// Each role against each group of calls: a call within the role succeeds,
+// one beyond it is 403 PERMISSION_DENIED, and every call but health, info
+// and the token endpoint is 401 UNAUTHENTICATED without a token.
+func TestRolesAgainstCalls(t *testing.T) {
+	eachAuthBackend(t, func(t *testing.T, s *authServer) {
+		s.owner.ok(t, "POST", "/v1/management/namespaces/acme/create", `{"id":5}`)
+		admin := s.appClient(t, s.owner, `{"name":"a","namespace":"acme","role":"admin"}`)
+		editor := s.appClient(t, admin, `{"name":"e","role":"editor"}`)
+		reader := s.appClient(t, admin, `{"name":"r","role":"reader"}`)
+		// The same data in acme, and in the owner's namespace, the default.
+		for _, c := range []*client{admin, s.owner} {
+			c.createDB(t, "shop")
+			c.createColl(t, "shop", "items", authItemsSchema)
+			c.insert(t, "shop", "items", `{"id":"x","v":1}`)
+		}
+
+		type call struct {
+			name, method, path, body string
+		}
+		groups := []struct {
+			need  auth.Role
+			calls func(who string) []call
+		}{
+			{auth.RoleReader, func(who string) []call {
+				return []call{
+					{"list databases", "POST", "/v1/databases/list", ""},
+					{"describe database", "POST", dbPath("shop", "describe"), "{}"},
+					{"list collections", "POST", dbPath("shop", "collections/list"), "{}"},
+					{"describe collection", "POST", collPath("shop", "items", "describe"), "{}"},
+					{"read", "POST", docPath("shop", "items", "read"), `{"filter":{}}`},
+					{"explain", "POST", docPath("shop", "items", "explain"), `{"filter":{"v":1}}`},
+					{"search", "POST", docPath("shop", "items", "search"), `{"q":"x"}`},
+					{"begin", "POST", dbPath("shop", "transactions/begin"), ""},
+				}
+			}},
+			{auth.RoleEditor, func(who string) []call {
+				return []call{
+					{"create database", "POST", dbPath("db_"+who, "create"), ""},
+					{"create collection", "POST", collPath("shop", "c_"+who, "createOrUpdate"), `{"schema":` + strings.Replace(authItemsSchema, "items", "c_"+who, 1) + `}`},
+					{"insert", "POST", docPath("shop", "items", "insert"), `{"documents":[{"id":"` + who + `","v":2}]}`},
+					{"replace", "PUT", docPath("shop", "items", "replace"), `{"documents":[{"id":"` + who + `","v":3}]}`},
+					{"update", "PUT", docPath("shop", "items", "update"), `{"filter":{"id":"` + who + `"},"fields":{"$set":{"v":4}}}`},
+					{"delete", "DELETE", docPath("shop", "items", "delete"), `{"filter":{"id":"` + who + `"}}`},
+					{"drop collection", "DELETE", collPath("shop", "c_"+who, "drop"), ""},
+					{"drop database", "DELETE", dbPath("db_"+who, "drop"), ""},
+				}
+			}},
+			{auth.RoleAdmin, func(who string) []call {
+				return []call{
+					{"list applications", "POST", "/v1/management/applications/list", ""},
+					{"list applications (users path)", "POST", "/v1/users/applications/list", ""},
+					{"create application", "POST", "/v1/users/applications/create", `{"name":"made by ` + who + `","role":"reader"}`},
+				}
+			}},
+			{auth.RoleOwner, func(who string) []call {
+				return []call{
+					{"list namespaces", "POST", "/v1/management/namespaces/list", ""},
+					{"list namespaces (admin path)", "POST", "/v1/admin/namespaces/list", ""},
+					{"create namespace", "POST", "/v1/admin/namespaces/ns_" + who + "/create", `{}`},
+					{"rotate signing key", "POST", "/v1/management/keys/rotate", ""},
+				}
+			}},
+		}
+		roles := []struct {
+			role auth.Role
+			c    *client
+		}{{auth.RoleReader, reader}, {auth.RoleEditor, editor}, {auth.RoleAdmin, admin}, {auth.RoleOwner, s.owner}}
+		for _, r := range roles {
+			for _, g := range groups {
+				for _, call := range g.calls(string(r.role)) {
+					t.Run(string(r.role)+"/"+call.name, func(t *testing.T) {
+						res := r.c.do(t, call.method, call.path, call.body)
+						if r.role.Allows(g.need) {
+							if res.status != http.StatusOK {
+								t.Fatalf("%s may %s: got %s", r.role, call.name, res)
+							}
+							return
+						}
+						wantError(t, res, 403, "PERMISSION_DENIED", fmt.Sprintf("an application with role '%s' may not make this call: it needs role '%s'", r.role, g.need))
+					})
+				}
+			}
+		}
+		// No token: 401 everywhere but the open calls.
+		var all []call
+		for _, g := range groups {
+			all = append(all, g.calls("anon")...)
+		}
+		all = append(all, call{"events", "POST", collPath("shop", "items", "events"), "{}"},
+			call{"rotate secret", "POST", "/v1/users/applications/rotate", `{"id":"x"}`},
+			call{"delete application", "DELETE", "/v1/management/applications/delete", `{"id":"x"}`})
+		for _, call := range all {
+			res := s.anon.do(t, call.method, call.path, call.body)
+			wantError(t, res, 401, "UNAUTHENTICATED", "request unauthenticated with bearer")
+			if res.header.Get("WWW-Authenticate") == "" {
+				t.Errorf("%s: a 401 without WWW-Authenticate", call.name)
+			}
+		}
+		s.anon.ok(t, "GET", "/v1/health", "")
+		s.anon.ok(t, "GET", "/v1/info", "")
+	})
+}
+
+// Each defect of a token is 401 UNAUTHENTICATED, and says which without
+// echoing the token.
+func TestTokenDefects(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		store := b.Open(t)
+		cfg := authConfig(t)
+		cfg.Tokens.AccessTTL = 2 * time.Second
+		s := startAuthServer(t, store, cfg)
+		id, secret := s.app(t, s.owner, `{"name":"app"}`)
+		access, refresh := s.token(t, id, secret)
+		// A token of this store's keys, for the same application, but for
+		// another audience: what a node configured for another audience
+		// (another deployment sharing keys by mistake) would issue.
+		other := auth.New(store, auth.Config{Audience: "elsewhere", HashCost: bcrypt.MinCost})
+		foreign, err := other.Token(t.Context(), auth.TokenRequest{GrantType: "client_credentials", ClientID: id, ClientSecret: secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := strings.Split(access, ".")
+		payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
+		elevated := base64.RawURLEncoding.EncodeToString(bytes.Replace(payload, []byte(`"editor"`), []byte(`"owner"`), 1))
+		for _, tc := range []struct {
+			name, header, message string
+		}{
+			{"no header", "", "request unauthenticated with bearer"},
+			{"basic auth", "Basic " + base64.StdEncoding.EncodeToString([]byte(id+":"+secret)), "request unauthenticated with bearer"},
+			{"empty bearer", "Bearer ", "request unauthenticated with bearer"},
+			{"garbage", "Bearer garbage", "invalid token: malformed"},
+			{"forged signature", "Bearer " + parts[0] + "." + parts[1] + "." + base64.RawURLEncoding.EncodeToString(make([]byte, 64)), "invalid token: bad signature"},
+			{"elevated role", "Bearer " + parts[0] + "." + elevated + "." + parts[2], "invalid token: bad signature"},
+			{"another audience", "Bearer " + foreign.Access, "invalid token: issued for another audience"},
+			{"refresh token", "Bearer " + refresh, "invalid token: its use is 'refresh', not 'access'"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				req, _ := http.NewRequest("POST", s.anon.base+"/v1/databases/list", nil)
+				if tc.header != "" {
+					req.Header.Set("Authorization", tc.header)
+				}
+				res := s.anon.doRequest(t, req)
+				wantError(t, res, 401, "UNAUTHENTICATED", tc.message)
+				if strings.Contains(string(res.body), secret) || (len(tc.header) > 20 && strings.Contains(string(res.body), tc.header[7:])) {
+					t.Errorf("the error echoes the credentials: %s", res.body)
+				}
+			})
+		}
+		// An expired token (the unit tests check one that was verified
+		// before it expired; here the clock is the machine's, which a
+		// loaded machine may run past the lifetime before a first use).
+		expiring, _ := s.token(t, id, secret)
+		time.Sleep(cfg.Tokens.AccessTTL + 100*time.Millisecond)
+		wantError(t, s.anon.as(expiring).do(t, "POST", "/v1/databases/list", ""), 401, "UNAUTHENTICATED", "invalid token: expired")
+	})
+}
+
+// The token endpoint's answers to bad requests.
+func TestTokenEndpoint(t *testing.T) {
+	eachAuthBackend(t, func(t *testing.T, s *authServer) {
+		id, secret := s.app(t, s.owner, `{"name":"app","role":"reader"}`)
+		for _, tc := range []struct {
+			name    string
+			form    url.Values
+			status  int
+			code    string
+			message string
+		}{
+			{"wrong secret", url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {"nope"}}, 401, "UNAUTHENTICATED", "invalid client credentials"},
+			{"unknown client", url.Values{"grant_type": {"client_credentials"}, "client_id": {"nobody"}, "client_secret": {secret}}, 401, "UNAUTHENTICATED", "invalid client credentials"},
+			{"no secret", url.Values{"grant_type": {"client_credentials"}, "client_id": {id}}, 400, "INVALID_ARGUMENT", "client_id and client_secret are required with grant_type client_credentials"},
+			{"password grant", url.Values{"grant_type": {"password"}, "username": {"u"}, "password": {"p"}}, 400, "INVALID_ARGUMENT", "Failed to GetAccessToken: reason = unsupported grant_type, it has to be one of [refresh_token, client_credentials]"},
+			{"no grant", url.Values{}, 400, "INVALID_ARGUMENT", "Failed to GetAccessToken: reason = unsupported grant_type, it has to be one of [refresh_token, client_credentials]"},
+			{"bad refresh token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x.y.z"}}, 401, "UNAUTHENTICATED", "invalid token: malformed"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				wantError(t, s.tokenRequest(t, tc.form), tc.status, tc.code, tc.message)
+			})
+		}
+		// A JSON body is no form: the endpoint reads no grant from it.
+		r := s.anon.sendTyped(t, "POST", "/v1/auth/token", "application/json", `{"grant_type":"client_credentials"}`)
+		wantError(t, r, 400, "INVALID_ARGUMENT", anyMessage)
+
+		// Refresh: a new pair, which works. Access tokens last an hour by
+		// default (expires_in is in seconds, as the original's).
+		_, refresh := s.token(t, id, secret)
+		m := s.tokenRequest(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}).object(t)
+		if m["expires_in"] != json.Number("3600") {
+			t.Errorf("expires_in %v, want 3600", m["expires_in"])
+		}
+		s.anon.as(str(t, m, "access_token")).ok(t, "POST", "/v1/databases/list", "")
+	})
+}
+
+// Failed token requests are limited per client id: past the limit even
+// the right secret gets 429 with a retry delay, and another application is
+// not held back.
+func TestFailedTokenRequestsLimited(t *testing.T) {
+	s := startAuthServer(t, backendtest.OpenPebble(t), authConfig(t))
+	id, secret := s.app(t, s.owner, `{"name":"app"}`)
+	bad := url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {"wrong"}}
+	for range auth.DefaultFailedPerMinute {
+		wantError(t, s.tokenRequest(t, bad), 401, "UNAUTHENTICATED", "invalid client credentials")
+	}
+	r := s.tokenRequest(t, url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}})
+	wantError(t, r, 429, "RESOURCE_EXHAUSTED", anyMessage)
+	if e, _ := errorOf(t, r); e.Retry == nil || e.Retry.Delay <= 0 || r.header.Get("Retry-After") == "" {
+		t.Errorf("a 429 without its retry delay: %s, Retry-After %q", r.body, r.header.Get("Retry-After"))
+	}
+}
+
+// Two namespaces may hold databases of the same name; neither sees the
+// other's databases, documents or changes.
+func TestNamespacesKeptApart(t *testing.T) {
+	eachAuthBackend(t, func(t *testing.T, s *authServer) {
+		s.owner.ok(t, "POST", "/v1/admin/namespaces/acme/create", `{"id":10}`)
+		s.owner.ok(t, "POST", "/v1/admin/namespaces/beta/create", `{"id":"11"}`)
+		acme := s.appClient(t, s.owner, `{"name":"a","namespace":"acme","role":"editor"}`)
+		beta := s.appClient(t, s.owner, `{"name":"b","namespace":"beta","role":"editor"}`)
+		for _, c := range []*client{acme, beta} {
+			c.createDB(t, "shop")
+			c.createColl(t, "shop", "items", authItemsSchema)
+		}
+		acmeEvents, cancel := acme.startStream(t, collPath("shop", "items", "events"), "{}", 1<<20)
+		defer cancel()
+		defer acmeEvents.Body.Close()
+		acme.insert(t, "shop", "items", `{"id":"acme-1","v":1}`)
+		beta.insert(t, "shop", "items", `{"id":"beta-1","v":2}`, `{"id":"beta-2","v":3}`)
+		acme.insert(t, "shop", "items", `{"id":"acme-2","v":4}`)
+
+		equalStrings(t, "acme's documents", acme.all(t, "shop", "items"), []string{`{"id":"acme-1","v":1}`, `{"id":"acme-2","v":4}`})
+		equalStrings(t, "beta's documents", beta.all(t, "shop", "items"), []string{`{"id":"beta-1","v":2}`, `{"id":"beta-2","v":3}`})
+		// The owner's namespace, the default one, has no database.
+		if dbs := s.owner.okObject(t, "POST", "/v1/databases/list", "")["databases"].([]any); len(dbs) != 0 {
+			t.Fatalf("the default namespace lists %v", dbs)
+		}
+		// acme's stream sees acme's two inserts and nothing of beta's.
+		sc := lines(acmeEvents.Body)
+		for _, want := range []string{"acme-1", "acme-2"} {
+			if !sc.Scan() {
+				t.Fatalf("the stream ended: %v", sc.Err())
+			}
+			var doc struct{ ID string }
+			json.Unmarshal(parseEvent(t, sc.Text()).Data, &doc)
+			if doc.ID != want {
+				t.Fatalf("acme's stream got %q, want %q", doc.ID, want)
+			}
+		}
+		// Dropping one namespace's database leaves the other's.
+		beta.ok(t, "DELETE", dbPath("shop", "drop"), "")
+		equalStrings(t, "acme's documents after beta's drop", acme.all(t, "shop", "items"), []string{`{"id":"acme-1","v":1}`, `{"id":"acme-2","v":4}`})
+		list := s.owner.okObject(t, "POST", "/v1/management/namespaces/list", "")
+		if b, _ := json.Marshal(list["namespaces"]); string(b) != `[{"id":1,"name":"default_namespace"},{"id":10,"name":"acme"},{"id":11,"name":"beta"}]` {
+			t.Fatalf("namespaces %s", b)
+		}
+		wantError(t, s.owner.do(t, "POST", "/v1/admin/namespaces/acme/create", `{"id":12}`), 409, "ALREADY_EXISTS", "namespace 'acme' already exists")
+		wantError(t, s.owner.do(t, "POST", "/v1/admin/namespaces/gamma/create", `{"id":10}`), 409, "ALREADY_EXISTS", "namespace id 10 is taken by 'acme'")
+		wantError(t, s.owner.do(t, "POST", "/v1/management/applications/create", `{"name":"x","namespace":"nowhere"}`), 404, "NOT_FOUND", "namespace 'nowhere' doesn't exist")
+	})
+}
+
+// An application's secret is shown when it is made and when it is
+// rotated, never in a listing; rotating it revokes the old secret and the
+// tokens issued with it. An admin sees and changes only its namespace's
+// applications, and cannot grant more than it has.
+func TestApplicationsLifecycle(t *testing.T) {
+	eachAuthBackend(t, func(t *testing.T, s *authServer) {
+		s.owner.ok(t, "POST", "/v1/admin/namespaces/acme/create", `{}`)
+		admin := s.appClient(t, s.owner, `{"name":"a","namespace":"acme","role":"admin"}`)
+		id, secret := s.app(t, admin, `{"name":"svc","description":"a service"}`)
+		access, refresh := s.token(t, id, secret)
+		app := s.anon.as(access)
+		app.createDB(t, "shop") // editor, the default role
+
+		list := admin.okObject(t, "POST", "/v1/users/applications/list", "")["applications"].([]any)
+		if len(list) != 2 {
+			t.Fatalf("acme's admin lists %d applications, want itself and svc", len(list))
+		}
+		for _, a := range list {
+			m := a.(map[string]any)
+			if _, ok := m["secret"]; ok {
+				t.Fatalf("a listed application has its secret: %v", m)
+			}
+			if m["id"] == id && (m["name"] != "svc" || m["description"] != "a service" || m["role"] != "editor" || m["namespace"] != "acme" || m["created_by"] == "") {
+				t.Fatalf("svc listed as %v", m)
+			}
+		}
+		// The owner's own application is not acme's admin's to see.
+		wantError(t, admin.do(t, "POST", "/v1/users/applications/rotate", `{"id":"`+s.creds.ClientID+`"}`), 404, "NOT_FOUND", "application '"+s.creds.ClientID+"' doesn't exist")
+		wantError(t, admin.do(t, "POST", "/v1/users/applications/create", `{"name":"x","role":"owner"}`), 403, "PERMISSION_DENIED", "an application with role 'admin' cannot grant role 'owner'")
+		wantError(t, admin.do(t, "POST", "/v1/users/applications/create", `{"name":"x","namespace":"default_namespace"}`), 403, "PERMISSION_DENIED", "only the owner creates applications in another namespace")
+		wantError(t, admin.do(t, "POST", "/v1/users/applications/create", `{"name":"x","role":"root"}`), 400, "INVALID_ARGUMENT", "unknown role 'root': want reader, editor, admin or owner")
+		wantError(t, admin.do(t, "POST", "/v1/users/applications/create", `{"description":"no name"}`), 400, "INVALID_ARGUMENT", "an application needs a name")
+
+		// Update: a reader now.
+		up := obj(t, admin.okObject(t, "POST", "/v1/users/applications/update", `{"id":"`+id+`","name":"svc2","description":"d","role":"reader"}`), "updated_application")
+		if up["name"] != "svc2" || up["role"] != "reader" || up["updated_at"] == nil {
+			t.Fatalf("updated %v", up)
+		}
+		wantError(t, app.do(t, "POST", dbPath("other", "create"), ""), 403, "PERMISSION_DENIED", anyMessage)
+
+		// Rotate: a new secret; the old one and the old tokens stop working.
+		rotated := obj(t, admin.okObject(t, "POST", "/v1/users/applications/rotate", `{"id":"`+id+`"}`), "application")
+		newSecret := str(t, rotated, "secret")
+		if newSecret == secret {
+			t.Fatal("rotation kept the secret")
+		}
+		wantError(t, app.do(t, "POST", "/v1/databases/list", ""), 401, "UNAUTHENTICATED", "token revoked: its application was deleted or its secret rotated")
+		wantError(t, s.tokenRequest(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}), 401, "UNAUTHENTICATED", anyMessage)
+		wantError(t, s.tokenRequest(t, url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}}), 401, "UNAUTHENTICATED", "invalid client credentials")
+		access2, _ := s.token(t, id, newSecret)
+		s.anon.as(access2).ok(t, "POST", "/v1/databases/list", "")
+
+		// Delete: its tokens stop working.
+		if del := admin.okObject(t, "DELETE", "/v1/users/applications/delete", `{"id":"`+id+`"}`); del["deleted"] != true {
+			t.Fatalf("delete answered %v", del)
+		}
+		wantError(t, s.anon.as(access2).do(t, "POST", "/v1/databases/list", ""), 401, "UNAUTHENTICATED", anyMessage)
+		wantError(t, admin.do(t, "DELETE", "/v1/users/applications/delete", `{"id":"`+id+`"}`), 404, "NOT_FOUND", anyMessage)
+	})
+}
+
+// After a rotation of the signing key, tokens signed with the old key keep
+// working until they expire, and new ones are signed with the new key.
+func TestSigningKeyRotation(t *testing.T) {
+	eachAuthBackend(t, func(t *testing.T, s *authServer) {
+		id, secret := s.app(t, s.owner, `{"name":"app"}`)
+		before, _ := s.token(t, id, secret)
+		kid := str(t, s.owner.okObject(t, "POST", "/v1/management/keys/rotate", ""), "key_id")
+		after, _ := s.token(t, id, secret)
+		if headerKid(t, after) != kid || headerKid(t, before) == kid {
+			t.Fatalf("keys: before %s, after %s, rotated to %s", headerKid(t, before), headerKid(t, after), kid)
+		}
+		for _, tok := range []string{before, after} {
+			s.anon.as(tok).ok(t, "POST", "/v1/databases/list", "")
+		}
+	})
+}
+
+func headerKid(t *testing.T, token string) string {
+	t.Helper()
+	b, _ := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
+	var h struct{ Kid string }
+	json.Unmarshal(b, &h)
+	return h.Kid
+}
+
+// A transaction can be used and ended only by the application that began
+// it, even by another of the same namespace and role.
+func TestTransactionBoundToApplication(t *testing.T) {
+	eachAuthBackend(t, func(t *testing.T, s *authServer) {
+		first := s.appClient(t, s.owner, `{"name":"one"}`)
+		second := s.appClient(t, s.owner, `{"name":"two"}`)
+		first.createDB(t, "shop")
+		first.createColl(t, "shop", "items", authItemsSchema)
+		begin := first.ok(t, "POST", dbPath("shop", "transactions/begin"), "")
+		tx := obj(t, begin.object(t), "tx_ctx")
+		withTx := func(c *client, method, path, body string) *response {
+			req, _ := http.NewRequest(method, c.base+path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Tigris-Tx-Id", str(t, tx, "id"))
+			req.Header.Set("Tigris-Tx-Origin", str(t, tx, "origin"))
+			return c.doRequest(t, req)
+		}
+		const denied = "the transaction was begun by another application: only it may use the transaction"
+		wantError(t, withTx(second, "POST", docPath("shop", "items", "insert"), `{"documents":[{"id":"b"}]}`), 403, "PERMISSION_DENIED", denied)
+		wantError(t, withTx(second, "POST", dbPath("shop", "transactions/commit"), "{}"), 403, "PERMISSION_DENIED", denied)
+		wantError(t, withTx(second, "POST", dbPath("shop", "transactions/rollback"), "{}"), 403, "PERMISSION_DENIED", denied)
+		if r := withTx(first, "POST", docPath("shop", "items", "insert"), `{"documents":[{"id":"a"}]}`); r.status != 200 {
+			t.Fatalf("the owner's insert in its transaction: %s", r)
+		}
+		if r := withTx(first, "POST", dbPath("shop", "transactions/commit"), "{}"); r.status != 200 {
+			t.Fatalf("commit: %s", r)
+		}
+		equalStrings(t, "documents", second.all(t, "shop", "items"), []string{`{"id":"a"}`})
+	})
+}
+
+// No secret and no token ever reaches a log line or an error body, at the
+// most verbose log level, whatever happens to them.
+func TestSecretsNeverLogged(t *testing.T) {
+	s := startAuthServer(t, backendtest.OpenPebble(t), authConfig(t))
+	var secrets []string
+	id, secret := s.app(t, s.owner, `{"name":"app","role":"admin"}`)
+	access, refresh := s.token(t, id, secret)
+	secrets = append(secrets, s.creds.ClientSecret, secret, access, refresh)
+	rotated := str(t, obj(t, s.owner.okObject(t, "POST", "/v1/users/applications/rotate", `{"id":"`+id+`"}`), "application"), "secret")
+	secrets = append(secrets, rotated)
+	var bodies []string
+	for _, r := range []*response{
+		s.tokenRequest(t, url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}}),
+		s.tokenRequest(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}),
+		s.anon.as(access).do(t, "POST", "/v1/databases/list", ""),
+		s.anon.as(access+"x").do(t, "POST", "/v1/databases/list", ""),
+		s.anon.as(refresh).do(t, "POST", "/v1/databases/list", ""),
+	} {
+		bodies = append(bodies, string(r.body))
+	}
+	access2, _ := s.token(t, id, rotated)
+	secrets = append(secrets, access2)
+	s.anon.as(access2).ok(t, "POST", "/v1/databases/list", "")
+	s.node.Close() // every log line written
+	logs := s.logs.String()
+	if !strings.Contains(logs, "token refused") || !strings.Contains(logs, id) {
+		t.Fatalf("the log does not show the refused token request (so this test would see no leak): %s", logs)
+	}
+	for _, sec := range secrets {
+		for _, part := range strings.Split(sec, ".") { // a token's parts too
+			if len(part) < 16 {
+				continue
+			}
+			if strings.Contains(logs, part) {
+				t.Errorf("the log holds a secret or token part %q", part)
+			}
+			for _, b := range bodies {
+				if strings.Contains(b, part) {
+					t.Errorf("an error body holds a secret or token part %q: %s", part, b)
+				}
+			}
+		}
+	}
+}
+
+// Without --auth the Authorization header is not read: every caller may do
+// everything, in the default namespace, as on the original's local
+// instance; the management calls work, so applications can be made before
+// authentication is turned on.
+func TestWithoutAuth(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.as("garbage").ok(t, "POST", "/v1/databases/list", "")
+		c.ok(t, "POST", "/v1/management/namespaces/acme/create", "")
+		created := obj(t, c.okObject(t, "POST", "/v1/management/applications/create", `{"name":"x","role":"owner"}`), "created_application")
+		if str(t, created, "secret") == "" {
+			t.Fatal("no secret")
+		}
+	})
+}

@@ -1,0 +1,217 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/foliodb/folio/internal/ops"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// The token endpoint and the management of namespaces, applications and
+// signing keys (reference §1 and §10b for the paths).
+
+type callerKey struct{}
+
+// withCaller authenticates a request from its Authorization header, once,
+// for its handler.
+func (s *Server) withCaller(r *http.Request) *http.Request {
+	c := s.ops.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
+}
+
+// caller is who makes the request.
+func caller(r *http.Request) ops.Caller {
+	c, _ := r.Context().Value(callerKey{}).(ops.Caller)
+	return c
+}
+
+// remoteHost is the address a request came from, for the limit on failed
+// token requests (the peer's: a proxy in front makes every client one).
+func remoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// token is POST /v1/auth/token: an OAuth2 token request, form-encoded.
+func (s *Server) token(w http.ResponseWriter, r *http.Request) error {
+	req := ops.TokenRequest{From: remoteHost(r)}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		req.Malformed = status.Errorf(status.InvalidArgument, "reading request body: %v", err)
+	} else if form, err := url.ParseQuery(string(body)); err != nil {
+		req.Malformed = status.Errorf(status.InvalidArgument, "the token request must be form-encoded (application/x-www-form-urlencoded): %v", err)
+	} else {
+		req.GrantType, req.ClientID, req.ClientSecret, req.RefreshToken =
+			form.Get("grant_type"), form.Get("client_id"), form.Get("client_secret"), form.Get("refresh_token")
+	}
+	t, err := s.ops.GetAccessToken(r.Context(), caller(r), req)
+	if err != nil {
+		return err
+	}
+	// Tokens are credentials: no cache may keep them (RFC 6749, 5.1).
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": t.Access, "refresh_token": t.Refresh,
+		"token_type": "Bearer", "expires_in": int64(t.ExpiresIn.Seconds())})
+	return nil
+}
+
+type namespaceJSON struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		ID json.Number `json:"id"`
+	}
+	req := ops.CreateNamespaceRequest{Malformed: decode(r, &body), Name: r.PathValue("name")}
+	if req.Malformed == nil && body.ID != "" {
+		id, err := strconv.ParseInt(string(body.ID), 10, 64)
+		if err != nil {
+			req.Malformed = status.Errorf(status.InvalidArgument, "'id' must be an integer")
+		}
+		req.ID = id
+	}
+	ns, err := s.ops.CreateNamespace(r.Context(), caller(r), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, statusMessage{Status: "created",
+		Message: fmt.Sprintf("Namespace created, with id=%d, and name=%s", ns.ID, ns.Name)})
+	return nil
+}
+
+func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) error {
+	if err := decode(r, &struct{}{}); err != nil {
+		return err
+	}
+	list, err := s.ops.ListNamespaces(r.Context(), caller(r))
+	if err != nil {
+		return err
+	}
+	out := make([]namespaceJSON, len(list))
+	for i, ns := range list {
+		out[i] = namespaceJSON{ID: ns.ID, Name: ns.Name}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out})
+	return nil
+}
+
+// applicationJSON is an application as the original sent it (times in
+// Unix milliseconds), with Folio's namespace and role.
+type applicationJSON struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Secret      string `json:"secret,omitempty"`
+	CreatedAt   int64  `json:"created_at"`
+	CreatedBy   string `json:"created_by,omitempty"`
+	UpdatedAt   int64  `json:"updated_at,omitempty"`
+	UpdatedBy   string `json:"updated_by,omitempty"`
+	Namespace   string `json:"namespace"`
+	Role        string `json:"role"`
+}
+
+func applicationOut(a *ops.Application) applicationJSON {
+	out := applicationJSON{ID: a.ID, Name: a.Name, Description: a.Description, Secret: a.Secret,
+		CreatedAt: a.CreatedAt.UnixMilli(), CreatedBy: a.CreatedBy, UpdatedBy: a.UpdatedBy,
+		Namespace: a.Namespace.Name, Role: string(a.Role)}
+	if !a.UpdatedAt.IsZero() {
+		out.UpdatedAt = a.UpdatedAt.UnixMilli()
+	}
+	return out
+}
+
+func (s *Server) createApplication(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Name, Description, Role, Namespace string
+	}
+	malformed := decode(r, &body)
+	app, err := s.ops.CreateApplication(r.Context(), caller(r), ops.CreateApplicationRequest{Malformed: malformed,
+		Name: body.Name, Description: body.Description, Role: body.Role, Namespace: body.Namespace})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store") // it holds the secret
+	writeJSON(w, http.StatusOK, map[string]any{"created_application": applicationOut(app)})
+	return nil
+}
+
+func (s *Server) updateApplication(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		ID, Name, Description, Role string
+	}
+	malformed := decode(r, &body)
+	app, err := s.ops.UpdateApplication(r.Context(), caller(r), ops.UpdateApplicationRequest{Malformed: malformed,
+		ID: body.ID, Name: body.Name, Description: body.Description, Role: body.Role})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"updated_application": applicationOut(app)})
+	return nil
+}
+
+// applicationRequest decodes a body that names an application by id.
+func applicationRequest(r *http.Request) ops.ApplicationRequest {
+	var body struct{ ID string }
+	malformed := decode(r, &body)
+	return ops.ApplicationRequest{Malformed: malformed, ID: body.ID}
+}
+
+func (s *Server) rotateApplicationSecret(w http.ResponseWriter, r *http.Request) error {
+	app, err := s.ops.RotateApplicationSecret(r.Context(), caller(r), applicationRequest(r))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]any{"application": applicationOut(app)})
+	return nil
+}
+
+func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request) error {
+	if err := s.ops.DeleteApplication(r.Context(), caller(r), applicationRequest(r)); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": true})
+	return nil
+}
+
+func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error {
+	if err := decode(r, &struct{}{}); err != nil {
+		return err
+	}
+	apps, err := s.ops.ListApplications(r.Context(), caller(r))
+	if err != nil {
+		return err
+	}
+	out := make([]applicationJSON, len(apps))
+	for i, a := range apps {
+		out[i] = applicationOut(a)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"applications": out})
+	return nil
+}
+
+// rotateSigningKey is Folio's POST /v1/management/keys/rotate.
+func (s *Server) rotateSigningKey(w http.ResponseWriter, r *http.Request) error {
+	if err := decode(r, &struct{}{}); err != nil {
+		return err
+	}
+	id, err := s.ops.RotateSigningKey(r.Context(), caller(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"key_id": id})
+	return nil
+}

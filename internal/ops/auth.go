@@ -1,0 +1,260 @@
+package ops
+
+import (
+	"context"
+
+	"github.com/foliodb/folio/internal/auth"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// The calls that manage namespaces, applications and signing keys, and the
+// token endpoint. Namespaces and keys are the owner's; applications an
+// admin's, in its namespace (the owner's in any).
+
+// What the transports see of auth's types: they import ops alone.
+type (
+	Namespace   = auth.Namespace
+	Application = auth.Application
+	Tokens      = auth.Tokens
+)
+
+// The grants of the token endpoint.
+const (
+	GrantClientCredentials = auth.GrantClientCredentials
+	GrantRefreshToken      = auth.GrantRefreshToken
+)
+
+// CreateNamespaceRequest creates a namespace; ID 0 lets the server pick.
+type CreateNamespaceRequest struct {
+	Malformed error // see Malformed
+	Name      string
+	ID        int64
+}
+
+// CreateNamespace creates a namespace.
+func (o *Ops) CreateNamespace(ctx context.Context, c Caller, req CreateNamespaceRequest) (*Namespace, error) {
+	if err := o.authorize(c, auth.RoleOwner); err != nil {
+		return nil, err
+	}
+	if req.Malformed != nil {
+		return nil, req.Malformed
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	var ns auth.Namespace
+	err := o.run(ctx, func(tx kv.Tx) (err error) {
+		ns, err = auth.CreateNamespace(ctx, tx, req.Name, req.ID)
+		return err
+	})
+	if err != nil {
+		return nil, apiError(ctx, err)
+	}
+	o.log.Info("namespace created", "namespace", ns.Name, "id", ns.ID, "by", c.App)
+	return &ns, nil
+}
+
+// ListNamespaces lists the namespaces, the default one first.
+func (o *Ops) ListNamespaces(ctx context.Context, c Caller) ([]Namespace, error) {
+	if err := o.authorize(c, auth.RoleOwner); err != nil {
+		return nil, err
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	var out []auth.Namespace
+	err := o.run(ctx, func(tx kv.Tx) (err error) {
+		out, err = auth.ListNamespaces(ctx, tx)
+		return err
+	})
+	return out, apiError(ctx, err)
+}
+
+// CreateApplicationRequest creates an application. Role and Namespace are
+// Folio's: the original's request has neither (its applications could do
+// everything in their namespace). Role defaults to editor (data and
+// schema), Namespace to the caller's; only the owner names another.
+type CreateApplicationRequest struct {
+	Malformed         error // see Malformed
+	Name, Description string
+	Role              string
+	Namespace         string
+}
+
+// DefaultApplicationRole is the role of an application created without
+// one: what the original's applications could do, short of managing other
+// applications.
+const DefaultApplicationRole = auth.RoleEditor
+
+// CreateApplication creates an application and returns it with its
+// secret, shown this once.
+func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplicationRequest) (*Application, error) {
+	if err := o.authorize(c, auth.RoleAdmin); err != nil {
+		return nil, err
+	}
+	if req.Malformed != nil {
+		return nil, req.Malformed
+	}
+	by := o.principal(c)
+	role := DefaultApplicationRole
+	if req.Role != "" {
+		role = auth.Role(req.Role)
+	}
+	if err := auth.CanGrant(by, role); err != nil {
+		return nil, err
+	}
+	if req.Namespace != "" && req.Namespace != by.Namespace.Name && by.Role != auth.RoleOwner {
+		return nil, status.Errorf(status.PermissionDenied, "only the owner creates applications in another namespace")
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	var app *auth.Application
+	err := o.run(ctx, func(tx kv.Tx) error {
+		ns := by.Namespace
+		if req.Namespace != "" {
+			var err error
+			if ns, err = auth.LookupNamespace(ctx, tx, req.Namespace); err != nil {
+				return err
+			}
+		}
+		var err error
+		app, err = o.auth.CreateApplication(ctx, tx, auth.NewApplication{Name: req.Name, Description: req.Description,
+			Namespace: ns, Role: role, CreatedBy: by.App})
+		return err
+	})
+	if err != nil {
+		return nil, apiError(ctx, err)
+	}
+	o.log.Info("application created", "application", app.ID, "namespace", app.Namespace.Name, "role", app.Role, "by", by.App)
+	return app, nil
+}
+
+// UpdateApplicationRequest changes an application's name and description,
+// and its role if Role is set (Folio's).
+type UpdateApplicationRequest struct {
+	Malformed             error // see Malformed
+	ID, Name, Description string
+	Role                  string
+}
+
+// UpdateApplication changes an application of the caller's namespace.
+func (o *Ops) UpdateApplication(ctx context.Context, c Caller, req UpdateApplicationRequest) (*Application, error) {
+	if err := o.authorize(c, auth.RoleAdmin); err != nil {
+		return nil, err
+	}
+	if req.Malformed != nil {
+		return nil, req.Malformed
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	var app *auth.Application
+	err := o.run(ctx, func(tx kv.Tx) (err error) {
+		app, err = o.auth.UpdateApplication(ctx, tx, o.principal(c), auth.ApplicationUpdate{ID: req.ID, Name: req.Name,
+			Description: req.Description, Role: auth.Role(req.Role)})
+		return err
+	})
+	return app, apiError(ctx, err)
+}
+
+// ApplicationRequest names an application.
+type ApplicationRequest struct {
+	Malformed error // see Malformed
+	ID        string
+}
+
+// RotateApplicationSecret gives an application a new secret, returned this
+// once; its tokens stop working.
+func (o *Ops) RotateApplicationSecret(ctx context.Context, c Caller, req ApplicationRequest) (*Application, error) {
+	if err := o.authorize(c, auth.RoleAdmin); err != nil {
+		return nil, err
+	}
+	if req.Malformed != nil {
+		return nil, req.Malformed
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	var app *auth.Application
+	err := o.run(ctx, func(tx kv.Tx) (err error) {
+		app, err = o.auth.RotateSecret(ctx, tx, o.principal(c), req.ID)
+		return err
+	})
+	if err != nil {
+		return nil, apiError(ctx, err)
+	}
+	o.log.Info("application secret rotated", "application", app.ID, "by", c.App)
+	return app, nil
+}
+
+// DeleteApplication deletes an application; its tokens stop working.
+func (o *Ops) DeleteApplication(ctx context.Context, c Caller, req ApplicationRequest) error {
+	if err := o.authorize(c, auth.RoleAdmin); err != nil {
+		return err
+	}
+	if req.Malformed != nil {
+		return req.Malformed
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	err := o.run(ctx, func(tx kv.Tx) error { return o.auth.DeleteApplication(ctx, tx, o.principal(c), req.ID) })
+	if err != nil {
+		return apiError(ctx, err)
+	}
+	o.log.Info("application deleted", "application", req.ID, "by", c.App)
+	return nil
+}
+
+// ListApplications lists the applications of the caller's namespace (of
+// every namespace for the owner), without their secrets.
+func (o *Ops) ListApplications(ctx context.Context, c Caller) ([]*Application, error) {
+	if err := o.authorize(c, auth.RoleAdmin); err != nil {
+		return nil, err
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	var out []*auth.Application
+	err := o.run(ctx, func(tx kv.Tx) (err error) {
+		out, err = o.auth.ListApplications(ctx, tx, o.principal(c))
+		return err
+	})
+	return out, apiError(ctx, err)
+}
+
+// TokenRequest is a request of the token endpoint: an application's id
+// and secret, or a refresh token. From is the address it came from, for
+// the limit on failed requests.
+type TokenRequest struct {
+	Malformed    error // see Malformed
+	GrantType    string
+	ClientID     string
+	ClientSecret string
+	RefreshToken string
+	From         string
+}
+
+// GetAccessToken answers the token endpoint. It needs no credentials
+// beyond those it checks.
+func (o *Ops) GetAccessToken(ctx context.Context, c Caller, req TokenRequest) (*Tokens, error) {
+	if req.Malformed != nil {
+		return nil, req.Malformed
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	t, err := o.auth.Token(ctx, auth.TokenRequest{GrantType: req.GrantType, ClientID: req.ClientID,
+		ClientSecret: req.ClientSecret, RefreshToken: req.RefreshToken, From: req.From})
+	return t, apiError(ctx, err)
+}
+
+// RotateSigningKey makes a new key sign tokens; tokens of the older keys
+// stay valid until they expire. It returns the new key's id.
+func (o *Ops) RotateSigningKey(ctx context.Context, c Caller) (string, error) {
+	if err := o.authorize(c, auth.RoleOwner); err != nil {
+		return "", err
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	id, err := o.auth.RotateSigningKey(ctx)
+	if err != nil {
+		return "", apiError(ctx, err)
+	}
+	o.log.Info("signing key rotated", "key", id, "by", c.App)
+	return id, nil
+}
