@@ -14,16 +14,16 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/npmtest"
+	"github.com/foliodb/folio/internal/testenv"
 )
 
 // tsClient is the TypeScript client tested: 1.0.0-beta.21 of
 // @tigrisdata/core (December 2022) is the last release whose generated
 // service is the /v1/databases one Folio speaks (beta.23 renamed databases
-// to projects). Its transport, @grpc/grpc-js, it takes as ^1.6.10: pinned
-// here to the release npm resolved that to when the test was written, so
-// that every machine runs the same one (the rest of its dependencies
-// neither speak to the server nor change its requests).
-var tsClient = npmtest.Set{Name: "clienttest", Packages: []string{"@tigrisdata/core@1.0.0-beta.21", "@grpc/grpc-js@1.14.7"},
+// to projects). ts/package-lock.json pins its whole tree, the transport
+// it speaks through included (@grpc/grpc-js, which it takes as ^1.6.10),
+// so that every machine runs the same packages.
+var tsClient = npmtest.Project{Name: "clienttest", Dir: "ts",
 	Ready: filepath.Join("@tigrisdata", "core", "dist", "index.js"), Env: "FOLIO_CLIENTTEST_NPM_DIR"}
 
 // tsResult is what ts/flow.js reports.
@@ -85,7 +85,7 @@ func TestOfficialTypeScriptClient(t *testing.T) {
 	}
 	nodeBin, err := exec.LookPath("node")
 	if err != nil {
-		npmtest.Unavailable(t, "node is not on PATH: the TypeScript client is not tested")
+		testenv.Missing(t, "node is not on PATH: the TypeScript client is not tested")
 	}
 	modules := filepath.Join(npmtest.Install(t, tsClient), "node_modules")
 	flow, err := filepath.Abs(filepath.Join("ts", "flow.js"))

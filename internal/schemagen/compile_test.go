@@ -77,18 +77,15 @@ func TestGoOutputCompiles(t *testing.T) {
 	run(t, dir, env, goTool, "vet", "./...")
 }
 
-// The published client whose types the TypeScript output is checked
-// against: 1.0.0-beta.16 of @tigrisdata/core (November 2022) is of the
-// era of the API Folio speaks, and TypeScript 4.9 of the same weeks. The
-// client's dependencies reference Node's types: left to npm, today's
-// @types/node comes, which TypeScript 4.9 cannot parse, so those are pinned
-// to a release of the same weeks too.
+// What the TypeScript output is type-checked with (testdata/tsc, whose
+// lockfile pins the tree): 1.0.0-beta.16 of @tigrisdata/core (November
+// 2022), of the era of the API Folio speaks, for its types; TypeScript 4.9
+// of the same weeks; and Node's types of those weeks too, as the client's
+// dependencies reference them and today's @types/node cannot be parsed by
+// TypeScript 4.9.
 const (
-	tsClient     = "@tigrisdata/core@1.0.0-beta.16"
-	tsCompiler   = "typescript@4.9.5"
-	tsNodeTypes  = "@types/node@18.11.9"
 	tsTypesPath  = "@tigrisdata/core/dist/types"
-	tsInstallEnv = "FOLIO_SCHEMAGEN_NPM_DIR" // a directory with both installed, to skip npm
+	tsInstallEnv = "FOLIO_SCHEMAGEN_NPM_DIR" // a directory with the project installed, to skip npm
 )
 
 // TestTypeScriptOutputTypeChecks runs tsc --noEmit, strict, over every
@@ -132,7 +129,7 @@ func TestTypeScriptOutputTypeChecks(t *testing.T) {
 // npm or the registry, failed under CI).
 func tsInstall(t *testing.T) string {
 	t.Helper()
-	return npmtest.Install(t, npmtest.Set{Name: "schemagen", Packages: []string{tsClient, tsCompiler, tsNodeTypes},
+	return npmtest.Install(t, npmtest.Project{Name: "schemagen", Dir: filepath.Join("testdata", "tsc"),
 		Ready: filepath.Join(".bin", "tsc"), Env: tsInstallEnv})
 }
 
