@@ -79,11 +79,10 @@ func TestGoOutputCompiles(t *testing.T) {
 }
 
 // What the TypeScript output is type-checked with (testdata/tsc, whose
-// lockfile pins the tree): 1.0.0-beta.16 of @tigrisdata/core (November
-// 2022), of the era of the API Folio speaks, for its types; TypeScript 4.9
-// of the same weeks; and Node's types of those weeks too, as the client's
-// dependencies reference them and today's @types/node cannot be parsed by
-// TypeScript 4.9.
+// lockfile pins the tree): the supported client, 1.0.0-beta.21 of
+// @tigrisdata/core, for its types; TypeScript 4.9 of the same weeks; and
+// Node's types of those weeks too, as the client's dependencies reference
+// them and today's @types/node cannot be parsed by TypeScript 4.9.
 const (
 	tsTypesPath  = "@tigrisdata/core/dist/types"
 	tsInstallEnv = "FOLIO_SCHEMAGEN_NPM_DIR" // a directory with the project installed, to skip npm
