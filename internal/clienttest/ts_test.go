@@ -48,7 +48,18 @@ type tsResult struct {
 	AnnAfterCommit       int      `json:"annAfterCommit"`
 	Abandoned            string   `json:"abandoned"`
 	AfterRollback        []string `json:"afterRollback"`
-	Duplicate            struct {
+	Search               struct {
+		Term, Filtered, Ascending []string
+		Found                     int
+		Facet                     map[string]int
+		FacetCount                int `json:"facetCount"`
+		SortedPages               []struct {
+			Names      []string
+			Current    int
+			TotalPages int `json:"totalPages"`
+		} `json:"sortedPages"`
+	} `json:"search"`
+	Duplicate struct {
 		Code    int
 		Details string
 	} `json:"duplicate"`
@@ -172,6 +183,18 @@ func checkTSFlow(t *testing.T, r *tsResult) {
 	eq("Ann's age after commit", r.AnnAfterCommit, 31)
 	eq("the failing transaction", r.Abandoned, "rolled back")
 	eq("after rollbacks", r.AfterRollback, r.AfterCommit)
+
+	// Search sees every write acknowledged before it, over gRPC.
+	eq("search for dan", r.Search.Term, []string{"Dan"})
+	eq("search filtered by age > 26", r.Search.Filtered, []string{"Ann", "Dan"})
+	eq("search's found", r.Search.Found, 2)
+	eq("facet of names", r.Search.Facet, map[string]int{"Ann": 1, "Dan": 1})
+	eq("facet's count", r.Search.FacetCount, 2)
+	if p := r.Search.SortedPages; len(p) != 2 || !reflect.DeepEqual(p[0].Names, []string{"Dan"}) || !reflect.DeepEqual(p[1].Names, []string{"Ann"}) ||
+		p[0].Current != 1 || p[1].Current != 2 || p[0].TotalPages != 2 || p[1].TotalPages != 2 {
+		t.Errorf("streamed pages of one hit by age descending: %+v, want Dan on page 1 of 2, Ann on page 2", p)
+	}
+	eq("search sorted by age ascending", r.Search.Ascending, []string{"Ann", "Dan"})
 
 	// ALREADY_EXISTS is gRPC code 6, with the HTTP message.
 	eq("a duplicate key", r.Duplicate, struct {
