@@ -14,16 +14,16 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/npmtest"
+	"github.com/foliodb/folio/internal/testenv"
 )
 
 // tsClient is the TypeScript client tested: 1.0.0-beta.21 of
 // @tigrisdata/core (December 2022) is the last release whose generated
 // service is the /v1/databases one Folio speaks (beta.23 renamed databases
-// to projects). Its transport, @grpc/grpc-js, it takes as ^1.6.10: pinned
-// here to the release npm resolved that to when the test was written, so
-// that every machine runs the same one (the rest of its dependencies
-// neither speak to the server nor change its requests).
-var tsClient = npmtest.Set{Name: "clienttest", Packages: []string{"@tigrisdata/core@1.0.0-beta.21", "@grpc/grpc-js@1.14.7"},
+// to projects). ts/package-lock.json pins its whole tree, the transport
+// it speaks through included (@grpc/grpc-js, which it takes as ^1.6.10),
+// so that every machine runs the same packages.
+var tsClient = npmtest.Project{Name: "clienttest", Dir: "ts",
 	Ready: filepath.Join("@tigrisdata", "core", "dist", "index.js"), Env: "FOLIO_CLIENTTEST_NPM_DIR"}
 
 // tsResult is what ts/flow.js reports.
@@ -48,7 +48,18 @@ type tsResult struct {
 	AnnAfterCommit       int      `json:"annAfterCommit"`
 	Abandoned            string   `json:"abandoned"`
 	AfterRollback        []string `json:"afterRollback"`
-	Duplicate            struct {
+	Search               struct {
+		Term, Filtered, Ascending []string
+		Found                     int
+		Facet                     map[string]int
+		FacetCount                int `json:"facetCount"`
+		SortedPages               []struct {
+			Names      []string
+			Current    int
+			TotalPages int `json:"totalPages"`
+		} `json:"sortedPages"`
+	} `json:"search"`
+	Duplicate struct {
 		Code    int
 		Details string
 	} `json:"duplicate"`
@@ -85,7 +96,7 @@ func TestOfficialTypeScriptClient(t *testing.T) {
 	}
 	nodeBin, err := exec.LookPath("node")
 	if err != nil {
-		npmtest.Unavailable(t, "node is not on PATH: the TypeScript client is not tested")
+		testenv.Missing(t, "node is not on PATH: the TypeScript client is not tested")
 	}
 	modules := filepath.Join(npmtest.Install(t, tsClient), "node_modules")
 	flow, err := filepath.Abs(filepath.Join("ts", "flow.js"))
@@ -172,6 +183,18 @@ func checkTSFlow(t *testing.T, r *tsResult) {
 	eq("Ann's age after commit", r.AnnAfterCommit, 31)
 	eq("the failing transaction", r.Abandoned, "rolled back")
 	eq("after rollbacks", r.AfterRollback, r.AfterCommit)
+
+	// Search sees every write acknowledged before it, over gRPC.
+	eq("search for dan", r.Search.Term, []string{"Dan"})
+	eq("search filtered by age > 26", r.Search.Filtered, []string{"Ann", "Dan"})
+	eq("search's found", r.Search.Found, 2)
+	eq("facet of names", r.Search.Facet, map[string]int{"Ann": 1, "Dan": 1})
+	eq("facet's count", r.Search.FacetCount, 2)
+	if p := r.Search.SortedPages; len(p) != 2 || !reflect.DeepEqual(p[0].Names, []string{"Dan"}) || !reflect.DeepEqual(p[1].Names, []string{"Ann"}) ||
+		p[0].Current != 1 || p[1].Current != 2 || p[0].TotalPages != 2 || p[1].TotalPages != 2 {
+		t.Errorf("streamed pages of one hit by age descending: %+v, want Dan on page 1 of 2, Ann on page 2", p)
+	}
+	eq("search sorted by age ascending", r.Search.Ascending, []string{"Ann", "Dan"})
 
 	// ALREADY_EXISTS is gRPC code 6, with the HTTP message.
 	eq("a duplicate key", r.Duplicate, struct {

@@ -86,49 +86,51 @@ func TestOnePort(t *testing.T) {
 // deadline passes even with no write waiting, so the deadline must only
 // cover writes.
 func TestIdleStreamsOutliveTheWriteTimeout(t *testing.T) {
-	// The body timeout, which bounds a call's request message, must not
-	// end a stream that has long had it.
-	s := start(t, backendtest.OpenPebble(t), node.Config{WriteTimeout: 200 * time.Millisecond, BodyTimeout: 200 * time.Millisecond})
-	withUsers(t, s)
-	events, err := s.rpc.Events(ctx(t), &api.EventsRequest{Db: "db1", Collection: "users"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := events.Header(); err != nil { // the stream is open
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequestWithContext(ctx(t), "POST", s.base+"/v1/databases/db1/collections/users/events", strings.NewReader(`{}`))
-	req.Header.Set("Content-Type", "application/json")
-	res, err := s.h2c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if res.ProtoMajor != 2 {
-		t.Fatalf("events over HTTP/%d", res.ProtoMajor)
-	}
-	// Items first, then idle past the timeout, then more.
-	insert := func(id int) {
-		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{fmt.Appendf(nil, `{"id":%d}`, id)}}); err != nil {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		// The body timeout, which bounds a call's request message, must not
+		// end a stream that has long had it.
+		s := start(t, b.Open(t), node.Config{WriteTimeout: 200 * time.Millisecond, BodyTimeout: 200 * time.Millisecond})
+		withUsers(t, s)
+		events, err := s.rpc.Events(ctx(t), &api.EventsRequest{Db: "db1", Collection: "users"})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	lines := bufio.NewReader(res.Body)
-	for _, id := range []int{1, 2} {
-		insert(id)
-		ev, err := events.Recv()
+		if _, err := events.Header(); err != nil { // the stream is open
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequestWithContext(ctx(t), "POST", s.base+"/v1/databases/db1/collections/users/events", strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := s.h2c.Do(req)
 		if err != nil {
-			t.Fatalf("gRPC events after %d: %v", id, err)
+			t.Fatal(err)
 		}
-		if want := fmt.Sprintf(`{"id":%d}`, id); string(ev.Event.Data) != want || ev.Event.Op != "insert" || !ev.Event.Last {
-			t.Errorf("gRPC event %+v, want an insert of %s", ev.Event, want)
+		defer res.Body.Close()
+		if res.ProtoMajor != 2 {
+			t.Fatalf("events over HTTP/%d", res.ProtoMajor)
 		}
-		line, err := lines.ReadString('\n')
-		if err != nil || !strings.Contains(line, fmt.Sprintf(`"data":{"id":%d}`, id)) {
-			t.Fatalf("h2c events after %d: %q %v", id, line, err)
+		// Items first, then idle past the timeout, then more.
+		insert := func(id int) {
+			if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{fmt.Appendf(nil, `{"id":%d}`, id)}}); err != nil {
+				t.Fatal(err)
+			}
 		}
-		time.Sleep(600 * time.Millisecond)
-	}
+		lines := bufio.NewReader(res.Body)
+		for _, id := range []int{1, 2} {
+			insert(id)
+			ev, err := events.Recv()
+			if err != nil {
+				t.Fatalf("gRPC events after %d: %v", id, err)
+			}
+			if want := fmt.Sprintf(`{"id":%d}`, id); string(ev.Event.Data) != want || ev.Event.Op != "insert" || !ev.Event.Last {
+				t.Errorf("gRPC event %+v, want an insert of %s", ev.Event, want)
+			}
+			line, err := lines.ReadString('\n')
+			if err != nil || !strings.Contains(line, fmt.Sprintf(`"data":{"id":%d}`, id)) {
+				t.Fatalf("h2c events after %d: %q %v", id, line, err)
+			}
+			time.Sleep(600 * time.Millisecond)
+		}
+	})
 }
 
 // Every error is the HTTP API's: the same code (as gRPC's, and by name in
@@ -276,33 +278,35 @@ func TestErrorsAsOverHTTP(t *testing.T) {
 // RESOURCE_EXHAUSTED (gRPC's own answer, before any operation runs); a
 // call past the request timeout ends with DEADLINE_EXCEEDED, as over HTTP.
 func TestLimits(t *testing.T) {
-	s := start(t, backendtest.OpenPebble(t), node.Config{MaxBodyBytes: 64 << 10})
-	withUsers(t, s)
-	big := fmt.Appendf(nil, `{"id":1,"name":"%s"}`, strings.Repeat("x", 100<<10))
-	_, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{big}})
-	if code, msg, _ := rpcError(t, err); code != codes.ResourceExhausted {
-		t.Errorf("a message over the limit: %v %q, want ResourceExhausted", code, msg)
-	}
-	// Within the limit all is well.
-	if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{big[:30<<10]}}); err == nil {
-		t.Log("(a cut document is invalid JSON, and refused as such)")
-	} else if code, _, _ := rpcError(t, err); code == codes.ResourceExhausted {
-		t.Errorf("a message within the limit refused as too large: %v", err)
-	}
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := start(t, b.Open(t), node.Config{MaxBodyBytes: 64 << 10})
+		withUsers(t, s)
+		big := fmt.Appendf(nil, `{"id":1,"name":"%s"}`, strings.Repeat("x", 100<<10))
+		_, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{big}})
+		if code, msg, _ := rpcError(t, err); code != codes.ResourceExhausted {
+			t.Errorf("a message over the limit: %v %q, want ResourceExhausted", code, msg)
+		}
+		// Within the limit all is well.
+		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{big[:30<<10]}}); err == nil {
+			t.Log("(a cut document is invalid JSON, and refused as such)")
+		} else if code, _, _ := rpcError(t, err); code == codes.ResourceExhausted {
+			t.Errorf("a message within the limit refused as too large: %v", err)
+		}
 
-	slow := start(t, backendtest.OpenPebble(t), node.Config{RequestTimeout: time.Nanosecond})
-	_, err = slow.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"})
-	if code, msg, reason := rpcError(t, err); code != codes.DeadlineExceeded || msg != "context deadline exceeded" || reason != "DEADLINE_EXCEEDED" {
-		t.Errorf("past the request timeout: %v %q %s", code, msg, reason)
-	}
-	// The client's own deadline bounds a call too.
-	short, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-	defer cancel()
-	time.Sleep(2 * time.Millisecond)
-	_, err = s.rpc.ListDatabases(short, &api.ListDatabasesRequest{})
-	if code, _, _ := rpcError(t, err); code != codes.DeadlineExceeded {
-		t.Errorf("past the client's deadline: %v", err)
-	}
+		slow := start(t, b.Open(t), node.Config{RequestTimeout: time.Nanosecond})
+		_, err = slow.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"})
+		if code, msg, reason := rpcError(t, err); code != codes.DeadlineExceeded || msg != "context deadline exceeded" || reason != "DEADLINE_EXCEEDED" {
+			t.Errorf("past the request timeout: %v %q %s", code, msg, reason)
+		}
+		// The client's own deadline bounds a call too.
+		short, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		defer cancel()
+		time.Sleep(2 * time.Millisecond)
+		_, err = s.rpc.ListDatabases(short, &api.ListDatabasesRequest{})
+		if code, _, _ := rpcError(t, err); code != codes.DeadlineExceeded {
+			t.Errorf("past the client's deadline: %v", err)
+		}
+	})
 }
 
 // The transaction travels in metadata, as the Go client sends it: writes
@@ -443,39 +447,41 @@ func TestShutdownEndsStreams(t *testing.T) {
 // timeout, and its subscription released, as an HTTP one is: the HTTP/2
 // server resets the stream whose write waited too long for flow control.
 func TestStalledStreamIsCutOff(t *testing.T) {
-	s := start(t, backendtest.OpenPebble(t), node.Config{WriteTimeout: 300 * time.Millisecond})
-	withUsers(t, s)
-	// A client window of 64 KiB (gRPC's least), never read from.
-	conn, err := grpc.NewClient(s.n.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	stalled, err := api.NewTigrisClient(conn).Events(ctx(t), &api.EventsRequest{Db: "db1", Collection: "users"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := stalled.Header(); err != nil {
-		t.Fatal(err)
-	}
-	if open := s.n.Stats().Streams.Open; open != 1 {
-		t.Fatalf("%d streams open, want 1", open)
-	}
-	// Far more than the window and the server's buffers.
-	name := strings.Repeat("x", 4000)
-	for i := range 200 {
-		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{fmt.Appendf(nil, `{"id":%d,"name":"%s"}`, i, name)}}); err != nil {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := start(t, b.Open(t), node.Config{WriteTimeout: 300 * time.Millisecond})
+		withUsers(t, s)
+		// A client window of 64 KiB (gRPC's least), never read from.
+		conn, err := grpc.NewClient(s.n.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s.n.Stats().Streams.Open != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the stalled stream is still open 10s on: %+v", s.n.Stats())
+		defer conn.Close()
+		stalled, err := api.NewTigrisClient(conn).Events(ctx(t), &api.EventsRequest{Db: "db1", Collection: "users"})
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		if _, err := stalled.Header(); err != nil {
+			t.Fatal(err)
+		}
+		if open := s.n.Stats().Streams.Open; open != 1 {
+			t.Fatalf("%d streams open, want 1", open)
+		}
+		// Far more than the window and the server's buffers.
+		name := strings.Repeat("x", 4000)
+		for i := range 200 {
+			if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{fmt.Appendf(nil, `{"id":%d,"name":"%s"}`, i, name)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for s.n.Stats().Streams.Open != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the stalled stream is still open 10s on: %+v", s.n.Stats())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 }
 
 // How the port tells protocols apart, at its edges: an HTTP/1.1 request
@@ -544,35 +550,37 @@ func TestInfoAndHealth(t *testing.T) {
 // protocol: with a cap of one, an open gRPC connection keeps an HTTP client
 // waiting until it closes.
 func TestConnectionCapCountsGRPC(t *testing.T) {
-	s := start(t, backendtest.OpenPebble(t), node.Config{MaxConnections: 1})
-	s.conn.Close() // the harness's client: this test opens its own
-	conn, err := grpc.NewClient(s.n.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := api.NewHealthAPIClient(conn).Health(ctx(t), &api.HealthCheckInput{}); err != nil {
-		t.Fatal(err)
-	}
-	waiting := &http.Client{Timeout: 500 * time.Millisecond, Transport: &http.Transport{}}
-	if _, err := waiting.Get(s.base + "/v1/health"); err == nil {
-		t.Fatal("an HTTP request was served beyond the connection cap while a gRPC connection was open")
-	}
-	conn.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		res, err := (&http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{}}).Get(s.base + "/v1/health")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode != 200 {
-				t.Fatalf("health: %d", res.StatusCode)
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := start(t, b.Open(t), node.Config{MaxConnections: 1})
+		s.conn.Close() // the harness's client: this test opens its own
+		conn, err := grpc.NewClient(s.n.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := api.NewHealthAPIClient(conn).Health(ctx(t), &api.HealthCheckInput{}); err != nil {
+			t.Fatal(err)
+		}
+		waiting := &http.Client{Timeout: 500 * time.Millisecond, Transport: &http.Transport{}}
+		if _, err := waiting.Get(s.base + "/v1/health"); err == nil {
+			t.Fatal("an HTTP request was served beyond the connection cap while a gRPC connection was open")
+		}
+		conn.Close()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			res, err := (&http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{}}).Get(s.base + "/v1/health")
+			if err == nil {
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					t.Fatalf("health: %d", res.StatusCode)
+				}
+				return
 			}
-			return
+			if time.Now().After(deadline) {
+				t.Fatalf("the HTTP client is still not served after the gRPC connection closed: %v", err)
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the HTTP client is still not served after the gRPC connection closed: %v", err)
-		}
-	}
+	})
 }
 
 // A call whose request message does not arrive within the body timeout is
@@ -580,77 +588,79 @@ func TestConnectionCapCountsGRPC(t *testing.T) {
 // slow is cut off: a raw HTTP/2 client sends a call's headers and half a
 // message, then nothing.
 func TestSlowRequestMessageIsCutOff(t *testing.T) {
-	s := start(t, backendtest.OpenPebble(t), node.Config{BodyTimeout: 300 * time.Millisecond})
-	c, err := net.Dial("tcp", s.n.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Write([]byte(http2.ClientPreface)); err != nil {
-		t.Fatal(err)
-	}
-	fr := http2.NewFramer(c, c)
-	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	if err := fr.WriteSettings(); err != nil {
-		t.Fatal(err)
-	}
-	var block bytes.Buffer
-	enc := hpack.NewEncoder(&block)
-	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/tigrisdata.v1.Tigris/CreateDatabase"},
-		{":authority", "folio"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
-		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
-	}
-	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndHeaders: true}); err != nil {
-		t.Fatal(err)
-	}
-	// A message announced as 10 bytes, of which 2 are sent.
-	if err := fr.WriteData(1, false, []byte{0, 0, 0, 0, 10, 0x0a, 0x08}); err != nil {
-		t.Fatal(err)
-	}
-	begun := time.Now()
-	c.SetReadDeadline(begun.Add(10 * time.Second))
-	for {
-		f, err := fr.ReadFrame()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := start(t, b.Open(t), node.Config{BodyTimeout: 300 * time.Millisecond})
+		c, err := net.Dial("tcp", s.n.Addr().String())
 		if err != nil {
-			t.Fatalf("the call was not ended within 10s: %v", err)
+			t.Fatal(err)
 		}
-		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				fr.WriteSettingsAck()
-			}
-			continue
-		case *http2.PingFrame:
-			if !f.IsAck() {
-				fr.WritePing(true, f.Data)
-			}
-			continue
-		case *http2.RSTStreamFrame:
-		case *http2.MetaHeadersFrame:
-			if !f.StreamEnded() {
-				continue // response headers; the trailers end the call
-			}
-			if got := f.PseudoValue("status"); got != "" && got != "200" {
-				t.Errorf("HTTP status %s", got)
-			}
-			fields := map[string]string{}
-			for _, hf := range f.RegularFields() {
-				fields[hf.Name] = hf.Value
-			}
-			if code := fields["grpc-status"]; code != fmt.Sprint(int(codes.Canceled)) {
-				t.Errorf("grpc-status %s (%s), want CANCELLED", code, fields["grpc-message"])
-			}
-		default:
-			continue
+		defer c.Close()
+		if _, err := c.Write([]byte(http2.ClientPreface)); err != nil {
+			t.Fatal(err)
 		}
-		if took := time.Since(begun); took < 250*time.Millisecond {
-			t.Errorf("the call ended after %v, before the body timeout", took)
+		fr := http2.NewFramer(c, c)
+		fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+		if err := fr.WriteSettings(); err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("%T after %v", f, time.Since(begun))
-		break
-	}
-	// Nothing was created.
-	if dbs, err := s.rpc.ListDatabases(ctx(t), &api.ListDatabasesRequest{}); err != nil || len(dbs.Databases) != 0 {
-		t.Errorf("databases: %v %v", dbs, err)
-	}
+		var block bytes.Buffer
+		enc := hpack.NewEncoder(&block)
+		for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/tigrisdata.v1.Tigris/CreateDatabase"},
+			{":authority", "folio"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+			enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndHeaders: true}); err != nil {
+			t.Fatal(err)
+		}
+		// A message announced as 10 bytes, of which 2 are sent.
+		if err := fr.WriteData(1, false, []byte{0, 0, 0, 0, 10, 0x0a, 0x08}); err != nil {
+			t.Fatal(err)
+		}
+		begun := time.Now()
+		c.SetReadDeadline(begun.Add(10 * time.Second))
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				t.Fatalf("the call was not ended within 10s: %v", err)
+			}
+			switch f := f.(type) {
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					fr.WriteSettingsAck()
+				}
+				continue
+			case *http2.PingFrame:
+				if !f.IsAck() {
+					fr.WritePing(true, f.Data)
+				}
+				continue
+			case *http2.RSTStreamFrame:
+			case *http2.MetaHeadersFrame:
+				if !f.StreamEnded() {
+					continue // response headers; the trailers end the call
+				}
+				if got := f.PseudoValue("status"); got != "" && got != "200" {
+					t.Errorf("HTTP status %s", got)
+				}
+				fields := map[string]string{}
+				for _, hf := range f.RegularFields() {
+					fields[hf.Name] = hf.Value
+				}
+				if code := fields["grpc-status"]; code != fmt.Sprint(int(codes.Canceled)) {
+					t.Errorf("grpc-status %s (%s), want CANCELLED", code, fields["grpc-message"])
+				}
+			default:
+				continue
+			}
+			if took := time.Since(begun); took < 250*time.Millisecond {
+				t.Errorf("the call ended after %v, before the body timeout", took)
+			}
+			t.Logf("%T after %v", f, time.Since(begun))
+			break
+		}
+		// Nothing was created.
+		if dbs, err := s.rpc.ListDatabases(ctx(t), &api.ListDatabasesRequest{}); err != nil || len(dbs.Databases) != 0 {
+			t.Errorf("databases: %v %v", dbs, err)
+		}
+	})
 }

@@ -42,6 +42,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/testenv"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -80,10 +81,7 @@ func NewDatabase(tb testing.TB) string {
 	tb.Helper()
 	once.Do(setup)
 	if missing != "" {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("PostgreSQL is required in CI: %s", missing)
-		}
-		tb.Skipf("skipping: %s", missing)
+		testenv.Missing(tb, missing)
 	}
 	if srvErr != nil {
 		tb.Fatalf("pgtest: %v", srvErr)

@@ -19,6 +19,7 @@ const {
 	LogicalOperator,
 	UpdateFieldsOperator,
 } = require("@tigrisdata/core/dist/types");
+const { SortOrder } = require("@tigrisdata/core/dist/search/types");
 
 const [url, dbName, resultFile] = process.argv.slice(2);
 if (!resultFile) {
@@ -122,6 +123,9 @@ async function main() {
 	await session.rollback();
 	out.afterRollback = await read();
 
+	// Search: the documents are Ann, Dan and one of Bob and Dot by now.
+	out.search = await search(users);
+
 	// Errors come back with their codes and messages.
 	try {
 		await users.insertOne({ id: people[0].id, name: "Ann again", age: 1 });
@@ -147,6 +151,40 @@ async function main() {
 	fs.writeFileSync(resultFile, JSON.stringify(out, null, 2) + "\n");
 	// The client keeps its channels open: end here rather than wait.
 	process.exit(0);
+}
+
+// search searches the collection as the application sees it then: a term,
+// a filter with a facet (through search(), which asks for page 1 of 20,
+// case-insensitive), every page of a sorted search streamed one hit a
+// page (through searchStream(), which asks for no page), and the other
+// order.
+async function search(users) {
+	const hitNames = (res) => res.hits.map((h) => h.document.name);
+	const dan = await users.search({ q: "dan" });
+	const filtered = await users.search({
+		q: "",
+		filter: { op: SelectorFilterOperator.GT, fields: { age: 26 } },
+		facets: ["name"],
+	});
+	const facet = filtered.facets.get("name");
+	const pages = [];
+	for await (const page of users.searchStream(
+		{ q: "", filter: { op: SelectorFilterOperator.GT, fields: { age: 26 } }, sort: [{ field: "age", order: SortOrder.DESC }] },
+		{ perPage: 1 },
+	)) {
+		pages.push({ names: hitNames(page), current: page.meta.page.current, totalPages: page.meta.totalPages });
+	}
+	// Ascending too: with the sort ignored, one of the two orders fails.
+	const ascending = await users.search({ q: "", filter: { op: SelectorFilterOperator.GT, fields: { age: 26 } }, sort: [{ field: "age", order: SortOrder.ASC }] });
+	return {
+		term: hitNames(dan),
+		ascending: hitNames(ascending),
+		filtered: hitNames(filtered).sort(),
+		found: filtered.meta.found,
+		facet: facet ? Object.fromEntries(facet.counts.map((c) => [c.value, c.count])) : null,
+		facetCount: facet && facet.stats ? facet.stats.count : null,
+		sortedPages: pages,
+	};
 }
 
 // topics publishes to a topic and reads the messages back by subscribing,
