@@ -52,6 +52,13 @@ func (b *logBuffer) messages() []string {
 	return out
 }
 
+// lines returns every line logged so far.
+func (b *logBuffer) lines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Split(strings.TrimSuffix(b.buf.String(), "\n"), "\n")
+}
+
 func (b *logBuffer) has(msg string) bool {
 	for _, m := range b.messages() {
 		if m == msg {
@@ -241,5 +248,43 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("timed out waiting")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A node warns when it listens beyond loopback, where anyone who can reach
+// it may use it without authentication, and only then.
+func TestListenBeyondLoopbackWarns(t *testing.T) {
+	const warning = "listening beyond loopback without authentication: anyone who can reach this address can read and change every database; listen on localhost, or put the server behind an authenticating proxy"
+	for _, tc := range []struct {
+		addr string
+		warn bool
+	}{
+		{"127.0.0.1:0", false},
+		{"localhost:0", false},
+		{"0.0.0.0:0", true},
+		{":0", true},
+	} {
+		t.Run(tc.addr, func(t *testing.T) {
+			logs := &logBuffer{}
+			n, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebble(t), Addr: tc.addr,
+				Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.Close()
+			var warned []string
+			for _, line := range logs.lines() {
+				if strings.Contains(line, "beyond loopback") {
+					warned = append(warned, line)
+				}
+			}
+			switch {
+			case !tc.warn && len(warned) > 0:
+				t.Errorf("listening on %s (%s) warned: %q", tc.addr, n.Addr(), warned)
+			case tc.warn && (len(warned) != 1 || !strings.Contains(warned[0], "level=WARN") || !strings.Contains(warned[0], `msg="`+warning+`"`) ||
+				!strings.Contains(warned[0], "addr="+n.Addr().String())):
+				t.Errorf("listening on %s (%s) logged %q, want one warning naming the address", tc.addr, n.Addr(), warned)
+			}
+		})
 	}
 }
