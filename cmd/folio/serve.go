@@ -338,7 +338,12 @@ func serve(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return node.Run(ctx, node.Config{
+	return node.Run(ctx, nodeConfig(cfg, log))
+}
+
+// nodeConfig is the node a configuration describes.
+func nodeConfig(cfg serveConfig, log *slog.Logger) node.Config {
+	return node.Config{
 		Engine:                 cfg.Engine,
 		DataDir:                cfg.DataDir,
 		SearchDir:              cfg.SearchDir,
@@ -367,5 +372,5 @@ func serve(args []string) error {
 		BodyTimeout:            time.Duration(cfg.BodyTimeout),
 		WriteTimeout:           time.Duration(cfg.WriteTimeout),
 		RequestTimeout:         time.Duration(cfg.RequestTimeout),
-	})
+	}
 }
