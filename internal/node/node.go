@@ -522,14 +522,24 @@ func openStore(ctx context.Context, cfg Config) (kv.Store, error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("data directory: %w", err)
 		}
-		return pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: cfg.MaxTxAge, CacheSize: cfg.CacheBytes, Compression: cfg.Compression, Logger: cfg.Logger})
+		s, err := pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: cfg.MaxTxAge, CacheSize: cfg.CacheBytes, Compression: cfg.Compression, Logger: cfg.Logger})
+		if err != nil {
+			// Not s: a nil *Store in the interface is not a nil kv.Store,
+			// and the failed Start would close it.
+			return nil, err
+		}
+		return s, nil
 	case "postgres":
 		if cfg.PostgresURL == "" {
 			return nil, errors.New("--engine postgres needs --postgres-url (or FOLIO_POSTGRES_URL)")
 		}
 		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		return sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: cfg.MaxTxAge, AcquireTimeout: cfg.AcquireTimeout, Logger: cfg.Logger})
+		s, err := sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: cfg.MaxTxAge, AcquireTimeout: cfg.AcquireTimeout, Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	return nil, fmt.Errorf("unknown engine %q: want pebble or postgres", cfg.Engine)
 }

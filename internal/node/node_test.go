@@ -288,3 +288,25 @@ func TestListenBeyondLoopbackWarns(t *testing.T) {
 		})
 	}
 }
+
+// A node whose store fails to open returns the error, and has nothing to
+// stop: here a second node on a data directory the first holds.
+func TestStartOnADataDirectoryInUse(t *testing.T) {
+	dir := t.TempDir()
+	first, err := node.Start(context.Background(), node.Config{DataDir: dir, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	second, err := node.Start(context.Background(), node.Config{DataDir: dir, Addr: "127.0.0.1:0"})
+	if err == nil {
+		second.Close()
+		t.Fatal("a second node started on a data directory the first holds")
+	}
+	if !strings.Contains(err.Error(), dir) {
+		t.Errorf("the second node failed with %q, which does not name the directory %s", err, dir)
+	}
+	if code, body := post(t, "http://"+first.Addr().String(), "/v1/databases/db/create", ""); code != 200 {
+		t.Errorf("the first node after the second failed: %d %s", code, body)
+	}
+}
