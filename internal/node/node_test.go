@@ -174,10 +174,9 @@ func TestShutdownOrder(t *testing.T) {
 
 	want := []string{
 		"shutting down: finishing requests in flight",
-		"shutdown: streams ended",
+		"shutdown: streams ended, their change-log reader stopped",
 		"shutdown: requests drained",
 		"shutdown: open transactions rolled back",
-		"shutdown: change-log readers stopped",
 		"shutdown: change-log trimmer stopped",
 		"shutdown: search indexer stopped",
 		"shutdown: store closed",
@@ -191,6 +190,14 @@ func TestShutdownOrder(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("shutdown steps:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	// Once the requests are drained no change-log reader is left but the
+	// search indexer's: the hub's stopped with the streams, and each
+	// stream's own went with its request.
+	for _, line := range logs.lines() {
+		if strings.Contains(line, `msg="shutdown: requests drained"`) && !strings.Contains(line, " change_log_readers=0") {
+			t.Errorf("change-log readers left open after the requests were drained: %s", line)
+		}
 	}
 	if err := n.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
