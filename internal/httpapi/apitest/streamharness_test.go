@@ -109,6 +109,11 @@ type liveStream struct {
 func (c *client) openStream(t *testing.T, path, body string) *liveStream {
 	t.Helper()
 	res, cancel := c.startStream(t, path, body, 0)
+	return readStream(t, res, cancel)
+}
+
+// readStream reads an open stream's lines in the background.
+func readStream(t *testing.T, res *http.Response, cancel context.CancelFunc) *liveStream {
 	ls := &liveStream{t: t, cancel: cancel, lines: make(chan string), done: make(chan struct{})}
 	go func() {
 		defer close(ls.lines)
@@ -139,13 +144,6 @@ func (c *client) openStream(t *testing.T, path, body string) *liveStream {
 // soon.
 func (c *client) startStream(t *testing.T, path, body string, rcvbuf int) (*http.Response, context.CancelFunc) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, strings.NewReader(body))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
 	// No client timeout: a stream lasts as long as the test wants it.
 	dialer := &net.Dialer{}
 	if rcvbuf > 0 {
@@ -155,7 +153,20 @@ func (c *client) startStream(t *testing.T, path, body string, rcvbuf int) (*http
 			return err
 		}
 	}
-	hc := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}}
+	return c.startStreamOver(t, &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}, path, body)
+}
+
+// startStreamOver is startStream through the given transport (h2c, say).
+func (c *client) startStreamOver(t *testing.T, tr *http.Transport, path, body string) (*http.Response, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, strings.NewReader(body))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	hc := &http.Client{Transport: tr}
 	res, err := hc.Do(req)
 	if err != nil {
 		cancel()
