@@ -370,7 +370,12 @@ func serve(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return node.Run(ctx, node.Config{
+	return node.Run(ctx, nodeConfig(cfg, log))
+}
+
+// nodeConfig is the node a configuration describes.
+func nodeConfig(cfg serveConfig, log *slog.Logger) node.Config {
+	return node.Config{
 		Engine:                 cfg.Engine,
 		DataDir:                cfg.DataDir,
 		SearchDir:              cfg.SearchDir,
@@ -404,5 +409,5 @@ func serve(args []string) error {
 		Tokens:                 auth.Config{AccessTTL: time.Duration(cfg.TokenTTL), RefreshTTL: time.Duration(cfg.RefreshTTL), Audience: cfg.Audience},
 		TLSCert:                cfg.TLSCert,
 		TLSKey:                 cfg.TLSKey,
-	})
+	}
 }

@@ -53,7 +53,8 @@
 // both have, so the order of elements decides the order of tuples.
 //
 // Pack(t[:k]) is a prefix of Pack(t), so the tuples that start with a given
-// tuple form one contiguous key range; PrefixRange returns its bounds.
+// tuple t form one contiguous key range: from Pack(t) to Pack(t) followed by
+// 0xFF.
 //
 // Every byte string that Unpack accepts is the Pack of the tuple it returns:
 // the encoding is canonical, and Unpack rejects anything else.
@@ -123,23 +124,6 @@ func AppendPack(dst []byte, t Tuple) ([]byte, error) {
 		}
 	}
 	return out, nil
-}
-
-// PrefixRange returns the key range holding exactly the encodings of the
-// tuples that start with t (t itself included): begin is Pack(t) and end is
-// Pack(t) followed by 0xFF. Every such tuple continues Pack(t) with a tag or
-// not at all, and no tag is 0xFF, so they all sort in [begin, end); every
-// other tuple sorts outside it. For the empty tuple the range is [ "", 0xFF ),
-// all tuples.
-func PrefixRange(t Tuple) (begin, end []byte, err error) {
-	b, err := Pack(t)
-	if err != nil {
-		return nil, nil, err
-	}
-	end = make([]byte, len(b)+1)
-	copy(end, b)
-	end[len(b)] = 0xFF
-	return b, end, nil
 }
 
 // appendElem appends one element; depth is the nesting depth of the tuple

@@ -262,10 +262,6 @@ func checkRoundTrip(t testing.TB, tu Tuple) {
 		if !bytes.Equal(p, b[:len(b)-len(rest)]) {
 			t.Fatalf("Pack(t[:%d]) = %x is not the prefix of %x before %x", i+1, p, b, rest)
 		}
-		begin, end, err := PrefixRange(tu[:i+1])
-		if err != nil || !bytes.Equal(begin, p) || bytes.Compare(b, begin) < 0 || bytes.Compare(b, end) >= 0 {
-			t.Fatalf("PrefixRange(t[:%d]) = [%x, %x), %v: does not hold %x", i+1, begin, end, err, b)
-		}
 	}
 	if len(rest) != 0 {
 		t.Fatalf("DecodeOne left %x", rest)
@@ -381,9 +377,6 @@ func TestErrors(t *testing.T) {
 		if string(got) != "keep" {
 			t.Errorf("AppendPack(%#v) returned %q on error, want dst unchanged", c.t, got)
 		}
-		if _, _, err := PrefixRange(c.t); !errors.Is(err, c.want) {
-			t.Errorf("PrefixRange(%#v) error %v, want %v", c.t, err, c.want)
-		}
 	}
 	if _, err := Pack(Tuple{deep}); err != nil {
 		t.Errorf("Pack at MaxDepth: %v", err)
@@ -465,27 +458,5 @@ func TestHelpersMatchPack(t *testing.T) {
 	want := mustPack(t, Tuple{false, true, int64(-42), 2.5, "a\x00b", []byte{0, 0xFF}})
 	if !bytes.Equal(key, want) {
 		t.Errorf("helpers built % x, Pack built % x", key, want)
-	}
-}
-
-func TestPrefixRange(t *testing.T) {
-	begin, end, err := PrefixRange(Tuple{})
-	if err != nil || len(begin) != 0 || !bytes.Equal(end, []byte{0xFF}) {
-		t.Errorf("PrefixRange() = %x, %x, %v", begin, end, err)
-	}
-	// Of the ascending table, exactly the tuples starting with ("a") are in
-	// its range, and "a\x00" (whose encoding starts with Pack("a")) is not.
-	prefix := Tuple{"a"}
-	begin, end, err = PrefixRange(prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tu := range ascending {
-		b := mustPack(t, tu)
-		in := bytes.Compare(b, begin) >= 0 && bytes.Compare(b, end) < 0
-		want := len(tu) >= 1 && sameValue(tu[0], "a")
-		if in != want {
-			t.Errorf("%#v in PrefixRange(%#v) = %v, want %v", tu, prefix, in, want)
-		}
 	}
 }

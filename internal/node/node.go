@@ -11,16 +11,19 @@
 //
 //  1. the transports stop accepting; the streams (events, subscribe) end,
 //     each with an error (a line over HTTP, the call's status over gRPC)
-//     that tells its client to resume (they never end by themselves); the
-//     requests and calls in flight finish, up to ShutdownTimeout, after
+//     that tells its client to resume (they never end by themselves), and
+//     the change-log reader that fed them stops;
+//  2. the requests and calls in flight finish, up to ShutdownTimeout, after
 //     which they are cut off (HTTP's Shutdown and gRPC's GracefulStop run
-//     together, then Close and Stop);
-//  2. the interactive transactions still open are rolled back;
-//  3. the change-log readers and the trimmer stop;
-//  4. the search indexer stops: it closes its indexes, which persist what
+//     together, then Close and Stop); a stream still catching up closes
+//     its own change-log reader as its request ends, so none is left but
+//     the search indexer's (the step's log line counts them);
+//  3. the interactive transactions still open are rolled back;
+//  4. the change-log trimmer stops;
+//  5. the search indexer stops: it closes its indexes, which persist what
 //     they hold with their watermarks (it reads the store, so it stops
 //     before the store closes);
-//  5. the store closes, after its in-flight commits.
+//  6. the store closes, after its in-flight commits.
 //
 // Each step is logged at info level as it completes.
 package node
@@ -234,7 +237,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.Streams.Logger == nil {
 		cfg.Streams.Logger = cfg.Logger
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger}
+	n := &Node{cfg: cfg, log: cfg.Logger, streamsEnded: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			n.stopHTTP() // a listener after the first failed to start
@@ -412,9 +415,13 @@ type Stats struct {
 func (n *Node) Stats() Stats {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	// The search indexer's readers are its own business (its stats).
-	readers := max(0, n.changeLog.Readers()-n.search.Readers())
-	return Stats{Streams: n.hub.Stats(), LogReaders: readers, Search: n.search.Stats(ctx)}
+	return Stats{Streams: n.hub.Stats(), LogReaders: n.streamReaders(), Search: n.search.Stats(ctx)}
+}
+
+// streamReaders is the open readers of the change log but the search
+// indexer's, whose readers are its own business (its stats).
+func (n *Node) streamReaders() int {
+	return max(0, n.changeLog.Readers()-n.search.Readers())
 }
 
 // Close shuts the node down in the order of the package comment. It is
@@ -459,16 +466,19 @@ func (n *Node) stopHTTP() {
 	<-n.served
 	<-n.streamsEnded
 	wg.Wait()
-	n.log.Info("shutdown: requests drained")
+	// Every stream's reader went with its request; one still open here
+	// belongs to a request cut off at the timeout.
+	n.log.Info("shutdown: requests drained", "change_log_readers", n.streamReaders())
 }
 
 // endStreams ends the events and subscribe streams, each with an error
 // that tells its client to resume: they never end by themselves, so a
 // shutdown ends them first rather than wait for them until its timeout.
+// The hub's change-log reader, which fed them, stops with them.
 func (n *Node) endStreams() {
 	n.endStreamsOnce.Do(func() {
 		n.hub.Close()
-		n.log.Info("shutdown: streams ended")
+		n.log.Info("shutdown: streams ended, their change-log reader stopped")
 		close(n.streamsEnded)
 	})
 }
@@ -481,8 +491,7 @@ func (n *Node) stopParts() error {
 		n.log.Info("shutdown: open transactions rolled back")
 	}
 	if n.hub != nil {
-		n.hub.Close()
-		n.log.Info("shutdown: change-log readers stopped")
+		n.endStreams() // done already unless Start failed before the transports
 	}
 	if n.trimmer != nil {
 		n.trimmer.stop()
@@ -528,7 +537,6 @@ func (n *Node) serveHTTP(addr string) error {
 	}
 	n.http.Protocols.SetHTTP1(true)
 	n.http.Protocols.SetUnencryptedHTTP2(true)
-	n.streamsEnded = make(chan struct{})
 	n.http.RegisterOnShutdown(n.endStreams)
 	n.served = make(chan struct{})
 	go func() {
@@ -602,14 +610,24 @@ func openStore(ctx context.Context, cfg Config) (kv.Store, error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("data directory: %w", err)
 		}
-		return pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: cfg.MaxTxAge, CacheSize: cfg.CacheBytes, Compression: cfg.Compression, Logger: cfg.Logger})
+		s, err := pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: cfg.MaxTxAge, CacheSize: cfg.CacheBytes, Compression: cfg.Compression, Logger: cfg.Logger})
+		if err != nil {
+			// Not s: a nil *Store in the interface is not a nil kv.Store,
+			// and the failed Start would close it.
+			return nil, err
+		}
+		return s, nil
 	case "postgres":
 		if cfg.PostgresURL == "" {
 			return nil, errors.New("--engine postgres needs --postgres-url (or FOLIO_POSTGRES_URL)")
 		}
 		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		return sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: cfg.MaxTxAge, AcquireTimeout: cfg.AcquireTimeout, Logger: cfg.Logger})
+		s, err := sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: cfg.MaxTxAge, AcquireTimeout: cfg.AcquireTimeout, Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	return nil, fmt.Errorf("unknown engine %q: want pebble or postgres", cfg.Engine)
 }

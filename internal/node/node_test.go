@@ -52,6 +52,13 @@ func (b *logBuffer) messages() []string {
 	return out
 }
 
+// lines returns every line logged so far.
+func (b *logBuffer) lines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Split(strings.TrimSuffix(b.buf.String(), "\n"), "\n")
+}
+
 func (b *logBuffer) has(msg string) bool {
 	for _, m := range b.messages() {
 		if m == msg {
@@ -167,10 +174,9 @@ func TestShutdownOrder(t *testing.T) {
 
 	want := []string{
 		"shutting down: finishing requests in flight",
-		"shutdown: streams ended",
+		"shutdown: streams ended, their change-log reader stopped",
 		"shutdown: requests drained",
 		"shutdown: open transactions rolled back",
-		"shutdown: change-log readers stopped",
 		"shutdown: change-log trimmer stopped",
 		"shutdown: search indexer stopped",
 		"shutdown: store closed",
@@ -184,6 +190,14 @@ func TestShutdownOrder(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("shutdown steps:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	// Once the requests are drained no change-log reader is left but the
+	// search indexer's: the hub's stopped with the streams, and each
+	// stream's own went with its request.
+	for _, line := range logs.lines() {
+		if strings.Contains(line, `msg="shutdown: requests drained"`) && !strings.Contains(line, " change_log_readers=0") {
+			t.Errorf("change-log readers left open after the requests were drained: %s", line)
+		}
 	}
 	if err := n.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
@@ -241,5 +255,65 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("timed out waiting")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A node warns when it listens beyond loopback, where anyone who can reach
+// it may use it without authentication, and only then.
+func TestListenBeyondLoopbackWarns(t *testing.T) {
+	const warning = "listening beyond loopback without authentication: anyone who can reach this address can read and change every database; listen on localhost, or put the server behind an authenticating proxy"
+	for _, tc := range []struct {
+		addr string
+		warn bool
+	}{
+		{"127.0.0.1:0", false},
+		{"localhost:0", false},
+		{"0.0.0.0:0", true},
+		{":0", true},
+	} {
+		t.Run(tc.addr, func(t *testing.T) {
+			logs := &logBuffer{}
+			n, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebble(t), Addr: tc.addr,
+				Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.Close()
+			var warned []string
+			for _, line := range logs.lines() {
+				if strings.Contains(line, "beyond loopback") {
+					warned = append(warned, line)
+				}
+			}
+			switch {
+			case !tc.warn && len(warned) > 0:
+				t.Errorf("listening on %s (%s) warned: %q", tc.addr, n.Addr(), warned)
+			case tc.warn && (len(warned) != 1 || !strings.Contains(warned[0], "level=WARN") || !strings.Contains(warned[0], `msg="`+warning+`"`) ||
+				!strings.Contains(warned[0], "addr="+n.Addr().String())):
+				t.Errorf("listening on %s (%s) logged %q, want one warning naming the address", tc.addr, n.Addr(), warned)
+			}
+		})
+	}
+}
+
+// A node whose store fails to open returns the error, and has nothing to
+// stop: here a second node on a data directory the first holds.
+func TestStartOnADataDirectoryInUse(t *testing.T) {
+	dir := t.TempDir()
+	first, err := node.Start(context.Background(), node.Config{DataDir: dir, Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	second, err := node.Start(context.Background(), node.Config{DataDir: dir, Addr: "127.0.0.1:0"})
+	if err == nil {
+		second.Close()
+		t.Fatal("a second node started on a data directory the first holds")
+	}
+	if !strings.Contains(err.Error(), dir) {
+		t.Errorf("the second node failed with %q, which does not name the directory %s", err, dir)
+	}
+	if code, body := post(t, "http://"+first.Addr().String(), "/v1/databases/db/create", ""); code != 200 {
+		t.Errorf("the first node after the second failed: %d %s", code, body)
 	}
 }

@@ -3,6 +3,7 @@ package apitest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -45,6 +46,51 @@ func TestBinary(t *testing.T) {
 		after := p.client(t).read(t, "db1", "notes", `{"filter":{}}`)
 		if len(after) != 1 || after[0].line != before[0].line {
 			t.Errorf("after a restart:\n got %v\nwant %s", after, before[0].line)
+		}
+		p.stop(t, syscall.SIGTERM)
+	})
+
+	t.Run("a second server on the same data directory", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		addr := freeAddr(t)
+		p := startFolio(t, bin, addr, nil, "serve", "--addr", addr, "--data-dir", dir)
+		p.client(t).createDB(t, "db1")
+
+		// The second one stops at once and says why: the directory is
+		// taken, by which file's lock, and what to do.
+		second := exec.Command(bin, "serve", "--addr", freeAddr(t), "--data-dir", dir)
+		second.Dir = t.TempDir()
+		second.Env = withoutFolioEnv()
+		done := make(chan struct{})
+		var out []byte
+		var err error
+		go func() { out, err = second.CombinedOutput(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			second.Process.Kill()
+			<-done
+			t.Fatalf("a second server on the data directory did not stop:\n%s", out)
+		}
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Errorf("a second server on the data directory ended with %v, want exit status 1", err)
+		}
+		want := "folio: pebblekv: data directory " + dir + " is in use by another Folio process (it holds the lock on " +
+			filepath.Join(dir, "LOCK") + "): stop that one, or give this one another --data-dir"
+		if !strings.Contains(string(out), want) {
+			t.Errorf("a second server on the data directory said:\n%s\nwant it to say:\n%s", out, want)
+		}
+		if strings.Contains(string(out), "folio listening") {
+			t.Errorf("the second server listened:\n%s", out)
+		}
+
+		// The first one is unharmed.
+		c := p.client(t)
+		c.createDB(t, "db2")
+		if got := c.ok(t, "POST", "/v1/databases/list", "").body; !bytes.Contains(got, []byte(`"db1"`)) || !bytes.Contains(got, []byte(`"db2"`)) {
+			t.Errorf("the first server lists %s after the second tried to start", got)
 		}
 		p.stop(t, syscall.SIGTERM)
 	})
@@ -156,12 +202,7 @@ func startFolio(t *testing.T, bin, addr string, env []string, args ...string) *p
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FOLIO_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(withoutFolioEnv(), env...)
 	p := &process{cmd: cmd, addr: addr, out: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
@@ -181,6 +222,17 @@ func startFolio(t *testing.T, bin, addr string, env []string, args ...string) *p
 	})
 	p.waitHealthy(t)
 	return p
+}
+
+// withoutFolioEnv is the environment without FOLIO_* variables.
+func withoutFolioEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FOLIO_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // waitHealthy polls /v1/health until it answers, the process exits or a

@@ -86,6 +86,27 @@ func TestInt64OptionsAsStrings(t *testing.T) {
 			wantError(t, c.do(t, "POST", docPath("db1", "users", "read"), `{"filter":{},"options":`+bad+`}`), 400, "INVALID_ARGUMENT", anyMessage)
 		}
 
+		// Update and delete take their limit as a string too.
+		r := c.ok(t, "PUT", docPath("db1", "users", "update"), `{"filter":{"id":{"$gte":1}},"fields":{"$set":{"name":"x"}},"options":{"limit":"2"}}`)
+		if n := intOf(t, r.object(t)["modified_count"]); n != 2 {
+			t.Errorf("update with limit \"2\" modified %d documents, want 2", n)
+		}
+		if got := len(c.docs(t, "db1", "users", `{"filter":{"name":"x"}}`)); got != 2 {
+			t.Errorf("after the update with limit \"2\", %d documents have the new name, want 2", got)
+		}
+		r = c.ok(t, "DELETE", docPath("db1", "users", "delete"), `{"filter":{"id":{"$gte":1}},"options":{"limit":"1"}}`)
+		if n := intOf(t, r.object(t)["modified_count"]); n != 1 {
+			t.Errorf("delete with limit \"1\" deleted %d documents, want 1", n)
+		}
+		if got := len(c.docs(t, "db1", "users", `{"filter":{}}`)); got != 2 {
+			t.Errorf("after the delete with limit \"1\", %d documents are left, want 2", got)
+		}
+		wantError(t, c.do(t, "PUT", docPath("db1", "users", "update"), `{"filter":{"id":{"$gte":1}},"fields":{"$set":{"name":"y"}},"options":{"limit":"two"}}`), 400, "INVALID_ARGUMENT", anyMessage)
+		wantError(t, c.do(t, "DELETE", docPath("db1", "users", "delete"), `{"filter":{"id":{"$gte":1}},"options":{"limit":"1.5"}}`), 400, "INVALID_ARGUMENT", anyMessage)
+		if got := len(c.docs(t, "db1", "users", `{"filter":{}}`)); got != 2 {
+			t.Errorf("a delete with a bad limit changed the collection: %d documents left, want 2", got)
+		}
+
 		c.createColl(t, "db1", "msgs", messagesSchema)
 		c.ok(t, "POST", collPath("db1", "msgs", "messages/publish"), `{"messages":[{"n":1}],"options":{"partition":"0"}}`)
 		wantError(t, c.do(t, "POST", collPath("db1", "msgs", "messages/publish"), `{"messages":[{"n":1}],"options":{"partition":"1"}}`),
@@ -158,6 +179,13 @@ func TestRequestsWithABodyMustBeJSON(t *testing.T) {
 				}
 			})
 		}
+		// OAuth2's token request is form-encoded by definition: it gets
+		// past the check to its endpoint, which reads the form (an unknown
+		// application's credentials, refused as such, not as a content type).
+		t.Run("form to the token endpoint", func(t *testing.T) {
+			r := c.sendTyped(t, "POST", "/v1/auth/token", "application/x-www-form-urlencoded", "grant_type=client_credentials&client_id=app&client_secret=secret")
+			wantError(t, r, 401, "UNAUTHENTICATED", "invalid client credentials")
+		})
 	})
 }
 

@@ -109,6 +109,11 @@ type liveStream struct {
 func (c *client) openStream(t *testing.T, path, body string) *liveStream {
 	t.Helper()
 	res, cancel := c.startStream(t, path, body, 0)
+	return readStream(t, res, cancel)
+}
+
+// readStream reads an open stream's lines in the background.
+func readStream(t *testing.T, res *http.Response, cancel context.CancelFunc) *liveStream {
 	ls := &liveStream{t: t, cancel: cancel, lines: make(chan string), done: make(chan struct{})}
 	go func() {
 		defer close(ls.lines)
@@ -139,6 +144,21 @@ func (c *client) openStream(t *testing.T, path, body string) *liveStream {
 // soon.
 func (c *client) startStream(t *testing.T, path, body string, rcvbuf int) (*http.Response, context.CancelFunc) {
 	t.Helper()
+	// No client timeout: a stream lasts as long as the test wants it.
+	dialer := &net.Dialer{}
+	if rcvbuf > 0 {
+		dialer.Control = func(_, _ string, conn syscall.RawConn) error {
+			var err error
+			conn.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf) })
+			return err
+		}
+	}
+	return c.startStreamOver(t, &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}, path, body)
+}
+
+// startStreamOver is startStream through the given transport (h2c, say).
+func (c *client) startStreamOver(t *testing.T, tr *http.Transport, path, body string) (*http.Response, context.CancelFunc) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, strings.NewReader(body))
 	if err != nil {
@@ -149,16 +169,7 @@ func (c *client) startStream(t *testing.T, path, body string, rcvbuf int) (*http
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	// No client timeout: a stream lasts as long as the test wants it.
-	dialer := &net.Dialer{}
-	if rcvbuf > 0 {
-		dialer.Control = func(_, _ string, conn syscall.RawConn) error {
-			var err error
-			conn.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf) })
-			return err
-		}
-	}
-	hc := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}}
+	hc := &http.Client{Transport: tr}
 	res, err := hc.Do(req)
 	if err != nil {
 		cancel()
