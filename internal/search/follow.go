@@ -311,10 +311,7 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 			ix.log.Error("search: a logged schema does not parse; the collection is not indexed", "db", rec.DB, "collection", rec.Collection, "err", err)
 			return nil
 		}
-		if s.CollectionType() != schema.Documents {
-			return nil
-		}
-		ci = &collIndex{id: rec.CollID, dbID: rec.DBID, db: rec.DB, name: rec.Collection, schema: s, rev: rec.Rev, dir: ix.dirOf(rec.CollID)}
+		ci = &collIndex{id: rec.CollID, dbID: rec.DBID, db: rec.DB, name: rec.Collection, kind: s.CollectionType(), schema: s, rev: rec.Rev, dir: ix.dirOf(rec.CollID)}
 		idx, err := ix.create(ci, pos)
 		if err != nil {
 			return err
@@ -355,7 +352,7 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 		for _, c := range gone {
 			ix.drop(c)
 		}
-	case changelog.Insert, changelog.Replace, changelog.Update, changelog.Delete:
+	case changelog.Insert, changelog.Replace, changelog.Update, changelog.Delete, changelog.Publish:
 		ix.mu.Lock()
 		skip := ci == nil || !eligible[ci] || ci.rebuilding || ci.idx == nil || pos <= ci.applied
 		var s *schema.Schema

@@ -1,6 +1,7 @@
-// Package search is Folio's full-text search: a Bleve index per documents
-// collection, fed from the change log, and the translation of a search
-// request (text, filter, facets, sort, pages) into Bleve queries.
+// Package search is Folio's full-text search: a Bleve index per collection
+// (of documents or of messages), fed from the change log, and the
+// translation of a search request (text, filter, facets, sort, pages)
+// into Bleve queries.
 //
 // # The indexer is a change-log reader
 //
@@ -13,11 +14,12 @@
 // had not persisted, and their watermark with them. After a restart the
 // reader opens at the lowest watermark and each index skips what it
 // already holds. Replaying is idempotent: an insert, replace or update
-// record carries the whole document after the change, indexed under its
-// storage key; a delete removes the key. The indexer follows DDL from the
-// log too: a created collection gets an empty index, a schema change
-// switches the fields later documents are indexed with, and a dropped
-// collection's (or database's) index is closed and its files removed.
+// record carries the whole document after the change, and a publish
+// record the whole message, indexed under its storage key; a delete
+// removes the key. The indexer follows DDL from the log too: a created
+// collection gets an empty index, a schema change switches the fields
+// later documents are indexed with, and a dropped collection's (or
+// database's) index is closed and its files removed.
 //
 // # Rebuilds
 //
@@ -111,8 +113,8 @@ var (
 	ErrStopped    = &status.Error{Code: status.Unavailable, Message: "search is stopped: the server is shutting down", RetryDelay: retryDelay}
 )
 
-// Indexer keeps a Bleve index per documents collection up to date with the
-// change log. Its methods are safe for concurrent use.
+// Indexer keeps a Bleve index per collection up to date with the change
+// log. Its methods are safe for concurrent use.
 type Indexer struct {
 	clog  *changelog.Log
 	store kv.Store
@@ -158,6 +160,9 @@ type collIndex struct {
 	id, dbID int64
 	db, name string
 	dir      string // "" in memory
+	// kind tells where a rebuild reads (documents or messages); a schema
+	// change cannot change it.
+	kind schema.CollectionType
 
 	// Under Indexer.mu.
 	schema     *schema.Schema
@@ -193,7 +198,7 @@ func New(clog *changelog.Log, opts Options) *Indexer {
 }
 
 // Start starts the indexer in the background: it opens the index of every
-// documents collection (scheduling a rebuild of those missing or
+// collection (scheduling a rebuild of those missing or
 // unreadable), removes the indexes of collections that no longer exist,
 // and follows the log. A store that cannot be read yet does not fail the
 // start: the indexer retries, and searches answer UNAVAILABLE meanwhile.
@@ -243,10 +248,7 @@ func (ix *Indexer) load(ctx context.Context) error {
 	ix.caughtUpAt = time.Now()
 	var rebuild []*collIndex
 	for _, c := range colls {
-		if c.Schema.CollectionType() != schema.Documents {
-			continue
-		}
-		ci := &collIndex{id: c.ID, dbID: c.DB.ID, db: c.DB.Name, name: c.Name, schema: c.Schema, rev: c.Rev, dir: ix.dirOf(c.ID)}
+		ci := &collIndex{id: c.ID, dbID: c.DB.ID, db: c.DB.Name, name: c.Name, kind: c.Schema.CollectionType(), schema: c.Schema, rev: c.Rev, dir: ix.dirOf(c.ID)}
 		ix.colls[c.ID] = ci
 		if err := ix.open(ci); err != nil {
 			ix.log.Warn("search: index unreadable or missing: rebuilding it", "db", ci.db, "collection", ci.name, "dir", ci.dir, "err", err)

@@ -111,7 +111,6 @@ func TestUnbuiltCallsAnswerUnimplemented(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		withUsers(t, c)
 		for _, tc := range []struct{ method, path, body, message string }{
-			{"POST", collPath("db1", "users", "messages/search"), `{"q":"x"}`, "search on messages collections is not implemented by this server yet"},
 			{"POST", "/v1/auth/token", "", "authentication is not implemented by this server yet"},
 			{"POST", "/v1/admin/namespaces/ns1/create", `{"id":1}`, "namespace management is not implemented by this server yet"},
 			{"POST", "/v1/management/namespaces/list", "", "namespace management is not implemented by this server yet"},

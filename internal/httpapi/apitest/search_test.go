@@ -57,7 +57,13 @@ type searchChunk struct {
 // present.
 func (c *client) search(t testing.TB, db, coll, body string) []searchChunk {
 	t.Helper()
-	r := c.ok(t, "POST", docPath(db, coll, "search"), body)
+	return c.searchAt(t, docPath(db, coll, "search"), body)
+}
+
+// searchAt is search on a path of its own (messages/search).
+func (c *client) searchAt(t testing.TB, path, body string) []searchChunk {
+	t.Helper()
+	r := c.ok(t, "POST", path, body)
 	var out []searchChunk
 	sc := bufio.NewScanner(bytes.NewReader(r.body))
 	sc.Buffer(nil, 16<<20)
@@ -591,8 +597,13 @@ func TestSearchErrors(t *testing.T) {
 			{docPath("db1", "articles", "search"), `{`, 400, "INVALID_ARGUMENT", anyMessage},
 			{docPath("db1", "nope", "search"), `{}`, 404, "NOT_FOUND", anyMessage},
 			{docPath("nodb", "articles", "search"), `{}`, 404, "NOT_FOUND", anyMessage},
-			{docPath("db1", "msgs", "search"), `{}`, 501, "UNIMPLEMENTED", "search on messages collections is not implemented by this server yet"},
-			{collPath("db1", "msgs", "messages/search"), `{}`, 501, "UNIMPLEMENTED", anyMessage},
+			{collPath("db1", "msgs", "messages/search"), `{"facet":{"nope":{}}}`, 400, "INVALID_ARGUMENT", "facet field 'nope' is not in the collection's schema"},
+			{collPath("db1", "msgs", "messages/search"), `{"include_fields":["a"],"exclude_fields":["b"]}`, 400, "INVALID_ARGUMENT", "include_fields and exclude_fields cannot both be given"},
+			{collPath("db1", "nope", "messages/search"), `{}`, 404, "NOT_FOUND", anyMessage},
+			{collPath("db1", "msgs", "messages/search"), `{"search_fields":["n"]}`, 400, "INVALID_ARGUMENT", "search field 'n' is of type int64: text is searched in string fields only"},
+			{collPath("db1", "msgs", "messages/search"), `{"sort":[{"n":"$asc"},{"kind":"$asc"},{"text":"$asc"}]}`, 400, "INVALID_ARGUMENT", "sort takes at most 2 fields, got 3"},
+			{collPath("db1", "msgs", "messages/search"), `{"filter":{"n":"x"}}`, 400, "INVALID_ARGUMENT", anyMessage},
+			{collPath("db1", "msgs", "messages/search"), `{"page_size":-1}`, 400, "INVALID_ARGUMENT", "page and page_size must not be negative"},
 		} {
 			wantError(t, c.do(t, "POST", tc.path, tc.body), tc.status, tc.code, tc.msg)
 		}
