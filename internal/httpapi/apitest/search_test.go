@@ -18,6 +18,7 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/internal/search"
 )
 
 // searchChunk is one line of a search stream.
@@ -626,95 +627,177 @@ func (w testLog) Write(p []byte) (int, error) {
 // same data and search directories: the index catches up from its
 // watermark with what was written while it was running and is served at
 // once; an index directory removed while the node was down is rebuilt
-// from the documents (searches answer 503 until it is ready).
+// from the documents, or the stored messages (searches answer 503 until
+// it is ready); a dropped collection's directory is removed. On both
+// backends: the indexes live on the node's disk whatever the store.
 func TestSearchRestartAndRebuild(t *testing.T) {
-	dataDir, searchDir := t.TempDir(), t.TempDir()
-	start := func() (*node.Node, *client) {
-		n := startNode(t, backendtest.OpenPebbleAt(t, dataDir), node.Config{SearchDir: searchDir,
-			Logger: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-		return n, newClient("http://" + n.Addr().String())
-	}
-	n, c := start()
-	c.createDB(t, "db1")
-	c.createColl(t, "db1", "coll_a", `{"title":"coll_a","properties":{"id":{"type":"integer"},"t":{"type":"string"}},"primary_key":["id"]}`)
-	c.createColl(t, "db1", "coll_b", `{"title":"coll_b","properties":{"id":{"type":"integer"},"t":{"type":"string"}},"primary_key":["id"]}`)
-	var docs []string
-	for i := 1; i <= 300; i++ {
-		docs = append(docs, fmt.Sprintf(`{"id":%d,"t":"doc%d common"}`, i, i))
-	}
-	c.insert(t, "db1", "coll_a", docs...)
-	c.insert(t, "db1", "coll_b", docs[:50]...)
-	c.ok(t, "DELETE", docPath("db1", "coll_a", "delete"), `{"filter":{"id":{"$gt":250}}}`)
-	// A search waits for the indexer to pass every write before it, so
-	// both indexes exist with their watermarks when the node stops: one the
-	// indexer had not reached yet would be missing at the restart and
-	// rebuilt, which is right but not what this part tests.
-	c.search(t, "db1", "coll_a", `{"q":"common","page":1}`)
-	c.search(t, "db1", "coll_b", `{"q":"common","page":1}`)
-	if err := n.Close(); err != nil {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		data, searchDir := b.Durable(t), t.TempDir()
+		start := func() (*node.Node, *client) {
+			n := startNode(t, data.Open(), node.Config{SearchDir: searchDir,
+				Logger: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+			return n, newClient("http://" + n.Addr().String())
+		}
+		n, c := start()
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "coll_a", `{"title":"coll_a","properties":{"id":{"type":"integer"},"t":{"type":"string"}},"primary_key":["id"]}`)
+		c.createColl(t, "db1", "coll_b", `{"title":"coll_b","properties":{"id":{"type":"integer"},"t":{"type":"string"}},"primary_key":["id"]}`)
+		c.createColl(t, "db1", "msgs", messagesSchema)
+		var docs, msgs []string
+		for i := 1; i <= 300; i++ {
+			docs = append(docs, fmt.Sprintf(`{"id":%d,"t":"doc%d common"}`, i, i))
+			msgs = append(msgs, fmt.Sprintf(`{"kind":"k%d","n":%d,"text":"message common"}`, i%3, i))
+		}
+		c.insert(t, "db1", "coll_a", docs...)
+		c.insert(t, "db1", "coll_b", docs[:50]...)
+		c.publish(t, msgs[:120]...)
+		c.ok(t, "DELETE", docPath("db1", "coll_a", "delete"), `{"filter":{"id":{"$gt":250}}}`)
+		// A search waits for the indexer to pass every write before it, so
+		// the indexes exist with their watermarks when the node stops: one
+		// the indexer had not reached yet would be missing at the restart
+		// and rebuilt, which is right but not what this part tests.
+		c.search(t, "db1", "coll_a", `{"q":"common","page":1}`)
+		c.search(t, "db1", "coll_b", `{"q":"common","page":1}`)
+		c.msgSearch(t, `{"q":"common","page":1}`)
+		if err := n.Close(); err != nil {
+			t.Fatal(err)
+		}
+		dirs := searchDirs(t, searchDir)
+		if len(dirs) != 3 {
+			t.Fatalf("search directory holds %v, want three indexes", dirs)
+		}
+
+		n, c = start()
+		if got := c.search(t, "db1", "coll_a", `{"q":"common","page":1}`)[0].Meta.Found; got != 250 {
+			t.Errorf("after a restart, a finds %d, want 250", got)
+		}
+		c.insert(t, "db1", "coll_a", `{"id":1000,"t":"later"}`)
+		if got := c.searchIDs(t, "db1", "coll_a", `{"q":"later"}`); !slices.Equal(got, []string{"1000"}) {
+			t.Errorf("a write after the restart: %v", got)
+		}
+		c.publish(t, msgs[120:]...)
+		if got := c.msgSearch(t, `{"q":"common","page":1}`)[0].Meta.Found; got != 300 {
+			t.Errorf("messages after the restart: found %d, want 300", got)
+		}
+		st := n.Stats().Search
+		if len(st.Indexes) != 3 {
+			t.Errorf("search stats: %+v, want three indexes", st)
+		}
+		for _, ix := range st.Indexes {
+			if !ix.Ready || ix.DiskBytes == 0 || (ix.Collection == "coll_a" && ix.Documents != 251) || (ix.Collection == "msgs" && ix.Documents != 300) {
+				t.Errorf("index stats %+v", ix)
+			}
+		}
+		if err := n.Close(); err != nil {
+			t.Fatal(err)
+		}
+
+		// Remove a's and the messages' indexes: they are rebuilt; b's is
+		// served as it was.
+		for _, id := range []int64{collID(t, st, "coll_a"), collID(t, st, "msgs")} {
+			if err := os.RemoveAll(filepath.Join(searchDir, fmt.Sprint(id))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n, c = start()
+		t.Cleanup(func() { n.Close() })
+		deadline := time.Now().Add(30 * time.Second)
+		for _, path := range []string{docPath("db1", "coll_a", "search"), docPath("db1", "coll_b", "search"), msgPath("db1", "msgs", "search")} {
+			for {
+				r := c.do(t, "POST", path, `{"q":"common","page":1}`)
+				if r.status == 503 {
+					e, _ := errorOf(t, r)
+					if e.Retry == nil || e.Retry.Delay <= 0 {
+						t.Errorf("503 without a retry delay: %s", r)
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s still not searchable: %s", path, r)
+					}
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				if r.status != 200 {
+					t.Fatalf("search %s: %s", path, r)
+				}
+				break
+			}
+		}
+		if got := c.search(t, "db1", "coll_a", `{"q":"common","page":1}`)[0].Meta.Found; got != 250 {
+			t.Errorf("after the rebuild, a finds %d, want 250", got)
+		}
+		if got := c.searchIDs(t, "db1", "coll_a", `{"q":"later"}`); !slices.Equal(got, []string{"1000"}) {
+			t.Errorf("after the rebuild: %v", got)
+		}
+		if got := c.search(t, "db1", "coll_b", `{"q":"common","page":1}`)[0].Meta.Found; got != 50 {
+			t.Errorf("b finds %d, want 50", got)
+		}
+		ch := c.msgSearch(t, `{"q":"common","filter":{"n":{"$gt":290}},"facet":{"kind":{}},"sort":[{"n":"$asc"}],"page":1}`)
+		if got := hitField(t, ch, "n"); ch[0].Meta.Found != 10 || !slices.Equal(got, []string{"291", "292", "293", "294", "295", "296", "297", "298", "299", "300"}) {
+			t.Errorf("rebuilt messages index: found %d, %v", ch[0].Meta.Found, got)
+		}
+		if counts := ch[0].Facets["kind"].Counts; len(counts) != 3 {
+			t.Errorf("rebuilt messages index: facet kind %v", counts)
+		}
+
+		// Dropping a collection removes its index's directory; dropping the
+		// database removes the others'.
+		st = n.Stats().Search
+		bDir := filepath.Join(searchDir, fmt.Sprint(collID(t, st, "coll_b")))
+		if _, err := os.Stat(bDir); err != nil {
+			t.Fatalf("b's index directory: %v", err)
+		}
+		c.ok(t, "DELETE", collPath("db1", "coll_b", "drop"), "")
+		waitGone(t, bDir)
+		if got := searchDirs(t, searchDir); len(got) != 2 {
+			t.Errorf("after dropping b: %v, want a's and the messages' indexes", got)
+		}
+		c.ok(t, "DELETE", dbPath("db1", "drop"), "")
+		for _, d := range searchDirs(t, searchDir) {
+			waitGone(t, filepath.Join(searchDir, d))
+		}
+	})
+}
+
+// searchDirs lists the index directories under dir.
+func searchDirs(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
 
-	n, c = start()
-	if got := c.search(t, "db1", "coll_a", `{"q":"common","page":1}`)[0].Meta.Found; got != 250 {
-		t.Errorf("after a restart, a finds %d, want 250", got)
-	}
-	c.insert(t, "db1", "coll_a", `{"id":1000,"t":"later"}`)
-	if got := c.searchIDs(t, "db1", "coll_a", `{"q":"later"}`); !slices.Equal(got, []string{"1000"}) {
-		t.Errorf("a write after the restart: %v", got)
-	}
-	st := n.Stats().Search
-	if len(st.Indexes) != 2 {
-		t.Errorf("search stats: %+v, want two indexes", st)
-	}
+// collID is the id of a collection's index, from the search stats.
+func collID(t *testing.T, st search.Stats, coll string) int64 {
+	t.Helper()
 	for _, ix := range st.Indexes {
-		if !ix.Ready || ix.DiskBytes == 0 || (ix.Collection == "coll_a" && ix.Documents != 251) {
-			t.Errorf("index stats %+v", ix)
+		if ix.Collection == coll {
+			return ix.CollectionID
 		}
 	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	t.Fatalf("no index of %s in %+v", coll, st)
+	return 0
+}
 
-	// Remove a's index: it is rebuilt; b's is served as it was.
-	entries, _ := os.ReadDir(searchDir)
-	if len(entries) != 2 {
-		t.Fatalf("search directory holds %d entries, want 2", len(entries))
-	}
-	if err := os.RemoveAll(filepath.Join(searchDir, entries[0].Name())); err != nil {
-		t.Fatal(err)
-	}
-	n, c = start()
-	t.Cleanup(func() { n.Close() })
-	deadline := time.Now().Add(20 * time.Second)
-	for _, coll := range []string{"coll_a", "coll_b"} {
-		for {
-			r := c.do(t, "POST", docPath("db1", coll, "search"), `{"q":"common","page":1}`)
-			if r.status == 503 {
-				e, _ := errorOf(t, r)
-				if e.Retry == nil || e.Retry.Delay <= 0 {
-					t.Errorf("503 without a retry delay: %s", r)
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%s still not searchable: %s", coll, r)
-				}
-				time.Sleep(50 * time.Millisecond)
-				continue
-			}
-			if r.status != 200 {
-				t.Fatalf("search %s: %s", coll, r)
-			}
-			break
+// waitGone waits for the indexer to remove a directory (it applies a drop
+// when it reads it from the log, after the drop is acknowledged).
+func waitGone(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := os.Stat(dir)
+		if os.IsNotExist(err) {
+			return
 		}
-	}
-	if got := c.search(t, "db1", "coll_a", `{"q":"common","page":1}`)[0].Meta.Found; got != 250 {
-		t.Errorf("after the rebuild, a finds %d, want 250", got)
-	}
-	if got := c.searchIDs(t, "db1", "coll_a", `{"q":"later"}`); !slices.Equal(got, []string{"1000"}) {
-		t.Errorf("after the rebuild: %v", got)
-	}
-	if got := c.search(t, "db1", "coll_b", `{"q":"common","page":1}`)[0].Meta.Found; got != 50 {
-		t.Errorf("b finds %d, want 50", got)
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is still there (%v) after its collection was dropped", dir, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
