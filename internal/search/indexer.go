@@ -76,6 +76,10 @@ type Options struct {
 	// while more keep coming. Defaults 256 and 20ms.
 	BatchEntries int
 	BatchTime    time.Duration
+	// BatchBytes bounds the bytes of documents a batch gathers: it stops
+	// at the first read that reaches it, and reads ask for fewer entries
+	// when the last ones were large. Default 8 MiB.
+	BatchBytes int
 	// RebuildChunk is how many documents a rebuild reads per transaction
 	// and indexes per Bleve batch. Default 1000.
 	RebuildChunk int
@@ -90,6 +94,7 @@ type Options struct {
 const (
 	DefaultBatchEntries   = 256
 	DefaultBatchTime      = 20 * time.Millisecond
+	DefaultBatchBytes     = 8 << 20
 	DefaultRebuildChunk   = 1000
 	DefaultWatermarkEvery = 5 * time.Second
 )
@@ -148,6 +153,9 @@ type Indexer struct {
 	caughtUpAt time.Time
 	closed     bool
 	loaded     bool // the collections are known (load has run)
+	// entryBytes is the mean size of the entries of the reader's last
+	// read, for the size of the next (the reader's goroutine only).
+	entryBytes int
 
 	// ctx ends when the indexer is closed: the reader's and the rebuilds'.
 	ctx    context.Context
@@ -183,6 +191,9 @@ func New(clog *changelog.Log, opts Options) *Indexer {
 	}
 	if opts.BatchTime <= 0 {
 		opts.BatchTime = DefaultBatchTime
+	}
+	if opts.BatchBytes <= 0 {
+		opts.BatchBytes = DefaultBatchBytes
 	}
 	if opts.RebuildChunk <= 0 {
 		opts.RebuildChunk = DefaultRebuildChunk
@@ -345,6 +356,46 @@ func newMapping() *mapping.IndexMappingImpl {
 	return m
 }
 
+// scorchConfig is what every index is created and opened with: the
+// settings that bound its memory, spelled out rather than left to Bleve's
+// defaults (package variables that a Bleve upgrade may change). Opening
+// passes them too, so an index made by an older Folio gets them.
+func scorchConfig() map[string]any {
+	return map[string]any{
+		// Batch returns once its segment is on disk: an index holds at
+		// most one segment in memory that is not also in a file, the
+		// batch being written (bounded by BatchEntries and BatchBytes).
+		"unsafe_batch": false,
+		// Only the current snapshot is kept in the root file; older
+		// segments are removed once no search holds them.
+		"numSnapshotsToKeep": 1,
+		"scorchPersisterOptions": map[string]any{
+			// One worker merges the in-memory segments into one and
+			// writes it: with unsafe_batch off there is only ever one.
+			"NumPersisterWorkers":           1,
+			"MaxSizeInMemoryMergePerWorker": 0,
+			"PersisterNapTimeMSec":          0,
+		},
+		// Segments on disk are merged ten at a time in tiers of ten,
+		// and none grows past MergeMaxSegmentDocs documents: a merge's
+		// memory (a document-number map per input segment, 8 bytes a
+		// document, and one term's postings at a time) stays bounded
+		// whatever the collection's size, and so does the number of
+		// segments a search visits (about ten per tier).
+		"scorchMergePlanOptions": map[string]any{
+			"MaxSegmentsPerTier":   10,
+			"SegmentsPerMergeTask": 10,
+			"TierGrowth":           10.0,
+			"MaxSegmentSize":       MergeMaxSegmentDocs,
+			"FloorSegmentSize":     2000,
+			"ReclaimDeletesWeight": 2.0,
+		},
+	}
+}
+
+// MergeMaxSegmentDocs is the most documents a merge puts in one segment.
+const MergeMaxSegmentDocs = 2_000_000
+
 // open opens an existing index of ci with its watermark. The caller holds
 // mu.
 func (ix *Indexer) open(ci *collIndex) error {
@@ -354,7 +405,7 @@ func (ix *Indexer) open(ci *collIndex) error {
 	if _, err := os.Stat(ci.dir); err != nil {
 		return err
 	}
-	idx, err := bleve.Open(ci.dir)
+	idx, err := bleve.OpenUsing(ci.dir, scorchConfig())
 	if err != nil {
 		return err
 	}
@@ -398,12 +449,12 @@ func (ix *Indexer) create(ci *collIndex, at kv.Position) (bleve.Index, error) {
 		// Scorch without a path keeps its segments in memory: the same
 		// engine (and BM25 statistics) as on disk, unlike NewMemOnly's
 		// older key-value index.
-		idx, err = bleve.NewUsing("", newMapping(), scorch.Name, scorch.Name, map[string]any{})
+		idx, err = bleve.NewUsing("", newMapping(), scorch.Name, scorch.Name, scorchConfig())
 	} else {
 		if err = os.RemoveAll(ci.dir); err != nil {
 			return nil, err
 		}
-		idx, err = bleve.NewUsing(ci.dir, newMapping(), scorch.Name, scorch.Name, nil)
+		idx, err = bleve.NewUsing(ci.dir, newMapping(), scorch.Name, scorch.Name, scorchConfig())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search: create the index of %s.%s: %w", ci.db, ci.name, err)

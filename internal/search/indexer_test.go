@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -381,4 +382,24 @@ func TestTrimmedPastTheWatermark(t *testing.T) {
 			t.Errorf("rebuilds: %+v, want one", st)
 		}
 	})
+}
+
+// TestSmallBatchBytes: with a byte bound below one document, every batch
+// holds one entry, and the index still ends up equal to the store.
+func TestSmallBatchBytes(t *testing.T) {
+	e := newEnv(t, backendtest.All[0])
+	ix := search.New(e.clog, search.Options{Dir: e.dir, BatchBytes: 64})
+	if err := ix.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	for i := range 40 {
+		e.put(t, i, fmt.Sprintf("long text of document %d %s", i, strings.Repeat("x", 100)))
+	}
+	for i := range 10 {
+		e.put(t, i, fmt.Sprintf("replaced %d", i))
+	}
+	e.del(t, 39)
+	e.caughtUp(t, ix)
+	e.checkIndex(t, ix)
 }
