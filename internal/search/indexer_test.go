@@ -412,9 +412,13 @@ func TestSmallBatchBytes(t *testing.T) {
 func BenchmarkIndexing(b *testing.B) {
 	e := newEnv(b, backendtest.All[0])
 	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu")
-	var text strings.Builder
-	for i := range 150 {
-		text.WriteString(words[(i*7+i/3)%len(words)] + fmt.Sprint(i%50) + " ")
+	// Every document's text differs, as real ones do.
+	text := func(doc int) string {
+		var t strings.Builder
+		for i := range 150 {
+			t.WriteString(words[(i*7+doc*3)%len(words)] + fmt.Sprint((i*doc)%997) + " ")
+		}
+		return t.String()
 	}
 	ix := search.New(e.clog, search.Options{Dir: e.dir})
 	if err := ix.Start(context.Background()); err != nil {
@@ -436,7 +440,7 @@ func BenchmarkIndexing(b *testing.B) {
 	for n := 0; n < b.N; n += perTx {
 		var docsJSON [][]byte
 		for i := n; i < min(n+perTx, b.N); i++ {
-			docsJSON = append(docsJSON, []byte(fmt.Sprintf(`{"id":%d,"t":%q}`, i, text.String())))
+			docsJSON = append(docsJSON, []byte(fmt.Sprintf(`{"id":%d,"t":%q}`, i, text(i))))
 		}
 		e.tx(b, func(tx kv.Tx) error {
 			_, err := e.docs.Replace(context.Background(), tx, e.coll, docsJSON)

@@ -383,6 +383,18 @@ func holds(op filter.Op, cmp int) bool {
 }
 
 func termOp(field string, op filter.Op, v string) query.Query {
+	// A value at the terms' length limit compares by its cut form, and a
+	// strict bound widens to an inclusive one: s > v only implies
+	// cut(s) >= cut(v). The documents' own check narrows the hits back.
+	v, loose := cutTerm(v)
+	if loose {
+		switch op {
+		case filter.Gt:
+			op = filter.Gte
+		case filter.Lt:
+			op = filter.Lte
+		}
+	}
 	t, f := true, false
 	var q *query.TermRangeQuery
 	switch op {

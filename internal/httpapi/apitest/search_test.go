@@ -863,3 +863,58 @@ func TestSearchOrderWithoutTextAndFilterScores(t *testing.T) {
 		}
 	})
 }
+
+// Strings of 128 bytes and more are indexed for filters, facets and sorts
+// by their first 128 bytes; the hits of a filter are exact all the same,
+// the documents' own check deciding between values that share them.
+func TestSearchLongStrings(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "texts", `{"title":"texts","properties":{"id":{"type":"integer"},"s":{"type":"string"}},"primary_key":["id"]}`)
+		prefix := strings.Repeat("Long text ", 13) // 130 bytes
+		at128 := prefix[:128]
+		c.insert(t, "db1", "texts",
+			fmt.Sprintf(`{"id":1,"s":%q}`, prefix+"alpha"),
+			fmt.Sprintf(`{"id":2,"s":%q}`, prefix+"beta"),
+			fmt.Sprintf(`{"id":3,"s":%q}`, at128),
+			fmt.Sprintf(`{"id":4,"s":%q}`, prefix[:100]),
+			`{"id":5,"s":"short"}`)
+		for _, tc := range []struct {
+			filter string
+			want   []string
+		}{
+			{fmt.Sprintf(`{"s":%q}`, prefix+"beta"), []string{"2"}},
+			{fmt.Sprintf(`{"s":%q}`, at128), []string{"3"}},
+			{fmt.Sprintf(`{"s":{"$gt":%q}}`, at128), []string{"1", "2", "5"}},
+			{fmt.Sprintf(`{"s":{"$gt":%q}}`, prefix+"alpha"), []string{"2", "5"}},
+			{fmt.Sprintf(`{"s":{"$lt":%q}}`, prefix+"beta"), []string{"1", "3", "4"}},
+			{fmt.Sprintf(`{"s":{"$lte":%q}}`, at128), []string{"3", "4"}},
+			{fmt.Sprintf(`{"s":{"$gte":%q}}`, prefix+"beta"), []string{"2", "5"}},
+			{fmt.Sprintf(`{"s":%q}`, strings.ToUpper(prefix+"beta")), nil},
+		} {
+			if got := c.searchIDs(t, "db1", "texts", `{"filter":`+tc.filter+`,"sort":[{"id":"$asc"}]}`); !slices.Equal(got, tc.want) {
+				t.Errorf("filter %s: %v, want %v", tc.filter, got, tc.want)
+			}
+		}
+		ci := fmt.Sprintf(`{"filter":{"s":%q},"collation":{"case":"ci"}}`, strings.ToUpper(prefix+"beta"))
+		if got := c.searchIDs(t, "db1", "texts", ci); !slices.Equal(got, []string{"2"}) {
+			t.Errorf("case-insensitive: %v", got)
+		}
+		// Sorts and facets see the first 128 bytes: the three values that
+		// share them tie (in key order) and count as one.
+		if got := c.searchIDs(t, "db1", "texts", `{"sort":[{"s":"$asc"}]}`); !slices.Equal(got, []string{"4", "1", "2", "3", "5"}) {
+			t.Errorf("sorted by s: %v", got)
+		}
+		counts := map[string]int64{}
+		for _, fc := range c.search(t, "db1", "texts", `{"facet":{"s":{}},"page":1}`)[0].Facets["s"].Counts {
+			counts[fc.Value] = fc.Count
+		}
+		if len(counts) != 3 || counts[at128] != 3 || counts[prefix[:100]] != 1 || counts["short"] != 1 {
+			t.Errorf("facet s: %v", counts)
+		}
+		// The text itself is searched whole.
+		if got := c.searchIDs(t, "db1", "texts", `{"q":"beta"}`); !slices.Equal(got, []string{"2"}) {
+			t.Errorf("q beta: %v", got)
+		}
+	})
+}
