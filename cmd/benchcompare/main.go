@@ -24,13 +24,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/foliodb/folio/internal/benchrun"
 	"github.com/foliodb/folio/internal/loadgen"
 	"github.com/foliodb/folio/internal/pgtest"
 )
@@ -149,7 +149,7 @@ func run(ctx context.Context, cfg config) error {
 	if folioBin == "" {
 		folioBin = filepath.Join(tmp, "folio")
 		cfg.logf("building folio")
-		if folioDesc, err = buildFolio(ctx, cfg.rev, tmp, folioBin); err != nil {
+		if folioDesc, err = benchrun.BuildFolio(ctx, cfg.rev, tmp, folioBin); err != nil {
 			return err
 		}
 	}
@@ -162,17 +162,17 @@ func run(ctx context.Context, cfg config) error {
 	}
 	defer pg.Stop()
 	cfg.logf("starting folio")
-	folio, err := startFolio(ctx, folioBin, filepath.Join(tmp, "folio-data"))
+	folio, err := benchrun.StartFolio(ctx, folioBin, "--data-dir", filepath.Join(tmp, "folio-data"))
 	if err != nil {
 		return err
 	}
-	defer folio.stop()
-	var yard *process
+	defer folio.Stop()
+	var yard *benchrun.Process
 	if cfg.yardstick != "" {
 		if yard, err = startYardstick(ctx); err != nil {
 			return err
 		}
-		defer yard.stop()
+		defer yard.Stop()
 	}
 
 	data := loadgen.Dataset{Docs: cfg.docs, Seed: cfg.seed}
@@ -182,7 +182,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	defer pgDriver.Close()
 	sides := []*side{
-		{driver: loadgen.NewFolio(loadgen.FolioOptions{URL: folio.url, Clients: cfg.clients}), results: map[string]*loadgen.Result{}},
+		{driver: loadgen.NewFolio(loadgen.FolioOptions{URL: folio.URL, Clients: cfg.clients}), results: map[string]*loadgen.Result{}},
 		{driver: pgDriver, results: map[string]*loadgen.Result{}},
 	}
 	defer sides[0].driver.Close()
@@ -213,7 +213,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	var yardSide *side
 	if yard != nil {
-		yardSide = &side{driver: loadgen.NewFolio(loadgen.FolioOptions{URL: yard.url, Clients: cfg.clients, Name: "yardstick"}), results: map[string]*loadgen.Result{}}
+		yardSide = &side{driver: loadgen.NewFolio(loadgen.FolioOptions{URL: yard.URL, Clients: cfg.clients, Name: "yardstick"}), results: map[string]*loadgen.Result{}}
 		defer yardSide.driver.Close()
 	}
 
@@ -258,7 +258,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 	}
 	if cfg.mdPath != "" {
-		if err := updateMarkdown(cfg.mdPath, cmp.markdown(cfg, env, cfg.svgPath, cfg.mdPath)); err != nil {
+		if err := issue8.Update(cfg.mdPath, cmp.markdown(cfg, env, cfg.svgPath, cfg.mdPath)); err != nil {
 			return err
 		}
 		cfg.logf("wrote %s and %s", cfg.mdPath, cfg.svgPath)
@@ -287,7 +287,7 @@ func (c config) logf(format string, args ...any) {
 }
 
 // profileFolio runs w on Folio while the server records a CPU profile.
-func profileFolio(ctx context.Context, cfg config, s *side, folio *process, w loadgen.Workload, data loadgen.Dataset) (string, error) {
+func profileFolio(ctx context.Context, cfg config, s *side, folio *benchrun.Process, w loadgen.Workload, data loadgen.Dataset) (string, error) {
 	if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
 		return "", err
 	}
@@ -297,7 +297,7 @@ func profileFolio(ctx context.Context, cfg config, s *side, folio *process, w lo
 	got := make(chan error, 1)
 	go func() {
 		time.Sleep(time.Second)
-		got <- fetchProfile(ctx, folio.pprofURL, cfg.profileSeconds, path)
+		got <- benchrun.FetchProfile(ctx, folio.PprofURL, cfg.profileSeconds, path)
 	}()
 	_, err := loadgen.Run(ctx, loadgen.RunConfig{Driver: s.driver, Workload: w, Data: data, Clients: cfg.clients,
 		Duration: time.Duration(cfg.profileSeconds+2) * time.Second, Seed: cfg.seed + 1})
@@ -307,14 +307,5 @@ func profileFolio(ctx context.Context, cfg config, s *side, folio *process, w lo
 	if err != nil {
 		return path, err
 	}
-	// The top of the profile, in text, for reading without the tools.
-	top, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=40", path).Output()
-	if err != nil {
-		return path, fmt.Errorf("pprof -top %s: %w", path, err)
-	}
-	cum, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", "-nodecount=60", path).Output()
-	if err != nil {
-		return path, fmt.Errorf("pprof -top -cum %s: %w", path, err)
-	}
-	return path, os.WriteFile(strings.TrimSuffix(path, ".pprof")+".top.txt", append(top, cum...), 0o644)
+	return path, benchrun.ProfileTop(ctx, path)
 }

@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/foliodb/folio/internal/benchrun"
 	"github.com/foliodb/folio/internal/loadgen"
 )
 
@@ -135,7 +133,7 @@ const (
 func (c *comparison) markdown(cfg config, env *environment, svgPath, mdPath string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %s, %d cores, %s RAM, %s; %s, PostgreSQL %s; Folio built from %s. ",
-		env.date.Format("2006-01-02 15:04 MST"), env.cpu, env.cores, env.memory, env.os, env.goVersion, env.postgres, env.folio)
+		env.Date.Format("2006-01-02 15:04 MST"), env.CPU, env.Cores, env.Memory, env.OS, env.GoVersion, env.postgres, env.folio)
 	fmt.Fprintf(&b, "%d documents of about 1 KB on each side, %d clients, %d round(s) of %v per workload per side, "+
 		"interleaved and alternating which side goes first; seed %d. Load (not compared): %s; then a warm-up of workload A, unreported: %s. Whole run: %.1f minutes.\n\n",
 		cfg.docs, cfg.clients, cfg.rounds, cfg.duration, cfg.seed, strings.Join(env.loadTimes, ", "), orNone(env.warmups), env.took.Minutes())
@@ -199,42 +197,10 @@ fields, fsync and synchronous_commit on), and rewrites the part below between it
 
 ` + generatedBegin + "\n" + generatedEnd + "\n" + sectionEnd + "\n"
 
-// updateMarkdown writes generated into the issue 8 section of the file at
-// path, creating the file or the section if missing, and leaving the rest
-// of the file as it was.
-func updateMarkdown(path, generated string) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	out, err := replaceSection(old, generated)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return os.WriteFile(path, out, 0o644)
-}
+// issue8 is the section of docs/benchmarks.md this program rewrites.
+var issue8 = benchrun.Section{Name: "issue 8", Begin: sectionBegin, End: sectionEnd,
+	GeneratedBegin: generatedBegin, GeneratedEnd: generatedEnd, Template: sectionTemplate}
 
 func replaceSection(doc []byte, generated string) ([]byte, error) {
-	if len(bytes.TrimSpace(doc)) == 0 {
-		doc = []byte("# Benchmarks\n\nResults of the project's benchmarks, each with the machine and date it was measured on.\n")
-	}
-	if !bytes.Contains(doc, []byte(sectionBegin)) {
-		doc = append(bytes.TrimRight(doc, "\n"), "\n\n"+sectionTemplate...)
-	}
-	s := string(doc)
-	begin, end := strings.Index(s, sectionBegin), strings.Index(s, sectionEnd)
-	if end < begin {
-		return nil, errors.New("the issue 8 section's end marker is missing or before its beginning")
-	}
-	section := s[begin:end]
-	gb, ge := strings.Index(section, generatedBegin), strings.Index(section, generatedEnd)
-	switch {
-	case gb < 0 && ge < 0:
-		section += generatedBegin + "\n" + generatedEnd + "\n"
-		gb, ge = strings.Index(section, generatedBegin), strings.Index(section, generatedEnd)
-	case gb < 0 || ge < gb:
-		return nil, errors.New("the generated part's markers of the issue 8 section are broken")
-	}
-	section = section[:gb+len(generatedBegin)] + "\n" + strings.TrimRight(generated, "\n") + "\n" + section[ge:]
-	return []byte(s[:begin] + section + s[end:]), nil
+	return issue8.Replace(doc, generated)
 }

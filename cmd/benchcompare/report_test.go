@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/benchrun"
 	"github.com/foliodb/folio/internal/loadgen"
 )
 
@@ -105,7 +106,7 @@ func TestCompareAndRender(t *testing.T) {
 	if want := math.Sqrt(2 * 0.1); math.Abs(cmp.geomean-want) > 1e-9 {
 		t.Errorf("geomean %v, want %v", cmp.geomean, want)
 	}
-	env := &environment{cpu: "Test CPU", cores: 2, memory: "1 GiB", os: "test", goVersion: "go", postgres: "15"}
+	env := &environment{Machine: benchrun.Machine{CPU: "Test CPU", Cores: 2, Memory: "1 GiB", OS: "test", GoVersion: "go"}, postgres: "15"}
 	md := cmp.markdown(cfg, env, "docs/bench-compare.svg", "docs/benchmarks.md")
 	for _, want := range []string{"| A |", "| 200 | 100 | 2.00 |", "| eq |", "0.10", "**0.45**", "yardstick", "(2.00)", "Test CPU, 2 cores", "](bench-compare.svg)"} {
 		if !strings.Contains(md, want) {

@@ -30,8 +30,9 @@ var transportMayImport = []string{"internal/ops", "internal/status", "internal/j
 var wirePackages = []string{"net/http", "google.golang.org/grpc", "github.com/tigrisdata/tigris-client-go"}
 
 // mayKnowTheWire are the packages above the operations: the transports,
-// the node that starts them, and the load generator (an HTTP client).
-var mayKnowTheWire = []string{"internal/httpapi", "internal/grpcapi", "internal/node", "internal/loadgen", "cmd/folio", "cmd/benchcompare"}
+// the node that starts them, the load generator (an HTTP client) and the
+// benchmarks that run servers and call them.
+var mayKnowTheWire = []string{"internal/httpapi", "internal/grpcapi", "internal/node", "internal/loadgen", "internal/benchrun", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare"}
 
 func TestTransportsImportOnlyTheOperations(t *testing.T) {
 	imports := packageImports(t)

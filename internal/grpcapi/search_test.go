@@ -130,3 +130,52 @@ func renderPage(hits []*api.SearchHit, facets map[string]*api.SearchFacet, meta 
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// Search over gRPC serves a messages collection too (one Search call, as
+// HTTP's messages/search): the published messages, with their publish
+// time and no updated_at.
+func TestSearchMessagesOverGRPC(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := start(t, b.Open(t), node.Config{})
+		if _, err := s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Db: "db1", Collection: "orders",
+			Schema: []byte(`{"title":"orders","collection_type":"messages","properties":{"n":{"type":"integer"},"t":{"type":"string"}}}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := [][]byte{[]byte(`{"n":1,"t":"red apple"}`), []byte(`{"n":2,"t":"green pear"}`), []byte(`{"t":"red pear","n":3}`)}
+		if _, err := s.rpc.Publish(ctx(t), &api.PublishRequest{Db: "db1", Collection: "orders", Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.rpc.Search(ctx(t), &api.SearchRequest{Db: "db1", Collection: "orders", Q: "red", Sort: []byte(`[{"n":"$desc"}]`),
+			Facet: []byte(`{"t":{}}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pages []*api.SearchResponse
+		for {
+			res, err := st.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages = append(pages, res)
+		}
+		if len(pages) != 1 || len(pages[0].GetHits()) != 2 {
+			t.Fatalf("pages %v", pages)
+		}
+		for i, want := range []string{`{"t":"red pear","n":3}`, `{"n":1,"t":"red apple"}`} {
+			h := pages[0].GetHits()[i]
+			if string(h.GetData()) != want || h.GetMetadata().GetCreatedAt() == nil || h.GetMetadata().GetUpdatedAt() != nil {
+				t.Errorf("hit %d: %s %v, want %s with created_at only", i, h.GetData(), h.GetMetadata(), want)
+			}
+		}
+		if got := renderPage(nil, pages[0].GetFacets(), pages[0].GetMeta()); got != "hits [] facets [t:red apple=1,red pear=1] found 2 pages 1 page 1/20" {
+			t.Errorf("facets and meta: %s", got)
+		}
+	})
+}

@@ -108,6 +108,10 @@ func (s *Server) routes() {
 	handle("POST "+coll+"/messages/publish", s.publish)
 	handle("POST "+coll+"/messages/subscribe", s.subscribe)
 	handle("POST "+coll+"/messages/read", s.read)
+	// As with read, the original served both paths with one call, on
+	// either kind of collection.
+	handle("POST "+coll+"/documents/search", s.search)
+	handle("POST "+coll+"/messages/search", s.search)
 
 	// Calls of the API that Folio does not serve yet: 501, so that a
 	// client can tell "not built" from "no such path".
@@ -116,8 +120,6 @@ func (s *Server) routes() {
 			return status.Errorf(status.Unimplemented, "%s is not implemented by this server yet", what)
 		})
 	}
-	handle("POST "+coll+"/documents/search", s.search)
-	unbuilt("POST "+coll+"/messages/search", "search on messages collections")
 	unbuilt("/v1/observability/metrics/", "metrics queries")
 	unbuilt("/v1/users/metadata/", "user metadata")
 

@@ -11,6 +11,7 @@
 package messages
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -167,6 +168,36 @@ func encodeValue(msg []byte) []byte {
 
 var errCorrupt = errors.New("messages: corrupt stored message")
 
+// Decode returns the JSON of a stored message value (aliasing it).
+func Decode(v []byte) ([]byte, error) {
+	if len(v) < 1 || v[0] != valueVersion {
+		return nil, errCorrupt
+	}
+	return v[1:], nil
+}
+
+// Fetch reads the stored message at key, as a search hit reads it; ok is
+// false where there is none (its collection dropped since it was indexed).
+// Its Data is the caller's.
+func (s *Service) Fetch(ctx context.Context, tx kv.Tx, key []byte) (_ Item, ok bool, _ error) {
+	v, err := tx.Get(ctx, key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return Item{}, false, nil
+	}
+	if err != nil {
+		return Item{}, false, err
+	}
+	msg, err := Decode(v)
+	if err != nil {
+		return Item{}, false, fmt.Errorf("%w at %x", err, key)
+	}
+	_, nanos, err := keyspace.MessageKey(key)
+	if err != nil {
+		return Item{}, false, fmt.Errorf("messages: key %x: %w", key, err)
+	}
+	return Item{Data: bytes.Clone(msg), CreatedAt: time.Unix(0, nanos).UTC(), ResumeToken: key}, true, nil
+}
+
 // ReadRequest describes a read of stored messages.
 type ReadRequest struct {
 	Filter filter.Filter
@@ -202,11 +233,10 @@ func (s *Service) Read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, 
 	defer it.Close()
 	skipped, sent := int64(0), int64(0)
 	for it.Next() {
-		v := it.Value()
-		if len(v) < 1 || v[0] != valueVersion {
-			return fmt.Errorf("%w at %x", errCorrupt, it.Key())
+		msg, err := Decode(it.Value())
+		if err != nil {
+			return fmt.Errorf("%w at %x", err, it.Key())
 		}
-		msg := v[1:]
 		ok, err := req.Filter.Matches(msg)
 		if err != nil {
 			return fmt.Errorf("messages: stored message at %x: %w", it.Key(), err)

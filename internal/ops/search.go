@@ -15,7 +15,8 @@ import (
 	"github.com/foliodb/folio/internal/status"
 )
 
-// SearchRequest is a full-text search of a documents collection.
+// SearchRequest is a full-text search of a collection: of its documents,
+// or of the stored messages of a messages collection.
 type SearchRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
@@ -112,9 +113,6 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 		coll, err = o.catalog.Lookup(ctx, tx, c.ns(), req.DB, req.Collection)
 		if err != nil {
 			return err
-		}
-		if coll.Schema.CollectionType() != schema.Documents {
-			return status.Errorf(status.Unimplemented, "search on messages collections is not implemented by this server yet")
 		}
 		if f, err = parseSearchFilter(req.Filter, coll.Schema, req.Collation); err != nil {
 			return err
@@ -287,7 +285,7 @@ func (ps *pageSearch) page(ctx context.Context, tx kv.Tx, n int, withFacets bool
 		page.Facets = map[string]search.FacetResult{}
 	}
 	for _, key := range res.Keys {
-		rec, ok, err := ps.o.docs.Fetch(ctx, tx, key)
+		hit, ok, err := ps.fetch(ctx, tx, key)
 		if err != nil {
 			return SearchPage{}, 0, err
 		}
@@ -296,16 +294,27 @@ func (ps *pageSearch) page(ctx context.Context, tx kv.Tx, n int, withFacets bool
 		}
 		// The index answers some filters loosely (array elements, numbers
 		// past 2^53): the document itself decides.
-		if match, err := ps.filter.Matches(rec.Data); err != nil || !match {
+		if match, err := ps.filter.Matches(hit.Data); err != nil || !match {
 			continue
 		}
-		data, err := jsondoc.Project(rec.Data, ps.include, ps.exclude)
-		if err != nil {
+		if hit.Data, err = jsondoc.Project(hit.Data, ps.include, ps.exclude); err != nil {
 			return SearchPage{}, 0, err
 		}
-		page.Hits = append(page.Hits, SearchHit{Data: data, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt})
+		page.Hits = append(page.Hits, hit)
 	}
 	return page, len(res.Keys), nil
+}
+
+// fetch reads a hit from the store: a document, or a stored message (as
+// the original, a search serves both kinds of collection; a message has
+// no updated_at).
+func (ps *pageSearch) fetch(ctx context.Context, tx kv.Tx, key []byte) (SearchHit, bool, error) {
+	if ps.coll.Schema.CollectionType() == schema.Messages {
+		m, ok, err := ps.o.messages.Fetch(ctx, tx, key)
+		return SearchHit{Data: m.Data, CreatedAt: m.CreatedAt}, ok, err
+	}
+	rec, ok, err := ps.o.docs.Fetch(ctx, tx, key)
+	return SearchHit{Data: rec.Data, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt}, ok, err
 }
 
 func fieldSet(names []string) map[string]bool {

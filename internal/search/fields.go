@@ -25,9 +25,10 @@ import (
 //	$kw.p    the exact value as one term (keyword), with doc values: string
 //	         filters and ranges, facets and string sorts; the canonical
 //	         decimal of numbers (for facet values), uuids and date-times as
-//	         written, bytes as hex (so that term order is byte order)
+//	         written, bytes as hex (so that term order is byte order); cut
+//	         to its first 128 bytes (cutTerm)
 //	$ci.p    strings only: the folded value as one term, for
-//	         case-insensitive filters
+//	         case-insensitive filters; cut the same way
 //
 // A field name cannot start with "$" (the filter language keeps those), so
 // no shadow can collide with a document field. Every document is indexed
@@ -104,7 +105,8 @@ func (b *builder) add(f *schema.Field, v any, pos []uint64) {
 		}
 		b.text(f.Path, pos, s)
 		b.keyword(f.Path, pos, s)
-		b.doc.AddField(document.NewTextFieldCustom(foldedField(f.Path), pos, []byte(index.Fold(s)), foldedOptions, b.an.keyword))
+		folded, _ := cutTerm(index.Fold(s))
+		b.doc.AddField(document.NewTextFieldCustom(foldedField(f.Path), pos, []byte(folded), foldedOptions, b.an.keyword))
 	case schema.UUID:
 		if s, ok := v.(string); ok {
 			b.keyword(f.Path, pos, s)
@@ -169,7 +171,22 @@ func (b *builder) text(path string, pos []uint64, s string) {
 }
 
 func (b *builder) keyword(path string, pos []uint64, s string) {
+	s, _ = cutTerm(s)
 	b.doc.AddField(document.NewTextFieldCustom(keywordField(path), pos, []byte(s), keywordOptions, b.an.keyword))
+}
+
+// cutTerm cuts a $kw. or $ci. term to its first index.MaxValueBytes
+// bytes, as the store's own index cuts its entries: a long value (a text
+// body) as a whole term made the term dictionaries' FSTs, built at every
+// write and rebuilt at every merge, most of the cost of indexing, for
+// filters, facets and sorts that hardly ever use whole texts. loose
+// reports a value at or past the limit: a comparison with it must widen
+// (see comparison), and the documents' own check makes the hits exact.
+func cutTerm(s string) (_ string, loose bool) {
+	if len(s) >= index.MaxValueBytes {
+		return s[:index.MaxValueBytes], true
+	}
+	return s, false
 }
 
 // number reads a JSON number of a numeric field: its value as Bleve holds

@@ -135,16 +135,18 @@ func (ix *Indexer) releaseHolds(start kv.Position) {
 }
 
 // gather returns the next batch of entries: it waits for the first, then
-// takes what more comes within BatchTime, up to BatchEntries. It returns
-// errRewind when a rebuild asks the reader to go back.
+// takes what more comes within BatchTime, up to BatchEntries and
+// BatchBytes. It returns errRewind when a rebuild asks the reader to go
+// back.
 func (ix *Indexer) gather(ctx context.Context, r *changelog.Reader) ([]changelog.Entry, error) {
 	var out []changelog.Entry
 	var deadline time.Time
-	for len(out) < ix.opts.BatchEntries {
+	size := 0
+	for len(out) < ix.opts.BatchEntries && size < ix.opts.BatchBytes {
 		if ix.rewindPending(r.Position()) {
 			return nil, errRewind
 		}
-		entries, err := r.Read(ctx, ix.opts.BatchEntries-len(out))
+		entries, err := r.Read(ctx, ix.readLimit(len(out), size))
 		if err != nil {
 			return nil, err
 		}
@@ -153,6 +155,9 @@ func (ix *Indexer) gather(ctx context.Context, r *changelog.Reader) ([]changelog
 		ix.mu.Unlock()
 		out = append(out, entries...)
 		if len(entries) > 0 {
+			n := entriesSize(entries)
+			size += n
+			ix.entryBytes = n / len(entries)
 			if deadline.IsZero() {
 				deadline = time.Now().Add(ix.opts.BatchTime)
 			}
@@ -171,6 +176,30 @@ func (ix *Indexer) gather(ctx context.Context, r *changelog.Reader) ([]changelog
 		}
 	}
 	return out, nil
+}
+
+// readLimit is how many entries the next read asks for, with n entries
+// of size bytes gathered: what the batch has room for, in entries and, at
+// the mean size of the last read's, in bytes. A transaction is at most the
+// store's MaxTxSize, so one read past the bound goes beyond it by that at
+// most times the entries it was asked for.
+func (ix *Indexer) readLimit(n, size int) int {
+	limit := ix.opts.BatchEntries - n
+	if ix.entryBytes > 0 {
+		limit = min(limit, max(1, (ix.opts.BatchBytes-size)/ix.entryBytes))
+	}
+	return limit
+}
+
+// entriesSize is the bytes of documents and keys the entries carry.
+func entriesSize(entries []changelog.Entry) int {
+	n := 0
+	for _, e := range entries {
+		for _, rec := range e.Records {
+			n += len(rec.Key) + len(rec.Data)
+		}
+	}
+	return n
 }
 
 func (ix *Indexer) rewindPending(pos kv.Position) bool {
@@ -311,10 +340,7 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 			ix.log.Error("search: a logged schema does not parse; the collection is not indexed", "db", rec.DB, "collection", rec.Collection, "err", err)
 			return nil
 		}
-		if s.CollectionType() != schema.Documents {
-			return nil
-		}
-		ci = &collIndex{id: rec.CollID, dbID: rec.DBID, ns: rec.NS, db: rec.DB, name: rec.Collection, schema: s, rev: rec.Rev, dir: ix.dirOf(rec.CollID)}
+		ci = &collIndex{id: rec.CollID, dbID: rec.DBID, ns: rec.NS, db: rec.DB, name: rec.Collection, kind: s.CollectionType(), schema: s, rev: rec.Rev, dir: ix.dirOf(rec.CollID)}
 		idx, err := ix.create(ci, pos)
 		if err != nil {
 			return err
@@ -355,7 +381,7 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 		for _, c := range gone {
 			ix.drop(c)
 		}
-	case changelog.Insert, changelog.Replace, changelog.Update, changelog.Delete:
+	case changelog.Insert, changelog.Replace, changelog.Update, changelog.Delete, changelog.Publish:
 		ix.mu.Lock()
 		skip := ci == nil || !eligible[ci] || ci.rebuilding || ci.idx == nil || pos <= ci.applied
 		var s *schema.Schema

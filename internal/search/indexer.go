@@ -1,6 +1,7 @@
-// Package search is Folio's full-text search: a Bleve index per documents
-// collection, fed from the change log, and the translation of a search
-// request (text, filter, facets, sort, pages) into Bleve queries.
+// Package search is Folio's full-text search: a Bleve index per collection
+// (of documents or of messages), fed from the change log, and the
+// translation of a search request (text, filter, facets, sort, pages)
+// into Bleve queries.
 //
 // # The indexer is a change-log reader
 //
@@ -13,11 +14,12 @@
 // had not persisted, and their watermark with them. After a restart the
 // reader opens at the lowest watermark and each index skips what it
 // already holds. Replaying is idempotent: an insert, replace or update
-// record carries the whole document after the change, indexed under its
-// storage key; a delete removes the key. The indexer follows DDL from the
-// log too: a created collection gets an empty index, a schema change
-// switches the fields later documents are indexed with, and a dropped
-// collection's (or database's) index is closed and its files removed.
+// record carries the whole document after the change, and a publish
+// record the whole message, indexed under its storage key; a delete
+// removes the key. The indexer follows DDL from the log too: a created
+// collection gets an empty index, a schema change switches the fields
+// later documents are indexed with, and a dropped collection's (or
+// database's) index is closed and its files removed.
 //
 // # Rebuilds
 //
@@ -74,6 +76,10 @@ type Options struct {
 	// while more keep coming. Defaults 256 and 20ms.
 	BatchEntries int
 	BatchTime    time.Duration
+	// BatchBytes bounds the bytes of documents a batch gathers: it stops
+	// at the first read that reaches it, and reads ask for fewer entries
+	// when the last ones were large. Default 8 MiB.
+	BatchBytes int
 	// RebuildChunk is how many documents a rebuild reads per transaction
 	// and indexes per Bleve batch. Default 1000.
 	RebuildChunk int
@@ -91,6 +97,7 @@ type Options struct {
 const (
 	DefaultBatchEntries   = 256
 	DefaultBatchTime      = 20 * time.Millisecond
+	DefaultBatchBytes     = 8 << 20
 	DefaultRebuildChunk   = 1000
 	DefaultWatermarkEvery = 5 * time.Second
 )
@@ -114,8 +121,8 @@ var (
 	ErrStopped    = &status.Error{Code: status.Unavailable, Message: "search is stopped: the server is shutting down", RetryDelay: retryDelay}
 )
 
-// Indexer keeps a Bleve index per documents collection up to date with the
-// change log. Its methods are safe for concurrent use.
+// Indexer keeps a Bleve index per collection up to date with the change
+// log. Its methods are safe for concurrent use.
 type Indexer struct {
 	clog  *changelog.Log
 	store kv.Store
@@ -149,6 +156,9 @@ type Indexer struct {
 	caughtUpAt time.Time
 	closed     bool
 	loaded     bool // the collections are known (load has run)
+	// entryBytes is the mean size of the entries of the reader's last
+	// read, for the size of the next (the reader's goroutine only).
+	entryBytes int
 
 	// ctx ends when the indexer is closed: the reader's and the rebuilds'.
 	ctx    context.Context
@@ -162,6 +172,9 @@ type collIndex struct {
 	ns       int64 // the database's namespace
 	db, name string
 	dir      string // "" in memory
+	// kind tells where a rebuild reads (documents or messages); a schema
+	// change cannot change it.
+	kind schema.CollectionType
 
 	// Under Indexer.mu.
 	schema     *schema.Schema
@@ -183,6 +196,9 @@ func New(clog *changelog.Log, opts Options) *Indexer {
 	if opts.BatchTime <= 0 {
 		opts.BatchTime = DefaultBatchTime
 	}
+	if opts.BatchBytes <= 0 {
+		opts.BatchBytes = DefaultBatchBytes
+	}
 	if opts.RebuildChunk <= 0 {
 		opts.RebuildChunk = DefaultRebuildChunk
 	}
@@ -197,7 +213,7 @@ func New(clog *changelog.Log, opts Options) *Indexer {
 }
 
 // Start starts the indexer in the background: it opens the index of every
-// documents collection (scheduling a rebuild of those missing or
+// collection (scheduling a rebuild of those missing or
 // unreadable), removes the indexes of collections that no longer exist,
 // and follows the log. A store that cannot be read yet does not fail the
 // start: the indexer retries, and searches answer UNAVAILABLE meanwhile.
@@ -252,10 +268,7 @@ func (ix *Indexer) load(ctx context.Context) error {
 	ix.caughtUpAt = time.Now()
 	var rebuild []*collIndex
 	for _, c := range colls {
-		if c.Schema.CollectionType() != schema.Documents {
-			continue
-		}
-		ci := &collIndex{id: c.ID, dbID: c.DB.ID, ns: c.DB.NS, db: c.DB.Name, name: c.Name, schema: c.Schema, rev: c.Rev, dir: ix.dirOf(c.ID)}
+		ci := &collIndex{id: c.ID, dbID: c.DB.ID, ns: c.DB.NS, db: c.DB.Name, name: c.Name, kind: c.Schema.CollectionType(), schema: c.Schema, rev: c.Rev, dir: ix.dirOf(c.ID)}
 		ix.colls[c.ID] = ci
 		if err := ix.open(ci); err != nil {
 			ix.log.Warn("search: index unreadable or missing: rebuilding it", "db", ci.db, "collection", ci.name, "dir", ci.dir, "err", err)
@@ -352,6 +365,46 @@ func newMapping() *mapping.IndexMappingImpl {
 	return m
 }
 
+// scorchConfig is what every index is created and opened with: the
+// settings that bound its memory, spelled out rather than left to Bleve's
+// defaults (package variables that a Bleve upgrade may change). Opening
+// passes them too, so an index made by an older Folio gets them.
+func scorchConfig() map[string]any {
+	return map[string]any{
+		// Batch returns once its segment is on disk: an index holds at
+		// most one segment in memory that is not also in a file, the
+		// batch being written (bounded by BatchEntries and BatchBytes).
+		"unsafe_batch": false,
+		// Only the current snapshot is kept in the root file; older
+		// segments are removed once no search holds them.
+		"numSnapshotsToKeep": 1,
+		"scorchPersisterOptions": map[string]any{
+			// One worker merges the in-memory segments into one and
+			// writes it: with unsafe_batch off there is only ever one.
+			"NumPersisterWorkers":           1,
+			"MaxSizeInMemoryMergePerWorker": 0,
+			"PersisterNapTimeMSec":          0,
+		},
+		// Segments on disk are merged ten at a time in tiers of ten,
+		// and none grows past MergeMaxSegmentDocs documents: a merge's
+		// memory (a document-number map per input segment, 8 bytes a
+		// document, and one term's postings at a time) stays bounded
+		// whatever the collection's size, and so does the number of
+		// segments a search visits (about ten per tier).
+		"scorchMergePlanOptions": map[string]any{
+			"MaxSegmentsPerTier":   10,
+			"SegmentsPerMergeTask": 10,
+			"TierGrowth":           10.0,
+			"MaxSegmentSize":       MergeMaxSegmentDocs,
+			"FloorSegmentSize":     2000,
+			"ReclaimDeletesWeight": 2.0,
+		},
+	}
+}
+
+// MergeMaxSegmentDocs is the most documents a merge puts in one segment.
+const MergeMaxSegmentDocs = 2_000_000
+
 // open opens an existing index of ci with its watermark. The caller holds
 // mu.
 func (ix *Indexer) open(ci *collIndex) error {
@@ -361,7 +414,7 @@ func (ix *Indexer) open(ci *collIndex) error {
 	if _, err := os.Stat(ci.dir); err != nil {
 		return err
 	}
-	idx, err := bleve.Open(ci.dir)
+	idx, err := bleve.OpenUsing(ci.dir, scorchConfig())
 	if err != nil {
 		return err
 	}
@@ -405,12 +458,12 @@ func (ix *Indexer) create(ci *collIndex, at kv.Position) (bleve.Index, error) {
 		// Scorch without a path keeps its segments in memory: the same
 		// engine (and BM25 statistics) as on disk, unlike NewMemOnly's
 		// older key-value index.
-		idx, err = bleve.NewUsing("", newMapping(), scorch.Name, scorch.Name, map[string]any{})
+		idx, err = bleve.NewUsing("", newMapping(), scorch.Name, scorch.Name, scorchConfig())
 	} else {
 		if err = os.RemoveAll(ci.dir); err != nil {
 			return nil, err
 		}
-		idx, err = bleve.NewUsing(ci.dir, newMapping(), scorch.Name, scorch.Name, nil)
+		idx, err = bleve.NewUsing(ci.dir, newMapping(), scorch.Name, scorch.Name, scorchConfig())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search: create the index of %s.%s: %w", ci.db, ci.name, err)

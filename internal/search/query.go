@@ -3,15 +3,18 @@ package search
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	bnumeric "github.com/blevesearch/bleve/v2/numeric"
 	bsearch "github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/collector"
+	"github.com/blevesearch/bleve/v2/search/facet"
 	"github.com/blevesearch/bleve/v2/search/query"
+	bindex "github.com/blevesearch/bleve_index_api"
 
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/index"
@@ -55,6 +58,11 @@ type Prepared struct {
 	text   query.Query
 	query  query.Query
 	sort   bsearch.SortOrder
+	// score is Bleve's scoring mode: "" (BM25) when hits are ranked by
+	// relevance, "none" when no score decides their order, which spares
+	// scoring every match and lets Bleve merge a filter's term lists as
+	// bitmaps.
+	score string
 }
 
 // Prepare checks a request against the schema (every error an
@@ -95,18 +103,29 @@ func Prepare(s *schema.Schema, req Request) (*Prepared, error) {
 		}
 		p.sort = append(p.sort, key)
 	}
-	if len(p.sort) == 0 {
+	_, noText := p.text.(*query.MatchAllQuery)
+	p.score = "none"
+	if len(p.sort) == 0 && !noText {
 		p.sort = append(p.sort, &bsearch.SortScore{Desc: true})
+		p.score = ""
 	}
-	// The storage key last: pages are stable under equal scores.
+	// The storage key last: pages are stable under equal scores, and
+	// without text or sort the hits come in key order.
 	p.sort = append(p.sort, &bsearch.SortDocID{})
 	p.query = p.text
 	if !req.Filter.MatchesAll() {
 		fq := translate(req.Filter.Root)
-		if _, all := p.text.(*query.MatchAllQuery); all {
+		switch {
+		case noText:
 			p.query = fq
-		} else {
+		case p.score == "none":
 			p.query = bleve.NewConjunctionQuery(p.text, fq)
+		default:
+			// Ranked: the filter selects and the text alone scores.
+			bq := bleve.NewBooleanQuery()
+			bq.AddMust(p.text)
+			bq.AddFilter(fq)
+			p.query = bq
 		}
 	}
 	return p, nil
@@ -364,6 +383,18 @@ func holds(op filter.Op, cmp int) bool {
 }
 
 func termOp(field string, op filter.Op, v string) query.Query {
+	// A value at the terms' length limit compares by its cut form, and a
+	// strict bound widens to an inclusive one: s > v only implies
+	// cut(s) >= cut(v). The documents' own check narrows the hits back.
+	v, loose := cutTerm(v)
+	if loose {
+		switch op {
+		case filter.Gt:
+			op = filter.Gte
+		case filter.Lt:
+			op = filter.Lte
+		}
+	}
 	t, f := true, false
 	var q *query.TermRangeQuery
 	switch op {
@@ -467,48 +498,73 @@ func (ix *Indexer) Searcher(collID int64) (*Searcher, error) {
 }
 
 // Page returns the hits from `from` (0-based), at most size of them, and,
-// if withFacets, the request's facets.
+// if withFacets, the request's facets: counts, and numeric fields' stats,
+// gathered in the same pass over the matches from their doc values.
 func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFacets bool) (*Result, error) {
-	req := bleve.NewSearchRequestOptions(p.query, size, from, false)
-	req.SortByCustom(p.sort)
-	if withFacets {
+	ii, err := s.idx.Advanced()
+	if err != nil {
+		return nil, ErrNoIndex
+	}
+	// A snapshot holds its segments until it is closed: an index closed
+	// under the search (dropped, rebuilt, shut down) stays readable to it.
+	r, err := ii.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	if snap, ok := r.(*scorch.IndexSnapshot); ok && snap == nil {
+		return nil, ErrNoIndex // closed before the snapshot was taken
+	}
+	defer r.Close()
+	ctx = context.WithValue(ctx, bsearch.GetScoringModelCallbackKey,
+		bsearch.GetScoringModelCallbackFn(func() string { return bindex.BM25Scoring }))
+	searcher, err := p.query.Searcher(ctx, r, s.idx.Mapping(), bsearch.SearcherOptions{Score: p.score})
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer searcher.Close()
+	coll := collector.NewTopNCollector(size, from, p.sort)
+	var stats map[string]*statsBuilder
+	if withFacets && len(p.req.Facets) > 0 {
+		fb := bsearch.NewFacetsBuilder(r)
+		stats = map[string]*statsBuilder{}
 		for path, n := range p.req.Facets {
 			if n == 0 {
 				n = DefaultFacetSize
 			}
-			req.AddFacet(path, bleve.NewFacetRequest(keywordField(path), n))
+			fb.Add(path, facet.NewTermsFacetBuilder(keywordField(path), n))
+			if f, _ := p.schema.Field(path); numeric(f.Type) {
+				stats[path] = &statsBuilder{field: path}
+				fb.Add(statsPrefix+path, stats[path])
+			}
 		}
+		coll.SetFacetsBuilder(fb)
 	}
-	res, err := s.idx.SearchInContext(ctx, req)
-	if errors.Is(err, bleve.ErrorIndexClosed) {
-		return nil, ErrNoIndex // dropped, rebuilt or shut down under the search
-	}
-	if err != nil {
+	if err := coll.Collect(ctx, searcher, r); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	out := &Result{Found: res.Total}
-	for _, h := range res.Hits {
+	out := &Result{Found: coll.Total()}
+	for _, h := range coll.Results() {
 		k, err := keyOf(h.ID)
 		if err != nil {
 			return nil, fmt.Errorf("search: hit id %q: %w", h.ID, err)
 		}
 		out.Keys = append(out.Keys, k)
 	}
-	if withFacets && len(p.req.Facets) > 0 {
-		out.Facets, err = s.facets(ctx, p, res)
-		if err != nil {
-			return nil, err
-		}
+	if stats != nil {
+		out.Facets = facetResults(p, coll.FacetResults(), stats)
 	}
 	return out, nil
 }
 
-func (s *Searcher) facets(ctx context.Context, p *Prepared, res *bleve.SearchResult) (map[string]FacetResult, error) {
+// statsPrefix names a numeric field's stats among the facets, apart from
+// its counts.
+const statsPrefix = "$stats."
+
+func facetResults(p *Prepared, res bsearch.FacetResults, stats map[string]*statsBuilder) map[string]FacetResult {
 	out := make(map[string]FacetResult, len(p.req.Facets))
-	var numericPaths []string
 	for path := range p.req.Facets {
 		fr := FacetResult{Counts: []FacetCount{}}
-		if r := res.Facets[path]; r != nil {
+		if r := res[path]; r != nil {
 			if r.Terms != nil {
 				for _, t := range r.Terms.Terms() {
 					fr.Counts = append(fr.Counts, FacetCount{Value: t.Term, Count: int64(t.Count)})
@@ -516,94 +572,60 @@ func (s *Searcher) facets(ctx context.Context, p *Prepared, res *bleve.SearchRes
 			}
 			fr.Stats.Count = int64(r.Total)
 		}
-		out[path] = fr
-		if f, _ := p.schema.Field(path); numeric(f.Type) {
-			numericPaths = append(numericPaths, path)
+		if sb := stats[path]; sb != nil {
+			fr.Stats = sb.stats()
 		}
+		out[path] = fr
 	}
-	if len(numericPaths) == 0 {
-		return out, nil
+	return out
+}
+
+// statsBuilder sums a numeric field over the matches, from its doc values
+// (Bleve's facets count values but cannot sum them). Bleve keeps a number
+// as prefix-coded terms at several precisions; the full-precision one
+// (shift 0) is the value. An array gives one per element.
+type statsBuilder struct {
+	field         string
+	n             int64
+	sum, min, max float64
+}
+
+func (b *statsBuilder) StartDoc() {}
+func (b *statsBuilder) EndDoc()   {}
+func (b *statsBuilder) Field() string {
+	return b.field
+}
+func (b *statsBuilder) Size() int { return 64 }
+
+func (b *statsBuilder) UpdateVisitor(term []byte) {
+	pc := bnumeric.PrefixCoded(term)
+	if shift, err := pc.Shift(); err != nil || shift != 0 {
+		return
 	}
-	stats, err := s.numericStats(ctx, p, numericPaths)
+	i, err := pc.Int64()
 	if err != nil {
-		return nil, err
+		return
 	}
-	for path, st := range stats {
-		fr := out[path]
-		fr.Stats = st
-		out[path] = fr
+	x := bnumeric.Int64ToFloat64(i)
+	if b.n == 0 || x < b.min {
+		b.min = x
 	}
-	return out, nil
+	if b.n == 0 || x > b.max {
+		b.max = x
+	}
+	b.n++
+	b.sum += x
 }
 
-// statsBatch is how many matches numericStats loads at a time.
-const statsBatch = 1000
-
-// numericStats computes count, sum, min, max and avg of numeric fields
-// over every match: Bleve's facets count values but cannot sum them, so
-// the matches are walked in batches (by storage key, search-after) with
-// the fields' stored values. Its cost grows with the matches, not the
-// page; memory stays at one batch.
-func (s *Searcher) numericStats(ctx context.Context, p *Prepared, paths []string) (map[string]FacetStats, error) {
-	type acc struct {
-		n             int64
-		sum, min, max float64
-	}
-	accs := make(map[string]*acc, len(paths))
-	for _, path := range paths {
-		accs[path] = &acc{min: math.Inf(1), max: math.Inf(-1)}
-	}
-	var after []string
-	for {
-		req := bleve.NewSearchRequestOptions(p.query, statsBatch, 0, false)
-		req.SortByCustom(bsearch.SortOrder{&bsearch.SortDocID{}})
-		req.Fields = paths
-		req.Score = "none"
-		if after != nil {
-			req.SearchAfter = after
-		}
-		res, err := s.idx.SearchInContext(ctx, req)
-		if err != nil {
-			return nil, fmt.Errorf("search: facet stats: %w", err)
-		}
-		for _, h := range res.Hits {
-			for _, path := range paths {
-				a := accs[path]
-				eachNumber(h.Fields[path], func(x float64) {
-					a.n++
-					a.sum += x
-					a.min = math.Min(a.min, x)
-					a.max = math.Max(a.max, x)
-				})
-			}
-		}
-		if len(res.Hits) < statsBatch {
-			break
-		}
-		after = []string{res.Hits[len(res.Hits)-1].ID}
-	}
-	out := make(map[string]FacetStats, len(paths))
-	for path, a := range accs {
-		st := FacetStats{Count: a.n}
-		if a.n > 0 {
-			avg := a.sum / float64(a.n)
-			sum, mn, mx := a.sum, a.min, a.max
-			st.Avg, st.Sum, st.Min, st.Max = &avg, &sum, &mn, &mx
-		}
-		out[path] = st
-	}
-	return out, nil
+func (b *statsBuilder) Result() *bsearch.FacetResult {
+	return &bsearch.FacetResult{Field: b.field, Total: int(b.n)}
 }
 
-// eachNumber calls fn with each number of a stored field's value: one, or
-// several for an array.
-func eachNumber(v any, fn func(float64)) {
-	switch v := v.(type) {
-	case float64:
-		fn(v)
-	case []any:
-		for _, e := range v {
-			eachNumber(e, fn)
-		}
+func (b *statsBuilder) stats() FacetStats {
+	st := FacetStats{Count: b.n}
+	if b.n > 0 {
+		avg, sum, mn, mx := b.sum/float64(b.n), b.sum, b.min, b.max
+		st.Avg, st.Sum, st.Min, st.Max = &avg, &sum, &mn, &mx
 	}
+	return st
 }

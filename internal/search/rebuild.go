@@ -12,6 +12,7 @@ import (
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/messages"
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/status"
 )
@@ -29,9 +30,7 @@ func (ix *Indexer) rebuildAll(ctx context.Context) {
 	}
 	current := make(map[int64]*catalog.Collection, len(colls))
 	for _, c := range colls {
-		if c.Schema.CollectionType() == schema.Documents {
-			current[c.ID] = c
-		}
+		current[c.ID] = c
 	}
 	ix.mu.Lock()
 	var gone []*collIndex
@@ -49,7 +48,7 @@ func (ix *Indexer) rebuildAll(ctx context.Context) {
 	for id, c := range current {
 		ci := ix.colls[id]
 		if ci == nil {
-			ci = &collIndex{id: c.ID, dbID: c.DB.ID, ns: c.DB.NS, db: c.DB.Name, name: c.Name, dir: ix.dirOf(c.ID)}
+			ci = &collIndex{id: c.ID, dbID: c.DB.ID, ns: c.DB.NS, db: c.DB.Name, name: c.Name, kind: c.Schema.CollectionType(), dir: ix.dirOf(c.ID)}
 			ix.colls[id] = ci
 		}
 		ci.schema, ci.rev = c.Schema, c.Rev
@@ -184,7 +183,10 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 	if err != nil {
 		return 0, err
 	}
-	rng := keyspace.Documents(ci.id)
+	rng, decode := keyspace.Documents(ci.id), decodeDocument
+	if ci.kind == schema.Messages {
+		rng, decode = keyspace.Messages(ci.id), messages.Decode
+	}
 	total := 0
 	for {
 		var s *schema.Schema
@@ -204,12 +206,12 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 			it := tx.Scan(ctx, rng, kv.ScanOptions{Limit: ix.opts.RebuildChunk})
 			defer it.Close()
 			for it.Next() {
-				r, err := docs.DecodeRecord(it.Value())
+				data, err := decode(it.Value())
 				if err != nil {
 					return fmt.Errorf("%w at %x", err, it.Key())
 				}
 				keys = append(keys, append([]byte(nil), it.Key()...))
-				datas = append(datas, append([]byte(nil), r.Data...))
+				datas = append(datas, append([]byte(nil), data...))
 			}
 			return it.Err()
 		})
@@ -239,4 +241,10 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 		}
 		rng.Begin = append(keys[len(keys)-1], 0) // the next key after the last
 	}
+}
+
+// decodeDocument returns the JSON of a stored document record.
+func decodeDocument(v []byte) ([]byte, error) {
+	r, err := docs.DecodeRecord(v)
+	return r.Data, err
 }

@@ -27,12 +27,16 @@ type Backend struct {
 	// earlier is fine: Close may be called more than once). It skips tb
 	// where the backend is not available.
 	Open func(tb testing.TB) kv.Store
+	// Durable returns data of tb's own that a test opens, closes and
+	// opens again: for tests of restarts. It skips tb where the backend is
+	// not available.
+	Durable func(tb testing.TB) Durable
 }
 
 // All is every backend, embedded first.
 var All = []Backend{
-	{Name: "pebble", Open: OpenPebble},
-	{Name: "postgres", Open: OpenPostgres},
+	{Name: "pebble", Open: OpenPebble, Durable: durablePebble},
+	{Name: "postgres", Open: OpenPostgres, Durable: durablePostgres},
 }
 
 // OpenPebble opens an embedded store in a temporary directory of tb.
@@ -63,6 +67,35 @@ func OpenPostgres(tb testing.TB) kv.Store {
 	}
 	closeAtEnd(tb, s)
 	return s
+}
+
+// Durable is a store's data that outlives the stores opened on it.
+type Durable struct {
+	// Open opens a store on the data, closed when the test ends (closing
+	// it earlier is fine). Each store sees what the last one committed.
+	Open func() kv.Store
+	// ServeArgs are the `folio serve` flags that open the same data, for
+	// tests that run the binary.
+	ServeArgs []string
+}
+
+func durablePebble(tb testing.TB) Durable {
+	dir := tb.TempDir()
+	return Durable{Open: func() kv.Store { return OpenPebbleAt(tb, dir) }, ServeArgs: []string{"--data-dir", dir}}
+}
+
+func durablePostgres(tb testing.TB) Durable {
+	url := pgtest.NewDatabase(tb)
+	open := func() kv.Store {
+		tb.Helper()
+		s, err := sqlkv.Open(context.Background(), sqlkv.Options{URL: url})
+		if err != nil {
+			tb.Fatalf("open postgres store: %v", err)
+		}
+		closeAtEnd(tb, s)
+		return s
+	}
+	return Durable{Open: open, ServeArgs: []string{"--engine", "postgres", "--postgres-url", url}}
 }
 
 func closeAtEnd(tb testing.TB, s kv.Store) {

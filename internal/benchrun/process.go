@@ -1,0 +1,188 @@
+// Package benchrun is what the side-by-side benchmarks (cmd/benchcompare,
+// cmd/searchcompare) share: building folio and running it as a server on
+// loopback, fetching its CPU profiles, describing the machine a run was
+// measured on, and rewriting a run's generated part of docs/benchmarks.md.
+package benchrun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Process is a server a benchmark started.
+type Process struct {
+	cmd      *exec.Cmd
+	URL      string // its HTTP base URL
+	PprofURL string // its profiler's, if any
+	done     chan error
+}
+
+// BuildFolio builds ./cmd/folio into out: from the working tree, or with
+// rev from that git revision exported into a directory under tmp. It
+// returns a description of what it built, for the report.
+func BuildFolio(ctx context.Context, rev, tmp, out string) (string, error) {
+	dir, desc := ".", "the working tree at "+GitOutput("rev-parse", "--short", "HEAD")
+	if GitOutput("status", "--porcelain", "--untracked-files=no") != "" {
+		desc += " with uncommitted changes"
+	}
+	if rev != "" {
+		commit := GitOutput("rev-parse", "--short", rev+"^{commit}")
+		if commit == "" {
+			return "", fmt.Errorf("build folio: no git revision %q", rev)
+		}
+		dir, desc = filepath.Join(tmp, "src"), "commit "+commit
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		archive := exec.CommandContext(ctx, "sh", "-c", `git archive "$1" | tar -x -C "$2"`, "sh", commit, dir)
+		archive.Stderr = os.Stderr
+		if err := archive.Run(); err != nil {
+			return "", fmt.Errorf("build folio: export %s: %w", commit, err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/folio")
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build folio (run from the repository's root): %w", err)
+	}
+	return desc, nil
+}
+
+// GitOutput returns git's trimmed output, or "" if git fails.
+func GitOutput(args ...string) string {
+	out, err := exec.Command("git", args...).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// StartFolio runs `folio serve` with args (where its data is: --data-dir,
+// or --engine postgres and --postgres-url), on a free loopback port, with
+// the profiler on a second one.
+func StartFolio(ctx context.Context, bin string, args ...string) (*Process, error) {
+	addr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	pprofAddr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	all := append([]string{"serve", "--addr", addr, "--log-level", "warn", "--pprof-addr", pprofAddr}, args...)
+	p, err := Start(ctx, exec.Command(bin, all...), "http://"+addr)
+	if err != nil {
+		return nil, fmt.Errorf("folio: %w", err)
+	}
+	p.PprofURL = "http://" + pprofAddr
+	return p, nil
+}
+
+// Start starts cmd and waits until url answers /v1/health.
+func Start(ctx context.Context, cmd *exec.Cmd, url string) (*Process, error) {
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	// Its own process group: a Ctrl-C reaches only the benchmark, which
+	// then stops its servers in order. Pdeathsig stops them if it dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Process{cmd: cmd, URL: url, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(url + "/v1/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+		select {
+		case err := <-p.done:
+			return nil, fmt.Errorf("exited while starting: %v", err)
+		case <-ctx.Done():
+			p.Stop()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.Stop()
+			return nil, fmt.Errorf("%s not answering after 30s", url)
+		}
+	}
+}
+
+// Stop asks the process to end (SIGTERM) and kills it after 30 seconds.
+func (p *Process) Stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		p.done <- err
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+	}
+}
+
+// FreeAddr returns a loopback address with a port free at the time of the
+// call.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// FetchProfile saves a CPU profile of the given seconds from a pprof
+// server.
+func FetchProfile(ctx context.Context, pprofURL string, seconds int, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pprofURL+"/debug/pprof/profile?seconds="+strconv.Itoa(seconds), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("CPU profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("CPU profile: %s: %s", resp.Status, b)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("CPU profile: %w", err)
+	}
+	return f.Close()
+}
+
+// ProfileTop writes, beside a CPU profile, the top of it in text (flat,
+// then cumulative), for reading without the tools.
+func ProfileTop(ctx context.Context, path string) error {
+	top, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=40", path).Output()
+	if err != nil {
+		return fmt.Errorf("pprof -top %s: %w", path, err)
+	}
+	cum, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", "-nodecount=60", path).Output()
+	if err != nil {
+		return fmt.Errorf("pprof -top -cum %s: %w", path, err)
+	}
+	return os.WriteFile(strings.TrimSuffix(path, ".pprof")+".top.txt", append(top, cum...), 0o644)
+}

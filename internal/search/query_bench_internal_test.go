@@ -1,0 +1,121 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+
+	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/schema"
+)
+
+// BenchmarkQueryKinds runs the query kinds of cmd/searchcompare on an
+// index of 20,000 documents written in batches of 250 (as the indexer
+// writes them under a steady load), against Bleve alone: what a search
+// costs below ops and HTTP. The index's segments are merged as the merge
+// plan says, after a pause for the merger.
+func BenchmarkQueryKinds(b *testing.B) {
+	s, err := schema.Parse("docs", []byte(`{"title":"docs","properties":{"id":{"type":"integer"},"title":{"type":"string"},"body":{"type":"string"},`+
+		`"tag":{"type":"string"},"rank":{"type":"integer"},"size":{"type":"number"}},"primary_key":["id"]}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix := &Indexer{}
+	ci := &collIndex{id: 1, db: "db", name: "docs", dir: b.TempDir() + "/1"}
+	idx, err := ix.create(ci, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer idx.Close()
+	an, _ := ix.analyzers()
+	words := []string{"bako", "tila", "zorp", "mube", "kira", "lofe", "sanu", "pedi", "gola", "vemi", "rupa", "dosi"}
+	const n = 20_000
+	for start := 0; start < n; start += 250 {
+		batch := idx.NewBatch()
+		for i := start; i < start+250; i++ {
+			body := ""
+			for w := range 80 {
+				// Word w of document i: frequent words often, the rest rarely.
+				k := (i*31 + w*17) % 97
+				if k < len(words) {
+					body += words[k] + " "
+				} else {
+					body += fmt.Sprintf("w%d ", (i*7+w*13)%5000)
+				}
+			}
+			data := fmt.Sprintf(`{"id":%d,"title":"t%d %s","body":%q,"tag":"tag%d","rank":%d,"size":%g}`, i, i, words[i%len(words)], body, i%10, 1+i%5, float64(i%10000)/10)
+			d, err := buildDocument([]byte(fmt.Sprintf("k%08d", i)), []byte(data), s, an)
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch.IndexAdvanced(d)
+		}
+		if err := idx.Batch(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	time.Sleep(5 * time.Second) // the merger's turn
+	searcher := &Searcher{idx: idx}
+	ii, _ := idx.Advanced()
+	r, _ := ii.Reader()
+	b.Logf("%d segments", segments(r))
+	r.Close()
+	parse := func(raw string) filter.Filter {
+		if raw == "" {
+			return filter.Filter{}
+		}
+		f, err := filter.Parse([]byte(raw), s, filter.Collation{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return f
+	}
+	for _, k := range []struct {
+		name, q, filter string
+		facets          bool
+		sort            bool
+		from            int
+	}{
+		{name: "rare", q: "w4321"},
+		{name: "common", q: "bako"},
+		{name: "phrase", q: `"bako tila"`},
+		{name: "filter", filter: `{"$and":[{"tag":"tag3"},{"size":{"$gte":300,"$lt":600}}]}`},
+		{name: "facets", q: "tila", filter: `{"size":{"$gte":300,"$lt":600}}`, facets: true, sort: true},
+		{name: "deep", q: "bako", from: 1000},
+	} {
+		req := Request{Q: k.q, Filter: parse(k.filter)}
+		if k.facets {
+			req.Facets = map[string]int{"tag": 10, "rank": 10, "size": 10}
+		}
+		if k.sort {
+			req.Sort = []SortField{{Path: "size", Desc: true}}
+		}
+		p, err := Prepare(s, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(k.name, func(b *testing.B) {
+			var found uint64
+			for range b.N {
+				res, err := searcher.Page(context.Background(), p, k.from, 20, k.facets)
+				if err != nil {
+					b.Fatal(err)
+				}
+				found = res.Found
+			}
+			b.ReportMetric(float64(found), "found")
+		})
+	}
+}
+
+func segments(r any) int {
+	if s, ok := r.(interface {
+		Segments() []*scorch.SegmentSnapshot
+	}); ok {
+		return len(s.Segments())
+	}
+	return -1
+}
