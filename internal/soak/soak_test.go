@@ -4,6 +4,7 @@ package soak
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,12 +31,25 @@ const (
 	writers      = 16               // clients inserting documents, counting acknowledgements
 	slowReaders  = 60               // clients reading a large read a byte at a time
 	slowBodies   = 80               // clients sending a body a byte at a time
-	stalledFeeds = 60               // events streams whose clients never read
-	// memoryBound is the most resident memory the server may hold at the
-	// end, with everything above still connected: the 16 MiB per-stream
-	// buffers and the block cache are bounded, and so must the whole be.
+	stalledFeeds = 60               // clients opening events streams and reading nothing for stallFor
+	// feedEvery is how often the feeder replaces a large document in the
+	// collection the stalled streams watch, so that their server-side
+	// buffers (a loopback socket's send buffer grows to megabytes) fill
+	// within seconds and the write timeout must cut them off.
+	feedEvery = 50 * time.Millisecond
+	feedBytes = 32 << 10
+	// memoryBound is the most resident memory the server may hold while
+	// everything above is connected (sampled every second after the
+	// restart): the 16 MiB per-stream buffers and the block cache are
+	// bounded, and so must the whole be.
 	memoryBound = 768 << 20
 	clientWait  = 60 * time.Second // a request unanswered this long has hung
+	// stallFor is how long a stalled stream's client reads nothing: far
+	// past the write timeout (5s), so the server must have cut it off by
+	// then; drainWait how long it then takes to read what the server sent
+	// until the stream's end.
+	stallFor  = 20 * time.Second
+	drainWait = 15 * time.Second
 )
 
 func TestSoak(t *testing.T) {
@@ -47,6 +61,7 @@ func TestSoak(t *testing.T) {
 	setup(t, base)
 
 	var st stats
+	feeds := feedStats{back: make(chan struct{})}
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	acked := &ackSet{ids: map[int64]bool{}}
@@ -60,16 +75,26 @@ func TestSoak(t *testing.T) {
 	run(writers, func(ctx context.Context, i int) { write(ctx, base, int64(i), acked, &st) })
 	run(slowReaders, func(ctx context.Context, i int) { slowRead(ctx, addr, &st) })
 	run(slowBodies, func(ctx context.Context, i int) { slowBody(ctx, addr, &st) })
-	run(stalledFeeds, func(ctx context.Context, i int) { stalledFeed(ctx, addr, &st) })
+	run(1, func(ctx context.Context, i int) { feed(ctx, base, &st) })
+	run(stalledFeeds, func(ctx context.Context, i int) { stalledFeed(ctx, addr, i, &feeds) })
 
 	time.Sleep(phase)
-	t.Logf("before the kill: %s", st.String())
+	t.Logf("before the kill: %s; stalled streams: %s", st.String(), feeds.String())
+	feeds.kills.Add(1)
 	srv.kill(t)
 	time.Sleep(2 * time.Second)
 	srv = start(t, bin, dir, addr)
-	time.Sleep(phase)
-	rss := srv.rss(t)
-	t.Logf("after the restart: %s; server resident memory %d MiB", st.String(), rss>>20)
+	feeds.restarted.Store(true)
+	close(feeds.back)
+	// The stalled streams reopen (their clients reconnect after the
+	// kill), so the memory sampled here is with them in place.
+	var rss, peak int64
+	for end := time.Now().Add(phase); time.Now().Before(end); time.Sleep(time.Second) {
+		rss = srv.rss(t)
+		peak = max(peak, rss)
+	}
+	t.Logf("after the restart: %s; stalled streams: %s; server resident memory %d MiB at the end, %d MiB at most",
+		st.String(), feeds.String(), rss>>20, peak>>20)
 	stop()
 	wg.Wait()
 
@@ -82,9 +107,10 @@ func TestSoak(t *testing.T) {
 	if st.ok.Load() == 0 || acked.len() == 0 {
 		t.Fatalf("nothing succeeded: %s", st.String())
 	}
-	if rss > memoryBound {
-		t.Errorf("the server holds %d MiB, above the bound of %d MiB", rss>>20, memoryBound>>20)
+	if peak > memoryBound {
+		t.Errorf("the server held up to %d MiB, above the bound of %d MiB", peak>>20, memoryBound>>20)
 	}
+	feeds.check(t)
 	lost := acked.missing(t, base)
 	if len(lost) > 0 {
 		t.Errorf("%d acknowledged writes were lost, e.g. %v", len(lost), lost[:min(5, len(lost))])
@@ -166,12 +192,16 @@ func post(ctx context.Context, url, body string) (*http.Response, error) {
 	return client.Do(req)
 }
 
-const coll = "/v1/databases/soak/collections/docs"
+const (
+	coll     = "/v1/databases/soak/collections/docs"
+	feedColl = "/v1/databases/soak/collections/feed"
+)
 
 func setup(t *testing.T, base string) {
 	for _, r := range []struct{ path, body string }{
 		{"/v1/databases/soak/create", ""},
 		{coll + "/createOrUpdate", `{"schema":{"title":"docs","primary_key":["id"],"properties":{"id":{"type":"integer"},"w":{"type":"integer"},"pad":{"type":"string"}}}}`},
+		{feedColl + "/createOrUpdate", `{"schema":{"title":"feed","primary_key":["id"],"properties":{"id":{"type":"integer"},"pad":{"type":"string"}}}}`},
 	} {
 		res, err := post(context.Background(), base+r.path, r.body)
 		if err != nil || res.StatusCode != 200 {
@@ -329,16 +359,209 @@ func slowBody(ctx context.Context, addr string, st *stats) {
 	}
 }
 
-// stalledFeed opens an events stream and never reads it.
-func stalledFeed(ctx context.Context, addr string, st *stats) {
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		st.cut.Add(1)
+// feed replaces one of a few large documents of the feed collection every
+// feedEvery: the changes the stalled streams do not read. The pad is one
+// word, which the search index takes as a single term.
+func feed(ctx context.Context, base string, st *stats) {
+	pad := strings.Repeat("f", feedBytes)
+	tick := time.NewTicker(feedEvery)
+	defer tick.Stop()
+	for n := 0; ctx.Err() == nil; n++ {
+		req, err := http.NewRequestWithContext(ctx, "PUT", base+feedColl+"/documents/replace",
+			strings.NewReader(fmt.Sprintf(`{"documents":[{"id":%d,"pad":"%s"}]}`, n%16, pad)))
+		if err != nil {
+			panic(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := client.Do(req)
+		if ctx.Err() != nil {
+			return
+		}
+		st.answer(res, err)
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+		}
+	}
+}
+
+// feedStats is how the stalled streams ended.
+type feedStats struct {
+	opened atomic.Int64 // answered 200: the stream was open
+	// The connection closed under it, the server having died (the kill
+	// came while it was open), or else cut it off at the write timeout;
+	// timedOutAfter counts the latter among the streams opened after the
+	// restart.
+	killed, timedOut, timedOutAfter atomic.Int64
+	ended                           atomic.Int64 // an error line, RESOURCE_EXHAUSTED or UNAVAILABLE
+	refused                         atomic.Int64 // not opened: an API error, or no connection (the server down)
+	uncut                           atomic.Int64 // still open after stallFor and drainWait: never cut off
+	unclear                         atomic.Int64 // anything else
+	kills                           atomic.Int64 // the kills so far
+	restarted                       atomic.Bool  // set once the server is back after the kill
+	// back is closed then: a stream opened before the kill ends its
+	// stall, so that its client opens another on the restarted server
+	// at once.
+	back chan struct{}
+	// reopened marks the clients that had a stream open after the
+	// restart.
+	reopened [stalledFeeds]atomic.Bool
+	mu       sync.Mutex
+	example  string // the first unclear or uncut outcome
+}
+
+func (f *feedStats) String() string {
+	return fmt.Sprintf("%d opened, %d cut off at the write timeout (%d of those opened after the restart), %d cut off by the kill, %d ended with an error line, %d refused, %d never cut off, %d unclear",
+		f.opened.Load(), f.timedOut.Load(), f.timedOutAfter.Load(), f.killed.Load(), f.ended.Load(), f.refused.Load(), f.uncut.Load(), f.unclear.Load())
+}
+
+func (f *feedStats) note(n *atomic.Int64, what string) {
+	n.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.example == "" {
+		f.example = what
+	}
+}
+
+// check asserts that every stalled stream was cut off or ended with a
+// clear error, and that every client opened one again after the restart.
+func (f *feedStats) check(t *testing.T) {
+	t.Helper()
+	if n := f.uncut.Load() + f.unclear.Load(); n > 0 {
+		t.Errorf("%d stalled streams were neither cut off nor ended with RESOURCE_EXHAUSTED or UNAVAILABLE (first: %s)", n, f.example)
+	}
+	if f.timedOut.Load() == 0 || f.timedOutAfter.Load() == 0 {
+		t.Errorf("no stalled stream was seen cut off at the write timeout (before the kill and after the restart): %s", f.String())
+	}
+	reopened := 0
+	for i := range f.reopened {
+		if f.reopened[i].Load() {
+			reopened++
+		}
+	}
+	if reopened != stalledFeeds {
+		t.Errorf("%d of the %d stalled clients had a stream open after the restart", reopened, stalledFeeds)
+	}
+}
+
+// stalledFeed opens an events stream on a connection with a small receive
+// buffer, reads nothing for stallFor while the writers' changes pile up,
+// then reads what the server sent and how the stream ended; then again,
+// until the end of the run, across the kill and the restart.
+func stalledFeed(ctx context.Context, addr string, i int, f *feedStats) {
+	dialer := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	for ctx.Err() == nil {
+		after := f.restarted.Load()
+		conn, err := dialer.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			if ctx.Err() == nil {
+				f.refused.Add(1) // the server is down
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		stalledStream(ctx, conn, i, after, f)
+		conn.Close()
+	}
+}
+
+// stalledStream is one stalled stream on conn, from the request to its
+// end. A stream the run's end interrupts is not counted.
+func stalledStream(ctx context.Context, conn net.Conn, i int, afterRestart bool, f *feedStats) {
+	fmt.Fprintf(conn, "POST %s/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", feedColl)
+	// The head comes at once, before any change.
+	conn.SetReadDeadline(time.Now().Add(clientWait))
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
+	if ctx.Err() != nil {
 		return
 	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST %s/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", coll)
-	<-ctx.Done()
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			f.note(&f.unclear, fmt.Sprintf("no answer to the events request within %v", clientWait))
+		} else {
+			f.refused.Add(1) // the connection closed: the kill
+		}
+		return
+	}
+	if res.StatusCode != 200 {
+		b, _ := io.ReadAll(res.Body)
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if json.Unmarshal(b, &e) != nil || e.Error.Code == "" || e.Error.Message == "" {
+			f.note(&f.unclear, fmt.Sprintf("events answered %d %q", res.StatusCode, b))
+		} else {
+			f.refused.Add(1)
+		}
+		return
+	}
+	f.opened.Add(1)
+	kills := f.kills.Load()
+	if afterRestart {
+		f.reopened[i].Store(true)
+	}
+
+	stall := f.back
+	if afterRestart {
+		stall = nil
+	}
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(stallFor):
+	case <-stall:
+	}
+	conn.SetReadDeadline(time.Now().Add(drainWait))
+	rd := bufio.NewReaderSize(res.Body, 64<<10)
+	var last []byte
+	for {
+		line, err := rd.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			last = line
+		}
+		if err == nil {
+			continue
+		}
+		var ne net.Error
+		switch code := errorCode(last); {
+		case code == "RESOURCE_EXHAUSTED" || code == "UNAVAILABLE":
+			f.ended.Add(1)
+		case code != "":
+			f.note(&f.unclear, fmt.Sprintf("a stalled stream ended with %s", bytes.TrimSpace(last)))
+		case errors.As(err, &ne) && ne.Timeout():
+			f.note(&f.uncut, fmt.Sprintf("a stream stalled for %v was still open %v later", stallFor, drainWait))
+		case err == io.EOF:
+			f.note(&f.unclear, "a stalled stream ended without an error line")
+		default:
+			// Unexpected EOF or reset: the server closed the connection.
+			switch {
+			case f.kills.Load() != kills:
+				f.killed.Add(1)
+			case afterRestart:
+				f.timedOutAfter.Add(1)
+				f.timedOut.Add(1)
+			default:
+				f.timedOut.Add(1)
+			}
+		}
+		return
+	}
+}
+
+// errorCode is the code of an {"error":...} line, "" for any other line.
+func errorCode(line []byte) string {
+	var e struct {
+		Error *struct{ Code string } `json:"error"`
+	}
+	if json.Unmarshal(line, &e) != nil || e.Error == nil {
+		return ""
+	}
+	return e.Error.Code
 }
 
 func sleep(ctx context.Context, d time.Duration) {
