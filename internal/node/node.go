@@ -239,7 +239,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := n.startSearch(ctx); err != nil {
 		return nil, err
 	}
-	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, Logger: n.log,
+	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, ChangeLog: n.changeLog, Logger: n.log,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
@@ -329,8 +329,8 @@ func (n *Node) GRPCAddr() net.Addr {
 	return n.grpcOwn.ln.Addr()
 }
 
-// Stats is a snapshot of what a node's streams hold, for tests and
-// metrics.
+// Stats is a snapshot of what a node's streams and change log hold, for
+// tests and metrics.
 type Stats struct {
 	Streams streams.Stats
 	// LogReaders is the open readers of the change log behind the
@@ -339,15 +339,22 @@ type Stats struct {
 	LogReaders int
 	// Search is the search indexer's lag and indexes.
 	Search search.Stats
+	// LogBytes is what the change log takes, its records as stored (as
+	// describe database reports it); -1 when the store cannot tell now.
+	LogBytes int64
 }
 
-// Stats reports what the node's streams hold now.
+// Stats reports what the node's streams and change log hold now.
 func (n *Node) Stats() Stats {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// The search indexer's readers are its own business (its stats).
 	readers := max(0, n.changeLog.Readers()-n.search.Readers())
-	return Stats{Streams: n.hub.Stats(), LogReaders: readers, Search: n.search.Stats(ctx)}
+	logBytes, err := n.changeLog.Bytes(ctx)
+	if err != nil {
+		logBytes = -1
+	}
+	return Stats{Streams: n.hub.Stats(), LogReaders: readers, Search: n.search.Stats(ctx), LogBytes: logBytes}
 }
 
 // Close shuts the node down in the order of the package comment. It is

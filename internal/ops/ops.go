@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/messages"
@@ -77,6 +78,9 @@ type Config struct {
 	// Default DefaultSearchWait, and never past RequestTimeout.
 	Search     *search.Indexer
 	SearchWait time.Duration
+	// ChangeLog is the store's change log, whose size describe database
+	// reports; nil reports none.
+	ChangeLog *changelog.Log
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.
