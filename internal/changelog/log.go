@@ -47,6 +47,11 @@
 // behind a trim in progress. Without a Retention the log is kept whole,
 // no reader is ever cut off, and RunTrimmer returns at once.
 //
+// Each note also counts the bytes of the entries since the previous one,
+// for the byte bound (Options.MaxBytes) and for Bytes, which reports what
+// the log takes: so each entry is read once to be counted, not the whole
+// log at every ask.
+//
 // The registry is in memory, per process. Several nodes sharing one
 // PostgreSQL cluster each run a trimmer, and each holds back only for its
 // own readers: a reader on one node is protected from another node's
@@ -130,6 +135,13 @@ type Log struct {
 	floor kv.Position
 
 	trim trimmer
+
+	// tail counts, for Bytes, the entries after the trimmer's last note.
+	tail struct {
+		sync.Mutex
+		from, pos kv.Position // the note's position; counted through pos
+		bytes     int64
+	}
 }
 
 // NewLog returns the change log of store. It starts nothing: the caller
@@ -155,6 +167,41 @@ func (l *Log) Readers() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.readers)
+}
+
+// Bytes is what the log's entries take now, their records as stored
+// (kv.Store.LogBytes): the bytes the trimmer counted at its ticks, and
+// those of the entries committed since its last tick, which Bytes counts
+// itself. Each entry is read once to be counted, so a call reads only what
+// was committed since the last call or tick. A note's entries count until
+// a trim has passed them all: after a trim that an open reader held back
+// in the middle of one, up to one trimmer interval's entries that are gone
+// still count. Without a trimmer nothing is trimmed and the count is
+// exact. On PostgreSQL each node counts the log as its own trimmer keeps
+// it.
+func (l *Log) Bytes(ctx context.Context) (int64, error) {
+	var base counted
+	if c := l.trim.counted.Load(); c != nil {
+		base = *c
+	}
+	t := &l.tail
+	t.Lock()
+	defer t.Unlock()
+	if t.from != base.pos {
+		t.from, t.pos, t.bytes = base.pos, base.pos, 0
+	}
+	last, err := l.store.LastPosition(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("changelog: size of the log: %w", err)
+	}
+	if last > t.pos {
+		n, err := l.store.LogBytes(ctx, t.pos, last)
+		if err != nil {
+			return 0, fmt.Errorf("changelog: size of the log: %w", err)
+		}
+		t.pos, t.bytes = last, t.bytes+n
+	}
+	return base.bytes + t.bytes, nil
 }
 
 // OpenReader opens a reader after position after: its first Read returns

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
@@ -14,12 +15,22 @@ import (
 type trimmer struct {
 	mu    sync.Mutex
 	notes []note // oldest first
+	// counted is what the notes count, published at the end of every
+	// tick for Bytes, which must not wait for a tick's trim.
+	counted atomic.Pointer[counted]
 }
 
 type note struct {
 	at    time.Time
 	pos   kv.Position
-	bytes int64 // of the entries after the previous note's position, through pos (with MaxBytes only)
+	bytes int64 // of the entries after the previous note's position, through pos
+}
+
+// counted is the bytes of the notes' entries the log still holds, through
+// the newest note's position.
+type counted struct {
+	pos   kv.Position
+	bytes int64
 }
 
 // TrimInterval is how often RunTrimmer ticks: a sixteenth of the
@@ -79,20 +90,20 @@ func (l *Log) Tick(ctx context.Context, now time.Time) error {
 	t := &l.trim
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	defer l.publishCounted()
 	last, err := l.store.LastPosition(ctx)
 	if err != nil {
 		return err
 	}
+	// Each note counts its entries, for the byte bound and for Bytes; the
+	// first counts everything the log still holds.
 	n := note{at: now, pos: last}
-	if l.opts.MaxBytes > 0 {
-		// The first note counts everything the log still holds.
-		var prev kv.Position
-		if len(t.notes) > 0 {
-			prev = t.notes[len(t.notes)-1].pos
-		}
-		if n.bytes, err = l.store.LogBytes(ctx, prev, last); err != nil {
-			return err
-		}
+	var prev kv.Position
+	if len(t.notes) > 0 {
+		prev = t.notes[len(t.notes)-1].pos
+	}
+	if n.bytes, err = l.store.LogBytes(ctx, prev, last); err != nil {
+		return err
 	}
 	t.notes = append(t.notes, n)
 
@@ -157,6 +168,27 @@ func (l *Log) Tick(ctx context.Context, now time.Time) error {
 	t.dropTrimmed(below)
 	l.opts.Logger.Debug("change log trimmed", "below", below)
 	return nil
+}
+
+// publishCounted publishes what the notes count for Bytes. The caller
+// holds l.trim.mu.
+func (l *Log) publishCounted() {
+	t := &l.trim
+	if len(t.notes) == 0 {
+		return
+	}
+	l.mu.Lock()
+	floor := l.floor
+	l.mu.Unlock()
+	c := &counted{pos: t.notes[len(t.notes)-1].pos}
+	for _, n := range t.notes {
+		// As overBytes counts them: a note's entries until floor passes
+		// its position.
+		if n.pos >= floor {
+			c.bytes += n.bytes
+		}
+	}
+	t.counted.Store(c)
 }
 
 // overBytes is the index of the oldest note whose following notes' entries

@@ -49,6 +49,9 @@ type collectionDescription struct {
 type sizes struct {
 	Documents int64 `json:"documents"`
 	Indexes   int64 `json:"indexes"`
+	// Log is the server's change log, in a database's description only:
+	// the log is one for every database, not a collection's.
+	Log *int64 `json:"log,omitempty"`
 }
 
 func describedCollection(d ops.CollectionDescription) collectionDescription {
@@ -124,8 +127,11 @@ func (s *Server) describeDatabase(w http.ResponseWriter, r *http.Request) error 
 	for i, c := range d.Collections {
 		colls[i] = describedCollection(c)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"db": d.Name, "metadata": emptyObject, "collections": colls, "size": d.Size,
-		"sizes": sizes{Documents: d.Size, Indexes: d.IndexSize}})
+	sz := sizes{Documents: d.Size, Indexes: d.IndexSize}
+	if d.LogSize >= 0 {
+		sz.Log = &d.LogSize
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"db": d.Name, "metadata": emptyObject, "collections": colls, "size": d.Size, "sizes": sz})
 	return nil
 }
 

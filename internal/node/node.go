@@ -268,7 +268,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := n.startSearch(ctx); err != nil {
 		return nil, err
 	}
-	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, Logger: n.log,
+	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, ChangeLog: n.changeLog, Logger: n.log,
 		Auth: n.auth, RequireAuth: cfg.Auth, Upgrade: n.upgrade,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout})
@@ -399,8 +399,8 @@ func (n *Node) GRPCAddr() net.Addr {
 	return n.grpcOwn.ln.Addr()
 }
 
-// Stats is a snapshot of what a node's streams hold, for tests and
-// metrics.
+// Stats is a snapshot of what a node's streams and change log hold, for
+// tests and metrics.
 type Stats struct {
 	Streams streams.Stats
 	// LogReaders is the open readers of the change log behind the
@@ -409,13 +409,20 @@ type Stats struct {
 	LogReaders int
 	// Search is the search indexer's lag and indexes.
 	Search search.Stats
+	// LogBytes is what the change log takes, its records as stored (as
+	// describe database reports it); -1 when the store cannot tell now.
+	LogBytes int64
 }
 
-// Stats reports what the node's streams hold now.
+// Stats reports what the node's streams and change log hold now.
 func (n *Node) Stats() Stats {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return Stats{Streams: n.hub.Stats(), LogReaders: n.streamReaders(), Search: n.search.Stats(ctx)}
+	logBytes, err := n.changeLog.Bytes(ctx)
+	if err != nil {
+		logBytes = -1
+	}
+	return Stats{Streams: n.hub.Stats(), LogReaders: n.streamReaders(), Search: n.search.Stats(ctx), LogBytes: logBytes}
 }
 
 // streamReaders is the open readers of the change log but the search

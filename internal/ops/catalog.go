@@ -67,6 +67,9 @@ type DatabaseDescription struct {
 	Collections []CollectionDescription
 	Size        int64 // bytes of its collections' documents
 	IndexSize   int64 // bytes of their index entries
+	// LogSize is the bytes of the change log, the server's whole log
+	// (one for every database), -1 without one.
+	LogSize int64
 }
 
 // CreateDatabase creates a database.
@@ -155,6 +158,12 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 	})
 	if err != nil {
 		return nil, apiError(ctx, err)
+	}
+	d.LogSize = -1
+	if o.cfg.ChangeLog != nil {
+		if d.LogSize, err = o.cfg.ChangeLog.Bytes(ctx); err != nil {
+			return nil, apiError(ctx, err)
+		}
 	}
 	for i := range d.Collections {
 		generate(&d.Collections[i], formats)

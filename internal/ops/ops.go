@@ -21,6 +21,7 @@ import (
 
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
@@ -162,6 +163,9 @@ type Config struct {
 	// Upgrade, if set, is what every call that reads the catalog makes
 	// sure of first: a store written by an earlier version upgraded.
 	Upgrade *catalog.Upgrade
+	// ChangeLog is the store's change log, whose size describe database
+	// reports; nil reports none.
+	ChangeLog *changelog.Log
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.

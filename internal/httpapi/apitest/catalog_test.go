@@ -3,7 +3,12 @@ package apitest
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/node"
 )
 
 func TestHealthAndInfo(t *testing.T) {
@@ -47,8 +52,9 @@ func TestDatabases(t *testing.T) {
 		}
 
 		// An empty database describes with "collections":[], never null.
+		// Creating a database logs no change: the log is empty.
 		r = c.ok(t, "POST", dbPath("zeta", "describe"), "")
-		wantSameJSON(t, "describe of an empty database", string(r.body), `{"db":"zeta","metadata":{},"collections":[],"size":0,"sizes":{"documents":0,"indexes":0}}`)
+		wantSameJSON(t, "describe of an empty database", string(r.body), `{"db":"zeta","metadata":{},"collections":[],"size":0,"sizes":{"documents":0,"indexes":0,"log":0}}`)
 
 		r = c.ok(t, "DELETE", dbPath("zeta", "drop"), "")
 		if got := string(r.body); got != `{"message":"database dropped successfully","status":"dropped"}` {
@@ -206,6 +212,56 @@ func TestSizes(t *testing.T) {
 		c.ok(t, "DELETE", docPath("db1", "aa", "delete"), `{"filter":{}}`)
 		if s, i := size("aa"), indexSize("aa"); s != 0 || i != 0 {
 			t.Errorf("sizes after deleting everything: documents %d, indexes %d", s, i)
+		}
+	})
+}
+
+// Describe database reports the change log's bytes beside the documents'
+// and the index entries' (sizes.log), as node.Stats does: one log for the
+// server, growing with every write by at least what the write logged,
+// deletes included. A collection's description has none.
+func TestLogSize(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		n := startNode(t, b.Open(t), node.Config{})
+		t.Cleanup(func() { n.Close() })
+		c := newClient("http://" + n.Addr().String())
+		c.createDB(t, "db1")
+		c.createDB(t, "db2")
+		c.createColl(t, "db1", "aa", `{"title":"aa","properties":{"id":{"type":"integer"},"s":{"type":"string"}},"primary_key":["id"]}`)
+		logSize := func(db string) int64 {
+			t.Helper()
+			return intOf(t, obj(t, c.okObject(t, "POST", dbPath(db, "describe"), ""), "sizes")["log"])
+		}
+		// On PostgreSQL the log is counted to its horizon, as the events
+		// streams read it: a commit counts once the transactions older
+		// than it in the cluster have ended.
+		growsBy := func(from, atLeast int64) int64 {
+			t.Helper()
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				got := logSize("db1")
+				if got-from >= atLeast {
+					return got
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the log's size went from %d to %d, want at least %d more", from, got, atLeast)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		created := growsBy(0, 1) // the collection's creation
+		c.insert(t, "db1", "aa", `{"id":1,"s":"`+strings.Repeat("x", 2000)+`"}`)
+		inserted := growsBy(created, 2000)
+		if other := logSize("db2"); other != inserted {
+			t.Errorf("db2 reports a log of %d bytes, db1 %d: the log is the server's", other, inserted)
+		}
+		if st := n.Stats().LogBytes; st != inserted {
+			t.Errorf("node.Stats reports a log of %d bytes, describe %d", st, inserted)
+		}
+		c.ok(t, "DELETE", docPath("db1", "aa", "delete"), `{"filter":{"id":1}}`)
+		growsBy(inserted, 1)
+		if _, ok := obj(t, c.okObject(t, "POST", collPath("db1", "aa", "describe"), ""), "sizes")["log"]; ok {
+			t.Error("a collection's description reports the log's size")
 		}
 	})
 }
