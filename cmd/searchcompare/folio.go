@@ -103,8 +103,19 @@ func (f *folioEngine) insert(ctx context.Context, d doc) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.post(ctx, f.coll+"/documents/insert", b)
-	return err
+	// A write that lost a conflict answers 409 ABORTED with a retry
+	// delay; a client tries it again, as the official ones do.
+	for attempt := 0; ; attempt++ {
+		_, err = f.post(ctx, f.coll+"/documents/insert", b)
+		if err == nil || attempt == 50 || !strings.Contains(err.Error(), "409 Conflict") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // folioRequest is the search body of q.
