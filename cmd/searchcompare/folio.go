@@ -267,8 +267,10 @@ func inBatches(ctx context.Context, docs []doc, batch, clients int, store func([
 }
 
 // maxBatchBytes bounds a batch's text, so that a batch of long mails fits
-// in one request and one transaction everywhere.
-const maxBatchBytes = 4 << 20
+// in one request and one transaction everywhere: Folio's transaction
+// holds each document about three times (the document, its log record,
+// its index entries) within its 10 MiB.
+const maxBatchBytes = 1 << 20
 
 // batches cuts docs into runs of at most n documents and about maxBytes
 // of text (a single larger document makes a batch of its own).

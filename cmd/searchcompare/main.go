@@ -381,6 +381,7 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 				continue
 			}
 			res.cts[e.name()] = lat
+			cfg.logf("%s: commit to searchable on %s: %d writes, p50 %v p99 %v", c.name, e.name(), len(lat), lat.percentile(50), lat.percentile(99))
 		}
 	}
 	for _, kind := range cfg.profile {
