@@ -103,8 +103,19 @@ func (f *folioEngine) insert(ctx context.Context, d doc) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.post(ctx, f.coll+"/documents/insert", b)
-	return err
+	// A write that lost a conflict answers 409 ABORTED with a retry
+	// delay; a client tries it again, as the official ones do.
+	for attempt := 0; ; attempt++ {
+		_, err = f.post(ctx, f.coll+"/documents/insert", b)
+		if err == nil || attempt == 50 || !strings.Contains(err.Error(), "409 Conflict") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // folioRequest is the search body of q.
@@ -256,8 +267,10 @@ func inBatches(ctx context.Context, docs []doc, batch, clients int, store func([
 }
 
 // maxBatchBytes bounds a batch's text, so that a batch of long mails fits
-// in one request and one transaction everywhere.
-const maxBatchBytes = 4 << 20
+// in one request and one transaction everywhere: Folio's transaction
+// holds each document about three times (the document, its log record,
+// its index entries) within its 10 MiB.
+const maxBatchBytes = 1 << 20
 
 // batches cuts docs into runs of at most n documents and about maxBytes
 // of text (a single larger document makes a batch of its own).

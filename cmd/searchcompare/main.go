@@ -285,6 +285,7 @@ type corpusResult struct {
 	lat         map[string]map[string]latencies // kind → engine → runs
 	out         map[string]map[string]outcome
 	cts         map[string]latencies // commit to searchable, by engine
+	ctsErr      map[string]string    // why it failed, by engine
 	profiles    []string
 }
 
@@ -329,7 +330,7 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 	}
 
 	res := &corpusResult{corpus: c, queries: queries(c.terms), loadSeconds: map[string]float64{},
-		lat: map[string]map[string]latencies{}, out: map[string]map[string]outcome{}, cts: map[string]latencies{}}
+		lat: map[string]map[string]latencies{}, out: map[string]map[string]outcome{}, cts: map[string]latencies{}, ctsErr: map[string]string{}}
 	for _, e := range engines {
 		res.engines = append(res.engines, e.name())
 		cfg.logf("%s: loading %s", c.name, e.name())
@@ -374,15 +375,20 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 			cfg.logf("%s: commit to searchable on %s, %d writers for %v", c.name, e.name(), cfg.writers, cfg.ctsDuration)
 			lat, err := commitToSearchable(ctx, e, cfg.writers, cfg.ctsDuration, int64(len(c.docs))+1_000_000, filler)
 			if err != nil {
-				return nil, err
+				// Recorded, not fatal: the run's other figures stand.
+				cfg.logf("%s: %v", c.name, err)
+				res.ctsErr[e.name()] = err.Error()
+				continue
 			}
 			res.cts[e.name()] = lat
+			cfg.logf("%s: commit to searchable on %s: %d writes, p50 %v p99 %v", c.name, e.name(), len(lat), lat.percentile(50), lat.percentile(99))
 		}
 	}
 	for _, kind := range cfg.profile {
 		path, err := profileFolio(ctx, cfg, s.folioPebble, folioPebble, c, kind)
 		if err != nil {
-			return nil, err
+			cfg.logf("%s: profile of %s: %v", c.name, kind, err)
+			continue
 		}
 		res.profiles = append(res.profiles, path)
 		cfg.logf("CPU profile of folio under %s on %s: %s", kind, c.name, path)

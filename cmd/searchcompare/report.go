@@ -86,10 +86,14 @@ func (r *corpusResult) rows() []row {
 		q.ratios = [2]string{fmtRatio(f.percentile(50), b.percentile(50)), fmtRatio(f.percentile(99), b.percentile(99))}
 		out = append(out, q)
 	}
-	if len(r.cts) > 0 {
+	if len(r.cts) > 0 || len(r.ctsErr) > 0 {
 		c := row{label: "commit to searchable", desc: "16 writers: from an insert's acknowledgement to a search's answer that holds it"}
 		for _, e := range r.engines {
-			c.cells = append(c.cells, p50p99(r.cts[e]))
+			cell := p50p99(r.cts[e])
+			if msg := r.ctsErr[e]; msg != "" {
+				cell = "failed: " + msg
+			}
+			c.cells = append(c.cells, cell)
 		}
 		out = append(out, c)
 	}
