@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/document"
+	bnumeric "github.com/blevesearch/bleve/v2/numeric"
 	bindex "github.com/blevesearch/bleve_index_api"
 
 	"github.com/foliodb/folio/internal/index"
@@ -29,6 +31,10 @@ import (
 //	         to its first 128 bytes (cutTerm)
 //	$ci.p    strings only: the folded value as one term, for
 //	         case-insensitive filters; cut the same way
+//	$num.p   numbers only: the value as one 16-hex-digit term in sort order,
+//	         with doc values: sorts and facet stats (p's own doc values
+//	         would hold all 16 of Bleve's prefix-coded terms of a number,
+//	         eight times the bytes to decode for every match)
 //
 // A field name cannot start with "$" (the filter language keeps those), so
 // no shadow can collide with a document field. Every document is indexed
@@ -40,19 +46,41 @@ import (
 const (
 	keywordPrefix = "$kw."
 	foldedPrefix  = "$ci."
+	numberPrefix  = "$num."
 )
 
 func keywordField(path string) string { return keywordPrefix + path }
 func foldedField(path string) string  { return foldedPrefix + path }
+func numberField(path string) string  { return numberPrefix + path }
+
+// numberTerm is x as 16 hex digits whose byte order is x's order
+// (Bleve's sortable int64, sign bit flipped, big-endian); numberOf reads
+// it back. Hex, not the 8 bytes: doc values separate a document's terms
+// with the byte 0xff, which raw bytes may hold.
+func numberTerm(x float64) []byte {
+	raw := binary.BigEndian.AppendUint64(nil, uint64(bnumeric.Float64ToInt64(x))^(1<<63))
+	return hex.AppendEncode(nil, raw)
+}
+
+func numberOf(term []byte) (float64, bool) {
+	var raw [8]byte
+	if len(term) != 16 {
+		return 0, false
+	}
+	if _, err := hex.Decode(raw[:], term); err != nil {
+		return 0, false
+	}
+	return bnumeric.Int64ToFloat64(int64(binary.BigEndian.Uint64(raw[:]) ^ (1 << 63))), true
+}
 
 // Indexing options: text is analyzed with positions (phrases need them);
-// keywords keep doc values for facets and sorts; numbers are stored too,
-// for facet stats.
+// keywords keep doc values for facets and sorts; numbers are indexed for
+// ranges only, their $num. shadow keeping the doc values.
 const (
 	textOptions    = bindex.IndexField | bindex.IncludeTermVectors
 	keywordOptions = bindex.IndexField | bindex.DocValues
 	foldedOptions  = bindex.IndexField
-	numberOptions  = bindex.IndexField | bindex.DocValues | bindex.StoreField
+	numberOptions  = bindex.IndexField
 	boolOptions    = bindex.IndexField | bindex.DocValues
 	dateOptions    = bindex.IndexField | bindex.DocValues
 )
@@ -142,6 +170,7 @@ func (b *builder) add(f *schema.Field, v any, pos []uint64) {
 			return
 		}
 		b.doc.AddField(document.NewNumericFieldWithIndexingOptions(f.Path, pos, x, numberOptions))
+		b.doc.AddField(document.NewTextFieldCustom(numberField(f.Path), pos, numberTerm(x), keywordOptions, b.an.keyword))
 		b.keyword(f.Path, pos, canon)
 	case schema.Bool:
 		if t, ok := v.(bool); ok {

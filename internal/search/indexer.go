@@ -102,12 +102,21 @@ const (
 	DefaultWatermarkEvery = 5 * time.Second
 )
 
-// Internal keys of an index: its watermark, and the collection it is for
-// (a directory moved by hand to another id is not trusted).
+// Internal keys of an index: its watermark, the collection it is for (a
+// directory moved by hand to another id is not trusted), and the format
+// of its fields.
 var (
 	watermarkKey  = []byte("folio.watermark")
 	collectionKey = []byte("folio.collection")
+	formatKey     = []byte("folio.format")
 )
+
+// indexFormat is the version of the fields a document is indexed as
+// (fields.go): an index of another version, or of none (made before
+// versions were kept), is rebuilt at the start, since its terms would not
+// answer today's queries. 2: keyword terms cut at 128 bytes, numbers'
+// sort and stats from $num. shadows.
+const indexFormat = 2
 
 // retryDelay is the advice sent with UNAVAILABLE while an index is not
 // ready or behind.
@@ -425,6 +434,11 @@ func (ix *Indexer) open(ci *collIndex) error {
 			err = fmt.Errorf("the index is of collection id %d", id)
 		}
 	}
+	if err == nil {
+		if f, ferr := readPosition(idx, formatKey); ferr != nil || f != indexFormat {
+			err = fmt.Errorf("the index's fields are of format %d, not %d (%v)", f, indexFormat, ferr)
+		}
+	}
 	if err != nil {
 		idx.Close()
 		return err
@@ -470,6 +484,7 @@ func (ix *Indexer) create(ci *collIndex, at kv.Position) (bleve.Index, error) {
 	}
 	b := idx.NewBatch()
 	b.SetInternal(collectionKey, encodePosition(kv.Position(ci.id)))
+	b.SetInternal(formatKey, encodePosition(indexFormat))
 	if at != 0 {
 		b.SetInternal(watermarkKey, encodePosition(at))
 	}

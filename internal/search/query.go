@@ -9,7 +9,6 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	bnumeric "github.com/blevesearch/bleve/v2/numeric"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/collector"
 	"github.com/blevesearch/bleve/v2/search/facet"
@@ -264,7 +263,7 @@ func sortKey(f *schema.Field, desc bool) (*bsearch.SortField, bool) {
 	key := &bsearch.SortField{Field: f.Path, Desc: desc, Missing: bsearch.SortFieldMissingLast}
 	switch f.Type {
 	case schema.Int32, schema.Int64, schema.Number:
-		key.Type = bsearch.SortFieldAsNumber
+		key.Field, key.Type = numberField(f.Path), bsearch.SortFieldAsString
 	case schema.DateTime:
 		key.Type = bsearch.SortFieldAsDate
 	case schema.Bool:
@@ -533,7 +532,7 @@ func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFa
 			}
 			fb.Add(path, facet.NewTermsFacetBuilder(keywordField(path), n))
 			if f, _ := p.schema.Field(path); numeric(f.Type) {
-				stats[path] = &statsBuilder{field: path}
+				stats[path] = &statsBuilder{field: numberField(path)}
 				fb.Add(statsPrefix+path, stats[path])
 			}
 		}
@@ -580,10 +579,9 @@ func facetResults(p *Prepared, res bsearch.FacetResults, stats map[string]*stats
 	return out
 }
 
-// statsBuilder sums a numeric field over the matches, from its doc values
-// (Bleve's facets count values but cannot sum them). Bleve keeps a number
-// as prefix-coded terms at several precisions; the full-precision one
-// (shift 0) is the value. An array gives one per element.
+// statsBuilder sums a numeric field over the matches, from the doc values
+// of its $num. shadow (Bleve's facets count values but cannot sum them).
+// An array gives one value per element.
 type statsBuilder struct {
 	field         string
 	n             int64
@@ -598,15 +596,10 @@ func (b *statsBuilder) Field() string {
 func (b *statsBuilder) Size() int { return 64 }
 
 func (b *statsBuilder) UpdateVisitor(term []byte) {
-	pc := bnumeric.PrefixCoded(term)
-	if shift, err := pc.Shift(); err != nil || shift != 0 {
+	x, ok := numberOf(term)
+	if !ok {
 		return
 	}
-	i, err := pc.Int64()
-	if err != nil {
-		return
-	}
-	x := bnumeric.Int64ToFloat64(i)
 	if b.n == 0 || x < b.min {
 		b.min = x
 	}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"path/filepath"
 	"testing"
 )
@@ -31,4 +32,57 @@ func TestRebuildIndexHasNoWatermarkUntilDone(t *testing.T) {
 		t.Fatalf("an index created at position 5: %v, applied %d", err, ci.applied)
 	}
 	ci.idx.Close()
+}
+
+// An index whose fields are of another format than today's (or of none,
+// made before formats were kept) is not opened, and so is rebuilt: its
+// terms would not answer today's queries.
+func TestIndexOfAnotherFormatIsNotOpened(t *testing.T) {
+	ix := &Indexer{}
+	ci := &collIndex{id: 9, db: "db", name: "c", dir: filepath.Join(t.TempDir(), "9")}
+	for _, format := range [][]byte{nil, encodePosition(indexFormat - 1)} {
+		idx, err := ix.create(ci, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if format == nil {
+			err = idx.DeleteInternal(formatKey)
+		} else {
+			err = idx.SetInternal(formatKey, format)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx.Close()
+		if err := ix.open(ci); err == nil {
+			ci.idx.Close()
+			t.Fatalf("an index of format %x was opened", format)
+		}
+	}
+	idx, err := ix.create(ci, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx.Close()
+	if err := ix.open(ci); err != nil {
+		t.Fatalf("an index of today's format: %v", err)
+	}
+	ci.idx.Close()
+}
+
+// A number's $num. term orders as the number does.
+func TestNumberTermOrder(t *testing.T) {
+	xs := []float64{-1e300, -2.5, -1, -0.0, 0, 1e-9, 1, 2.5, 7000000, 7000060, 1 << 53, 1e300}
+	for i := 1; i < len(xs); i++ {
+		a, b := numberTerm(xs[i-1]), numberTerm(xs[i])
+		if string(a) > string(b) {
+			t.Errorf("%g sorts after %g", xs[i-1], xs[i])
+		}
+		if x, ok := numberOf(b); !ok || x != xs[i] {
+			t.Errorf("%g reads back as %g", xs[i], x)
+		}
+		if bytes.IndexByte(b, 0xff) >= 0 {
+			t.Errorf("%g's term %x holds 0xff, doc values' separator", xs[i], b)
+		}
+	}
 }

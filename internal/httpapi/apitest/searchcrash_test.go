@@ -108,7 +108,7 @@ func searchAfterKill(t *testing.T, bin string, b backendtest.Backend) {
 	t.Logf("%d inserts acknowledged by %d writers before the kill; %d documents stored", acked, crashWriters, len(stored))
 	caughtUp := crashView(t, c)
 	if want := storeView(stored); caughtUp != want {
-		t.Errorf("the index replayed after the kill differs from the store:\n index %s\n store %s", caughtUp, want)
+		t.Errorf("the index replayed after the kill differs from the store:\n%s", diffLines(caughtUp, want))
 	}
 	p.stop(t, syscall.SIGTERM)
 
@@ -119,7 +119,7 @@ func searchAfterKill(t *testing.T, bin string, b backendtest.Backend) {
 	c = p.client(t)
 	waitSearchable(t, c, docPath("db1", "crash", "search"))
 	if rebuilt := crashView(t, c); rebuilt != caughtUp {
-		t.Errorf("the caught-up index and a fresh rebuild differ:\n caught up %s\n rebuilt   %s", caughtUp, rebuilt)
+		t.Errorf("the caught-up index and a fresh rebuild differ:\n%s", diffLines(caughtUp, rebuilt))
 	}
 	p.stop(t, syscall.SIGTERM)
 }
@@ -231,4 +231,23 @@ func waitSearchable(t *testing.T, c *client, path string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// diffLines shows the lines of two views that differ, a's over b's.
+func diffLines(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out strings.Builder
+	for i := range max(len(al), len(bl)) {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			fmt.Fprintf(&out, "- %s\n+ %s\n", x, y)
+		}
+	}
+	return out.String()
 }
