@@ -152,6 +152,10 @@ type setting struct {
 	set       func(c *serveConfig, value string) error
 }
 
+// switches are the settings whose flag may stand alone (--auth means
+// --auth=true), as boolean flags do.
+var switches = map[string]bool{"auth": true}
+
 // settings lists every setting `folio serve` takes from flags and the
 // environment: one row each, so that a new one cannot miss a place.
 func settings() []setting {
@@ -184,7 +188,7 @@ func settings() []setting {
 		{"max-open-transactions", "FOLIO_MAX_OPEN_TRANSACTIONS", "interactive transactions open at once on this node; a begin beyond it answers 503 UNAVAILABLE; -1: unlimited", "a quarter of the PostgreSQL pool, unlimited on pebble", number(func(c *serveConfig) *int { return &c.MaxOpenTx })},
 		{"max-concurrent-reads", "FOLIO_MAX_CONCURRENT_READS", "reads streaming at once outside transactions; one beyond it waits up to the acquire timeout, then answers 503 UNAVAILABLE; -1: unlimited", "half the PostgreSQL pool, unlimited on pebble", number(func(c *serveConfig) *int { return &c.MaxReads })},
 		{"cors-origins", "FOLIO_CORS_ORIGINS", "comma-separated origins whose browser pages may call the API, or * for any", "none: cross-origin calls stay off", list(func(c *serveConfig) *[]string { return &c.CORSOrigins })},
-		{"auth", "FOLIO_AUTH", "require an access token on every call but health, info and the token endpoint (true or false)", "false", boolean(func(c *serveConfig) *bool { return &c.Auth })},
+		{"auth", "FOLIO_AUTH", "require an access token on every call but health, info and the token endpoint (--auth, or true or false)", "false", boolean(func(c *serveConfig) *bool { return &c.Auth })},
 		{"owner-file", "FOLIO_OWNER_FILE", "file of the owner application's credentials: read at the first start with --auth if it exists (to choose them), written there otherwise", "<data-dir>/owner.json", text(func(c *serveConfig) *string { return &c.OwnerFile })},
 		{"token-ttl", "FOLIO_TOKEN_TTL", "how long an access token is valid", "1h", dur(func(c *serveConfig) *duration { return &c.TokenTTL })},
 		{"refresh-token-ttl", "FOLIO_REFRESH_TOKEN_TTL", "how long a refresh token is valid", "24h", dur(func(c *serveConfig) *duration { return &c.RefreshTTL })},
@@ -198,6 +202,20 @@ func settings() []setting {
 func text(field func(*serveConfig) *string) func(*serveConfig, string) error {
 	return func(c *serveConfig, v string) error { *field(c) = v; return nil }
 }
+
+// switchFlag is a boolean flag kept as the text it was given, so that
+// "not given" stays apart from false (the environment and the file then
+// decide): --auth alone is "true".
+type switchFlag struct{ v *string }
+
+func (f switchFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return *f.v
+}
+func (f switchFlag) Set(s string) error { *f.v = s; return nil }
+func (f switchFlag) IsBoolFlag() bool   { return true }
 
 func boolean(field func(*serveConfig) *bool) func(*serveConfig, string) error {
 	return func(c *serveConfig, v string) error {
@@ -268,7 +286,13 @@ func loadConfig(args []string) (serveConfig, error) {
 	all := settings()
 	flags := make([]*string, len(all))
 	for i, s := range all {
-		flags[i] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s; default %s)", s.usage, s.env, s.def))
+		usage := fmt.Sprintf("%s (env %s; default %s)", s.usage, s.env, s.def)
+		if switches[s.flag] {
+			flags[i] = new(string)
+			fs.Var(switchFlag{flags[i]}, s.flag, usage)
+			continue
+		}
+		flags[i] = fs.String(s.flag, "", usage)
 	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, err

@@ -102,3 +102,41 @@ func TestLoadConfigStreamLimits(t *testing.T) {
 		}
 	}
 }
+
+// The authentication settings: --auth is a switch, and every setting comes
+// from flags, the environment or the file as the others do.
+func TestLoadConfigAuth(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "folio.json")
+	if err := os.WriteFile(file, []byte(`{"auth":true,"token_ttl":"10m","tls_cert":"c.pem","tls_key":"k.pem"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  string
+		auth bool
+	}{
+		{"off by default", nil, "", false},
+		{"a bare switch", []string{"--auth"}, "", true},
+		{"a switch given false", []string{"--auth=false"}, "true", false},
+		{"from the environment", nil, "true", true},
+		{"from the file", []string{"--config", file}, "", true},
+		{"the environment beats the file", []string{"--config", file}, "false", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("FOLIO_AUTH", tc.env)
+			c, err := loadConfig(tc.args)
+			if err != nil || c.Auth != tc.auth {
+				t.Fatalf("auth %v (%v), want %v", c.Auth, err, tc.auth)
+			}
+		})
+	}
+	t.Setenv("FOLIO_AUTH", "")
+	c, err := loadConfig([]string{"--config", file, "--refresh-token-ttl", "2h", "--owner-file", "/o.json"})
+	if err != nil || time.Duration(c.TokenTTL) != 10*time.Minute || time.Duration(c.RefreshTTL) != 2*time.Hour || c.OwnerFile != "/o.json" || c.TLSCert != "c.pem" || c.TLSKey != "k.pem" {
+		t.Fatalf("config %+v (%v)", c, err)
+	}
+	if _, err := loadConfig([]string{"--auth=maybe"}); err == nil {
+		t.Fatal("--auth=maybe was accepted")
+	}
+}
