@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -93,6 +94,11 @@ type serveConfig struct {
 	// TLSCert and TLSKey serve the API over TLS.
 	TLSCert string `json:"tls_cert"`
 	TLSKey  string `json:"tls_key"`
+	// LogRequests logs every request (failed ones always are);
+	// SlowRequest is the duration past which one is logged as slow (0:
+	// none is).
+	LogRequests bool     `json:"log_requests"`
+	SlowRequest duration `json:"slow_request"`
 }
 
 // DefaultLogRetention is how long the change log keeps a commit, and so how
@@ -122,6 +128,7 @@ func defaultConfig() serveConfig {
 		StreamBuffer:      streams.DefaultMaxPending,
 
 		RequestTimeout:    duration(ops.DefaultRequestTimeout),
+		SlowRequest:       duration(node.DefaultSlowRequest),
 		StreamBufferTotal: streams.DefaultMaxPendingTotal,
 		MaxStreams:        streams.DefaultMaxStreams,
 	}
@@ -154,7 +161,7 @@ type setting struct {
 
 // switches are the settings whose flag may stand alone (--auth means
 // --auth=true), as boolean flags do.
-var switches = map[string]bool{"auth": true}
+var switches = map[string]bool{"auth": true, "log-requests": true}
 
 // settings lists every setting `folio serve` takes from flags and the
 // environment: one row each, so that a new one cannot miss a place.
@@ -171,6 +178,8 @@ func settings() []setting {
 		{"compression", "FOLIO_COMPRESSION", "embedded engine's table compression: snappy (fastest) or zstd (about a third less disk for text, fewer writes a second where CPU is short)", "snappy", text(func(c *serveConfig) *string { return &c.Compression })},
 		{"log-level", "FOLIO_LOG_LEVEL", "debug, info, warn or error", "info", text(func(c *serveConfig) *string { return &c.LogLevel })},
 		{"log-format", "FOLIO_LOG_FORMAT", "text or json", "text", text(func(c *serveConfig) *string { return &c.LogFormat })},
+		{"log-requests", "FOLIO_LOG_REQUESTS", "log every request at info level (--log-requests, or true or false); failed ones are logged whatever this says", "false", boolean(func(c *serveConfig) *bool { return &c.LogRequests })},
+		{"slow-request", "FOLIO_SLOW_REQUEST", "log a request that takes longer than this at warn level, with the query plans it ran; 0 logs none as slow", "1s", dur(func(c *serveConfig) *duration { return &c.SlowRequest })},
 		{"max-tx-age", "FOLIO_MAX_TX_AGE", "longest a transaction may stay open", "10m", dur(func(c *serveConfig) *duration { return &c.MaxTxAge })},
 		{"tx-idle-timeout", "FOLIO_TX_IDLE_TIMEOUT", "an interactive transaction with no request for this long is rolled back", "2m", dur(func(c *serveConfig) *duration { return &c.TxIdle })},
 		{"node-id", "FOLIO_NODE_ID", "this node's identity in transaction contexts", "the host name", text(func(c *serveConfig) *string { return &c.Origin })},
@@ -339,6 +348,7 @@ func (c serveConfig) check() error {
 		{"request-timeout", c.RequestTimeout, true},
 		{"token-ttl", c.TokenTTL, false},
 		{"refresh-token-ttl", c.RefreshTTL, false},
+		{"slow-request", c.SlowRequest, false},
 	} {
 		if d.v < 0 || (d.positive && d.v == 0) {
 			return fmt.Errorf("--%s %v: must be %s", d.name, time.Duration(d.v), map[bool]string{true: "positive", false: "zero or more"}[d.positive])
@@ -365,19 +375,28 @@ func (c serveConfig) check() error {
 	return nil
 }
 
-func newLogger(cfg serveConfig) (*slog.Logger, error) {
+func newLogger(cfg serveConfig, w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return nil, fmt.Errorf("log level %q: %w", cfg.LogLevel, err)
 	}
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: readableDurations}
 	switch cfg.LogFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("log format %q: want text or json", cfg.LogFormat)
+}
+
+// readableDurations writes durations as "1.5ms" rather than the JSON
+// handler's bare nanoseconds, which nobody reading a log can take in.
+func readableDurations(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
 
 func serve(args []string) error {
@@ -388,7 +407,7 @@ func serve(args []string) error {
 		}
 		return err
 	}
-	log, err := newLogger(cfg)
+	log, err := newLogger(cfg, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -433,5 +452,16 @@ func nodeConfig(cfg serveConfig, log *slog.Logger) node.Config {
 		Tokens:                 auth.Config{AccessTTL: time.Duration(cfg.TokenTTL), RefreshTTL: time.Duration(cfg.RefreshTTL), Audience: cfg.Audience},
 		TLSCert:                cfg.TLSCert,
 		TLSKey:                 cfg.TLSKey,
+		LogRequests:            cfg.LogRequests,
+		SlowRequest:            slowRequest(cfg.SlowRequest),
 	}
+}
+
+// slowRequest is --slow-request as the node takes it: 0 there takes the
+// default, and a negative duration turns the slow log off.
+func slowRequest(d duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return time.Duration(d)
 }

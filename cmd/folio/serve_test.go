@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/foliodb/folio/internal/node"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -138,5 +143,55 @@ func TestLoadConfigAuth(t *testing.T) {
 	}
 	if _, err := loadConfig([]string{"--auth=maybe"}); err == nil {
 		t.Fatal("--auth=maybe was accepted")
+	}
+}
+
+func TestLoadConfigRequestLog(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		args        []string
+		logRequests bool
+		slow        time.Duration // as the node takes it
+		wantErr     bool
+	}{
+		{"defaults", nil, false, node.DefaultSlowRequest, false},
+		{"every request", []string{"--log-requests"}, true, node.DefaultSlowRequest, false},
+		{"a threshold", []string{"--slow-request", "250ms"}, false, 250 * time.Millisecond, false},
+		{"0 turns the slow log off", []string{"--slow-request", "0"}, false, -1, false},
+		{"negative refused", []string{"--slow-request", "-1s"}, false, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := loadConfig(tc.args)
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "slow-request") {
+					t.Fatalf("want an error naming --slow-request, got %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := nodeConfig(c, nil)
+			if n.LogRequests != tc.logRequests || n.SlowRequest != tc.slow {
+				t.Fatalf("node config: log requests %v, slow %v; want %v, %v", n.LogRequests, n.SlowRequest, tc.logRequests, tc.slow)
+			}
+		})
+	}
+}
+
+// JSON logs write durations as text people read, not bare nanoseconds.
+func TestLogDurationsReadable(t *testing.T) {
+	var b bytes.Buffer
+	log, err := newLogger(serveConfig{LogLevel: "info", LogFormat: "json"}, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("request", "duration", 1500*time.Microsecond, "n", 3)
+	var line map[string]any
+	if err := json.Unmarshal(b.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	if line["duration"] != "1.5ms" || line["n"] != float64(3) {
+		t.Fatalf("line %s", b.Bytes())
 	}
 }

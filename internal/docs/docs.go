@@ -28,6 +28,7 @@ import (
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/query"
+	"github.com/foliodb/folio/internal/reqinfo"
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/status"
 )
@@ -416,7 +417,7 @@ func (s *Service) read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, 
 		return plan, 0, err
 	}
 	defer it.Close()
-	s.logPlan(coll, plan)
+	s.logPlan(ctx, coll, plan)
 	pg := &pager{skip: req.Skip, limit: req.Limit, emit: emit}
 	if plan.Order == query.SortInMemory {
 		matched, err := sortInMemory(ctx, it, coll, req, pg)
@@ -443,7 +444,10 @@ func readItem(key []byte, r Record, req ReadRequest) (ReadItem, error) {
 	return ReadItem{Data: data, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ResumeToken: key}, nil
 }
 
-func (s *Service) logPlan(coll *catalog.Collection, plan query.Plan) {
+// logPlan notes a plan for the request's log line (which shows it when the
+// request is slow), and logs it at debug level.
+func (s *Service) logPlan(ctx context.Context, coll *catalog.Collection, plan query.Plan) {
+	reqinfo.From(ctx).NotePlan(coll.Name, plan)
 	if s.Log != nil {
 		s.Log.Debug("query plan", "collection", coll.Name, "plan", plan.String(), "candidates", plan.Candidates)
 	}
@@ -457,7 +461,7 @@ func (s *Service) eachMatch(ctx context.Context, tx kv.Tx, coll *catalog.Collect
 		return err
 	}
 	defer it.Close()
-	s.logPlan(coll, plan)
+	s.logPlan(ctx, coll, plan)
 	return matches(ctx, it, f, fn)
 }
 

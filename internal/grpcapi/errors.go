@@ -76,3 +76,20 @@ func (s *Server) fail(ctx context.Context, err error) error {
 	method, _ := grpc.Method(ctx)
 	return toGRPC(s.ops.Public(ctx, err, "grpc_method", method))
 }
+
+// apiCodeOf returns the API code of a gRPC status: the one its ErrorInfo
+// names (toGRPC's), or else the API code of its gRPC code (one each, but
+// for UNKNOWN's several).
+func apiCodeOf(st *grpcstatus.Status) status.Code {
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Reason != "" {
+			return status.Code(info.Reason)
+		}
+	}
+	for api, gc := range grpcCode {
+		if gc == st.Code() && gc != codes.Unknown {
+			return api
+		}
+	}
+	return status.Unknown
+}

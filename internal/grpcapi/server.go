@@ -16,6 +16,7 @@ import (
 
 	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/foliodb/folio/internal/ops"
@@ -79,34 +80,54 @@ func (s *Server) Register(g grpc.ServiceRegistrar) {
 }
 
 // ServerOptions are the options a gRPC server serving the API needs: the
-// body timeout (guard.go), and the debug log of every call, as the HTTP API
-// logs every request.
+// body timeout (guard.go), the caller (auth.go), and the request log, as
+// the HTTP API logs every request.
 func (s *Server) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.InTapHandle(s.tap),
-		grpc.ChainUnaryInterceptor(guardUnary, s.logUnary, s.authUnary),
-		grpc.ChainStreamInterceptor(guardStream, s.logStream, s.authStream),
+		grpc.ChainUnaryInterceptor(guardUnary, s.authUnary, s.logUnary),
+		grpc.ChainStreamInterceptor(guardStream, s.authStream, s.logStream),
 	}
 }
 
+// requestIDKey is the metadata key of a call's request id, both ways: a
+// client may send one, and the answer's header has the one logged.
+const requestIDKey = "x-request-id"
+
 func (s *Server) logUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	start := time.Now()
+	ctx, id := s.ops.StartRequest(ctx, incomingRequestID(ctx))
+	grpc.SetHeader(ctx, metadata.Pairs(requestIDKey, id))
 	res, err := handler(ctx, req)
-	s.logCall(ctx, info.FullMethod, err, start)
+	s.logCall(ctx, info.FullMethod, err, start, false)
 	return res, err
 }
 
 func (s *Server) logStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	start := time.Now()
-	err := handler(srv, ss)
-	s.logCall(ss.Context(), info.FullMethod, err, start)
+	ctx, id := s.ops.StartRequest(ss.Context(), incomingRequestID(ss.Context()))
+	ss.SetHeader(metadata.Pairs(requestIDKey, id))
+	err := handler(srv, &streamWithContext{ServerStream: ss, ctx: ctx})
+	s.logCall(ctx, info.FullMethod, err, start, true)
 	return err
 }
 
-func (s *Server) logCall(ctx context.Context, method string, err error, start time.Time) {
-	if s.log.Enabled(ctx, slog.LevelDebug) {
-		s.log.Debug("grpc call", "method", method, "code", grpcstatus.Code(err).String(), "duration", time.Since(start))
+func incomingRequestID(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(requestIDKey); len(v) > 0 {
+		return v[0]
 	}
+	return ""
+}
+
+// logCall has a call's line written. A call that failed outside the
+// operations (gRPC's own errors: a message that does not decode, a call
+// cancelled) has had no API code noted: its gRPC code stands in.
+func (s *Server) logCall(ctx context.Context, method string, err error, start time.Time, stream bool) {
+	if err != nil {
+		s.ops.NoteFailure(ctx, apiCodeOf(grpcstatus.Convert(err)))
+	}
+	s.ops.LogRequest(ctx, caller(ctx), ops.RequestRecord{Transport: "grpc", Method: method, Duration: time.Since(start), Stream: stream})
 }
 
 // GetInfo reports the server's version.

@@ -51,12 +51,12 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Add("Vary", "Origin")
-	h.Set("Access-Control-Expose-Headers", "Tigris-Tx-Id, Tigris-Tx-Origin")
+	h.Set("Access-Control-Expose-Headers", "Tigris-Tx-Id, Tigris-Tx-Origin, X-Request-Id")
 	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
 		return false
 	}
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Tigris-Tx-Id, Tigris-Tx-Origin")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Tigris-Tx-Id, Tigris-Tx-Origin, X-Request-Id")
 	h.Set("Access-Control-Max-Age", "600")
 	w.WriteHeader(http.StatusNoContent)
 	return true

@@ -142,10 +142,32 @@ func (s *Server) routes() {
 }
 
 // ServeHTTP routes a request, answering unknown routes and methods with the
-// API's JSON errors rather than the mux's plain text.
+// API's JSON errors rather than the mux's plain text, and has its line
+// written to the request log (ops.LogRequest).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	ctx, id := s.ops.StartRequest(r.Context(), r.Header.Get(requestIDHeader))
+	w.Header().Set(requestIDHeader, id)
+	body := &countingBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)}
+	r = r.WithContext(ctx)
+	r.Body = body
+	sw := &statusWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
+	sw.rc = http.NewResponseController(sw)
+	r = s.serve(sw, r)
+	s.ops.LogRequest(r.Context(), caller(r), ops.RequestRecord{
+		Transport: "http", Method: r.Method, Path: r.URL.Path, Status: sw.status,
+		Duration: time.Since(start), BytesIn: body.n, BytesOut: sw.bytes,
+		Stream: isStream(r.URL.Path),
+	})
+}
+
+// requestIDHeader names a request: a client (or a proxy in front) may send
+// one, and every answer carries the one its log line has.
+const requestIDHeader = "X-Request-Id"
+
+// serve answers a request; it returns the request as its handler saw it
+// (with its caller), for the log line.
+func (s *Server) serve(sw *statusWriter, r *http.Request) *http.Request {
 	// The mux would redirect a path with an empty segment to its cleaned
 	// form; the API answers it as an invalid name instead, as the original
 	// did. A segment that cannot be a name keeps it routable.
@@ -153,26 +175,43 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.URL.Path = strings.ReplaceAll(r.URL.Path, "//", "/-/")
 		r.URL.RawPath = ""
 	}
-	sw := &statusWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
-	sw.rc = http.NewResponseController(sw)
 	sw.deadline() // a deadline left by an earlier request on the connection must not apply
 	if r.ContentLength != 0 {
 		sw.rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
 		r.Body = &bodyWithDeadline{ReadCloser: r.Body, rc: sw.rc}
 	}
 	if s.cors(sw, r) {
-		return // a preflight, answered
+		return r // a preflight, answered
 	}
 	if err := checkContentType(r); err != nil {
-		writeJSON(sw, http.StatusUnsupportedMediaType, errorJSON(ops.AsStatus(err)))
-		return
+		writeJSON(sw, http.StatusUnsupportedMediaType, errorJSON(s.public(r, err)))
+		return r
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.noRoute(sw, r)
-	} else {
-		s.mux.ServeHTTP(sw, s.withCaller(r))
+		return r
 	}
-	s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
+	r = s.withCaller(r)
+	s.mux.ServeHTTP(sw, r)
+	return r
+}
+
+// isStream reports whether a path is one of the streams (events,
+// subscribe), which stay open as long as their client wants.
+func isStream(path string) bool {
+	return strings.HasSuffix(path, "/events") || strings.HasSuffix(path, "/messages/subscribe")
+}
+
+// countingBody counts the bytes of a request body read, for the log line.
+type countingBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
 }
 
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
@@ -193,13 +232,14 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	s.fail(w, r, status.Errorf(status.MethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path))
 }
 
-// statusWriter remembers the status for the access log, passes Flush on
+// statusWriter remembers the status and counts the bytes for the request log, passes Flush on
 // for streams, and gives every write a deadline: a client that stops
 // reading for longer than the write timeout is cut off, so that it holds
 // neither a connection nor, through a stalled read, a transaction.
 type statusWriter struct {
 	http.ResponseWriter
 	status       int
+	bytes        int64 // written, for the log line
 	rc           *http.ResponseController
 	writeTimeout time.Duration
 }
@@ -223,7 +263,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	w.deadline()
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
 }
 
 // Flush lifts the write deadline once the flush has gone out: over

@@ -113,6 +113,12 @@ type Config struct {
 
 	Logger  *slog.Logger
 	Version string
+	// LogRequests logs every request at info level (failed ones are
+	// always logged). SlowRequest is the duration past which a request is
+	// logged at warn level with its query plans; 0 takes the default (1s),
+	// negative logs none as slow.
+	LogRequests bool
+	SlowRequest time.Duration
 
 	// MaxBodyBytes bounds a request body; MaxDocumentsPerRequest the
 	// documents of one insert or replace (and messages of one publish).
@@ -160,6 +166,7 @@ type Config struct {
 
 // Defaults of Config.
 const (
+	DefaultSlowRequest     = time.Second
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultMaxConnections  = 4096
 )
@@ -211,6 +218,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
+	}
+	if cfg.SlowRequest == 0 {
+		cfg.SlowRequest = DefaultSlowRequest
 	}
 	// The transports' limits are settled here, once, so that HTTP and
 	// gRPC apply the same ones.
@@ -271,7 +281,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, ChangeLog: n.changeLog, Logger: n.log,
 		Auth: n.auth, RequireAuth: cfg.Auth, Upgrade: n.upgrade,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
-		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout})
+		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout,
+		LogRequests: cfg.LogRequests, SlowRequest: max(cfg.SlowRequest, 0)})
 	if err := n.serveHTTP(cfg.Addr); err != nil {
 		return nil, err
 	}

@@ -166,6 +166,12 @@ type Config struct {
 	// ChangeLog is the store's change log, whose size describe database
 	// reports; nil reports none.
 	ChangeLog *changelog.Log
+	// LogRequests logs every request at info level; without it only those
+	// that failed are (see LogRequest). SlowRequest is the duration past
+	// which a request is logged at warn level with the query plans it ran;
+	// 0 logs none as slow.
+	LogRequests bool
+	SlowRequest time.Duration
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.

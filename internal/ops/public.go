@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 
+	"github.com/foliodb/folio/internal/reqinfo"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -18,10 +19,15 @@ import (
 // method and a path, or a gRPC method), for the log line.
 func (o *Ops) Public(ctx context.Context, err error, attrs ...any) *status.Error {
 	e := AsStatus(err)
+	info := reqinfo.From(ctx)
+	info.NoteCode(e.Code)
 	if e.Cause == nil {
 		return e
 	}
 	id := requestID()
+	if info != nil {
+		id = info.ID
+	}
 	level := slog.LevelError
 	if e.Code != status.Internal {
 		level = slog.LevelWarn // the store unreachable or busy: not a bug, and loud under overload
