@@ -99,6 +99,11 @@ type serveConfig struct {
 	// none is).
 	LogRequests bool     `json:"log_requests"`
 	SlowRequest duration `json:"slow_request"`
+	// AdvertiseAddr is where the other nodes on the same PostgreSQL
+	// database reach this one; NodeLease how long its registration lasts
+	// unless renewed.
+	AdvertiseAddr string   `json:"advertise_addr"`
+	NodeLease     duration `json:"node_lease"`
 }
 
 // DefaultLogRetention is how long the change log keeps a commit, and so how
@@ -182,7 +187,9 @@ func settings() []setting {
 		{"slow-request", "FOLIO_SLOW_REQUEST", "log a request that takes longer than this at warn level, with the query plans it ran; 0 logs none as slow", "1s", dur(func(c *serveConfig) *duration { return &c.SlowRequest })},
 		{"max-tx-age", "FOLIO_MAX_TX_AGE", "longest a transaction may stay open", "10m", dur(func(c *serveConfig) *duration { return &c.MaxTxAge })},
 		{"tx-idle-timeout", "FOLIO_TX_IDLE_TIMEOUT", "an interactive transaction with no request for this long is rolled back", "2m", dur(func(c *serveConfig) *duration { return &c.TxIdle })},
-		{"node-id", "FOLIO_NODE_ID", "this node's identity in transaction contexts", "the host name", text(func(c *serveConfig) *string { return &c.Origin })},
+		{"node-id", "FOLIO_NODE_ID", "this node's identity in transaction contexts, unique among the nodes on one PostgreSQL database", "<host name>-<port>", text(func(c *serveConfig) *string { return &c.Origin })},
+		{"advertise-addr", "FOLIO_ADVERTISE_ADDR", "host:port where the other nodes on the same PostgreSQL database reach this one, to forward it the requests of its transactions", "the listen address (the host name for one on every interface)", text(func(c *serveConfig) *string { return &c.AdvertiseAddr })},
+		{"node-lease", "FOLIO_NODE_LEASE", "how long this node's registration among the nodes on one PostgreSQL database lasts unless renewed: the others know it gone, and its id free, within it", "10s", dur(func(c *serveConfig) *duration { return &c.NodeLease })},
 		{"log-retention", "FOLIO_LOG_RETENTION", "how long the change log keeps a commit, and so how far back events and subscribe streams can resume; 0 keeps it forever", "24h", dur(func(c *serveConfig) *duration { return &c.LogRetention })},
 		{"log-retention-mib", "FOLIO_LOG_RETENTION_MIB", "most the change log may take, in MiB (its records as stored): past it the oldest changes go, whatever --log-retention says, and streams that had not read them are cut off; 0: no bound", "128", mebibytesOrNone(func(c *serveConfig) *int64 { return &c.LogRetentionBytes })},
 		{"log-max-hold", "FOLIO_LOG_MAX_HOLD", "how much longer than the retention a stream catching up may keep the log from being trimmed before it is cut off and must resync", "the retention", dur(func(c *serveConfig) *duration { return &c.LogMaxHold })},
@@ -349,6 +356,7 @@ func (c serveConfig) check() error {
 		{"token-ttl", c.TokenTTL, false},
 		{"refresh-token-ttl", c.RefreshTTL, false},
 		{"slow-request", c.SlowRequest, false},
+		{"node-lease", c.NodeLease, false},
 	} {
 		if d.v < 0 || (d.positive && d.v == 0) {
 			return fmt.Errorf("--%s %v: must be %s", d.name, time.Duration(d.v), map[bool]string{true: "positive", false: "zero or more"}[d.positive])
@@ -453,6 +461,8 @@ func nodeConfig(cfg serveConfig, log *slog.Logger) node.Config {
 		TLSCert:                cfg.TLSCert,
 		TLSKey:                 cfg.TLSKey,
 		LogRequests:            cfg.LogRequests,
+		AdvertiseAddr:          cfg.AdvertiseAddr,
+		NodeLease:              time.Duration(cfg.NodeLease),
 		SlowRequest:            slowRequest(cfg.SlowRequest),
 	}
 }

@@ -33,6 +33,9 @@ type Config struct {
 	// message may take to arrive; past it the call is cancelled. Default
 	// 30s each, as the HTTP API's.
 	WriteTimeout, BodyTimeout time.Duration
+	// Forwarder relays the calls of transactions that other nodes hold;
+	// nil serves every call here.
+	Forwarder *Forwarder
 }
 
 // Defaults of Config.
@@ -48,6 +51,7 @@ type Server struct {
 	ops                       *ops.Ops
 	log                       *slog.Logger
 	writeTimeout, bodyTimeout time.Duration
+	forwarder                 *Forwarder
 }
 
 var _ api.TigrisServer = (*Server)(nil)
@@ -63,7 +67,7 @@ func New(cfg Config) *Server {
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
 	}
-	return &Server{ops: cfg.Ops, log: cfg.Logger, writeTimeout: cfg.WriteTimeout, bodyTimeout: cfg.BodyTimeout}
+	return &Server{ops: cfg.Ops, log: cfg.Logger, writeTimeout: cfg.WriteTimeout, bodyTimeout: cfg.BodyTimeout, forwarder: cfg.Forwarder}
 }
 
 // Register registers every service of the API on g: Tigris, HealthAPI,
@@ -80,13 +84,14 @@ func (s *Server) Register(g grpc.ServiceRegistrar) {
 }
 
 // ServerOptions are the options a gRPC server serving the API needs: the
-// body timeout (guard.go), the caller (auth.go), and the request log, as
-// the HTTP API logs every request.
+// body timeout (guard.go), the caller (auth.go), the request log, as the
+// HTTP API logs every request, and the relay of calls to the node that
+// holds their transaction (forward.go).
 func (s *Server) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.InTapHandle(s.tap),
-		grpc.ChainUnaryInterceptor(guardUnary, s.authUnary, s.logUnary),
-		grpc.ChainStreamInterceptor(guardStream, s.authStream, s.logStream),
+		grpc.ChainUnaryInterceptor(guardUnary, s.authUnary, s.logUnary, s.forwardUnary),
+		grpc.ChainStreamInterceptor(guardStream, s.authStream, s.logStream, s.forwardStream),
 	}
 }
 

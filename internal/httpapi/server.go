@@ -5,11 +5,13 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"math"
 	"net/http"
+	"net/http/httputil"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +30,10 @@ type Config struct {
 	// CORSOrigins are the origins whose browser pages may call the API
 	// ("*" for any). None: cross-origin calls stay off.
 	CORSOrigins []string
+	// ForwardTLS is the TLS configuration to reach other nodes that serve
+	// TLS with, when forwarding a request to the node that holds its
+	// transaction; nil: the system's roots.
+	ForwardTLS *tls.Config
 	// BodyTimeout bounds how long a request's body may take to arrive;
 	// WriteTimeout how long one write of a response (or of a stream's
 	// items) may wait for the client to read. Default 30s each.
@@ -48,6 +54,8 @@ type Server struct {
 	ops *ops.Ops
 	log *slog.Logger
 	mux *http.ServeMux
+	// forwarder relays requests to the node that holds their transaction.
+	forwarder *httputil.ReverseProxy
 }
 
 // New returns the API handler over cfg.Ops.
@@ -65,6 +73,7 @@ func New(cfg Config) *Server {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	s := &Server{cfg: cfg, ops: cfg.Ops, log: cfg.Logger, mux: http.NewServeMux()}
+	s.forwarder = s.newForwarder(cfg.ForwardTLS)
 	s.routes()
 	return s
 }
@@ -153,7 +162,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = body
 	sw := &statusWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
 	sw.rc = http.NewResponseController(sw)
-	r = s.serve(sw, r)
+	r = s.serve(sw, r, id)
 	s.ops.LogRequest(r.Context(), caller(r), ops.RequestRecord{
 		Transport: "http", Method: r.Method, Path: r.URL.Path, Status: sw.status,
 		Duration: time.Since(start), BytesIn: body.n, BytesOut: sw.bytes,
@@ -167,7 +176,7 @@ const requestIDHeader = "X-Request-Id"
 
 // serve answers a request; it returns the request as its handler saw it
 // (with its caller), for the log line.
-func (s *Server) serve(sw *statusWriter, r *http.Request) *http.Request {
+func (s *Server) serve(sw *statusWriter, r *http.Request, requestID string) *http.Request {
 	// The mux would redirect a path with an empty segment to its cleaned
 	// form; the API answers it as an invalid name instead, as the original
 	// did. A segment that cannot be a name keeps it routable.
@@ -185,6 +194,9 @@ func (s *Server) serve(sw *statusWriter, r *http.Request) *http.Request {
 	}
 	if err := checkContentType(r); err != nil {
 		writeJSON(sw, http.StatusUnsupportedMediaType, errorJSON(s.public(r, err)))
+		return r
+	}
+	if s.forward(sw, r, requestID) {
 		return r
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {

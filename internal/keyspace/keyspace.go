@@ -16,6 +16,7 @@
 //	("a", "nsid", namespace id)              → the name of the namespace holding that id
 //	("a", "app", application id)             → application record
 //	("a", "key", key id)                     → token signing key
+//	("n", node id)                           → a node's registration (see cluster)
 //
 // Databases belong to a namespace (a tenant): only their records carry the
 // namespace's id, since everything below a database is keyed by ids that
@@ -43,6 +44,7 @@ const (
 	tagStat     = "s"
 	tagMessage  = "m"
 	tagAuth     = "a"
+	tagNode     = "n"
 )
 
 // DefaultNamespace is the id of the namespace every database belongs to
@@ -203,6 +205,12 @@ func SigningKey(id string) []byte { return pack(tagAuth, "key", id) }
 
 // SigningKeys is the range of every token signing key.
 func SigningKeys() kv.Range { return prefix(tagAuth, "key") }
+
+// Node is the key of a node's registration.
+func Node(id string) []byte { return pack(tagNode, id) }
+
+// Nodes is the range of every node's registration.
+func Nodes() kv.Range { return prefix(tagNode) }
 
 // LastString decodes a key and returns its last element, which must be a
 // string (the name in a catalog key).

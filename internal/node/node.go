@@ -45,6 +45,8 @@ import (
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
+	"github.com/foliodb/folio/internal/cluster"
+	"github.com/foliodb/folio/internal/grpcapi"
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
@@ -162,6 +164,15 @@ type Config struct {
 	// TLSCert and TLSKey, both set, serve the API's port (and GRPCAddr's)
 	// over TLS only: HTTPS, HTTP/2 and gRPC.
 	TLSCert, TLSKey string
+	// AdvertiseAddr is where the other nodes on the same PostgreSQL
+	// database reach this one's API (host:port), to forward it the
+	// requests of its transactions. Default: the API's listen address,
+	// with the host name for an address that listens on every interface.
+	AdvertiseAddr string
+	// NodeLease is how long this node's registration lasts unless renewed
+	// (cluster.DefaultLease if zero): the other nodes know it gone, and its
+	// id free, within it.
+	NodeLease time.Duration
 }
 
 // Defaults of Config.
@@ -184,6 +195,11 @@ type Node struct {
 	search    *search.Indexer
 	upgrade   *catalog.Upgrade
 	auth      *auth.Service
+	// cluster registers the node among those on the same store, for
+	// forwarding; nil on a store only one node can open (the embedded
+	// one).
+	cluster   *cluster.Registry
+	forwarder *grpcapi.Forwarder
 	tls       *tls.Config // nil without TLS
 	ops       *ops.Ops
 	http      *http.Server
@@ -234,7 +250,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		cfg.WriteTimeout = httpapi.DefaultWriteTimeout
 	}
 	if cfg.Sessions.Origin == "" {
-		cfg.Sessions.Origin, _ = os.Hostname()
+		cfg.Sessions.Origin = defaultNodeID(cfg.Addr)
 	}
 	if cfg.Sessions.MaxLifetime <= 0 {
 		// An interactive transaction lives as long as the store lets a
@@ -278,12 +294,19 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := n.startSearch(ctx); err != nil {
 		return nil, err
 	}
+	if _, shared := n.store.(pooled); shared {
+		n.cluster = cluster.New(n.store, cluster.Options{Lease: cfg.NodeLease, Logger: n.log})
+	}
 	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, ChangeLog: n.changeLog, Logger: n.log,
 		Auth: n.auth, RequireAuth: cfg.Auth, Upgrade: n.upgrade,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout,
-		LogRequests: cfg.LogRequests, SlowRequest: max(cfg.SlowRequest, 0)})
+		LogRequests: cfg.LogRequests, SlowRequest: max(cfg.SlowRequest, 0), Cluster: n.cluster})
+	n.forwarder = grpcapi.NewForwarder(n.forwardTLS())
 	if err := n.serveHTTP(cfg.Addr); err != nil {
+		return nil, err
+	}
+	if err := n.join(ctx); err != nil {
 		return nil, err
 	}
 	if cfg.GRPCAddr != "" {
@@ -504,6 +527,18 @@ func (n *Node) endStreams() {
 // stopParts stops what runs over the store, then closes the store. Each
 // part may be missing (a Start that failed midway).
 func (n *Node) stopParts() error {
+	if n.cluster != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := n.cluster.Leave(ctx); err != nil {
+			n.log.Warn("shutdown: could not end this node's registration; the other nodes will know it gone when its lease runs out", "err", err)
+		} else {
+			n.log.Info("shutdown: left the nodes' registry")
+		}
+		cancel()
+	}
+	if n.forwarder != nil {
+		n.forwarder.Close()
+	}
 	if n.sessions != nil {
 		n.sessions.Close()
 		n.log.Info("shutdown: open transactions rolled back")
@@ -543,7 +578,7 @@ func (n *Node) serveHTTP(addr string) error {
 	n.ln = ln
 	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, n.log)
 	n.http = &http.Server{
-		Handler: httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins,
+		Handler: httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, ForwardTLS: n.forwardTLS(),
 			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       idleTimeout,

@@ -47,7 +47,7 @@ func (n *Node) serveGRPCOn(ln net.Listener) *grpcServing {
 // the HTTP server closes them. Deadlines are the operations' own (the
 // request timeout), within any the client sets.
 func (n *Node) newGRPCServer() *grpc.Server {
-	api := grpcapi.New(grpcapi.Config{Ops: n.ops, Logger: n.log, WriteTimeout: n.cfg.WriteTimeout, BodyTimeout: n.cfg.BodyTimeout})
+	api := grpcapi.New(grpcapi.Config{Ops: n.ops, Logger: n.log, WriteTimeout: n.cfg.WriteTimeout, BodyTimeout: n.cfg.BodyTimeout, Forwarder: n.forwarder})
 	g := grpc.NewServer(append(api.ServerOptions(),
 		grpc.MaxRecvMsgSize(int(n.cfg.MaxBodyBytes)),
 		grpc.MaxConcurrentStreams(maxStreamsPerConnection),

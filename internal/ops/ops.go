@@ -22,6 +22,7 @@ import (
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
+	"github.com/foliodb/folio/internal/cluster"
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
@@ -172,6 +173,9 @@ type Config struct {
 	// 0 logs none as slow.
 	LogRequests bool
 	SlowRequest time.Duration
+	// Cluster, if set, is the registry of the nodes that share the store:
+	// requests of transactions that other nodes hold go there (ForwardTo).
+	Cluster *cluster.Registry
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.
@@ -196,6 +200,7 @@ type Ops struct {
 	auth     *auth.Service
 	health   healthProbe
 	reads    readSlots
+	forwards forwardCounts
 }
 
 // New returns the operations over cfg's store and parts.
@@ -256,7 +261,7 @@ func (o *Ops) inTx(ctx context.Context, c Caller, db string, tx TxRef, fn func(t
 		return err
 	}
 	if tx.Origin != o.sessions.Origin() {
-		return status.Errorf(status.FailedPrecondition, "transaction %s is held by node '%s', not by this node ('%s'): send its requests there", tx.ID, tx.Origin, o.sessions.Origin())
+		return o.heldElsewhere(ctx, tx, false)
 	}
 	return o.sessions.Run(ctx, tx.ID, c.owner(), db, fn)
 }

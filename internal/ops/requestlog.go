@@ -48,6 +48,14 @@ func (o *Ops) StartRequest(ctx context.Context, clientID string) (context.Contex
 	return reqinfo.With(ctx, &reqinfo.Info{ID: id}), id
 }
 
+// RequestID is the id of the request ctx belongs to ("" outside one).
+func RequestID(ctx context.Context) string {
+	if info := reqinfo.From(ctx); info != nil {
+		return info.ID
+	}
+	return ""
+}
+
 // NoteFailure records the API code a transport answered a request with,
 // for a failure that did not pass through Public (the transport's own, as
 // a gRPC message that does not decode); a code noted before stands.

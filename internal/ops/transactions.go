@@ -39,12 +39,12 @@ func (o *Ops) CommitTransaction(ctx context.Context, c Caller, req DatabaseReque
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return err
 	}
-	id, err := o.ending(req)
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	id, err := o.ending(ctx, req)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	return apiError(ctx, o.sessions.Commit(ctx, id, c.owner()))
 }
 
@@ -53,19 +53,19 @@ func (o *Ops) RollbackTransaction(ctx context.Context, c Caller, req DatabaseReq
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return err
 	}
-	id, err := o.ending(req)
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	id, err := o.ending(ctx, req)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	return apiError(ctx, o.sessions.Rollback(ctx, id, c.owner()))
 }
 
 // ending checks a commit or rollback and returns the transaction's id.
 // Unlike other requests, these need only the id: an origin, if given,
 // must be this node.
-func (o *Ops) ending(req DatabaseRequest) (string, error) {
+func (o *Ops) ending(ctx context.Context, req DatabaseRequest) (string, error) {
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return "", err
 	}
@@ -73,7 +73,7 @@ func (o *Ops) ending(req DatabaseRequest) (string, error) {
 		return "", status.Errorf(status.NotFound, "session not found")
 	}
 	if req.Tx.Origin != "" && req.Tx.Origin != o.sessions.Origin() {
-		return "", status.Errorf(status.FailedPrecondition, "transaction %s is held by node '%s', not by this node ('%s')", req.Tx.ID, req.Tx.Origin, o.sessions.Origin())
+		return "", o.heldElsewhere(ctx, req.Tx, true)
 	}
 	return req.Tx.ID, nil
 }

@@ -1,0 +1,104 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/foliodb/folio/internal/cluster"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Forwarding: any node may receive any request of an interactive
+// transaction, as in the original; the node that holds the transaction
+// serves it. A transport asks ForwardTo before it routes a request, relays
+// the request to the node named, and returns its answer unchanged. One
+// hop at most: a request that was forwarded once is served where it
+// lands, which answers for a transaction it does not hold.
+
+// Route names the node a request must go to.
+type Route struct {
+	Node string // its id, the transaction's origin
+	Addr string // host:port of its API
+	TLS  bool   // it serves the API over TLS
+}
+
+// ForwardTo reports whether a request in transaction tx must go to another
+// node, and which: one that is live and holds it. forwarded says the
+// request came from another node already. A transaction of a node that is
+// gone is served here, and its requests answer the original's errors for a
+// lost session.
+func (o *Ops) ForwardTo(ctx context.Context, tx TxRef, forwarded bool) (Route, bool) {
+	if o.cfg.Cluster == nil || forwarded || !tx.InTx() || tx.Origin == o.sessions.Origin() {
+		return Route{}, false
+	}
+	m, err := o.cfg.Cluster.Locate(ctx, tx.Origin)
+	if err != nil {
+		if !errors.Is(err, cluster.ErrGone) {
+			o.log.Warn("cannot look up the node holding a transaction", "node_id", tx.Origin, "err", err)
+		}
+		return Route{}, false
+	}
+	return Route{Node: m.ID, Addr: m.Addr, TLS: m.TLS}, true
+}
+
+// NodeID is this node's id: its transactions' origin.
+func (o *Ops) NodeID() string { return o.sessions.Origin() }
+
+// ForwardStats counts the requests forwarded to other nodes.
+type ForwardStats struct {
+	Forwarded uint64 // relayed, whatever the other node answered
+	Failed    uint64 // the other node could not be reached
+}
+
+// forwardCounts are ForwardStats' counters.
+type forwardCounts struct {
+	forwarded, failed atomic.Uint64
+}
+
+// NoteForward counts a request forwarded (reached: the other node
+// answered, or could not be reached).
+func (o *Ops) NoteForward(reached bool) {
+	if reached {
+		o.forwards.forwarded.Add(1)
+	} else {
+		o.forwards.failed.Add(1)
+	}
+}
+
+// ForwardStats reports the requests forwarded so far.
+func (o *Ops) ForwardStats() ForwardStats {
+	return ForwardStats{Forwarded: o.forwards.forwarded.Load(), Failed: o.forwards.failed.Load()}
+}
+
+// retryUnreachable is the retry advice of Unreachable: a node restarting
+// is back within seconds.
+const retryUnreachable = time.Second
+
+// Unreachable is the error of a request that had to go to another node
+// that could not be reached: it may be restarting, or dead with its lease
+// still running (then its transactions are lost, which the client learns
+// on its retry once the lease is out).
+func Unreachable(r Route, cause error) error {
+	return &status.Error{Code: status.Unavailable, RetryDelay: retryUnreachable,
+		Message: "the node holding this transaction ('" + r.Node + "' at " + r.Addr + ") cannot be reached; retry, or begin the transaction again",
+		Cause:   cause}
+}
+
+// heldElsewhere is the error of a request in a transaction that another
+// node (tx.Origin) holds, served here all the same: the node is gone, so
+// is the transaction (the original's errors for a lost session: ending
+// says whether the request is a commit or a rollback); or it is live and
+// the request was not forwarded to it (a second hop, or a node alone).
+func (o *Ops) heldElsewhere(ctx context.Context, tx TxRef, ending bool) error {
+	if o.cfg.Cluster != nil {
+		if _, err := o.cfg.Cluster.Locate(ctx, tx.Origin); errors.Is(err, cluster.ErrGone) {
+			if ending {
+				return status.Errorf(status.NotFound, "session not found")
+			}
+			return status.Errorf(status.Internal, "session is gone")
+		}
+	}
+	return status.Errorf(status.FailedPrecondition, "transaction %s is held by node '%s', not by this node ('%s'): send its requests there", tx.ID, tx.Origin, o.sessions.Origin())
+}
