@@ -68,5 +68,11 @@ func runOnce(ctx context.Context, s Store, fn func(tx Tx) error) (Position, erro
 	if err := fn(tx); err != nil {
 		return 0, err
 	}
+	// A deadline that passed during the work: the write is not applied
+	// (its caller answers that it timed out), rather than committed after
+	// the caller gave up on it.
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	return tx.Commit(ctx)
 }
