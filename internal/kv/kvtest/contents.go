@@ -13,8 +13,8 @@ import (
 // value, and every change-log entry up to that position. Tests of copies
 // (backup, restore) compare a copy's contents with its source's.
 type Contents struct {
-	Keys   [][2][]byte
-	Log    []kv.LogEntry
+	Keys [][2][]byte
+	Log  []kv.LogEntry
 	UpTo kv.Position
 }
 
