@@ -254,3 +254,105 @@ func lines(b []byte) int {
 	}
 	return n
 }
+
+// folio backup --data-dir copies a store no server has open, and refuses
+// one that a server holds; folio restore refuses a directory that holds
+// anything, and a directory that is not a whole backup, leaving both as
+// they were.
+func TestBackupDirectlyAndRestoreRefusals(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	s, err := pebblekv.Open(pebblekv.Options{Dir: dataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if _, err := kv.Run(ctx, s, func(tx kv.Tx) error {
+			if err := tx.Set(fmt.Appendf(nil, "k%03d", i), []byte("v")); err != nil {
+				return err
+			}
+			return tx.AppendLog([]byte("r"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := filepath.Join(t.TempDir(), "b")
+	err = backupCommand([]string{"--data-dir", dataDir, "--to", target}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "lock") || !strings.Contains(err.Error(), "--url") {
+		t.Fatalf("backup --data-dir of a store in use: %v, want it refused with advice to use --url", err)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("the refused backup left %s behind (%v)", target, err)
+	}
+	s.Close()
+	var out bytes.Buffer
+	if err := backupCommand([]string{"--data-dir", dataDir, "--to", target}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "at position 100") {
+		t.Errorf("folio backup printed %q", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "backup-staging")); !os.IsNotExist(err) {
+		t.Errorf("the staging directory is left in the data directory (%v)", err)
+	}
+
+	// Into a directory that holds a file: refused, the file untouched.
+	busy := t.TempDir()
+	keep := filepath.Join(busy, "keep.txt")
+	os.WriteFile(keep, []byte("mine"), 0o600)
+	err = restoreCommand([]string{"--from", target, "--data-dir", busy}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("restore into a non-empty directory: %v, want it refused", err)
+	}
+	if entries, _ := os.ReadDir(busy); len(entries) != 1 {
+		t.Fatalf("the refused restore changed the directory: %v", entries)
+	}
+	// A backup into a non-empty directory is refused the same way.
+	if err := backupCommand([]string{"--data-dir", dataDir, "--to", busy}, io.Discard); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("backup into a non-empty directory: %v, want it refused", err)
+	}
+	// A directory without a manifest is no backup.
+	err = restoreCommand([]string{"--from", dataDir, "--data-dir", filepath.Join(t.TempDir(), "x")}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "not a Folio backup") {
+		t.Fatalf("restore from a data directory: %v, want it refused as not a backup", err)
+	}
+	// A backup with a file cut short is refused before anything is copied.
+	damaged := filepath.Join(t.TempDir(), "damaged")
+	if err := backupCommand([]string{"--data-dir", dataDir, "--to", damaged}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	m, err := os.ReadFile(filepath.Join(damaged, "FOLIO_BACKUP.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest struct {
+		Files []struct{ Name string } `json:"files"`
+	}
+	json.Unmarshal(m, &manifest)
+	if len(manifest.Files) == 0 {
+		t.Fatalf("a manifest without files: %s", m)
+	}
+	if err := os.Truncate(filepath.Join(damaged, manifest.Files[len(manifest.Files)-1].Name), 1); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	if err := restoreCommand([]string{"--from", damaged, "--data-dir", fresh}, io.Discard); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("restore of a damaged backup: %v, want it refused", err)
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Fatalf("the refused restore made %s (%v)", fresh, err)
+	}
+	// The whole one restores into an empty directory that exists.
+	empty := t.TempDir()
+	if err := restoreCommand([]string{"--from", target, "--data-dir", empty}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pebblekv.Open(pebblekv.Options{Dir: empty})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if pos, _ := r.LastPosition(ctx); pos != 100 {
+		t.Fatalf("the restored store is at %d, want 100", pos)
+	}
+}
