@@ -63,7 +63,7 @@ type exportEnd struct {
 // exportPage is how many items one read request returns: each read is
 // bounded by the server's request timeout, so a collection is read in
 // pages, each continuing after the last one's resume token.
-const exportPage = 5000
+var exportPage = 5000
 
 // exportCommand is `folio export`.
 func exportCommand(args []string, out io.Writer) error {

@@ -41,7 +41,7 @@ func importCommand(args []string, stdin io.Reader, out io.Writer) error {
 	}
 	rd := bufio.NewReaderSize(in, 1<<20)
 	first, err := readLine(rd)
-	if err != nil && !(errors.Is(err, io.EOF) && len(first) > 0) {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("read %s: %w", fs.Arg(0), err)
 	}
 	header, ok := exportHeaderOf(first)
