@@ -3,6 +3,7 @@ package pebblekv
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/foliodb/folio/internal/kv"
 )
@@ -81,6 +82,12 @@ func (s *Store) checkpoint(ctx context.Context, dir string, begin bool) (*checkp
 // sync), then lets Pebble write the checkpoint.
 func (q *sequencer) cutCheckpoint(c *checkpointRequest) {
 	defer close(c.done)
+	start := time.Now()
+	defer func() {
+		if c.err == nil {
+			q.s.log.Info("checkpoint cut", "dir", c.dir, "position", c.pos, "commits_held", time.Since(start))
+		}
+	}()
 	if err := q.s.waitPublished(q.last); err != nil {
 		c.err = err
 		return
