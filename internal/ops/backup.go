@@ -34,7 +34,7 @@ type BackupResult struct {
 }
 
 // noBackupAdvice is the answer of a store that cannot copy itself.
-const noBackupAdvice = "this server keeps its data in PostgreSQL, which Folio does not copy: back it up with PostgreSQL's tools (pg_dump of the Folio database for a consistent copy; pg_basebackup with WAL archiving for point-in-time recovery), see docs/operations.md, or take a logical copy with `folio export`"
+const noBackupAdvice = "this server keeps its data in PostgreSQL, which Folio does not copy: back it up with PostgreSQL's tools (pg_basebackup, with WAL archiving for point-in-time recovery; pg_dump restores only into the same cluster), see docs/operations.md, or take a logical copy with `folio export`"
 
 // Backup writes a consistent copy of the whole store (every namespace) while
 // writes go on. It is the owner's: it reads every tenant's data and writes
