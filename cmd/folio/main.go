@@ -5,6 +5,8 @@
 //	folio app ...           manage applications of a running server
 //	folio namespace ...     manage namespaces of a running server
 //	folio key rotate        make a new key sign a running server's tokens
+//	folio backup, restore   copy the embedded store while it serves, and back
+//	folio export, import    a database or collection as JSON lines
 //	folio version           print the version
 package main
 
@@ -33,6 +35,14 @@ func main() {
 		err = namespaceCommand(os.Args[2:], os.Stdout)
 	case "key":
 		err = keyCommand(os.Args[2:], os.Stdout)
+	case "backup":
+		err = backupCommand(os.Args[2:], os.Stdout)
+	case "restore":
+		err = restoreCommand(os.Args[2:], os.Stdout)
+	case "export":
+		err = exportCommand(os.Args[2:], os.Stdout)
+	case "import":
+		err = importCommand(os.Args[2:], os.Stdin, os.Stdout)
 	case "version":
 		fmt.Println("folio", version)
 	case "help", "-h", "--help":
@@ -57,10 +67,16 @@ commands:
   app       create, list, rotate or delete applications (folio app create -h)
   namespace create or list namespaces (folio namespace create -h)
   key       rotate the key that signs tokens (folio key rotate -h)
+  backup    copy the store while it serves: --to DIR (folio backup -h)
+  restore   put a backup into a new data directory (folio restore -h)
+  export    write a database or collection as JSON lines (folio export -h)
+  import    load what export wrote (folio import -h)
   version   print the version
 
-The app, namespace and key commands talk to a running server: --url (or
-FOLIO_URL), and an admin's --client-id and --client-secret (or
-FOLIO_CLIENT_ID and FOLIO_CLIENT_SECRET; the owner's are in the owner file).
+The app, namespace, key, backup, export and import commands talk to a
+running server: --url (or FOLIO_URL), and an admin's --client-id and
+--client-secret (or FOLIO_CLIENT_ID and FOLIO_CLIENT_SECRET; the owner's
+are in the owner file). backup --data-dir and restore work on a data
+directory that no server has open.
 `)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -89,6 +90,11 @@ type apiError struct {
 
 // call makes one call of the API and decodes its answer into out.
 func (r *remote) call(method, path string, body any, out any) error {
+	return r.callContext(context.Background(), method, path, body, out)
+}
+
+// callContext is call, ended early when ctx is.
+func (r *remote) callContext(ctx context.Context, method, path string, body any, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -97,7 +103,7 @@ func (r *remote) call(method, path string, body any, out any) error {
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, r.url+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, r.url+path, rd)
 	if err != nil {
 		return err
 	}
@@ -123,11 +129,22 @@ func (r *remote) do(req *http.Request, out any) error {
 	if res.StatusCode != http.StatusOK {
 		var e apiError
 		if json.Unmarshal(b, &e) == nil && e.Error.Code != "" {
-			return fmt.Errorf("%s: %s", e.Error.Code, e.Error.Message)
+			return &callError{Code: e.Error.Code, Message: e.Error.Message}
 		}
 		return fmt.Errorf("%s %s: %s", req.Method, req.URL.Path, res.Status)
 	}
 	return json.Unmarshal(b, out)
+}
+
+// callError is an error the API answered.
+type callError struct{ Code, Message string }
+
+func (e *callError) Error() string { return e.Code + ": " + e.Message }
+
+// hasCode reports whether err is an API error with the given code.
+func hasCode(err error, code string) bool {
+	var ce *callError
+	return errors.As(err, &ce) && ce.Code == code
 }
 
 // login exchanges an application's id and secret for an access token.

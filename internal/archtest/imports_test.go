@@ -63,6 +63,29 @@ func TestNothingBelowTheTransportsKnowsTheWire(t *testing.T) {
 	}
 }
 
+// backends are the storage engines; pickBackends the packages that may
+// import them: the node picks one for a server, `folio` for the tools that
+// open a data directory themselves (backup, restore), and backendtest for
+// the tests. Everything else takes the kv interface (internal/backup
+// too: restore is handed a function that opens a store).
+var (
+	backends     = []string{"internal/kv/pebblekv", "internal/kv/sqlkv"}
+	pickBackends = []string{"internal/node", "cmd/folio", "internal/kv/backendtest"}
+)
+
+func TestBackendsArePickedInOnePlace(t *testing.T) {
+	for pkg, imps := range packageImports(t) {
+		if slices.Contains(pickBackends, pkg) {
+			continue
+		}
+		for _, imp := range imps {
+			if rel, ok := strings.CutPrefix(imp, module); ok && slices.Contains(backends, rel) {
+				t.Errorf("%s imports %s: only %v pick a backend; take kv.Store (or kv.Checkpointer)", pkg, rel, pickBackends)
+			}
+		}
+	}
+}
+
 // packageImports maps each package of the module (by its path inside the
 // module) to what its non-test files import.
 func packageImports(t *testing.T) map[string][]string {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/foliodb/folio/internal/ops"
 	"github.com/foliodb/folio/internal/status"
@@ -213,5 +214,21 @@ func (s *Server) rotateSigningKey(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"key_id": id})
+	return nil
+}
+
+// backup is Folio's POST /v1/management/backup.
+func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Dir string `json:"dir"`
+	}
+	req := ops.BackupRequest{Malformed: decode(r, &body)}
+	req.Dir = body.Dir
+	res, err := s.ops.Backup(r.Context(), caller(r), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"dir": res.Dir, "position": uint64(res.Position), "bytes": res.Bytes,
+		"files": res.Files, "created_at": res.CreatedAt.Format(time.RFC3339Nano), "duration_ms": res.Duration.Milliseconds()})
 	return nil
 }

@@ -148,6 +148,7 @@ func (s *Server) routes() {
 		handle("DELETE "+appPath+"/delete", s.deleteApplication)
 	}
 	handle("POST /v1/management/keys/rotate", s.rotateSigningKey)
+	handle("POST /v1/management/backup", s.backup)
 }
 
 // ServeHTTP routes a request, answering unknown routes and methods with the

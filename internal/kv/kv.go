@@ -319,3 +319,16 @@ func DecodeLogRecords(b []byte) ([][]byte, error) {
 	}
 	return records, nil
 }
+
+// Checkpointer is a store that can write a consistent copy of itself while
+// it serves: the embedded store. A store without it (PostgreSQL) is backed
+// up with its own server's tools.
+type Checkpointer interface {
+	// Checkpoint writes a copy of the store into dir, which must not exist
+	// and should be on the store's own filesystem (files are hard-linked
+	// where they can be). The copy holds every commit up to the position it
+	// returns, and none after it; commits wait while it is cut.
+	Checkpoint(ctx context.Context, dir string) (Position, error)
+	// Dir is the store's directory: a checkpoint cut beside it is fast.
+	Dir() string
+}

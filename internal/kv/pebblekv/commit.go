@@ -74,6 +74,9 @@ func (q *sequencer) run() {
 		var first *commitRequest
 		select {
 		case first = <-q.s.commits:
+		case c := <-q.s.checkpoints:
+			q.cutCheckpoint(c)
+			continue
 		case <-q.s.stop:
 			// Close waited for every in-flight commit, so nothing is queued.
 			return

@@ -127,9 +127,11 @@ type Store struct {
 	txs      *kv.Tracker    // open transactions, reclaimed when too old
 	inflight sync.WaitGroup // commits between their check of closed and their outcome
 	commits  chan *commitRequest
-	groups   chan *group
-	stop     chan struct{}
-	wg       sync.WaitGroup
+	// checkpoints go through the sequencer, which cuts them between groups.
+	checkpoints chan *checkpointRequest
+	groups      chan *group
+	stop        chan struct{}
+	wg          sync.WaitGroup
 }
 
 // view is a published read snapshot: everything committed up to version,
@@ -192,14 +194,15 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("pebblekv: open %s: %w", opts.Dir, err)
 	}
 	s := &Store{
-		db:      db,
-		opts:    opts,
-		limits:  opts.Limits.WithDefaults(),
-		log:     opts.Logger,
-		notify:  make(chan struct{}),
-		commits: make(chan *commitRequest, 1024),
-		groups:  make(chan *group, 16),
-		stop:    make(chan struct{}),
+		db:          db,
+		opts:        opts,
+		limits:      opts.Limits.WithDefaults(),
+		log:         opts.Logger,
+		notify:      make(chan struct{}),
+		commits:     make(chan *commitRequest, 1024),
+		checkpoints: make(chan *checkpointRequest),
+		groups:      make(chan *group, 16),
+		stop:        make(chan struct{}),
 	}
 	version, err := readPosition(db, metaVersionKey)
 	if err != nil {
