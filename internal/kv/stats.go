@@ -33,8 +33,8 @@ type TxStats struct {
 	// CommitErrors is the commits that failed otherwise: too old, the
 	// store closed or failing, the caller gone before the commit.
 	CommitErrors uint64
-	// Rollbacks is the transactions ended without a commit, read-only
-	// ones included (a read ends with a rollback).
+	// Rollbacks is the transactions ended without a commit: rolled back
+	// by a client, or by a request that failed.
 	Rollbacks uint64
 	// Retries is the attempts RunWith made again after a retryable error;
 	// Aborts the transactions it gave up on after its last attempt.

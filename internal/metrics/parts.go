@@ -44,7 +44,7 @@ var (
 	kvCommits      = desc("folio_kv_commits_total", "Store transactions that wrote and committed (read-only ones are not counted).")
 	kvConflicts    = desc("folio_kv_conflicts_total", "Store commits rejected for a conflict with a commit made since the transaction's snapshot.")
 	kvCommitErrors = desc("folio_kv_commit_errors_total", "Store commits that failed otherwise: transaction too old, store closed or failing, caller gone.")
-	kvRollbacks    = desc("folio_kv_rollbacks_total", "Store transactions ended without a commit, reads included.")
+	kvRollbacks    = desc("folio_kv_rollbacks_total", "Store transactions rolled back: by their client, or by a request that failed.")
 	kvRetries      = desc("folio_kv_retries_total", "Attempts a request's own transaction was run again after a conflict (or grew too old).")
 	kvAborts       = desc("folio_kv_aborts_total", "Requests' own transactions given up after their last attempt: answered ABORTED.")
 	kvCommitTime   = desc("folio_kv_commit_duration_seconds", "Time of the store's part of each commit that wrote: conflict check, write and sync (on PostgreSQL the round trip).")
