@@ -92,3 +92,13 @@ func TestPartFailing(t *testing.T) {
 		t.Fatal("the other metrics went with the failed part")
 	}
 }
+
+// BenchmarkObserveCall is what each API call pays for the request metrics.
+func BenchmarkObserveCall(b *testing.B) {
+	m := New("v", Sources{})
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.ObserveCall("Insert", "http", status.Code("OK"), time.Millisecond)
+		}
+	})
+}
