@@ -35,7 +35,7 @@ func (b *syncBuffer) String() string {
 // port, and so does not warn: nobody on the network reaches a server that
 // has no authentication unless its operator asks for it.
 func TestDefaultAddressIsLoopback(t *testing.T) {
-	for _, k := range []string{"FOLIO_CONFIG", "FOLIO_ADDR", "FOLIO_DATA_DIR", "FOLIO_SEARCH_DIR", "FOLIO_ENGINE", "FOLIO_GRPC_ADDR", "FOLIO_PPROF_ADDR"} {
+	for _, k := range []string{"FOLIO_CONFIG", "FOLIO_ADDR", "FOLIO_DATA_DIR", "FOLIO_SEARCH_DIR", "FOLIO_ENGINE", "FOLIO_GRPC_ADDR", "FOLIO_PPROF_ADDR", "FOLIO_METRICS_ADDR"} {
 		t.Setenv(k, "")
 	}
 	cfg, err := loadConfig(nil)

@@ -48,6 +48,9 @@ type serveConfig struct {
 	ShutdownWait duration `json:"shutdown_timeout"`
 	// PprofAddr, if set, serves net/http/pprof there, apart from the API.
 	PprofAddr string `json:"pprof_addr"`
+	// MetricsAddr, if set, serves /metrics there instead of on the API's
+	// port.
+	MetricsAddr string `json:"metrics_addr"`
 	// GRPCAddr, if set, also serves the gRPC API alone there (it is always
 	// served on Addr too).
 	GRPCAddr string `json:"grpc_addr"`
@@ -211,6 +214,7 @@ func settings() []setting {
 		{"token-audience", "FOLIO_TOKEN_AUDIENCE", "the audience tokens are issued for and must name; nodes that share a store share it", "folio", text(func(c *serveConfig) *string { return &c.Audience })},
 		{"tls-cert", "FOLIO_TLS_CERT", "PEM certificate (chain) to serve the API over TLS with; needs --tls-key", "off", text(func(c *serveConfig) *string { return &c.TLSCert })},
 		{"tls-key", "FOLIO_TLS_KEY", "PEM private key of --tls-cert", "off", text(func(c *serveConfig) *string { return &c.TLSKey })},
+		{"metrics-addr", "FOLIO_METRICS_ADDR", "serve the Prometheus metrics (/metrics) on this address instead of on the API's port", "the API's port", text(func(c *serveConfig) *string { return &c.MetricsAddr })},
 		{"pprof-addr", "FOLIO_PPROF_ADDR", "serve Go's profiler (net/http/pprof) on this address, such as 127.0.0.1:6060; keep it on loopback", "off", text(func(c *serveConfig) *string { return &c.PprofAddr })},
 	}
 }
@@ -439,6 +443,7 @@ func nodeConfig(cfg serveConfig, log *slog.Logger) node.Config {
 		MaxConcurrentReads:     cfg.MaxReads,
 		Addr:                   cfg.Addr,
 		PprofAddr:              cfg.PprofAddr,
+		MetricsAddr:            cfg.MetricsAddr,
 		GRPCAddr:               cfg.GRPCAddr,
 		CORSOrigins:            cfg.CORSOrigins,
 		Logger:                 log,

@@ -30,9 +30,32 @@ var transportMayImport = []string{"internal/ops", "internal/status", "internal/j
 var wirePackages = []string{"net/http", "google.golang.org/grpc", "github.com/tigrisdata/tigris-client-go"}
 
 // mayKnowTheWire are the packages above the operations: the transports,
-// the node that starts them, the load generator (an HTTP client) and the
-// benchmarks that run servers and call them.
-var mayKnowTheWire = []string{"internal/httpapi", "internal/grpcapi", "internal/node", "internal/loadgen", "internal/benchrun", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare"}
+// the node that starts them, the metrics (served over HTTP to a scraper),
+// the load generator (an HTTP client) and the benchmarks that run servers
+// and call them.
+var mayKnowTheWire = []string{"internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare"}
+
+// prometheus is the Prometheus client, which only internal/metrics
+// imports: the parts (kv and its backends above all) report plain Stats
+// structs, and the operations an ops.Observer, that it reads.
+const prometheus = "github.com/prometheus/"
+
+func TestOnlyMetricsImportsPrometheus(t *testing.T) {
+	imports := packageImports(t)
+	if !slices.ContainsFunc(imports["internal/metrics"], func(imp string) bool { return strings.HasPrefix(imp, prometheus) }) {
+		t.Fatal("internal/metrics imports no Prometheus package: the rule is out of date")
+	}
+	for pkg, imps := range imports {
+		if pkg == "internal/metrics" {
+			continue
+		}
+		for _, imp := range imps {
+			if strings.HasPrefix(imp, prometheus) {
+				t.Errorf("%s imports %s: only internal/metrics knows Prometheus; report a Stats struct it reads", pkg, imp)
+			}
+		}
+	}
+}
 
 func TestTransportsImportOnlyTheOperations(t *testing.T) {
 	imports := packageImports(t)
@@ -66,11 +89,12 @@ func TestNothingBelowTheTransportsKnowsTheWire(t *testing.T) {
 // backends are the storage engines; pickBackends the packages that may
 // import them: the node picks one for a server, `folio` for the tools that
 // open a data directory themselves (backup, restore), and backendtest for
-// the tests. Everything else takes the kv interface (internal/backup
-// too: restore is handed a function that opens a store).
+// the tests; internal/metrics picks none but reads each backend's Stats
+// type. Everything else takes the kv interface (internal/backup too:
+// restore is handed a function that opens a store).
 var (
 	backends     = []string{"internal/kv/pebblekv", "internal/kv/sqlkv"}
-	pickBackends = []string{"internal/node", "cmd/folio", "internal/kv/backendtest"}
+	pickBackends = []string{"internal/node", "cmd/folio", "internal/kv/backendtest", "internal/metrics"}
 )
 
 func TestBackendsArePickedInOnePlace(t *testing.T) {

@@ -152,7 +152,7 @@ func TestReaderSeesDDLAndHoldsTheTrimmer(t *testing.T) {
 		if keeps(t, s, start) || !keeps(t, s, end) {
 			t.Error("the trim did not proceed past the cut-off reader, or went past the reader that kept up")
 		}
-		if _, err := l.OpenReader(ctx, start); !errors.Is(err, changelog.ErrTrimmed) {
+		if _, err := l.OpenReader(ctx, "test", start); !errors.Is(err, changelog.ErrTrimmed) {
 			t.Errorf("a reader opened where the slow one was: %v, want ErrTrimmed", err)
 		}
 		if _, err := reader.Read(ctx, 0); err != nil {

@@ -162,6 +162,35 @@ func NewLog(store kv.Store, opts Options) *Log {
 // Store is the store the log belongs to.
 func (l *Log) Store() kv.Store { return l.store }
 
+// ReaderStats is one open reader's place in the log.
+type ReaderStats struct {
+	// Name is the part that reads (OpenReader's name).
+	Name     string
+	Position kv.Position
+}
+
+// Stats is a snapshot of the log's end and its readers, for monitoring.
+type Stats struct {
+	// LastPosition is the newest durable commit's position.
+	LastPosition kv.Position
+	Readers      []ReaderStats
+}
+
+// Stats reports the log's end and where each open reader is.
+func (l *Log) Stats(ctx context.Context) (Stats, error) {
+	last, err := l.store.LastPosition(ctx)
+	if err != nil {
+		return Stats{}, fmt.Errorf("changelog: stats: %w", err)
+	}
+	st := Stats{LastPosition: last}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for r := range l.readers {
+		st.Readers = append(st.Readers, ReaderStats{Name: r.name, Position: r.pos})
+	}
+	return st, nil
+}
+
 // Readers is the number of open readers that hold the trimmer back.
 func (l *Log) Readers() int {
 	l.mu.Lock()
@@ -204,12 +233,13 @@ func (l *Log) Bytes(ctx context.Context) (int64, error) {
 	return base.bytes + t.bytes, nil
 }
 
-// OpenReader opens a reader after position after: its first Read returns
+// OpenReader opens a reader, named for the part that reads (its Stats),
+// after position after: its first Read returns
 // the entries committed after it. A position ahead of the log fails with
 // ErrAhead, and one the trimmer has passed with ErrTrimmed (one trimmed
 // before this process started is found by the first Read instead). The
 // reader holds the trimmer back until it is closed or cut off.
-func (l *Log) OpenReader(ctx context.Context, after kv.Position) (*Reader, error) {
+func (l *Log) OpenReader(ctx context.Context, name string, after kv.Position) (*Reader, error) {
 	last, err := l.store.LastPosition(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("changelog: open a reader: %w", err)
@@ -222,7 +252,7 @@ func (l *Log) OpenReader(ctx context.Context, after kv.Position) (*Reader, error
 	if after+1 < l.floor {
 		return nil, fmt.Errorf("changelog: open a reader after %d, the log is trimmed below %d: %w", after, l.floor, ErrTrimmed)
 	}
-	r := &Reader{log: l, pos: after}
+	r := &Reader{log: l, name: name, pos: after}
 	l.readers[r] = struct{}{}
 	return r, nil
 }

@@ -61,7 +61,7 @@ func last(t *testing.T, s kv.Store) kv.Position {
 
 func open(t *testing.T, l *changelog.Log, after kv.Position) *changelog.Reader {
 	t.Helper()
-	r, err := l.OpenReader(ctx, after)
+	r, err := l.OpenReader(ctx, "test", after)
 	if err != nil {
 		t.Fatalf("OpenReader(%d): %v", after, err)
 	}
@@ -151,7 +151,7 @@ func TestReaderOutOfRange(t *testing.T) {
 	l := changelog.NewLog(s, changelog.Options{})
 	p1 := commit(t, s, "a")
 	p2 := commit(t, s, "b")
-	if _, err := l.OpenReader(ctx, p2+1); !errors.Is(err, changelog.ErrAhead) || status.CodeOf(err) != status.OutOfRange {
+	if _, err := l.OpenReader(ctx, "test", p2+1); !errors.Is(err, changelog.ErrAhead) || status.CodeOf(err) != status.OutOfRange {
 		t.Errorf("a reader ahead of the log: %v, want ErrAhead (OUT_OF_RANGE)", err)
 	}
 	// Trimmed by someone else (an earlier run): the first read says so.
@@ -246,7 +246,7 @@ func TestTrimmerRetention(t *testing.T) {
 	if keeps(t, s, p1-1) || !keeps(t, s, p1) {
 		t.Errorf("after an hour: want p1 trimmed, p2 kept")
 	}
-	if _, err := l.OpenReader(ctx, p1-1); !errors.Is(err, changelog.ErrTrimmed) {
+	if _, err := l.OpenReader(ctx, "test", p1-1); !errors.Is(err, changelog.ErrTrimmed) {
 		t.Errorf("a reader opened at a trimmed position: %v, want ErrTrimmed", err)
 	}
 	tick(t, l, 90*time.Minute)
@@ -424,4 +424,31 @@ func TestBehind(t *testing.T) {
 			t.Errorf("Behind(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
+}
+
+// TestStats: the log's end, and each open reader's name and position.
+func TestStats(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := b.Open(t)
+		l := changelog.NewLog(s, changelog.Options{})
+		p0 := commit(t, s, "a")
+		behind, err := l.OpenReader(ctx, "behind", p0-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer behind.Close()
+		closed, err := l.OpenReader(ctx, "closed", p0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed.Close()
+		p1 := commit(t, s, "b")
+		st, err := l.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.LastPosition < p1 || len(st.Readers) != 1 || st.Readers[0] != (changelog.ReaderStats{Name: "behind", Position: p0 - 1}) {
+			t.Fatalf("%+v, want the log ending at %d or later and one reader, behind at %d", st, p1, p0-1)
+		}
+	})
 }

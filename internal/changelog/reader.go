@@ -18,7 +18,8 @@ type Entry struct {
 // Reader reads the log in commit order from a position. Read, Wait, Next
 // and Position are for one goroutine; Close may be called from any.
 type Reader struct {
-	log *Log
+	log  *Log
+	name string
 	// Under log.mu: the trimmer reads them.
 	pos kv.Position
 	err error // why the reader can read no more: cut off or closed

@@ -33,7 +33,9 @@ func (s *Server) withCaller(ctx context.Context) context.Context {
 	if v := md.Get("authorization"); len(v) > 0 {
 		authorization = v[0]
 	}
-	return context.WithValue(ctx, callerKey{}, s.ops.Authenticate(ctx, authorization))
+	c := s.ops.Authenticate(ctx, authorization)
+	c.Transport = ops.TransportGRPC
+	return context.WithValue(ctx, callerKey{}, c)
 }
 
 func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {

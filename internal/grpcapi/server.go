@@ -132,7 +132,7 @@ func (s *Server) logCall(ctx context.Context, method string, err error, start ti
 	if err != nil {
 		s.ops.NoteFailure(ctx, apiCodeOf(grpcstatus.Convert(err)))
 	}
-	s.ops.LogRequest(ctx, caller(ctx), ops.RequestRecord{Transport: "grpc", Method: method, Duration: time.Since(start), Stream: stream})
+	s.ops.LogRequest(ctx, ops.RequestRecord{Transport: "grpc", Caller: caller(ctx), Method: method, Duration: time.Since(start), Stream: stream})
 }
 
 // GetInfo reports the server's version.

@@ -24,6 +24,7 @@ type callerKey struct{}
 // for its handler.
 func (s *Server) withCaller(r *http.Request) *http.Request {
 	c := s.ops.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	c.Transport = ops.TransportHTTP
 	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
 }
 

@@ -164,8 +164,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
 	sw.rc = http.NewResponseController(sw)
 	r = s.serve(sw, r, id)
-	s.ops.LogRequest(r.Context(), caller(r), ops.RequestRecord{
-		Transport: "http", Method: r.Method, Path: r.URL.Path, Status: sw.status,
+	s.ops.LogRequest(r.Context(), ops.RequestRecord{
+		Transport: "http", Caller: caller(r), Method: r.Method, Path: r.URL.Path, Status: sw.status,
 		Duration: time.Since(start), BytesIn: body.n, BytesOut: sw.bytes,
 		Stream: isStream(r.URL.Path),
 	})

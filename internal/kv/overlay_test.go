@@ -69,9 +69,9 @@ func TestScanStopsAtContextEnd(t *testing.T) {
 	for _, buffered := range []bool{false, true} {
 		for _, reverse := range []bool{false, true} {
 			t.Run(fmt.Sprintf("buffered=%v,reverse=%v", buffered, reverse), func(t *testing.T) {
-				tx := NewTx(&memBackend{}, Limits{})
+				tx := NewTx(&memBackend{}, Limits{}, nil)
 				if !buffered {
-					tx = NewTx(b, Limits{})
+					tx = NewTx(b, Limits{}, nil)
 				} else {
 					for _, k := range b.keys {
 						if err := tx.Set(k, []byte("v")); err != nil {
@@ -108,7 +108,7 @@ func TestScanStopsAtContextEnd(t *testing.T) {
 func TestScanEndsWithTx(t *testing.T) {
 	b := &memBackend{keys: [][]byte{[]byte("a"), []byte("b")}, values: [][]byte{[]byte("1"), []byte("2")}}
 	for _, commit := range []bool{false, true} {
-		tx := NewTx(b, Limits{})
+		tx := NewTx(b, Limits{}, nil)
 		it := tx.Scan(context.Background(), Range{Begin: []byte("a")}, ScanOptions{})
 		if !it.Next() {
 			t.Fatalf("no first key: %v", it.Err())

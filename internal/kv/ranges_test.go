@@ -222,7 +222,7 @@ func TestLogRecords(t *testing.T) {
 // and values; the write past it fails, and so does every later write and
 // the commit.
 func TestTxSizeLimit(t *testing.T) {
-	tx := NewTx(&memBackend{}, Limits{MaxTxSize: 10})
+	tx := NewTx(&memBackend{}, Limits{MaxTxSize: 10}, nil)
 	defer tx.Rollback()
 	if err := tx.Set([]byte("abcd"), []byte("ef")); err != nil {
 		t.Fatal(err)
@@ -241,7 +241,7 @@ func TestTxSizeLimit(t *testing.T) {
 	}
 
 	// An Add counts its key and 8 bytes, a ClearRange its two bounds.
-	tx = NewTx(&memBackend{}, Limits{MaxTxSize: 13})
+	tx = NewTx(&memBackend{}, Limits{MaxTxSize: 13}, nil)
 	defer tx.Rollback()
 	if err := tx.Add([]byte("k"), 1); err != nil {
 		t.Fatal(err)

@@ -33,6 +33,10 @@ func RunWith(ctx context.Context, s Store, opts RunOptions, fn func(tx Tx) error
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 100 * time.Millisecond
 	}
+	var counters *TxCounters
+	if c, ok := s.(Counted); ok {
+		counters = c.TxCounters()
+	}
 	backoff := opts.MinBackoff
 	var lastErr error
 	for attempt := 0; attempt < opts.MaxAttempts; attempt++ {
@@ -46,6 +50,7 @@ func RunWith(ctx context.Context, s Store, opts RunOptions, fn func(tx Tx) error
 				return 0, fmt.Errorf("%w (last attempt: %v)", ctx.Err(), lastErr)
 			}
 			backoff = min(backoff*2, opts.MaxBackoff)
+			counters.retried()
 		}
 		pos, err := runOnce(ctx, s, fn)
 		if err == nil {
@@ -56,6 +61,7 @@ func RunWith(ctx context.Context, s Store, opts RunOptions, fn func(tx Tx) error
 		}
 		lastErr = err
 	}
+	counters.gaveUp()
 	return 0, fmt.Errorf("gave up after %d attempts: %w", opts.MaxAttempts, lastErr)
 }
 

@@ -13,7 +13,9 @@ import (
 // other methods are not used here.
 type memStore struct{ Store }
 
-func (memStore) Begin(ctx context.Context) (Tx, error) { return NewTx(&memBackend{}, Limits{}), nil }
+func (memStore) Begin(ctx context.Context) (Tx, error) {
+	return NewTx(&memBackend{}, Limits{}, nil), nil
+}
 
 // TestRunAttempts: Run retries a transaction that fails with a retryable
 // error up to MaxAttempts times in all (10 by default), the first attempt

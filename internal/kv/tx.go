@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Snapshot is a backend's read view of the store at one read version. Its
@@ -71,21 +72,23 @@ const (
 )
 
 // NewTx returns a transaction that reads through b and buffers writes until
-// commit. Every backend builds its Tx with it.
-func NewTx(b TxBackend, limits Limits) Tx {
-	return &txn{b: b, limits: limits.WithDefaults(), buf: NewWriteBuffer()}
+// commit, counting how it ends into counters (nil: not counted). Every
+// backend builds its Tx with it.
+func NewTx(b TxBackend, limits Limits, counters *TxCounters) Tx {
+	return &txn{b: b, limits: limits.WithDefaults(), buf: NewWriteBuffer(), counters: counters}
 }
 
 type txn struct {
-	b      TxBackend
-	limits Limits
-	buf    *WriteBuffer
-	reads  []*Range                      // recorded read ranges; scans widen theirs as they go
-	iters  map[*overlayIterator]struct{} // open scans, closed when the transaction ends
-	log    [][]byte
-	size   int
-	state  txState
-	failed error // a write was refused: the transaction can only fail now
+	b        TxBackend
+	limits   Limits
+	buf      *WriteBuffer
+	reads    []*Range                      // recorded read ranges; scans widen theirs as they go
+	iters    map[*overlayIterator]struct{} // open scans, closed when the transaction ends
+	log      [][]byte
+	size     int
+	state    txState
+	failed   error // a write was refused: the transaction can only fail now
+	counters *TxCounters
 }
 
 func (t *txn) ReadVersion() Position { return t.b.ReadVersion() }
@@ -273,16 +276,20 @@ func (t *txn) Commit(ctx context.Context) (Position, error) {
 	for i, r := range t.reads {
 		reads[i] = *r
 	}
-	return t.b.Commit(ctx, &CommitRequest{
+	start := time.Now()
+	pos, err := t.b.Commit(ctx, &CommitRequest{
 		ReadVersion: t.b.ReadVersion(),
 		ReadRanges:  MergeRanges(reads),
 		Writes:      t.buf,
 		Log:         t.log,
 	})
+	t.counters.committed(err, time.Since(start))
+	return pos, err
 }
 
 func (t *txn) Rollback() {
 	if t.state == txOpen {
+		t.counters.rolledBack()
 		t.end(txRolledBack)
 	}
 }

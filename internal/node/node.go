@@ -51,6 +51,7 @@ import (
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/kv/sqlkv"
+	"github.com/foliodb/folio/internal/metrics"
 	"github.com/foliodb/folio/internal/ops"
 	"github.com/foliodb/folio/internal/search"
 	"github.com/foliodb/folio/internal/session"
@@ -102,6 +103,10 @@ type Config struct {
 	GRPCAddr string
 	// PprofAddr, if set, serves Go's profiler there, apart from the API.
 	PprofAddr string
+	// MetricsAddr, if set, serves the Prometheus metrics (/metrics) on a
+	// listener of their own, and the API's port no longer serves them;
+	// unset, the API's port serves /metrics, without authentication.
+	MetricsAddr string
 	// CORSOrigins are the origins whose browser pages may call the API;
 	// none keeps cross-origin calls off.
 	CORSOrigins []string
@@ -215,6 +220,9 @@ type Node struct {
 	// streamsEnded is closed once a shutdown has ended the streams.
 	streamsEnded chan struct{}
 	pprof        *http.Server
+	metrics      *metrics.Metrics
+	metricsHTTP  *http.Server // MetricsAddr's server; nil without one
+	metricsLn    net.Listener
 
 	closeOnce sync.Once
 	closeErr  error
@@ -297,7 +305,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if _, shared := n.store.(pooled); shared {
 		n.cluster = cluster.New(n.store, cluster.Options{Lease: cfg.NodeLease, Logger: n.log})
 	}
-	n.ops = ops.New(ops.Config{Store: n.store, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, ChangeLog: n.changeLog, Logger: n.log,
+	n.metrics = metrics.New(cfg.Version, n.metricSources())
+	n.ops = ops.New(ops.Config{Store: n.store, Observer: n.metrics, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, ChangeLog: n.changeLog, Logger: n.log,
 		Auth: n.auth, RequireAuth: cfg.Auth, Upgrade: n.upgrade,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout,
@@ -316,6 +325,11 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	if cfg.PprofAddr != "" {
 		if err := n.servePprof(cfg.PprofAddr); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.MetricsAddr != "" {
+		if err := n.serveMetrics(cfg.MetricsAddr); err != nil {
 			return nil, err
 		}
 	}
@@ -484,6 +498,13 @@ func (n *Node) stopHTTP() {
 	if n.pprof != nil {
 		n.pprof.Close()
 	}
+	if n.metricsHTTP != nil {
+		// Shutdown, not Close: a scrape in flight reads the parts, which
+		// must not be stopped under it.
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
+		n.metricsHTTP.Shutdown(ctx)
+		cancel()
+	}
 	if n.http == nil {
 		return
 	}
@@ -578,8 +599,8 @@ func (n *Node) serveHTTP(addr string) error {
 	n.ln = ln
 	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, n.log)
 	n.http = &http.Server{
-		Handler: httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, ForwardTLS: n.forwardTLS(),
-			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout}),
+		Handler: n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, ForwardTLS: n.forwardTLS(),
+			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout})),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),

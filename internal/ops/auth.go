@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"time"
 
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv"
@@ -33,7 +34,8 @@ type CreateNamespaceRequest struct {
 }
 
 // CreateNamespace creates a namespace.
-func (o *Ops) CreateNamespace(ctx context.Context, c Caller, req CreateNamespaceRequest) (*Namespace, error) {
+func (o *Ops) CreateNamespace(ctx context.Context, c Caller, req CreateNamespaceRequest) (_ *Namespace, err error) {
+	defer o.observe(c, "CreateNamespace", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleOwner); err != nil {
 		return nil, err
 	}
@@ -43,7 +45,7 @@ func (o *Ops) CreateNamespace(ctx context.Context, c Caller, req CreateNamespace
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var ns auth.Namespace
-	err := o.run(ctx, func(tx kv.Tx) (err error) {
+	err = o.run(ctx, func(tx kv.Tx) (err error) {
 		ns, err = auth.CreateNamespace(ctx, tx, req.Name, req.ID)
 		return err
 	})
@@ -55,14 +57,15 @@ func (o *Ops) CreateNamespace(ctx context.Context, c Caller, req CreateNamespace
 }
 
 // ListNamespaces lists the namespaces, the default one first.
-func (o *Ops) ListNamespaces(ctx context.Context, c Caller) ([]Namespace, error) {
+func (o *Ops) ListNamespaces(ctx context.Context, c Caller) (_ []Namespace, err error) {
+	defer o.observe(c, "ListNamespaces", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleOwner); err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var out []auth.Namespace
-	err := o.run(ctx, func(tx kv.Tx) (err error) {
+	err = o.run(ctx, func(tx kv.Tx) (err error) {
 		out, err = auth.ListNamespaces(ctx, tx)
 		return err
 	})
@@ -87,7 +90,8 @@ const DefaultApplicationRole = auth.RoleEditor
 
 // CreateApplication creates an application and returns it with its
 // secret, shown this once.
-func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplicationRequest) (*Application, error) {
+func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplicationRequest) (_ *Application, err error) {
+	defer o.observe(c, "CreateApplication", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
@@ -108,7 +112,7 @@ func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplica
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var app *auth.Application
-	err := o.run(ctx, func(tx kv.Tx) error {
+	err = o.run(ctx, func(tx kv.Tx) error {
 		ns := by.Namespace
 		if req.Namespace != "" {
 			var err error
@@ -137,7 +141,8 @@ type UpdateApplicationRequest struct {
 }
 
 // UpdateApplication changes an application of the caller's namespace.
-func (o *Ops) UpdateApplication(ctx context.Context, c Caller, req UpdateApplicationRequest) (*Application, error) {
+func (o *Ops) UpdateApplication(ctx context.Context, c Caller, req UpdateApplicationRequest) (_ *Application, err error) {
+	defer o.observe(c, "UpdateApplication", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
@@ -147,7 +152,7 @@ func (o *Ops) UpdateApplication(ctx context.Context, c Caller, req UpdateApplica
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var app *auth.Application
-	err := o.run(ctx, func(tx kv.Tx) (err error) {
+	err = o.run(ctx, func(tx kv.Tx) (err error) {
 		app, err = o.auth.UpdateApplication(ctx, tx, o.principal(c), auth.ApplicationUpdate{ID: req.ID, Name: req.Name,
 			Description: req.Description, Role: auth.Role(req.Role)})
 		return err
@@ -163,7 +168,8 @@ type ApplicationRequest struct {
 
 // RotateApplicationSecret gives an application a new secret, returned this
 // once; its tokens stop working.
-func (o *Ops) RotateApplicationSecret(ctx context.Context, c Caller, req ApplicationRequest) (*Application, error) {
+func (o *Ops) RotateApplicationSecret(ctx context.Context, c Caller, req ApplicationRequest) (_ *Application, err error) {
+	defer o.observe(c, "RotateApplicationSecret", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
@@ -173,7 +179,7 @@ func (o *Ops) RotateApplicationSecret(ctx context.Context, c Caller, req Applica
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var app *auth.Application
-	err := o.run(ctx, func(tx kv.Tx) (err error) {
+	err = o.run(ctx, func(tx kv.Tx) (err error) {
 		app, err = o.auth.RotateSecret(ctx, tx, o.principal(c), req.ID)
 		return err
 	})
@@ -185,7 +191,8 @@ func (o *Ops) RotateApplicationSecret(ctx context.Context, c Caller, req Applica
 }
 
 // DeleteApplication deletes an application; its tokens stop working.
-func (o *Ops) DeleteApplication(ctx context.Context, c Caller, req ApplicationRequest) error {
+func (o *Ops) DeleteApplication(ctx context.Context, c Caller, req ApplicationRequest) (err error) {
+	defer o.observe(c, "DeleteApplication", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleAdmin); err != nil {
 		return err
 	}
@@ -194,7 +201,7 @@ func (o *Ops) DeleteApplication(ctx context.Context, c Caller, req ApplicationRe
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	err := o.run(ctx, func(tx kv.Tx) error { return o.auth.DeleteApplication(ctx, tx, o.principal(c), req.ID) })
+	err = o.run(ctx, func(tx kv.Tx) error { return o.auth.DeleteApplication(ctx, tx, o.principal(c), req.ID) })
 	if err != nil {
 		return apiError(ctx, err)
 	}
@@ -204,14 +211,15 @@ func (o *Ops) DeleteApplication(ctx context.Context, c Caller, req ApplicationRe
 
 // ListApplications lists the applications of the caller's namespace (of
 // every namespace for the owner), without their secrets.
-func (o *Ops) ListApplications(ctx context.Context, c Caller) ([]*Application, error) {
+func (o *Ops) ListApplications(ctx context.Context, c Caller) (_ []*Application, err error) {
+	defer o.observe(c, "ListApplications", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleAdmin); err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var out []*auth.Application
-	err := o.run(ctx, func(tx kv.Tx) (err error) {
+	err = o.run(ctx, func(tx kv.Tx) (err error) {
 		out, err = o.auth.ListApplications(ctx, tx, o.principal(c))
 		return err
 	})
@@ -232,7 +240,8 @@ type TokenRequest struct {
 
 // GetAccessToken answers the token endpoint. It needs no credentials
 // beyond those it checks.
-func (o *Ops) GetAccessToken(ctx context.Context, c Caller, req TokenRequest) (*Tokens, error) {
+func (o *Ops) GetAccessToken(ctx context.Context, c Caller, req TokenRequest) (_ *Tokens, err error) {
+	defer o.observe(c, "GetAccessToken", time.Now(), &err)
 	if req.Malformed != nil {
 		return nil, req.Malformed
 	}
@@ -245,7 +254,8 @@ func (o *Ops) GetAccessToken(ctx context.Context, c Caller, req TokenRequest) (*
 
 // RotateSigningKey makes a new key sign tokens; tokens of the older keys
 // stay valid until they expire. It returns the new key's id.
-func (o *Ops) RotateSigningKey(ctx context.Context, c Caller) (string, error) {
+func (o *Ops) RotateSigningKey(ctx context.Context, c Caller) (_ string, err error) {
+	defer o.observe(c, "RotateSigningKey", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleOwner); err != nil {
 		return "", err
 	}

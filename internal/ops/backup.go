@@ -40,7 +40,8 @@ const noBackupAdvice = "this server keeps its data in PostgreSQL, which Folio do
 // writes go on. It is the owner's: it reads every tenant's data and writes
 // files on the server's machine. It runs past the request timeout: the copy
 // takes the time the disk takes, and ends early only if the caller goes.
-func (o *Ops) Backup(ctx context.Context, c Caller, req BackupRequest) (*BackupResult, error) {
+func (o *Ops) Backup(ctx context.Context, c Caller, req BackupRequest) (_ *BackupResult, err error) {
+	defer o.observe(c, "Backup", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleOwner); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"time"
 
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
@@ -73,7 +74,8 @@ type DatabaseDescription struct {
 }
 
 // CreateDatabase creates a database.
-func (o *Ops) CreateDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
+func (o *Ops) CreateDatabase(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
+	defer o.observe(c, "CreateDatabase", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return err
 	}
@@ -86,7 +88,8 @@ func (o *Ops) CreateDatabase(ctx context.Context, c Caller, req DatabaseRequest)
 }
 
 // DropDatabase drops a database with everything in it.
-func (o *Ops) DropDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
+func (o *Ops) DropDatabase(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
+	defer o.observe(c, "DropDatabase", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return err
 	}
@@ -99,14 +102,15 @@ func (o *Ops) DropDatabase(ctx context.Context, c Caller, req DatabaseRequest) e
 }
 
 // ListDatabases lists the databases in name order.
-func (o *Ops) ListDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, error) {
+func (o *Ops) ListDatabases(ctx context.Context, c Caller) (_ []DatabaseInfo, err error) {
+	defer o.observe(c, "ListDatabases", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	out := []DatabaseInfo{}
-	err := o.run(ctx, func(tx kv.Tx) error {
+	err = o.run(ctx, func(tx kv.Tx) error {
 		dbs, err := o.catalog.ListDatabases(ctx, tx, c.ns())
 		out = out[:0]
 		for _, d := range dbs {
@@ -121,7 +125,8 @@ func (o *Ops) ListDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, erro
 }
 
 // DescribeDatabase describes a database and each of its collections.
-func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseRequest) (*DatabaseDescription, error) {
+func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseRequest) (_ *DatabaseDescription, err error) {
+	defer o.observe(c, "DescribeDatabase", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
@@ -203,7 +208,8 @@ func schemaFormats(list string) ([]schemagen.Request, error) {
 }
 
 // ListCollections lists a database's collections in name order.
-func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest) ([]CollectionInfo, error) {
+func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest) (_ []CollectionInfo, err error) {
+	defer o.observe(c, "ListCollections", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
@@ -213,7 +219,7 @@ func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	out := []CollectionInfo{}
-	err := o.inTx(ctx, c, req.DB, req.Tx, func(tx kv.Tx) error {
+	err = o.inTx(ctx, c, req.DB, req.Tx, func(tx kv.Tx) error {
 		out = out[:0]
 		db, err := o.catalog.Database(ctx, tx, c.ns(), req.DB)
 		if err != nil {
@@ -249,7 +255,8 @@ type CreateCollectionResult struct {
 
 // CreateOrUpdateCollection creates a collection, or changes the schema of
 // an existing one if the change is compatible.
-func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req CreateCollectionRequest) (*CreateCollectionResult, error) {
+func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req CreateCollectionRequest) (_ *CreateCollectionResult, err error) {
+	defer o.observe(c, "CreateOrUpdateCollection", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
@@ -262,7 +269,7 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 		return nil, status.Errorf(status.InvalidArgument, "schema is a required during collection creation")
 	}
 	res := &CreateCollectionResult{}
-	err := o.inTx(ctx, c, req.DB, req.Tx, func(tx kv.Tx) error {
+	err = o.inTx(ctx, c, req.DB, req.Tx, func(tx kv.Tx) error {
 		db, err := o.catalog.Database(ctx, tx, c.ns(), req.DB)
 		if err != nil {
 			return err
@@ -284,7 +291,8 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 }
 
 // DropCollection drops a collection with its data.
-func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionRequest) error {
+func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionRequest) (err error) {
+	defer o.observe(c, "DropCollection", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return err
 	}
@@ -303,7 +311,8 @@ func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionReques
 }
 
 // DescribeCollection describes a collection: its schema and size.
-func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRequest) (*CollectionDescription, error) {
+func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRequest) (_ *CollectionDescription, err error) {
+	defer o.observe(c, "DescribeCollection", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}

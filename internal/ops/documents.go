@@ -45,7 +45,8 @@ type WriteResult struct {
 }
 
 // Insert adds documents; if any of their keys exists, nothing is written.
-func (o *Ops) Insert(ctx context.Context, c Caller, req WriteDocumentsRequest) (*WriteResult, error) {
+func (o *Ops) Insert(ctx context.Context, c Caller, req WriteDocumentsRequest) (_ *WriteResult, err error) {
+	defer o.observe(c, "Insert", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
@@ -53,7 +54,8 @@ func (o *Ops) Insert(ctx context.Context, c Caller, req WriteDocumentsRequest) (
 }
 
 // Replace inserts documents, replacing those whose keys exist.
-func (o *Ops) Replace(ctx context.Context, c Caller, req WriteDocumentsRequest) (*WriteResult, error) {
+func (o *Ops) Replace(ctx context.Context, c Caller, req WriteDocumentsRequest) (_ *WriteResult, err error) {
+	defer o.observe(c, "Replace", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
@@ -100,7 +102,8 @@ type UpdateRequest struct {
 }
 
 // Update applies req.Fields to the documents req.Filter matches.
-func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (*WriteResult, error) {
+func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (_ *WriteResult, err error) {
+	defer o.observe(c, "Update", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
@@ -116,7 +119,7 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (*WriteRe
 		return nil, negativeLimit()
 	}
 	var res *docs.WriteResult
-	err := o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+	err = o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = o.docs.Update(ctx, tx, coll, f, req.Fields, req.Limit)
 		return err
 	})
@@ -139,7 +142,8 @@ type DeleteRequest struct {
 }
 
 // Delete removes the documents req.Filter matches.
-func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (*WriteResult, error) {
+func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (_ *WriteResult, err error) {
+	defer o.observe(c, "Delete", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
@@ -152,7 +156,7 @@ func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (*WriteRe
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var res *docs.WriteResult
-	err := o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+	err = o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = o.docs.Delete(ctx, tx, coll, f, req.Limit)
 		return err
 	})
@@ -212,7 +216,8 @@ type Item struct {
 // Read calls emit with each item req selects, in order. The read is one
 // transaction that only reads: it never conflicts, so it is never retried
 // and nothing is emitted twice. An error from emit ends the read with it.
-func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Item) error) error {
+func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Item) error) (err error) {
+	defer o.observe(c, "Read", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return err
 	}
@@ -285,7 +290,8 @@ type Explanation struct {
 
 // Explain runs a read's lookup, counting what it reads, and tells which
 // plan it took.
-func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (*Explanation, error) {
+func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (_ *Explanation, err error) {
+	defer o.observe(c, "Explain", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}

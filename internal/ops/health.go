@@ -13,7 +13,8 @@ const healthProbeEvery = time.Second
 // delay) while its store cannot be reached, nil otherwise. Load balancers
 // call it often, so it answers from a probe of the store (kv.Store.Ping)
 // at most a second old.
-func (o *Ops) Health(ctx context.Context, c Caller) error {
+func (o *Ops) Health(ctx context.Context, c Caller) (err error) {
+	defer o.observe(c, "Health", time.Now(), &err)
 	return apiError(ctx, o.health.check(ctx, o.store.Ping))
 }
 

@@ -45,10 +45,20 @@ type Caller struct {
 	// Namespace is the default one.
 	Namespace auth.Namespace
 	Role      auth.Role
+	// Transport is the wire the request came by (TransportHTTP,
+	// TransportGRPC), set by the transport: the request metrics count
+	// calls by it.
+	Transport string
 	// refused is why the request's credentials were refused, if they
 	// were: what a call that needs them answers.
 	refused error
 }
+
+// The transports, as Caller.Transport names them.
+const (
+	TransportHTTP = "http"
+	TransportGRPC = "grpc"
+)
 
 // ns is the id of the caller's namespace.
 func (c Caller) ns() int64 {
@@ -176,6 +186,8 @@ type Config struct {
 	// Cluster, if set, is the registry of the nodes that share the store:
 	// requests of transactions that other nodes hold go there (ForwardTo).
 	Cluster *cluster.Registry
+	// Observer, if set, hears how every call ended (the request metrics).
+	Observer Observer
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.
@@ -236,7 +248,8 @@ type Info struct {
 }
 
 // Info reports the server's version.
-func (o *Ops) Info(ctx context.Context, c Caller) (*Info, error) {
+func (o *Ops) Info(ctx context.Context, c Caller) (_ *Info, err error) {
+	defer o.observe(c, "Info", time.Now(), &err)
 	return &Info{ServerVersion: o.cfg.Version}, nil
 }
 

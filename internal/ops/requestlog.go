@@ -18,6 +18,7 @@ import (
 // RequestRecord is what a transport reports of a request that has ended.
 type RequestRecord struct {
 	Transport string // "http" or "grpc"
+	Caller    Caller
 	// Method and Path are an HTTP request's; a gRPC call has its full
 	// method in Method and no Path.
 	Method, Path string
@@ -84,8 +85,10 @@ func plainID(id string) bool {
 // the server failed it (the API codes answered 5xx), at warn level when it
 // took longer than Config.SlowRequest (with the query plans it ran), at
 // info level when the client's request failed (4xx) or when
-// Config.LogRequests asks for every request, at debug level otherwise.
-func (o *Ops) LogRequest(ctx context.Context, c Caller, r RequestRecord) {
+// Config.LogRequests asks for every request, at debug level otherwise. It
+// is no call of the API (the request it logs is one, and its caller is in
+// the record), so the request metrics do not count it.
+func (o *Ops) LogRequest(ctx context.Context, r RequestRecord) {
 	info := reqinfo.From(ctx)
 	code := info.Code()
 	slow := o.cfg.SlowRequest > 0 && r.Duration >= o.cfg.SlowRequest && !r.Stream
@@ -122,7 +125,7 @@ func (o *Ops) LogRequest(ctx context.Context, c Caller, r RequestRecord) {
 	if r.Transport == "http" {
 		attrs = append(attrs, slog.Int64("bytes_in", r.BytesIn), slog.Int64("bytes_out", r.BytesOut))
 	}
-	if who := c.String(); who != "" {
+	if who := r.Caller.String(); who != "" {
 		attrs = append(attrs, slog.String("caller", who))
 	}
 	if info != nil {

@@ -75,7 +75,8 @@ const DefaultSearchWait = 5 * time.Second
 // each hit's document is then read from the store, all in one read-only
 // transaction, so a hit shows committed data only and a document deleted
 // since it was indexed is left out.
-func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func(SearchPage) error) error {
+func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func(SearchPage) error) (err error) {
+	defer o.observe(c, "Search", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return err
 	}

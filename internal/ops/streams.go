@@ -93,7 +93,8 @@ func (s *Stream) Ready() bool { return s.sub.Ready() }
 func (s *Stream) Close() { s.sub.Close() }
 
 // Events opens a stream of the changes of a documents collection.
-func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (*Stream, error) {
+func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (_ *Stream, err error) {
+	defer o.observe(c, "Events", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
@@ -116,7 +117,8 @@ func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (*Stream,
 
 // Subscribe opens a stream of the messages published to a messages
 // collection, narrowed by a filter.
-func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (*Stream, error) {
+func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (_ *Stream, err error) {
+	defer o.observe(c, "Subscribe", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
@@ -219,7 +221,8 @@ type PublishResult struct {
 
 // Publish validates and stores messages, all or none, in the request's
 // transaction: subscribers see them once it commits.
-func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (*PublishResult, error) {
+func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (_ *PublishResult, err error) {
+	defer o.observe(c, "Publish", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
@@ -238,7 +241,7 @@ func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (*Publi
 		return nil, err
 	}
 	var res *messages.PublishResult
-	err := o.inCollection(ctx, c, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
+	err = o.inCollection(ctx, c, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
 		res, err = o.messages.Publish(ctx, tx, coll, req.Partition, req.Messages)
 		return err
 	})

@@ -18,7 +18,8 @@ type BeginResult struct {
 // BeginTransaction opens an interactive transaction on a database. As in
 // the original it checks the name but not that the database exists: the
 // first request in the transaction does.
-func (o *Ops) BeginTransaction(ctx context.Context, c Caller, req DatabaseRequest) (*BeginResult, error) {
+func (o *Ops) BeginTransaction(ctx context.Context, c Caller, req DatabaseRequest) (_ *BeginResult, err error) {
+	defer o.observe(c, "BeginTransaction", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
@@ -35,7 +36,8 @@ func (o *Ops) BeginTransaction(ctx context.Context, c Caller, req DatabaseReques
 }
 
 // CommitTransaction commits the interactive transaction req.Tx names.
-func (o *Ops) CommitTransaction(ctx context.Context, c Caller, req DatabaseRequest) error {
+func (o *Ops) CommitTransaction(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
+	defer o.observe(c, "CommitTransaction", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return err
 	}
@@ -49,7 +51,8 @@ func (o *Ops) CommitTransaction(ctx context.Context, c Caller, req DatabaseReque
 }
 
 // RollbackTransaction rolls back the interactive transaction req.Tx names.
-func (o *Ops) RollbackTransaction(ctx context.Context, c Caller, req DatabaseRequest) error {
+func (o *Ops) RollbackTransaction(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
+	defer o.observe(c, "RollbackTransaction", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func (ix *Indexer) follow(ctx context.Context) error {
 
 // openReader opens a log reader, counted in Readers.
 func (ix *Indexer) openReader(ctx context.Context, after kv.Position) (*changelog.Reader, error) {
-	r, err := ix.clog.OpenReader(ctx, after)
+	r, err := ix.clog.OpenReader(ctx, "search", after)
 	if err == nil {
 		ix.mu.Lock()
 		ix.readers++

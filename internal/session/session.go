@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
@@ -47,6 +48,9 @@ type Manager struct {
 	sessions map[string]*Session
 	opening  int  // begins between their check of MaxOpen and their entry in sessions
 	closed   bool // no more transactions begin
+
+	// How transactions ended, for Stats.
+	committed, aborted, rolledBack, expired atomic.Uint64
 
 	stop chan struct{}
 	done chan struct{}
@@ -184,10 +188,15 @@ func (m *Manager) Commit(ctx context.Context, id, owner string) error {
 	defer s.release()
 	if s.failed != nil {
 		s.tx.Rollback()
+		m.aborted.Add(1)
 		return s.failed
 	}
-	_, err = s.tx.Commit(ctx)
-	return err
+	if _, err = s.tx.Commit(ctx); err != nil {
+		m.aborted.Add(1)
+		return err
+	}
+	m.committed.Add(1)
+	return nil
 }
 
 // Rollback discards owner's transaction and forgets it.
@@ -198,6 +207,7 @@ func (m *Manager) Rollback(ctx context.Context, id, owner string) error {
 	}
 	defer s.release()
 	s.tx.Rollback()
+	m.rolledBack.Add(1)
 	return nil
 }
 
@@ -252,6 +262,32 @@ func (m *Manager) Len() int {
 	return len(m.sessions)
 }
 
+// Stats is a snapshot of the interactive transactions, for monitoring.
+type Stats struct {
+	// Open is the transactions open now; OldestAge the age of the oldest
+	// of them (zero when none is open).
+	Open      int
+	OldestAge time.Duration
+	// Committed, Aborted (a commit that failed: a conflict, or a
+	// transaction an earlier request left failed), RolledBack (by their
+	// clients) and Expired (idle or too old, rolled back by the sweeper)
+	// count how transactions ended since the node started.
+	Committed, Aborted, RolledBack, Expired uint64
+}
+
+// Stats reports the open transactions and how many ended each way.
+func (m *Manager) Stats() Stats {
+	now := time.Now()
+	st := Stats{Committed: m.committed.Load(), Aborted: m.aborted.Load(), RolledBack: m.rolledBack.Load(), Expired: m.expired.Load()}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st.Open = len(m.sessions)
+	for _, s := range m.sessions {
+		st.OldestAge = max(st.OldestAge, now.Sub(s.created))
+	}
+	return st
+}
+
 // sweep rolls back transactions that are idle or too old.
 func (m *Manager) sweep() {
 	defer close(m.done)
@@ -299,6 +335,7 @@ func (m *Manager) reclaim(s *Session, now time.Time) {
 	m.mu.Lock()
 	delete(m.sessions, s.ID)
 	m.mu.Unlock()
+	m.expired.Add(1)
 	m.opts.Logger.Info("transaction rolled back: expired", "id", s.ID, "db", s.DB,
 		"idle", idle.Round(time.Millisecond), "age", age.Round(time.Millisecond))
 }

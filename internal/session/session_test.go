@@ -569,3 +569,47 @@ func TestOwnerOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStats: the open transactions, the oldest one's age, and how each
+// ended (committed, aborted by a conflict, rolled back, expired).
+func TestStats(t *testing.T) {
+	m, store := newManager(t, Options{IdleTimeout: time.Hour, MaxLifetime: time.Second})
+	if st := m.Stats(); st != (Stats{}) {
+		t.Fatalf("stats of an empty table: %+v", st)
+	}
+	old := begin(t, m, "db")
+	time.Sleep(20 * time.Millisecond)
+	young := begin(t, m, "db")
+	if st := m.Stats(); st.Open != 2 || st.OldestAge < 20*time.Millisecond || st.OldestAge > time.Since(old.created)+time.Millisecond {
+		t.Fatalf("two open, the oldest begun %v ago: %+v", time.Since(old.created), st)
+	}
+	// young reads "k", a transaction of the store's writes it, so young's
+	// commit conflicts.
+	if err := m.Run(bg, young.ID, owner, "db", func(tx kv.Tx) error {
+		if _, err := tx.Get(bg, []byte("k")); !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		return tx.Set([]byte("j"), []byte("1"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Run(bg, store, func(tx kv.Tx) error { return tx.Set([]byte("k"), []byte("1")) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Commit(bg, young.ID, owner); !errors.Is(err, kv.ErrConflict) {
+		t.Fatalf("commit: %v, want a conflict", err)
+	}
+	set(t, m, old, "a", "1")
+	if err := m.Commit(bg, old.ID, owner); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Rollback(bg, begin(t, m, "db").ID, owner); err != nil {
+		t.Fatal(err)
+	}
+	begin(t, m, "db")
+	eventually(t, "expiry", func() bool { return m.Len() == 0 })
+	want := Stats{Committed: 1, Aborted: 1, RolledBack: 1, Expired: 1}
+	if st := m.Stats(); st != want {
+		t.Fatalf("%+v, want %+v", st, want)
+	}
+}

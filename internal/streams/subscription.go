@@ -55,7 +55,7 @@ func (h *Hub) Subscribe(ctx context.Context, after Cursor, sel Selector) (*Subsc
 	if err := h.openSub(s); err != nil {
 		return nil, err
 	}
-	rd, err := h.log.OpenReader(ctx, after.readAfter())
+	rd, err := h.log.OpenReader(ctx, "streams", after.readAfter())
 	if err != nil {
 		h.leave(s)
 		return nil, readError(err, after)

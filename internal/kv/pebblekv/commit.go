@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/foliodb/folio/internal/kv"
@@ -143,6 +144,7 @@ func (q *sequencer) process(pending []*commitRequest) {
 	}
 	b.Close()
 	q.s.batches.Add(1)
+	q.s.groupSizes.Observe(float64(len(accepted)))
 	q.s.groups <- &group{commits: accepted, view: &view{version: q.last, snap: q.s.db.NewSnapshot(), refs: 1}}
 }
 
@@ -208,7 +210,9 @@ func (s *Store) runSyncer() {
 		}
 		// One fsync makes every group so far durable: the WAL is written
 		// in order.
+		start := time.Now()
 		err := fatalToError(func() error { return s.db.LogData(nil, pebble.Sync) })
+		s.syncTimes.Observe(time.Since(start).Seconds())
 		if err != nil {
 			err = fmt.Errorf("pebblekv: sync: %w", err)
 			s.fail(err)

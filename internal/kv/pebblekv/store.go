@@ -123,6 +123,11 @@ type Store struct {
 	// batches counts the groups written, so that tests can tell that
 	// groups held several commits.
 	batches atomic.Int64
+	// counters count the transactions' outcomes; groupSizes the commits
+	// of each group written, syncTimes each WAL fsync (Stats).
+	counters   *kv.TxCounters
+	groupSizes *kv.Histogram
+	syncTimes  *kv.Histogram
 
 	txs      *kv.Tracker    // open transactions, reclaimed when too old
 	inflight sync.WaitGroup // commits between their check of closed and their outcome
@@ -203,6 +208,10 @@ func Open(opts Options) (*Store, error) {
 		checkpoints: make(chan *checkpointRequest),
 		groups:      make(chan *group, 16),
 		stop:        make(chan struct{}),
+
+		counters:   kv.NewTxCounters(),
+		groupSizes: kv.NewHistogram(groupSizeBuckets),
+		syncTimes:  kv.NewHistogram(kv.CommitBuckets),
 	}
 	version, err := readPosition(db, metaVersionKey)
 	if err != nil {
@@ -254,7 +263,7 @@ func (s *Store) Begin(ctx context.Context) (kv.Tx, error) {
 	t := &backendTx{s: s, view: s.current, started: time.Now()}
 	t.view.refs++
 	s.txs.Add(t, t.started)
-	return kv.NewTx(t, s.limits), nil
+	return kv.NewTx(t, s.limits, s.counters), nil
 }
 
 // acquire takes a reference on the current view.

@@ -152,7 +152,8 @@ type Store struct {
 	closed   bool
 	inflight sync.WaitGroup // commits that passed the closed check
 
-	txs *kv.Tracker // open transactions, reclaimed when too old
+	txs      *kv.Tracker    // open transactions, reclaimed when too old
+	counters *kv.TxCounters // their outcomes (Stats)
 
 	watch *watcher
 	maint *maintainer
@@ -219,6 +220,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		limits: opts.Limits.WithDefaults(),
 		log:    opts.Logger,
 		where:  where,
+
+		counters: kv.NewTxCounters(),
 	}
 	bg, stop := context.WithCancel(context.Background())
 	s.stop = stop
@@ -302,7 +305,7 @@ func (s *Store) Begin(ctx context.Context) (kv.Tx, error) {
 	}
 	s.txs.Add(t, started)
 	s.mu.Unlock()
-	return kv.NewTx(t, s.limits), nil
+	return kv.NewTx(t, s.limits, s.counters), nil
 }
 
 // acquire takes a pooled connection, waiting at most wait: a request must

@@ -1,0 +1,80 @@
+package node
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/kv/sqlkv"
+	"github.com/foliodb/folio/internal/metrics"
+)
+
+// MetricsPath is where the Prometheus metrics are served.
+const MetricsPath = "/metrics"
+
+// metricSources hands the metrics the Stats of the node's parts; the
+// store's engine decides which backend's are there.
+func (n *Node) metricSources() metrics.Sources {
+	src := metrics.Sources{
+		Sessions:  n.sessions.Stats,
+		ChangeLog: n.changeLog.Stats,
+		LogBytes:  n.changeLog.Bytes,
+		Streams:   n.hub.Stats,
+		Search:    n.search.Stats,
+	}
+	if c, ok := n.store.(kv.Counted); ok {
+		src.Tx = c.TxCounters().Stats
+	}
+	switch s := n.store.(type) {
+	case *pebblekv.Store:
+		src.Pebble = s.Stats
+	case *sqlkv.Store:
+		src.Postgres = s.Stats
+	}
+	return src
+}
+
+// withMetrics serves GET /metrics beside the API on its port, unless the
+// metrics have a listener of their own. The API has no path outside /v1/,
+// so nothing of it is hidden.
+func (n *Node) withMetrics(api http.Handler) http.Handler {
+	if n.cfg.MetricsAddr != "" {
+		return api
+	}
+	scrape := n.metrics.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == MetricsPath && r.Method == http.MethodGet {
+			scrape.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// serveMetrics serves the metrics on a listener of their own, so that a
+// deployment can keep them off the API's address (which may be public).
+func (n *Node) serveMetrics(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET "+MetricsPath, n.metrics.Handler())
+	n.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go n.metricsHTTP.Serve(ln)
+	n.metricsLn = ln
+	n.log.Info("metrics listening", "addr", ln.Addr().String(), "path", MetricsPath)
+	return nil
+}
+
+// MetricsAddr is the address of the metrics' listener of their own, nil
+// without one.
+func (n *Node) MetricsAddr() net.Addr {
+	if n.metricsLn == nil {
+		return nil
+	}
+	return n.metricsLn.Addr()
+}

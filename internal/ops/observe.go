@@ -1,0 +1,34 @@
+package ops
+
+import (
+	"time"
+
+	"github.com/foliodb/folio/internal/status"
+)
+
+// Observer hears how every call ended: the hook of the request metrics
+// (internal/metrics), which ops feeds without knowing Prometheus.
+type Observer interface {
+	// ObserveCall is called once per call: op is the operation's method
+	// name ("Insert"), transport the caller's (Caller.Transport), code the
+	// API code the call answered (OK if none), took how long it ran: for
+	// a read or a search, until its last result was handed over; for
+	// events and subscribe, until the stream was open.
+	ObserveCall(op, transport string, code status.Code, took time.Duration)
+}
+
+// codeOK is what a call that returned no error answered.
+const codeOK status.Code = "OK"
+
+// observe reports a call's outcome to the observer, if there is one.
+// Every API method defers it first, with its result error.
+func (o *Ops) observe(c Caller, op string, start time.Time, err *error) {
+	if o.cfg.Observer == nil {
+		return
+	}
+	code := codeOK
+	if *err != nil {
+		code = AsStatus(*err).Code
+	}
+	o.cfg.Observer.ObserveCall(op, c.Transport, code, time.Since(start))
+}
