@@ -26,6 +26,9 @@ type Sources struct {
 	LogBytes func(ctx context.Context) (int64, error)
 	Streams  func() streams.Stats
 	Search   func(ctx context.Context) search.Stats
+	// Forwards counts the requests relayed to the node holding their
+	// transaction: answered there, and not reached (ops.ForwardStats).
+	Forwards func() (relayed, unreachable uint64)
 }
 
 // parts collects the parts' Stats at each scrape.
@@ -82,6 +85,8 @@ var (
 	searchIndexes   = desc("folio_search_indexes", "Search indexes, by state: ready, rebuilding.", "state")
 	searchDocuments = desc("folio_search_documents", "Documents in the search indexes.")
 	searchDisk      = desc("folio_search_disk_bytes", "Bytes the search indexes take on disk.")
+
+	forwarded = desc("folio_forwarded_requests_total", "Requests of transactions held by another node, relayed there (several nodes on one PostgreSQL database), by result: relayed (that node answered), unreachable (answered UNAVAILABLE here).", "result")
 )
 
 // Describe sends every description: the registry checks them once.
@@ -91,7 +96,7 @@ func (p *parts) Describe(ch chan<- *prometheus.Desc) {
 		pebbleGroupSize, pebbleSyncTime, pebbleDisk, pebbleMemTables, pebbleCompactions, pebbleDebt, pebbleFlushes, pebbleReadAmp, pebbleCacheBytes, pebbleCacheHits, pebbleCacheMisses,
 		pgMaxConns, pgConns, pgAcquires, pgEmptyAcquires, pgCanceledAcquires, pgAcquireWait, pgNewConns,
 		logPosition, logBytes, logReaders, logReaderLag, streamsOpen, streamsLive, streamsPending,
-		searchLag, searchLagTime, searchIndexes, searchDocuments, searchDisk} {
+		searchLag, searchLagTime, searchIndexes, searchDocuments, searchDisk, forwarded} {
 		ch <- d
 	}
 }
@@ -135,6 +140,11 @@ func (p *parts) Collect(ch chan<- prometheus.Metric) {
 	}
 	if p.src.Search != nil {
 		e.search(p.src.Search(ctx))
+	}
+	if p.src.Forwards != nil {
+		relayed, unreachable := p.src.Forwards()
+		e.counter(forwarded, float64(relayed), "relayed")
+		e.counter(forwarded, float64(unreachable), "unreachable")
 	}
 }
 

@@ -24,6 +24,12 @@ func (n *Node) metricSources() metrics.Sources {
 		LogBytes:  n.changeLog.Bytes,
 		Streams:   n.hub.Stats,
 		Search:    n.search.Stats,
+		// ops is made after the metrics (it reports its calls to them),
+		// and read only at a scrape.
+		Forwards: func() (uint64, uint64) {
+			st := n.ops.ForwardStats()
+			return st.Forwarded, st.Failed
+		},
 	}
 	if c, ok := n.store.(kv.Counted); ok {
 		src.Tx = c.TxCounters().Stats

@@ -89,6 +89,12 @@ func TestTransactionForwarding(t *testing.T) {
 		t.Fatalf("commit after the rollback: %s, want 404", r)
 	}
 
+	// node-b relayed the nine requests above, and counted them.
+	m := b.do(t, "GET", "/metrics", "")
+	if !strings.Contains(string(m.body), "\nfolio_forwarded_requests_total{result=\"relayed\"} 9\n") {
+		t.Errorf("node-b's metrics do not count 9 relayed requests:\n%s", grepLines(string(m.body), "folio_forwarded"))
+	}
+
 	// A transaction of a node that is gone is lost, with the original's
 	// errors for a lost session.
 	tx = a.begin(t, "db1")
@@ -359,4 +365,15 @@ func retryable(err error) bool {
 		return strings.Contains(string(f.r.body), "session not found")
 	}
 	return false
+}
+
+// grepLines returns the lines of text that contain s.
+func grepLines(text, s string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
