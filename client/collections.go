@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -32,19 +33,26 @@ func (s scope) createCollection(ctx context.Context, name string, schema []byte)
 	return s.db.c.call(ctx, "POST", s.collPath(name, "/createOrUpdate"), s.tx, body, &struct{}{})
 }
 
-// titled sets a schema's title to name if it has none.
+// titled sets a schema's title to name if it has none, first in the
+// object so that the schema keeps the order its author gave it.
 func titled(schema []byte, name string) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(schema))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil {
+	if err := json.Unmarshal(schema, &obj); err != nil || obj == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
 		return nil, fmt.Errorf("the schema of %s is not a JSON object: %w", name, err)
 	}
 	if _, ok := obj["title"]; ok {
 		return schema, nil
 	}
-	obj["title"], _ = json.Marshal(name)
-	return json.Marshal(obj)
+	body := bytes.TrimSpace(schema)[1:] // after the object's '{'
+	title, _ := json.Marshal(name)
+	out := append([]byte(`{"title":`), title...)
+	if len(obj) > 0 {
+		out = append(out, ',')
+	}
+	return append(out, body...), nil
 }
 
 func (s scope) dropCollection(ctx context.Context, name string) error {

@@ -101,7 +101,7 @@ func (c *Collection[T]) Subscribe(ctx context.Context, filter Filter, opts ...Op
 				Collation  *collation `json:"collation,omitempty"`
 			}
 			return struct {
-				Filter  Filter         `json:"filter,omitzero"`
+				Filter  Filter        `json:"filter,omitzero"`
 				Options subscribeOpts `json:"options"`
 			}{filter, subscribeOpts{after, o.collation()}}
 		}, func(raw json.RawMessage) (string, bool) {
