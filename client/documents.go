@@ -150,10 +150,11 @@ type readRequestOpts struct {
 	Collation *collation `json:"collation,omitempty"`
 }
 
-// metadata is what the server keeps beside a document.
-type metadata struct {
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+// Metadata is what the server keeps beside a document: when it was
+// created and last updated (zero if never).
+type Metadata struct {
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // ReadDocuments streams the documents filter selects, in primary-key
@@ -179,7 +180,7 @@ func (c *Collection[T]) ReadDocuments(ctx context.Context, filter Filter, opts .
 		err = lines(res, func(raw json.RawMessage) bool {
 			var item struct {
 				Data        json.RawMessage `json:"data"`
-				Metadata    metadata        `json:"metadata"`
+				Metadata    Metadata        `json:"metadata"`
 				ResumeToken string          `json:"resume_token"`
 			}
 			var d Document[T]

@@ -67,7 +67,7 @@ type SearchPage[T any] struct {
 // Hit is a document a search found.
 type Hit[T any] struct {
 	Data     T        `json:"data"`
-	Metadata metadata `json:"metadata"`
+	Metadata Metadata `json:"metadata"`
 }
 
 // Facet is a field's most frequent values among a search's matches.

@@ -6,6 +6,7 @@
 //	folio namespace ...     manage namespaces of a running server
 //	folio key rotate        make a new key sign a running server's tokens
 //	folio version           print the version
+//	folio db|collection|insert|read|... the data commands (cli.go, docs/cli.md)
 package main
 
 import (
@@ -20,6 +21,9 @@ func main() {
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)
+	}
+	if isDataCommand(os.Args[1:]) {
+		os.Exit(runCLIMain(os.Args[1:]))
 	}
 	var err error
 	switch os.Args[1] {
@@ -63,4 +67,5 @@ The app, namespace and key commands talk to a running server: --url (or
 FOLIO_URL), and an admin's --client-id and --client-secret (or
 FOLIO_CLIENT_ID and FOLIO_CLIENT_SECRET; the owner's are in the owner file).
 `)
+	fmt.Fprint(os.Stderr, dataUsage())
 }
