@@ -48,7 +48,7 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "folio:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err)) // 1, or the data commands' codes (docs/cli.md)
 	}
 }
 
