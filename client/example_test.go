@@ -130,6 +130,27 @@ func ExampleCollection_Read() {
 	// Kettle 25
 }
 
+func ExampleCollection_Replace() {
+	ctx := context.Background()
+	c, _ := client.Open(serverURL, client.Options{})
+	products := catalog(ctx, c, "example_replace")
+	p := &Product{Name: "Kettle", Price: 25}
+	if _, err := products.Insert(ctx, p); err != nil {
+		log.Fatal(err)
+	}
+	// The whole document is replaced: fields left out are gone.
+	if _, err := products.Replace(ctx, &Product{ID: p.ID, Name: "Kettle 2"}); err != nil {
+		log.Fatal(err)
+	}
+	for d, err := range products.ReadDocuments(ctx, client.Eq("id", p.ID)) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(d.Data.Name, d.Data.Price, !d.CreatedAt.IsZero())
+	}
+	// Output: Kettle 2 0 true
+}
+
 func ExampleCollection_Update() {
 	ctx := context.Background()
 	c, _ := client.Open(serverURL, client.Options{})

@@ -27,6 +27,7 @@ type SearchRequest struct {
 	CaseInsensitive bool
 }
 
+// MarshalJSON writes the request as the API's search body.
 func (r SearchRequest) MarshalJSON() ([]byte, error) {
 	type facet struct {
 		Size int `json:"size,omitempty"`

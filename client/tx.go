@@ -18,20 +18,22 @@ type Tx struct {
 
 func (tx *Tx) scope() scope { return scope{db: tx.db, tx: &tx.h} }
 
-// CreateCollection, DropCollection, ListCollections and
-// DescribeCollection are the Database's, in the transaction.
+// CreateCollection is Database.CreateCollection in the transaction.
 func (tx *Tx) CreateCollection(ctx context.Context, name string, schema []byte) error {
 	return tx.scope().createCollection(ctx, name, schema)
 }
 
+// DropCollection is Database.DropCollection in the transaction.
 func (tx *Tx) DropCollection(ctx context.Context, name string) error {
 	return tx.scope().dropCollection(ctx, name)
 }
 
+// ListCollections is Database.ListCollections in the transaction.
 func (tx *Tx) ListCollections(ctx context.Context) ([]CollectionInfo, error) {
 	return tx.scope().listCollections(ctx)
 }
 
+// DescribeCollection is Database.DescribeCollection in the transaction.
 func (tx *Tx) DescribeCollection(ctx context.Context, name string) (*CollectionDescription, error) {
 	return tx.scope().describeCollection(ctx, name)
 }
