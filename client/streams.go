@@ -127,16 +127,16 @@ func (c *Collection[T]) Subscribe(ctx context.Context, filter Filter, opts ...Op
 // item to item (which answers the item's position and whether to go on),
 // and when the stream breaks in a way a reconnect can mend, opens it
 // again after the last position, until ctx is done or
-// Options.StreamReconnect passes without a connection. fail gets the
+// Options.StreamReconnect passes after it was lost without a new one. fail gets the
 // error that ends it, if any.
 func (c *Collection[T]) follow(ctx context.Context, rest, after string, body func(after string) any, item func(json.RawMessage) (string, bool), fail func(error)) {
 	client := c.s.db.c
 	path := c.s.collPath(c.name, rest)
-	lastConnected := time.Now()
+	lost := time.Now() // when the stream was last lost (or first tried)
 	for attempt := 0; ; attempt++ {
 		res, err := client.send(ctx, "POST", path, c.s.tx, body(after))
 		if err == nil {
-			lastConnected, attempt = time.Now(), 0
+			attempt = 0
 			stopped := false
 			err = lines(res, func(raw json.RawMessage) bool {
 				pos, goOn := item(raw)
@@ -153,12 +153,13 @@ func (c *Collection[T]) follow(ctx context.Context, rest, after string, body fun
 				// Streams never end by themselves: the server went away.
 				err = errors.New("the server ended the stream")
 			}
+			lost = time.Now()
 		}
 		if ctx.Err() != nil {
 			fail(ctx.Err())
 			return
 		}
-		if !resumable(err) || client.opts.StreamReconnect < 0 || time.Since(lastConnected) > client.opts.StreamReconnect {
+		if !resumable(err) || client.opts.StreamReconnect < 0 || time.Since(lost) > client.opts.StreamReconnect {
 			fail(fmt.Errorf("%s of %s: %w", rest[1:], c.name, err))
 			return
 		}

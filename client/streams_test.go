@@ -143,3 +143,35 @@ func TestStreamsEndOnRefusal(t *testing.T) {
 		wantCode(t, err, client.InvalidArgument)
 	})
 }
+
+// A stream whose server does not come back gives up after
+// Options.StreamReconnect with the last error.
+func TestStreamsGiveUp(t *testing.T) {
+	n := startNode(t, backendtest.OpenPebble(t), node.Config{Addr: "127.0.0.1:0"})
+	c := open(t, "http://"+n.Addr().String(), client.Options{StreamReconnect: 500 * time.Millisecond})
+	ctx := context.Background()
+	db, err := c.CreateDatabase(ctx, "shop")
+	must(t, err)
+	must(t, db.CreateCollection(ctx, "notes", []byte(`{"properties":{"id":{"type":"string"}}}`)))
+	done := make(chan error, 1)
+	go func() {
+		for _, err := range client.Coll[Note](db, "notes").Events(ctx) {
+			done <- err
+			return
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // the stream opens
+	start := time.Now()
+	must(t, n.Close())
+	select {
+	case err := <-done:
+		if err == nil || client.IsCode(err, client.NotFound) {
+			t.Fatalf("the stream ended with %v", err)
+		}
+		if d := time.Since(start); d < 400*time.Millisecond {
+			t.Fatalf("gave up after %v, before StreamReconnect", d)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stream never gave up")
+	}
+}
