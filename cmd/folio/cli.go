@@ -8,7 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -283,8 +283,9 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 func exitCode(err error) int {
 	var usage usageError
 	var apiErr *client.Error
-	var netErr net.Error
-	var opErr *net.OpError
+	// A request that got no answer (refused, unresolved, TLS refused) is
+	// a *url.Error; a server's own listen error is not, and stays 1.
+	var reqErr *url.Error
 	switch {
 	case errors.As(err, &usage):
 		return exitUsage
@@ -293,7 +294,7 @@ func exitCode(err error) int {
 			return exitNotFound
 		}
 		return exitAPI
-	case errors.As(err, &opErr), errors.As(err, &netErr):
+	case errors.As(err, &reqErr):
 		return exitUnreachable
 	}
 	return exitAPI
