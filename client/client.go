@@ -125,6 +125,8 @@ func (c *Client) call(ctx context.Context, method, path string, tx *txHeaders, b
 		return err
 	}
 	defer res.Body.Close()
+	// Read to the end, so that the connection can carry the next call.
+	defer io.Copy(io.Discard, res.Body)
 	dec := json.NewDecoder(res.Body)
 	dec.UseNumber()
 	if err := dec.Decode(out); err != nil {
