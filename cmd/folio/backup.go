@@ -29,7 +29,7 @@ func backupCommand(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	to := fs.String("to", "", "the backup's directory, new or empty (required); with --url, on the server's machine")
 	dataDir := fs.String("data-dir", "", "back up this data directory directly, when no server runs on it (instead of --url)")
-	connect := remoteFlags(fs)
+	connect := rawRemoteFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -104,12 +104,6 @@ func restoreCommand(args []string, out io.Writer) error {
 func openPebble(dir string) (kv.Store, error) { return pebblekv.Open(pebblekv.Options{Dir: dir}) }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
-
-// isTerminal reports whether f is a terminal: progress is shown there only.
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
 
 // progressLine shows a copy's progress on one line of w, at most five
 // times a second, when w is a terminal; done ends the line.

@@ -16,13 +16,10 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/kv/kvtest"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/node"
 )
-
-func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
 
 // snapshotAtCheckpoint is the source's store, which keeps, with each
 // checkpoint, a transaction reading the store as the checkpoint holds it:

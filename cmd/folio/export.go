@@ -71,7 +71,7 @@ func exportCommand(args []string, out io.Writer) error {
 	db := fs.String("db", "", "the database (required)")
 	coll := fs.String("collection", "", "only this collection")
 	file := fs.String("o", "-", "the file to write (- for standard output)")
-	connect := remoteFlags(fs)
+	connect := rawRemoteFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func exportCommand(args []string, out io.Writer) error {
 // given). Every read runs in one interactive transaction, so the export is
 // one consistent snapshot of the database; the transaction is only read
 // in, and rolled back at the end.
-func exportDatabase(ctx context.Context, r *remote, db, coll string, w io.Writer) error {
+func exportDatabase(ctx context.Context, r *rawRemote, db, coll string, w io.Writer) error {
 	var info struct {
 		ServerVersion string `json:"server_version"`
 	}
@@ -229,11 +229,11 @@ func collPath(db, coll string) string {
 
 // txRemote is a remote whose calls run in one interactive transaction.
 type txRemote struct {
-	*remote
+	*rawRemote
 	id, origin string
 }
 
-func (r *remote) begin(ctx context.Context, db string) (*txRemote, error) {
+func (r *rawRemote) begin(ctx context.Context, db string) (*txRemote, error) {
 	var res struct {
 		Tx struct {
 			ID     string `json:"id"`
@@ -243,10 +243,10 @@ func (r *remote) begin(ctx context.Context, db string) (*txRemote, error) {
 	if err := r.callContext(ctx, "POST", dbPath(db)+"/transactions/begin", nil, &res); err != nil {
 		return nil, fmt.Errorf("begin a transaction on %s: %w", db, err)
 	}
-	return &txRemote{remote: r, id: res.Tx.ID, origin: res.Tx.Origin}, nil
+	return &txRemote{rawRemote: r, id: res.Tx.ID, origin: res.Tx.Origin}, nil
 }
 
-func (r *remote) rollback(tx *txRemote, db string) {
+func (r *rawRemote) rollback(tx *txRemote, db string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var res map[string]any

@@ -23,7 +23,7 @@ func importCommand(args []string, stdin io.Reader, out io.Writer) error {
 	db := fs.String("db", "", "the database to import into (default: the export's)")
 	batchDocs := fs.Int("batch", 1000, "documents or messages per request, at most the server's max_documents_per_request")
 	batchBytes := fs.Int("batch-bytes", 1<<20, "bytes of documents per request (a request's writes, index entries included, must fit in one transaction)")
-	connect := remoteFlags(fs)
+	connect := rawRemoteFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func readLine(rd *bufio.Reader) ([]byte, error) {
 
 // importer writes an export's lines into a database.
 type importer struct {
-	r                     *remote
+	r                     *rawRemote
 	db                    string
 	batchDocs, batchBytes int
 

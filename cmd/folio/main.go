@@ -8,6 +8,7 @@
 //	folio backup, restore   copy the embedded store while it serves, and back
 //	folio export, import    a database or collection as JSON lines
 //	folio version           print the version
+//	folio db|collection|insert|read|... the data commands (cli.go, docs/cli.md)
 package main
 
 import (
@@ -22,6 +23,9 @@ func main() {
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)
+	}
+	if isDataCommand(os.Args[1:]) {
+		os.Exit(runCLIMain(os.Args[1:]))
 	}
 	var err error
 	switch os.Args[1] {
@@ -54,7 +58,7 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "folio:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err)) // 1, or the data commands' codes (docs/cli.md)
 	}
 }
 
@@ -79,4 +83,5 @@ running server: --url (or FOLIO_URL), and an admin's --client-id and
 are in the owner file). backup --data-dir and restore work on a data
 directory that no server has open.
 `)
+	fmt.Fprint(os.Stderr, dataUsage())
 }

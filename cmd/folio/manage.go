@@ -1,26 +1,23 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/foliodb/folio/client"
 )
 
 // The management commands: applications, namespaces and signing keys of a
 // running server, through its HTTP API, with an admin's (or the owner's)
-// credentials.
+// credentials, through the client package.
 //
 //	folio app create --name N [--description D] [--role R] [--namespace NS]
 //	folio app list
@@ -30,139 +27,45 @@ import (
 //	folio namespace list
 //	folio key rotate
 
-// remote is a connection to a server's API with credentials.
+// remote is a connection to a server's API with credentials, and how to
+// print what it answers.
 type remote struct {
-	url    string
-	hc     *http.Client
-	token  string
+	c      *client.Client
 	asJSON bool
 	out    io.Writer
 }
 
-// remoteFlags adds the flags every management command takes.
+// remoteFlags adds the flags every management command takes: those of
+// the data commands (docs/cli.md). Unlike theirs, the management
+// commands print tables unless --json is given.
 func remoteFlags(fs *flag.FlagSet) func(out io.Writer) (*remote, error) {
-	u := fs.String("url", envOr("FOLIO_URL", "http://localhost:8081"), "the server's URL (env FOLIO_URL)")
-	id := fs.String("client-id", os.Getenv("FOLIO_CLIENT_ID"), "the application's id (env FOLIO_CLIENT_ID)")
-	secret := fs.String("client-secret", os.Getenv("FOLIO_CLIENT_SECRET"), "the application's secret (env FOLIO_CLIENT_SECRET)")
-	token := fs.String("token", os.Getenv("FOLIO_TOKEN"), "an access token, instead of an id and a secret (env FOLIO_TOKEN)")
-	caCert := fs.String("ca-cert", os.Getenv("FOLIO_CA_CERT"), "PEM certificate to trust for the server's TLS, beside the system's (env FOLIO_CA_CERT)")
-	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	cn := connectionFlags(fs, os.Getenv)
 	return func(out io.Writer) (*remote, error) {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		if *caCert != "" {
-			pem, err := os.ReadFile(*caCert)
-			if err != nil {
-				return nil, fmt.Errorf("--ca-cert: %w", err)
-			}
-			pool, err := x509.SystemCertPool()
-			if err != nil {
-				pool = x509.NewCertPool()
-			}
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in it", *caCert)
-			}
-			tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		if u := os.Getenv("FOLIO_URL"); u != "" && !flagSet(fs, "url") {
+			*cn.url = u
 		}
-		r := &remote{url: strings.TrimSuffix(*u, "/"), hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}, token: *token, asJSON: *asJSON, out: out}
-		if r.token == "" && (*id != "" || *secret != "") {
-			if err := r.login(*id, *secret); err != nil {
-				return nil, err
-			}
-		}
-		return r, nil
-	}
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-// apiError is the API's error body.
-type apiError struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// call makes one call of the API and decodes its answer into out.
-func (r *remote) call(method, path string, body any, out any) error {
-	return r.callContext(context.Background(), method, path, body, out)
-}
-
-// callContext is call, ended early when ctx is.
-func (r *remote) callContext(ctx context.Context, method, path string, body any, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+		c, err := cn.open()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		rd = bytes.NewReader(b)
+		return &remote{c: c, asJSON: *cn.asJSON, out: out}, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, method, r.url+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if r.token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.token)
-	}
-	return r.do(req, out)
 }
 
-func (r *remote) do(req *http.Request, out any) error {
-	res, err := r.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return err
-	}
-	if res.StatusCode != http.StatusOK {
-		var e apiError
-		if json.Unmarshal(b, &e) == nil && e.Error.Code != "" {
-			return &callError{Code: e.Error.Code, Message: e.Error.Message}
+// record is an application as the commands print it: the API's fields,
+// times in RFC 3339 for a person.
+func appRecord(a *client.Application) map[string]any {
+	rec := map[string]any{"id": a.ID, "name": a.Name, "namespace": a.Namespace, "role": a.Role,
+		"created_at": a.CreatedAt.Format(time.RFC3339)}
+	for k, v := range map[string]string{"description": a.Description, "created_by": a.CreatedBy, "updated_by": a.UpdatedBy, "secret": a.Secret} {
+		if v != "" {
+			rec[k] = v
 		}
-		return fmt.Errorf("%s %s: %s", req.Method, req.URL.Path, res.Status)
 	}
-	return json.Unmarshal(b, out)
-}
-
-// callError is an error the API answered.
-type callError struct{ Code, Message string }
-
-func (e *callError) Error() string { return e.Code + ": " + e.Message }
-
-// hasCode reports whether err is an API error with the given code.
-func hasCode(err error, code string) bool {
-	var ce *callError
-	return errors.As(err, &ce) && ce.Code == code
-}
-
-// login exchanges an application's id and secret for an access token.
-func (r *remote) login(id, secret string) error {
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}}
-	req, err := http.NewRequest("POST", r.url+"/v1/auth/token", strings.NewReader(form.Encode()))
-	if err != nil {
-		return err
+	if !a.UpdatedAt.IsZero() {
+		rec["updated_at"] = a.UpdatedAt.Format(time.RFC3339)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	var t struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := r.do(req, &t); err != nil {
-		return fmt.Errorf("log in as %s: %w", id, err)
-	}
-	r.token = t.AccessToken
-	return nil
+	return rec
 }
 
 // print prints records: JSON lines with --json, a table otherwise, with
@@ -197,6 +100,8 @@ func cell(v any) string {
 		return x.String()
 	case float64:
 		return fmt.Sprint(int64(x))
+	case int64:
+		return fmt.Sprint(x)
 	}
 	return fmt.Sprint(v)
 }
@@ -228,13 +133,11 @@ func appCommand(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var res struct {
-			App map[string]any `json:"created_application"`
-		}
-		if err := r.call("POST", "/v1/management/applications/create", map[string]string{"name": *name, "description": *description, "role": *role, "namespace": *ns}, &res); err != nil {
+		app, err := r.c.CreateApplication(context.Background(), client.NewApplication{Name: *name, Description: *description, Role: *role, Namespace: *ns})
+		if err != nil {
 			return err
 		}
-		return r.printApp(res.App)
+		return r.printApp(appRecord(app))
 	case "list":
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
@@ -243,16 +146,15 @@ func appCommand(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var res struct {
-			Apps []map[string]any `json:"applications"`
-		}
-		if err := r.call("POST", "/v1/management/applications/list", nil, &res); err != nil {
+		apps, err := r.c.ListApplications(context.Background())
+		if err != nil {
 			return err
 		}
-		for _, a := range res.Apps {
-			a["created_at"] = readableTime(a["created_at"])
+		recs := make([]map[string]any, len(apps))
+		for i := range apps {
+			recs[i] = appRecord(&apps[i])
 		}
-		return r.print(res.Apps, appColumns...)
+		return r.print(recs, appColumns...)
 	case "rotate", "delete":
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
@@ -264,21 +166,17 @@ func appCommand(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		body := map[string]string{"id": fs.Arg(0)}
 		if args[0] == "delete" {
-			var res map[string]any
-			if err := r.call("DELETE", "/v1/management/applications/delete", body, &res); err != nil {
+			if err := r.c.DeleteApplication(context.Background(), fs.Arg(0)); err != nil {
 				return err
 			}
-			return r.print([]map[string]any{{"id": fs.Arg(0), "deleted": res["deleted"]}}, "id", "deleted")
+			return r.print([]map[string]any{{"id": fs.Arg(0), "deleted": true}}, "id", "deleted")
 		}
-		var res struct {
-			App map[string]any `json:"application"`
-		}
-		if err := r.call("POST", "/v1/management/applications/rotate", body, &res); err != nil {
+		app, err := r.c.RotateApplicationSecret(context.Background(), fs.Arg(0))
+		if err != nil {
 			return err
 		}
-		return r.printApp(res.App)
+		return r.printApp(appRecord(app))
 	}
 	return fmt.Errorf("folio app: unknown subcommand %q: want create, list, rotate or delete", args[0])
 }
@@ -286,7 +184,6 @@ func appCommand(args []string, out io.Writer) error {
 // printApp prints one application, with its secret if it has one: the
 // only time it is shown.
 func (r *remote) printApp(app map[string]any) error {
-	app["created_at"] = readableTime(app["created_at"])
 	if r.asJSON {
 		return r.print([]map[string]any{app})
 	}
@@ -305,14 +202,6 @@ func (r *remote) printApp(app map[string]any) error {
 		fmt.Fprintln(r.out, "\nThe secret is shown this once: keep it now.")
 	}
 	return nil
-}
-
-// readableTime turns Unix milliseconds into RFC 3339 for a person.
-func readableTime(v any) any {
-	if ms, ok := v.(float64); ok && ms > 0 {
-		return time.UnixMilli(int64(ms)).UTC().Format(time.RFC3339)
-	}
-	return v
 }
 
 // namespaceCommand is `folio namespace`.
@@ -335,11 +224,11 @@ func namespaceCommand(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var res map[string]any
-		if err := r.call("POST", "/v1/management/namespaces/"+url.PathEscape(fs.Arg(0))+"/create", map[string]int64{"id": *id}, &res); err != nil {
+		msg, err := r.c.CreateNamespace(context.Background(), fs.Arg(0), *id)
+		if err != nil {
 			return err
 		}
-		return r.print([]map[string]any{res}, "status", "message")
+		return r.print([]map[string]any{{"status": "created", "message": msg}}, "status", "message")
 	case "list":
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
@@ -348,13 +237,15 @@ func namespaceCommand(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var res struct {
-			Namespaces []map[string]any `json:"namespaces"`
-		}
-		if err := r.call("POST", "/v1/management/namespaces/list", nil, &res); err != nil {
+		list, err := r.c.ListNamespaces(context.Background())
+		if err != nil {
 			return err
 		}
-		return r.print(res.Namespaces, "id", "name")
+		recs := make([]map[string]any, len(list))
+		for i, ns := range list {
+			recs[i] = map[string]any{"id": ns.ID, "name": ns.Name}
+		}
+		return r.print(recs, "id", "name")
 	}
 	return fmt.Errorf("folio namespace: unknown subcommand %q: want create or list", args[0])
 }
@@ -373,9 +264,9 @@ func keyCommand(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var res map[string]any
-	if err := r.call("POST", "/v1/management/keys/rotate", nil, &res); err != nil {
+	id, err := r.c.RotateSigningKey(context.Background())
+	if err != nil {
 		return err
 	}
-	return r.print([]map[string]any{res}, "key_id")
+	return r.print([]map[string]any{{"key_id": id}}, "key_id")
 }

@@ -29,11 +29,12 @@ var transportMayImport = []string{"internal/ops", "internal/status", "internal/j
 // starts them, and tools that are clients) may import.
 var wirePackages = []string{"net/http", "google.golang.org/grpc", "github.com/tigrisdata/tigris-client-go"}
 
-// mayKnowTheWire are the packages above the operations: the transports,
-// the node that starts them, the metrics (served over HTTP to a scraper),
+// mayKnowTheWire are the packages above the operations: the Go client,
+// the transports, the node that starts them, the metrics (served over HTTP
+// to a scraper),
 // the load generator (an HTTP client) and the benchmarks that run servers
 // and call them.
-var mayKnowTheWire = []string{"internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare"}
+var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare"}
 
 // prometheus is the Prometheus client, which only internal/metrics
 // imports: the parts (kv and its backends above all) report plain Stats
@@ -158,4 +159,25 @@ func packageImports(t *testing.T) map[string][]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// publicPackages are the module's packages for other programs to import:
+// they import the standard library only, so that a program that uses them
+// pulls in neither the server (internal/...) nor its dependencies.
+var publicPackages = []string{"client"}
+
+func TestPublicPackagesImportOnlyTheStandardLibrary(t *testing.T) {
+	imports := packageImports(t)
+	for _, pkg := range publicPackages {
+		imps, ok := imports[pkg]
+		if !ok {
+			t.Fatalf("no package %s: the list of public packages is out of date", pkg)
+		}
+		for _, imp := range imps {
+			first, _, _ := strings.Cut(imp, "/")
+			if strings.Contains(first, ".") {
+				t.Errorf("%s imports %s: a public package imports the standard library only", pkg, imp)
+			}
+		}
+	}
 }

@@ -1,0 +1,91 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/foliodb/folio/client"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/node"
+)
+
+// serverURL is the server the examples talk to: a node on an embedded
+// store that TestMain starts for the test binary. In a program it would be
+// "http://localhost:8081".
+var serverURL string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "folio-client-examples")
+	if err != nil {
+		panic(err)
+	}
+	store, err := pebblekv.Open(pebblekv.Options{Dir: dir})
+	if err != nil {
+		panic(err)
+	}
+	n, err := node.Start(context.Background(), node.Config{Store: store, Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	serverURL = "http://" + n.Addr().String()
+	code := backendtest.Main(m)
+	if err := n.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "close the examples' node:", err)
+		code = 1
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// eachBackend runs fn on a fresh server per backend, with a client of it.
+func eachBackend(t *testing.T, fn func(t *testing.T, c *client.Client)) {
+	t.Helper()
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		n := startNode(t, b.Open(t), node.Config{Addr: "127.0.0.1:0"})
+		t.Cleanup(func() { n.Close() })
+		fn(t, open(t, "http://"+n.Addr().String(), client.Options{}))
+	})
+}
+
+func startNode(t *testing.T, store kv.Store, cfg node.Config) *node.Node {
+	t.Helper()
+	cfg.Store = store
+	cfg.ShutdownTimeout = 5 * time.Second
+	n, err := node.Start(context.Background(), cfg)
+	if err != nil {
+		store.Close()
+		t.Fatalf("start a node: %v", err)
+	}
+	return n
+}
+
+func open(t *testing.T, url string, opts client.Options) *client.Client {
+	t.Helper()
+	c, err := client.Open(url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// must fails the test on err.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantCode fails the test unless err is an API error with the code.
+func wantCode(t *testing.T, err error, code client.Code) {
+	t.Helper()
+	if !client.IsCode(err, code) {
+		t.Fatalf("got error %v, want code %s", err, code)
+	}
+}

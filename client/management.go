@@ -1,0 +1,139 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// The management calls of a server with authentication on: namespaces,
+// applications and the signing key (docs/api.md "Authentication"). Each
+// needs a role: admin for the applications of one's namespace, owner for
+// the rest.
+
+// Namespace is a tenant: its databases are apart from the others'.
+type Namespace struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// CreateNamespace creates a namespace with the id given, or the next free
+// one with 0, and returns the server's message.
+func (c *Client) CreateNamespace(ctx context.Context, name string, id int64) (string, error) {
+	var body any
+	if id != 0 {
+		body = map[string]int64{"id": id}
+	}
+	var res struct {
+		Message string `json:"message"`
+	}
+	err := c.call(ctx, "POST", "/v1/management/namespaces/"+escape(name)+"/create", nil, body, &res)
+	return res.Message, err
+}
+
+// ListNamespaces lists every namespace (owner only).
+func (c *Client) ListNamespaces(ctx context.Context) ([]Namespace, error) {
+	var res struct {
+		Namespaces []Namespace `json:"namespaces"`
+	}
+	err := c.call(ctx, "POST", "/v1/management/namespaces/list", nil, nil, &res)
+	return res.Namespaces, err
+}
+
+// Application is a program's identity: an id and a secret that it
+// exchanges for tokens, a role and a namespace.
+type Application struct {
+	ID          string
+	Name        string
+	Description string
+	// Secret is set only in the answer of CreateApplication and
+	// RotateApplicationSecret: the server keeps only its hash.
+	Secret               string
+	CreatedAt, UpdatedAt time.Time
+	CreatedBy, UpdatedBy string
+	Namespace            string
+	Role                 string
+}
+
+// UnmarshalJSON reads an application as the API sends it (times in Unix
+// milliseconds).
+func (a *Application) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ID          string `json:"id"`
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Secret      string `json:"secret"`
+		CreatedAt   int64  `json:"created_at"`
+		CreatedBy   string `json:"created_by"`
+		UpdatedAt   int64  `json:"updated_at"`
+		UpdatedBy   string `json:"updated_by"`
+		Namespace   string `json:"namespace"`
+		Role        string `json:"role"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*a = Application{ID: w.ID, Name: w.Name, Description: w.Description, Secret: w.Secret, CreatedBy: w.CreatedBy,
+		UpdatedBy: w.UpdatedBy, Namespace: w.Namespace, Role: w.Role}
+	if w.CreatedAt != 0 {
+		a.CreatedAt = time.UnixMilli(w.CreatedAt).UTC()
+	}
+	if w.UpdatedAt != 0 {
+		a.UpdatedAt = time.UnixMilli(w.UpdatedAt).UTC()
+	}
+	return nil
+}
+
+// NewApplication is what CreateApplication makes: Role defaults to
+// editor, Namespace to the caller's (another one needs the owner).
+type NewApplication struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Role        string `json:"role,omitempty"`
+	Namespace   string `json:"namespace,omitempty"`
+}
+
+// CreateApplication creates an application and returns it with its
+// secret.
+func (c *Client) CreateApplication(ctx context.Context, app NewApplication) (*Application, error) {
+	var res struct {
+		App *Application `json:"created_application"`
+	}
+	err := c.call(ctx, "POST", "/v1/management/applications/create", nil, app, &res)
+	return res.App, err
+}
+
+// ListApplications lists the applications the caller may manage.
+func (c *Client) ListApplications(ctx context.Context) ([]Application, error) {
+	var res struct {
+		Apps []Application `json:"applications"`
+	}
+	err := c.call(ctx, "POST", "/v1/management/applications/list", nil, nil, &res)
+	return res.Apps, err
+}
+
+// RotateApplicationSecret gives an application a new secret, returned
+// once, and revokes its tokens.
+func (c *Client) RotateApplicationSecret(ctx context.Context, id string) (*Application, error) {
+	var res struct {
+		App *Application `json:"application"`
+	}
+	err := c.call(ctx, "POST", "/v1/management/applications/rotate", nil, map[string]string{"id": id}, &res)
+	return res.App, err
+}
+
+// DeleteApplication deletes an application and revokes its tokens.
+func (c *Client) DeleteApplication(ctx context.Context, id string) error {
+	return c.call(ctx, "DELETE", "/v1/management/applications/delete", nil, map[string]string{"id": id}, &struct{}{})
+}
+
+// RotateSigningKey makes a new key sign the server's tokens (owner only)
+// and returns its id; tokens signed by the old keys stay valid until they
+// expire.
+func (c *Client) RotateSigningKey(ctx context.Context) (string, error) {
+	var res struct {
+		KeyID string `json:"key_id"`
+	}
+	err := c.call(ctx, "POST", "/v1/management/keys/rotate", nil, nil, &res)
+	return res.KeyID, err
+}

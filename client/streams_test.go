@@ -1,0 +1,177 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foliodb/folio/client"
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/node"
+)
+
+type Note struct {
+	ID   string `json:"id" tigris:"primaryKey"`
+	Text string `json:"text"`
+}
+
+type Post struct {
+	Text string `json:"text"`
+}
+
+// A stream resumes across a restart of the server: the changes committed
+// while it was disconnected reach it, once each, in order. The stream is
+// open on a node; the node stops; another node on the same data (at
+// another address) commits b1..b3 and stops; a third starts at the first
+// address, where the stream reconnects and must get b1..b3 and then c1.
+func TestStreamsResumeAfterRestart(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		data := b.Durable(t)
+		n := startNode(t, data.Open(), node.Config{Addr: "127.0.0.1:0"})
+		addr := n.Addr().String()
+		c := open(t, "http://"+addr, client.Options{})
+		db, err := c.CreateDatabase(ctx, "shop")
+		must(t, err)
+		must(t, db.CreateCollection(ctx, "notes", []byte(`{"properties":{"id":{"type":"string"},"text":{"type":"string"}},"primary_key":["id"]}`)))
+		must(t, db.CreateCollection(ctx, "feed", []byte(`{"collection_type":"messages","properties":{"text":{"type":"string"}}}`)))
+
+		events := make(chan string, 100)
+		go func() {
+			for ev, err := range client.Coll[Note](db, "notes").Events(ctx) {
+				if err != nil {
+					events <- "error: " + err.Error()
+					return
+				}
+				events <- ev.Op + " " + ev.Data.ID
+			}
+		}()
+		messages := make(chan string, 100)
+		go func() {
+			for m, err := range client.Coll[Post](db, "feed").Subscribe(ctx, client.All()) {
+				if err != nil {
+					messages <- "error: " + err.Error()
+					return
+				}
+				messages <- m.Data.Text
+			}
+		}()
+		write := func(db *client.Database, name string) {
+			t.Helper()
+			_, err := client.Coll[Note](db, "notes").Insert(ctx, &Note{ID: name, Text: name})
+			must(t, err)
+			_, err = client.Coll[Post](db, "feed").Publish(ctx, Post{Text: name})
+			must(t, err)
+		}
+		// Probes until both streams are in place (they start at "now").
+		for i := 0; len(events) == 0 || len(messages) == 0; i++ {
+			if i == 100 {
+				t.Fatal("the streams never started")
+			}
+			write(db, fmt.Sprintf("probe%02d", i))
+			time.Sleep(50 * time.Millisecond)
+		}
+		for _, s := range []string{"a1", "a2", "a3"} {
+			write(db, s)
+		}
+		wantNext(t, events, "insert a1", "insert a2", "insert a3")
+		wantNext(t, messages, "a1", "a2", "a3")
+
+		must(t, n.Close())
+		n2 := startNode(t, data.Open(), node.Config{Addr: "127.0.0.1:0"})
+		db2 := open(t, "http://"+n2.Addr().String(), client.Options{}).Database("shop")
+		for _, s := range []string{"b1", "b2", "b3"} {
+			write(db2, s)
+		}
+		must(t, n2.Close())
+		n3 := startNode(t, data.Open(), node.Config{Addr: addr})
+		defer n3.Close()
+		write(db, "c1")
+		wantNext(t, events, "insert b1", "insert b2", "insert b3", "insert c1")
+		wantNext(t, messages, "b1", "b2", "b3", "c1")
+		cancel()
+		if got := <-events; got != "error: context canceled" {
+			t.Fatalf("after cancel, the events stream gave %q", got)
+		}
+	})
+}
+
+// wantNext reads from ch, past the probes, until it has got len(want)
+// items, which must be want.
+func wantNext(t *testing.T, ch chan string, want ...string) {
+	t.Helper()
+	var got []string
+	timeout := time.After(30 * time.Second)
+	for len(got) < len(want) {
+		select {
+		case s := <-ch:
+			if len(got) == 0 && strings.Contains(s, "probe") {
+				continue
+			}
+			got = append(got, s)
+		case <-timeout:
+			t.Fatalf("got %q, then nothing for 30s; want %q", got, want)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// A stream whose request is refused ends with the error at once: there
+// is nothing to resume.
+func TestStreamsEndOnRefusal(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client.Client) {
+		ctx := context.Background()
+		db, err := c.CreateDatabase(ctx, "shop")
+		must(t, err)
+		for _, err := range client.Coll[Note](db, "nobody").Events(ctx) {
+			wantCode(t, err, client.NotFound)
+		}
+		must(t, db.CreateCollection(ctx, "notes", []byte(`{"properties":{"id":{"type":"string"}}}`)))
+		for _, err := range client.Coll[Note](db, "notes").Events(ctx, client.StartAfter("not a position")) {
+			wantCode(t, err, client.InvalidArgument)
+		}
+		for _, err := range client.Coll[Post](db, "notes").Subscribe(ctx, client.All()) {
+			wantCode(t, err, client.InvalidArgument)
+		}
+		_, err = client.Coll[Post](db, "notes").Publish(ctx, Post{Text: "x"})
+		wantCode(t, err, client.InvalidArgument)
+	})
+}
+
+// A stream whose server does not come back gives up after
+// Options.StreamReconnect with the last error.
+func TestStreamsGiveUp(t *testing.T) {
+	n := startNode(t, backendtest.OpenPebble(t), node.Config{Addr: "127.0.0.1:0"})
+	c := open(t, "http://"+n.Addr().String(), client.Options{StreamReconnect: 500 * time.Millisecond})
+	ctx := context.Background()
+	db, err := c.CreateDatabase(ctx, "shop")
+	must(t, err)
+	must(t, db.CreateCollection(ctx, "notes", []byte(`{"properties":{"id":{"type":"string"}}}`)))
+	done := make(chan error, 1)
+	go func() {
+		for _, err := range client.Coll[Note](db, "notes").Events(ctx) {
+			done <- err
+			return
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // the stream opens
+	start := time.Now()
+	must(t, n.Close())
+	select {
+	case err := <-done:
+		if err == nil || client.IsCode(err, client.NotFound) {
+			t.Fatalf("the stream ended with %v", err)
+		}
+		if d := time.Since(start); d < 400*time.Millisecond {
+			t.Fatalf("gave up after %v, before StreamReconnect", d)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stream never gave up")
+	}
+}
