@@ -71,8 +71,14 @@ func appRecord(a *client.Application) map[string]any {
 // print prints records: JSON lines with --json, a table otherwise, with
 // the columns given (a record's fields by their JSON names).
 func (r *remote) print(records []map[string]any, columns ...string) error {
-	if r.asJSON {
-		enc := json.NewEncoder(r.out)
+	return printRecords(r.out, r.asJSON, records, columns...)
+}
+
+// printRecords is the management and backup commands' output: JSON lines,
+// or a table of the columns given.
+func printRecords(out io.Writer, asJSON bool, records []map[string]any, columns ...string) error {
+	if asJSON {
+		enc := json.NewEncoder(out)
 		for _, rec := range records {
 			if err := enc.Encode(rec); err != nil {
 				return err
@@ -80,7 +86,7 @@ func (r *remote) print(records []map[string]any, columns ...string) error {
 		}
 		return nil
 	}
-	w := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, strings.ToUpper(strings.Join(columns, "\t")))
 	for _, rec := range records {
 		cells := make([]string, len(columns))

@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -157,26 +156,7 @@ func (r *rawRemote) login(id, secret string) error {
 	return nil
 }
 
-// print prints records: JSON lines with --json, a table otherwise, with
-// the columns given (a record's fields by their JSON names).
+// print prints records as the management commands do.
 func (r *rawRemote) print(records []map[string]any, columns ...string) error {
-	if r.asJSON {
-		enc := json.NewEncoder(r.out)
-		for _, rec := range records {
-			if err := enc.Encode(rec); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	w := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, strings.ToUpper(strings.Join(columns, "\t")))
-	for _, rec := range records {
-		cells := make([]string, len(columns))
-		for i, c := range columns {
-			cells[i] = cell(rec[c])
-		}
-		fmt.Fprintln(w, strings.Join(cells, "\t"))
-	}
-	return w.Flush()
+	return printRecords(r.out, r.asJSON, records, columns...)
 }
