@@ -38,7 +38,7 @@ func bench(args []string) error {
 		fs.PrintDefaults()
 	}
 	driver := fs.String("driver", "folio", "what to load: folio (the HTTP API at --url) or postgres (--url is a PostgreSQL URL)")
-	url := fs.String("url", "http://127.0.0.1:8081", "the server's base URL, or with --driver postgres a connection URL")
+	url := fs.String("url", "http://127.0.0.1:8081", "the server's base URL (several, comma-separated: nodes on one PostgreSQL database, sent requests in turn), or with --driver postgres a connection URL")
 	db := fs.String("db", "bench", "database of the collection (folio)")
 	coll := fs.String("collection", "usertable", "collection (table, on postgres) to load and query; dropped and recreated by the load")
 	docs := fs.Int64("docs", 100_000, "documents loaded, ids 0 to docs-1")

@@ -2,9 +2,12 @@ package loadgen_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/foliodb/folio/internal/loadgen"
 	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/internal/session"
 )
 
 // TestMain stops the throwaway PostgreSQL cluster the tests may start.
@@ -89,4 +93,37 @@ func TestPostgresEndToEnd(t *testing.T) {
 	}
 	defer d.Close()
 	runAll(t, d, 100*time.Millisecond)
+}
+
+// Every workload against two nodes on one PostgreSQL database, the driver
+// sending requests to them in turn: a transaction's requests land on both,
+// and the nodes relay them to the one that holds it.
+func TestFolioAcrossNodes(t *testing.T) {
+	var data backendtest.Durable
+	for _, b := range backendtest.All {
+		if b.Name == "postgres" {
+			data = b.Durable(t)
+		}
+	}
+	var urls []string
+	for _, id := range []string{"n1", "n2"} {
+		n, err := node.Start(context.Background(), node.Config{Store: data.Open(), Addr: "127.0.0.1:0", Sessions: session.Options{Origin: id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { n.Close() })
+		urls = append(urls, "http://"+n.Addr().String())
+	}
+	d := loadgen.NewFolio(loadgen.FolioOptions{URL: strings.Join(urls, ","), Clients: 4})
+	defer d.Close()
+	runAll(t, d, 150*time.Millisecond)
+	res, err := http.Get(urls[1] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if !regexp.MustCompile(`\nfolio_forwarded_requests_total\{result="relayed"\} [1-9]`).Match(b) {
+		t.Errorf("the second node relayed no request of the first's transactions")
+	}
 }

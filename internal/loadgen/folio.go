@@ -10,12 +10,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // FolioOptions configure a FolioDriver.
 type FolioOptions struct {
-	// URL is the server's base URL, such as http://127.0.0.1:8081.
+	// URL is the server's base URL, such as http://127.0.0.1:8081, or
+	// several, comma-separated: nodes on one PostgreSQL database, which
+	// requests go to in turn (a transaction's requests too: the nodes relay
+	// them to the one that holds it).
 	URL string
 	// Database and Collection hold the documents (default bench and
 	// usertable, YCSB's table name).
@@ -36,6 +40,10 @@ type FolioDriver struct {
 	coll   string
 	docURL string // …/collections/{coll}/documents/
 	client *http.Client
+	// bases are the servers' base URLs; the URLs above are built on the
+	// first, and call sends each request to the next in turn.
+	bases []string
+	next  atomic.Uint64
 }
 
 // NewFolio returns a driver for the server at opts.URL.
@@ -49,8 +57,13 @@ func NewFolio(opts FolioOptions) *FolioDriver {
 	if opts.Name == "" {
 		opts.Name = "folio"
 	}
-	dbURL := strings.TrimRight(opts.URL, "/") + "/v1/databases/" + opts.Database
+	var bases []string
+	for _, u := range strings.Split(opts.URL, ",") {
+		bases = append(bases, strings.TrimRight(strings.TrimSpace(u), "/"))
+	}
+	dbURL := bases[0] + "/v1/databases/" + opts.Database
 	return &FolioDriver{
+		bases:  bases,
 		name:   opts.Name,
 		dbURL:  dbURL,
 		coll:   opts.Collection,
@@ -92,6 +105,9 @@ type txHeaders struct{ id, origin string }
 // call sends a request and hands the answer's body to check, which must not
 // keep it. A non-200 answer is an *APIError; ABORTED wraps ErrAborted too.
 func (d *FolioDriver) call(ctx context.Context, method, url string, body []byte, tx *txHeaders, check func([]byte) error) error {
+	if len(d.bases) > 1 {
+		url = d.bases[d.next.Add(1)%uint64(len(d.bases))] + strings.TrimPrefix(url, d.bases[0])
+	}
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err
