@@ -14,9 +14,10 @@ import (
 	"github.com/foliodb/folio/client"
 )
 
-// afterImportBatch, when set (by tests), is called after each batch is
-// written and its progress recorded.
-var afterImportBatch func(batches int)
+// afterBatchKey keys a context's func(batches int), called after each
+// batch is written and its progress recorded: tests interrupt an import
+// with it at a known point.
+type afterBatchKey struct{}
 
 // docImport is one import of documents into a collection.
 type docImport struct {
@@ -82,7 +83,7 @@ func importDocuments(s *invocation, in *importInput, f importFlags) error {
 	}
 	st := imp.state
 	return s.out.message(map[string]any{"db": *f.db, "collection": *f.collection, "imported": st.Imported, "skipped": st.Skipped, "batches": imp.batches},
-		fmt.Sprintf("imported %d documents into %s.%s (%d skipped, %d batches)", st.Imported, *f.db, *f.collection, st.Skipped, imp.batches))
+		fmt.Sprintf("imported %d documents into %s.%s in %s, %d skipped", st.Imported, *f.db, *f.collection, plural(imp.batches, "batch", "batches"), st.Skipped))
 }
 
 // loadProgress finds the progress of an earlier run of this import, to
@@ -278,6 +279,7 @@ func (imp *docImport) skip(bad badRecord) {
 // run writes the records in batches.
 func (imp *docImport) run() error {
 	imp.started = time.Now()
+	imp.lastShown = imp.started // the first progress after a second
 	for {
 		var rec record
 		var err error
@@ -344,8 +346,8 @@ func (imp *docImport) flush() error {
 		}
 	}
 	imp.showProgress(false)
-	if afterImportBatch != nil {
-		afterImportBatch(imp.batches)
+	if after, ok := ctx.Value(afterBatchKey{}).(func(int)); ok {
+		after(imp.batches)
 	}
 	return nil
 }
@@ -357,7 +359,7 @@ func (imp *docImport) showProgress(done bool) {
 		return
 	}
 	if done {
-		if !imp.lastShown.IsZero() {
+		if imp.lastShown.After(imp.started) {
 			fmt.Fprint(imp.s.stderr, "\r\x1b[K")
 		}
 		return
@@ -368,4 +370,12 @@ func (imp *docImport) showProgress(done bool) {
 	imp.lastShown = time.Now()
 	rate := float64(imp.state.Imported) / time.Since(imp.started).Seconds()
 	fmt.Fprintf(imp.s.stderr, "\r\x1b[K%d documents, line %d, %.0f/s", imp.state.Imported, imp.state.Line, rate)
+}
+
+// plural is n things, in the singular form for 1.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

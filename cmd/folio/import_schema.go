@@ -159,7 +159,7 @@ func inferSchema(coll string, sample []json.RawMessage, keyField string) (json.R
 		lead = `"id":{"type":"string","format":"uuid","autoGenerate":true}`
 	}
 	if err := root.writeProperties(&b, "", lead); err != nil {
-		return nil, err
+		return nil, usageError{err.Error()}
 	}
 	keyName, _ := json.Marshal(key)
 	fmt.Fprintf(&b, `,"primary_key":[%s]}`, keyName)
