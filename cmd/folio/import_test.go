@@ -200,14 +200,14 @@ func TestImportProgressOfAnotherImport(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a.jsonl")
 	os.WriteFile(file, []byte("{\"id\":1}\n{\"id\":2}\n"), 0o644)
-	args := []string{"import", "--db", "shop", "--collection", "a", "--infer-schema", "--batch", "1", file}
+	args := []string{"import", "--db", "shop", "--collection", "alpha", "--infer-schema", "--batch", "1", file}
 	ctx, cancel := context.WithCancel(context.Background())
 	ctx = context.WithValue(ctx, afterBatchKey{}, func(int) { cancel() })
 	if _, stderr, code := runForTest(t, url, args, "", false, ctx); code != exitAPI {
 		t.Fatalf("the interrupted import: exit %d, %s", code, stderr)
 	}
 	other := append([]string{}, args...)
-	other[4] = "b"
+	other[4] = "beta"
 	if _, stderr, code := runForTest(t, url, other, "", false, nil); code != exitUsage || !strings.Contains(stderr, "records an import of another file or into another collection") {
 		t.Errorf("into another collection: exit %d, %s", code, stderr)
 	}
