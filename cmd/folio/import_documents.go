@@ -64,7 +64,7 @@ func importDocuments(s *invocation, in *importInput, f importFlags) error {
 	var schema json.RawMessage
 	if err == nil && !*f.dryRun {
 		schema = desc.Schema
-		if *f.inferSchema {
+		if *f.inferSchema && !imp.resumed {
 			fmt.Fprintf(s.stderr, "collection %s exists: its schema is used, none is inferred\n", *f.collection)
 		}
 	} else if schema, err = imp.inferSchema(); err != nil || *f.dryRun {
