@@ -21,7 +21,9 @@ type shape struct {
 	items    *shape
 }
 
-func newShape() *shape { return &shape{kinds: map[string]bool{}, allDates: true, props: map[string]*shape{}} }
+func newShape() *shape {
+	return &shape{kinds: map[string]bool{}, allDates: true, props: map[string]*shape{}}
+}
 
 // add reads one JSON value from dec into the shape.
 func (sh *shape) add(dec *json.Decoder) error {
