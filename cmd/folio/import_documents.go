@@ -331,10 +331,14 @@ func (imp *docImport) flush() error {
 	})
 	if err != nil {
 		imp.showProgress(true)
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: %d documents imported, up to line %d; the same command continues from there", imp.state.Imported, imp.state.Line)
+		next := "the same command continues from there"
+		if imp.statePath == "" {
+			next = "standard input cannot be resumed"
 		}
-		return fmt.Errorf("write the %d documents up to line %d: %w", len(imp.batch), imp.last.line, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %d documents imported, up to line %d; %s", imp.state.Imported, imp.state.Line, next)
+		}
+		return fmt.Errorf("write the batch ending at line %d (%d documents imported before it; %s): %w", imp.last.line, imp.state.Imported, next, err)
 	}
 	imp.state.Imported += int64(len(imp.batch))
 	imp.state.Offset, imp.state.Line = imp.last.end, imp.last.line

@@ -38,6 +38,8 @@ var importScript = []cliStep{
 	{args: "import --db shop --collection people $DIR/bad.jsonl --skip-bad"},
 	{args: "read shop people '{\"id\":{\"$gte\":7}}' --fields id,name"},
 	{args: "import --db shop --collection people $DIR/badtype.csv"},
+	{args: "import --db shop --collection people --batch 1 $DIR/unknown.jsonl"},
+	{args: "read shop people '{\"id\":{\"$gte\":30}}' --fields id,name"},
 	{args: "import --db shop --collection mixed --infer-schema $DIR/mixed.jsonl"},
 	{args: "import --db shop --collection dup --infer-schema $DIR/dupid.jsonl"},
 	{args: "import --db shop --collection dup --infer-schema --primary-key nope $DIR/dupid.jsonl"},
@@ -70,9 +72,12 @@ func TestCLIImportGolden(t *testing.T) {
 				got = varying.ReplaceAllString(got, `${1}${2}…`)
 				golden(t, "cli_import_"+mode+".golden", got)
 				// An import that ended leaves no progress, nor one that
-				// stopped before its first batch was written.
-				if left, _ := filepath.Glob(filepath.Join(dir, "*.folio-import*")); len(left) != 0 {
-					t.Errorf("progress files left: %v", left)
+				// stopped before its first batch was written; the one
+				// whose second batch the server refused keeps its first.
+				if left, _ := filepath.Glob(filepath.Join(dir, "*.folio-import*")); len(left) != 1 || filepath.Base(left[0]) != "unknown.jsonl.folio-import" {
+					t.Errorf("progress files left: %v, want unknown.jsonl's alone", left)
+				} else if st, err := loadState(left[0]); err != nil || st.Imported != 1 || st.Line != 1 {
+					t.Errorf("unknown.jsonl's progress: %+v, %v; want 1 document, line 1", st, err)
 				}
 			})
 		}
