@@ -151,11 +151,13 @@ func csvColumnTypes(header []string, rows []record) map[string]string {
 	types := make(map[string]string, len(header))
 	for i, name := range header {
 		fits := map[string]bool{"integer": true, "number": true, "boolean": true}
+		seen := false // a column of empty cells says nothing: a string
 		for _, row := range rows {
 			cell := row.cells[i]
 			if cell == "" {
 				continue
 			}
+			seen = true
 			for typ := range fits {
 				if _, err := typedCell(cell, typ); err != nil {
 					delete(fits, typ)
@@ -164,7 +166,7 @@ func csvColumnTypes(header []string, rows []record) map[string]string {
 		}
 		types[name] = "string"
 		for _, typ := range []string{"integer", "number", "boolean"} {
-			if fits[typ] {
+			if seen && fits[typ] {
 				types[name] = typ
 				break
 			}
