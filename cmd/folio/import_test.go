@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/foliodb/folio/client"
 	"github.com/foliodb/folio/internal/kv/backendtest"
@@ -223,5 +224,26 @@ func TestImportProgressOfAnotherImport(t *testing.T) {
 	stdout, stderr, code := runForTest(t, url, append(args, "--restart"), "", false, nil)
 	if code != exitOK || strings.Contains(stderr, "resuming") || !strings.Contains(stdout, `"imported":3`) {
 		t.Errorf("--restart: exit %d, %q %q", code, stdout, stderr)
+	}
+}
+
+// On a terminal the progress is one line, rewritten at most once a second
+// and cleared at the end; into a pipe there is none.
+func TestImportProgressLine(t *testing.T) {
+	for _, terminal := range []bool{true, false} {
+		var stderr bytes.Buffer
+		imp := &docImport{s: &invocation{stderr: &stderr, terminal: terminal}, state: importState{Imported: 3000, Line: 3001}}
+		imp.started = time.Now().Add(-2 * time.Second)
+		imp.lastShown = imp.started
+		imp.showProgress(false)
+		imp.showProgress(false) // within the second: not shown again
+		imp.showProgress(true)
+		want := "^$"
+		if terminal { // 3000 documents in 2 s and a little
+			want = "^\r\x1b\\[K3000 documents, line 3001, 1[45]\\d\\d/s\r\x1b\\[K$"
+		}
+		if !regexp.MustCompile(want).MatchString(stderr.String()) {
+			t.Errorf("terminal %v: %q, want %q", terminal, stderr.String(), want)
+		}
 	}
 }
