@@ -49,6 +49,10 @@ type invocation struct {
 	stdin  io.Reader
 	out    *printer
 	stdinT bool // stdin is a terminal: documents are not read from it
+	// stderr takes what is for the person running the command beside its
+	// output; terminal says whether that person watches (progress).
+	stderr   io.Writer
+	terminal bool
 }
 
 // cliEnv is the process's surroundings, set by main and by tests.
@@ -250,7 +254,8 @@ func runCommand(cmd *command, args []string, env cliEnv) error {
 		ctx = context.Background()
 	}
 	asTable := *cn.table || env.stdoutIsTerminal && !*cn.asJSON
-	s := &invocation{ctx: ctx, c: c, stdin: env.stdin, stdinT: env.stdinIsTerminal, out: &printer{w: env.stdout, table: asTable}}
+	s := &invocation{ctx: ctx, c: c, stdin: env.stdin, stdinT: env.stdinIsTerminal, out: &printer{w: env.stdout, table: asTable},
+		stderr: env.stderr, terminal: env.stdoutIsTerminal}
 	return run(s, pos)
 }
 

@@ -105,6 +105,7 @@ var commands = []command{
 	{name: "events", args: "DB COLLECTION", summary: "Follow the changes of a collection until interrupted; --start-after resumes after an event's position.", minArgs: 2, maxArgs: 2, setup: eventsCommand},
 	{name: "publish", args: "DB COLLECTION [MESSAGE...]", summary: "Publish messages to a messages collection; messages as insert's documents.", minArgs: 2, maxArgs: -1, setup: publishCommand},
 	{name: "subscribe", args: "DB COLLECTION [FILTER]", summary: "Follow the messages published to a messages collection until interrupted; --start-after resumes after a message's position.", minArgs: 2, maxArgs: 3, setup: subscribeCommand},
+	{name: "import", args: "FILE|-", summary: "Import a file: an export of folio export, or documents (JSON lines or CSV) into --db and --collection, batched and resumable (docs/cli.md \"Importing\").", minArgs: 1, maxArgs: 1, setup: importCommand},
 }
 
 // noFlags is the setup of a command without flags of its own.

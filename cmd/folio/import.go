@@ -3,65 +3,103 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"time"
+	"strings"
 )
 
+// importFlags are the flags of `folio import`.
+type importFlags struct {
+	db, collection, format, primaryKey, state *string
+	batchDocs, batchBytes, sample             *int
+	inferSchema, dryRun, restart, skipBad     *bool
+}
+
 // importCommand is `folio import`. A file whose first line is an export's
-// header is an export (export.go): its collections are made and their
-// items written. Anything else is refused for now; plain documents into a
-// --collection are to come.
-func importCommand(args []string, stdin io.Reader, out io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	db := fs.String("db", "", "the database to import into (default: the export's)")
-	batchDocs := fs.Int("batch", 1000, "documents or messages per request, at most the server's max_documents_per_request")
-	batchBytes := fs.Int("batch-bytes", 1<<20, "bytes of documents per request (a request's writes, index entries included, must fit in one transaction)")
-	connect := rawRemoteFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+// header is an export (import_export.go): its collections are made and
+// their items written. Anything else is documents for one collection
+// (import_documents.go).
+func importCommand(fs *flag.FlagSet) func(*invocation, []string) error {
+	f := importFlags{
+		db:          fs.String("db", "", "the database to import into (an export's: default its own)"),
+		collection:  fs.String("collection", "", "the collection documents go into (not for an export)"),
+		format:      fs.String("format", "", "jsonl or csv (default: csv for a .csv file, else jsonl)"),
+		inferSchema: fs.Bool("infer-schema", false, "infer a schema from the first --sample records, print it, and create the collection with it if missing"),
+		sample:      fs.Int("sample", 1000, "how many records --infer-schema reads"),
+		primaryKey:  fs.String("primary-key", "", "with --infer-schema, the key field (default: id if present and unique in the sample, else a generated uuid id)"),
+		dryRun:      fs.Bool("dry-run", false, "with --infer-schema, print the schema and stop"),
+		state:       fs.String("state", "", "the file progress is recorded in, to resume after an interruption (default FILE.folio-import)"),
+		restart:     fs.Bool("restart", false, "start from the beginning, ignoring a recorded progress"),
+		skipBad:     fs.Bool("skip-bad", false, "skip records that cannot be read and count them, instead of stopping"),
+		batchDocs:   fs.Int("batch", 1000, "documents per request, at most the server's max_documents_per_request"),
+		batchBytes:  fs.Int("batch-bytes", 1<<20, "bytes of documents per request (a request's writes, index entries included, must fit in one transaction)"),
 	}
-	if fs.NArg() != 1 || *batchDocs < 1 || *batchBytes < 1 {
-		return errors.New("usage: folio import [--db D] FILE|- (folio import -h)")
-	}
-	in := stdin
-	if name := fs.Arg(0); name != "-" {
-		f, err := os.Open(name)
+	return func(s *invocation, a []string) error {
+		if *f.batchDocs < 1 || *f.batchBytes < 1 || *f.sample < 1 {
+			return usagef("--batch, --batch-bytes and --sample must be at least 1")
+		}
+		in, err := openInput(s, a[0])
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		in = f
+		defer in.Close()
+		if h, ok := exportHeaderOf(in.firstLine); ok {
+			if *f.collection != "" || *f.inferSchema || *f.format != "" {
+				return usagef("%s is a Folio export: --collection, --format and --infer-schema are for documents", in.name)
+			}
+			return importExport(s, in, h, f)
+		}
+		if *f.db == "" || *f.collection == "" {
+			return usagef("%s is not a Folio export (its first line is not {\"folio_export\":1,...}): to import it as documents, give --db and --collection", in.name)
+		}
+		if (*f.dryRun || *f.primaryKey != "") && !*f.inferSchema {
+			return usagef("--dry-run and --primary-key go with --infer-schema")
+		}
+		return importDocuments(s, in, f)
 	}
-	rd := bufio.NewReaderSize(in, 1<<20)
-	first, err := readLine(rd)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read %s: %w", fs.Arg(0), err)
+}
+
+// importInput is the file (or standard input) being imported, with its
+// first line read ahead to tell an export from documents.
+type importInput struct {
+	name      string
+	file      *os.File // nil for standard input, which cannot be resumed
+	rd        *bufio.Reader
+	firstLine []byte
+}
+
+func openInput(s *invocation, name string) (*importInput, error) {
+	in := &importInput{name: name}
+	var src io.Reader
+	if name == "-" {
+		if s.stdinT {
+			return nil, usagef("standard input is a terminal: give a file, or pipe one in")
+		}
+		in.name, src = "standard input", s.stdin
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usageError{err.Error()}
+		}
+		in.file, src = f, f
 	}
-	header, ok := exportHeaderOf(first)
-	if !ok {
-		return fmt.Errorf("%s is not a Folio export: its first line is not an export's header ({\"folio_export\":1,...})", fs.Arg(0))
+	in.rd = bufio.NewReaderSize(src, 1<<20)
+	// Peek rather than read, so that a reader of documents starts at the
+	// first byte. A first line longer than the buffer is no header.
+	head, _ := in.rd.Peek(in.rd.Size())
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
 	}
-	r, err := connect(out)
-	if err != nil {
-		return err
+	in.firstLine = bytes.TrimRight(head, "\r")
+	return in, nil
+}
+
+func (in *importInput) Close() error {
+	if in.file != nil {
+		return in.file.Close()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	imp := &importer{r: r, db: header.Database, batchDocs: *batchDocs, batchBytes: *batchBytes}
-	if *db != "" {
-		imp.db = *db
-	}
-	if err := imp.run(ctx, rd); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "imported %d collections, %d documents and %d messages into %s\n", imp.collections, imp.documents, imp.messages, imp.db)
 	return nil
 }
 
@@ -80,133 +118,18 @@ func readLine(rd *bufio.Reader) ([]byte, error) {
 	return bytes.TrimRight(line, "\r\n"), err
 }
 
-// importer writes an export's lines into a database.
-type importer struct {
-	r                     *rawRemote
-	db                    string
-	batchDocs, batchBytes int
-
-	coll       string // the collection of the items being read
-	isMessages bool   // whether it is a messages collection
-	batch      []json.RawMessage
-	bytes      int
-
-	collections         int
-	documents, messages int64
-}
-
-func (imp *importer) run(ctx context.Context, rd *bufio.Reader) error {
-	var res map[string]any
-	if err := imp.r.callContext(ctx, "POST", dbPath(imp.db)+"/create", nil, &res); err != nil && !hasCode(err, "ALREADY_EXISTS") {
-		return fmt.Errorf("create database %s: %w", imp.db, err)
-	}
-	for n := 2; ; n++ {
-		line, err := readLine(rd)
-		if len(bytes.TrimSpace(line)) > 0 {
-			if end, lerr := imp.line(ctx, line); lerr != nil {
-				return fmt.Errorf("line %d: %w", n, lerr)
-			} else if end != nil {
-				if err := imp.flush(ctx); err != nil {
-					return err
-				}
-				if end.Collections != imp.collections || end.Items != imp.documents+imp.messages {
-					return fmt.Errorf("line %d: the export says %d collections and %d items, it held %d and %d", n, end.Collections, end.Items, imp.collections, imp.documents+imp.messages)
-				}
-				if rest, _ := io.ReadAll(rd); len(bytes.TrimSpace(rest)) > 0 {
-					return fmt.Errorf("line %d: more after the export's end line", n+1)
-				}
-				return nil
-			}
+// formatOf is the input's format: --format, else by the file's name.
+func formatOf(f importFlags, name string) (string, error) {
+	switch *f.format {
+	case "":
+		if strings.HasSuffix(strings.ToLower(name), ".csv") {
+			return "csv", nil
 		}
-		if errors.Is(err, io.EOF) {
-			if ferr := imp.flush(ctx); ferr != nil {
-				return ferr
-			}
-			return fmt.Errorf("the export ends at line %d without its end line: it was cut short (what it held is imported)", n)
-		}
-		if err != nil {
-			return err
-		}
+		return "jsonl", nil
+	case "jsonl", "json":
+		return "jsonl", nil
+	case "csv":
+		return "csv", nil
 	}
-}
-
-// line takes one line of the export; it returns the end line's counts when
-// it is the end.
-func (imp *importer) line(ctx context.Context, line []byte) (*exportEnd, error) {
-	var l exportLine
-	if err := json.Unmarshal(line, &l); err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
-	}
-	switch {
-	case l.End != nil:
-		return l.End, nil
-	case l.Collection != "":
-		if err := imp.flush(ctx); err != nil {
-			return nil, err
-		}
-		return nil, imp.createCollection(ctx, l.Collection, l.Schema)
-	case l.Document != nil || l.Message != nil:
-		item, messages := l.Document, false
-		if l.Message != nil {
-			item, messages = l.Message, true
-		}
-		if imp.coll == "" {
-			return nil, errors.New("an item before any collection line")
-		}
-		if messages != imp.isMessages {
-			return nil, fmt.Errorf("a %s in collection %s, which holds the other kind", map[bool]string{true: "message", false: "document"}[messages], imp.coll)
-		}
-		imp.batch = append(imp.batch, item)
-		imp.bytes += len(item)
-		if len(imp.batch) >= imp.batchDocs || imp.bytes >= imp.batchBytes {
-			return nil, imp.flush(ctx)
-		}
-		return nil, nil
-	}
-	return nil, errors.New("not a line of an export: no collection, document, message or end")
-}
-
-func (imp *importer) createCollection(ctx context.Context, coll string, schema json.RawMessage) error {
-	if len(schema) == 0 {
-		return fmt.Errorf("collection %s has no schema", coll)
-	}
-	var res map[string]any
-	if err := imp.r.callContext(ctx, "POST", collPath(imp.db, coll)+"/createOrUpdate", map[string]any{"schema": schema}, &res); err != nil {
-		return fmt.Errorf("create collection %s: %w", coll, err)
-	}
-	imp.coll, imp.isMessages = coll, isMessages(schema)
-	imp.collections++
-	return nil
-}
-
-// flush writes the items waiting: documents with replace, so that an
-// import run again after one that was cut short writes the same documents
-// again rather than fail on them; messages with publish. A conflict with
-// another writer is retried.
-func (imp *importer) flush(ctx context.Context) error {
-	if len(imp.batch) == 0 {
-		return nil
-	}
-	method, path, body := "PUT", collPath(imp.db, imp.coll)+"/documents/replace", map[string]any{"documents": imp.batch}
-	if imp.isMessages {
-		method, path, body = "POST", collPath(imp.db, imp.coll)+"/messages/publish", map[string]any{"messages": imp.batch}
-	}
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		var res map[string]any
-		if err = imp.r.callContext(ctx, method, path, body, &res); !hasCode(err, "ABORTED") {
-			break
-		}
-		time.Sleep(time.Duration(attempt+1) * 20 * time.Millisecond)
-	}
-	if err != nil {
-		return fmt.Errorf("write %d items into %s: %w", len(imp.batch), imp.coll, err)
-	}
-	if imp.isMessages {
-		imp.messages += int64(len(imp.batch))
-	} else {
-		imp.documents += int64(len(imp.batch))
-	}
-	imp.batch, imp.bytes = imp.batch[:0], 0
-	return nil
+	return "", usagef("--format %s: want jsonl or csv", *f.format)
 }

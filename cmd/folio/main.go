@@ -6,7 +6,7 @@
 //	folio namespace ...     manage namespaces of a running server
 //	folio key rotate        make a new key sign a running server's tokens
 //	folio backup, restore   copy the embedded store while it serves, and back
-//	folio export, import    a database or collection as JSON lines
+//	folio export            a database or collection as JSON lines (import: cli.go)
 //	folio version           print the version
 //	folio db|collection|insert|read|... the data commands (cli.go, docs/cli.md)
 package main
@@ -45,8 +45,6 @@ func main() {
 		err = restoreCommand(os.Args[2:], os.Stdout)
 	case "export":
 		err = exportCommand(os.Args[2:], os.Stdout)
-	case "import":
-		err = importCommand(os.Args[2:], os.Stdin, os.Stdout)
 	case "version":
 		fmt.Println("folio", version)
 	case "help", "-h", "--help":
@@ -74,10 +72,9 @@ commands:
   backup    copy the store while it serves: --to DIR (folio backup -h)
   restore   put a backup into a new data directory (folio restore -h)
   export    write a database or collection as JSON lines (folio export -h)
-  import    load what export wrote (folio import -h)
   version   print the version
 
-The app, namespace, key, backup, export and import commands talk to a
+The app, namespace, key, backup and export commands talk to a
 running server: --url (or FOLIO_URL), and an admin's --client-id and
 --client-secret (or FOLIO_CLIENT_ID and FOLIO_CLIENT_SECRET; the owner's
 are in the owner file). backup --data-dir and restore work on a data
