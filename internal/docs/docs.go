@@ -94,23 +94,45 @@ func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 	}
 	res := &WriteResult{Time: s.Now(), Keys: make([]json.RawMessage, 0, len(docs))}
 	gen := &sequences{ctx: ctx, tx: tx, coll: coll}
-	seen := make(map[string]bool, len(docs))
+	// Validate every document first, then look up all their keys in one
+	// read (one round trip on PostgreSQL), then write. Errors still come in
+	// the order of the documents: a document's own before the existence of
+	// any after it.
+	type prepared struct {
+		doc, key []byte
+		pk       []any
+	}
+	batch := make([]prepared, 0, len(docs))
+	var invalid error // the first document that is not valid; none after it is looked at
 	for _, doc := range docs {
 		doc, pk, err := s.prepare(coll, doc, gen)
 		if err != nil {
-			return nil, err
+			invalid = err
+			break
 		}
 		key, err := keyspace.Document(coll.ID, pk)
 		if err != nil {
-			return nil, status.Errorf(status.InvalidArgument, "invalid primary key: %v", err)
+			invalid = status.Errorf(status.InvalidArgument, "invalid primary key: %v", err)
+			break
 		}
-		if seen[string(key)] && !replace {
-			return nil, status.Errorf(status.AlreadyExists, "duplicate key value, violates key constraint")
-		}
-		seen[string(key)] = true
-		old, err := s.get(ctx, tx, key)
-		if err != nil {
-			return nil, err
+		batch = append(batch, prepared{doc: doc, key: key, pk: pk})
+	}
+	keys := make([][]byte, len(batch))
+	for i, p := range batch {
+		keys[i] = p.key
+	}
+	olds, err := tx.GetMany(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	written := make(map[string][]byte, len(batch)) // records this call wrote, by key
+	for i, p := range batch {
+		old := olds[i]
+		if rec, again := written[string(p.key)]; again {
+			if !replace {
+				return nil, status.Errorf(status.AlreadyExists, "duplicate key value, violates key constraint")
+			}
+			old = rec
 		}
 		if old != nil && !replace {
 			return nil, status.Errorf(status.AlreadyExists, "duplicate key value, violates key constraint")
@@ -119,10 +141,15 @@ func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 		if replace {
 			op = changelog.Replace
 		}
-		if err := s.put(tx, coll, op, key, old, encodeRecord(res.Time, time.Time{}, doc)); err != nil {
+		rec := encodeRecord(res.Time, time.Time{}, p.doc)
+		if err := s.put(tx, coll, op, p.key, old, rec); err != nil {
 			return nil, err
 		}
-		res.Keys = append(res.Keys, keyJSON(coll.Schema, pk))
+		written[string(p.key)] = rec
+		res.Keys = append(res.Keys, keyJSON(coll.Schema, p.pk))
+	}
+	if invalid != nil {
+		return nil, invalid
 	}
 	return res, nil
 }

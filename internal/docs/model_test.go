@@ -101,10 +101,17 @@ func randomWrite(tx kv.Tx, s *Service, coll *catalog.Collection, rng *rand.Rand,
 		_, err := s.Insert(ctx, tx, coll, [][]byte{[]byte(doc)})
 		return "insert " + doc, err
 	case op < 5:
-		doc := randomDoc(rng, id)
-		changed[id] = true
-		_, err := s.Replace(ctx, tx, coll, [][]byte{[]byte(doc)})
-		return "replace " + doc, err
+		// Sometimes several documents at once, a key among them twice: the
+		// later one replaces the earlier, index entries included.
+		var docs [][]byte
+		var desc []string
+		for _, id := range [][]int{{id}, {id, rng.IntN(ids)}, {id, rng.IntN(ids), id}}[rng.IntN(3)] {
+			doc := randomDoc(rng, id)
+			changed[id] = true
+			docs, desc = append(docs, []byte(doc)), append(desc, doc)
+		}
+		_, err := s.Replace(ctx, tx, coll, docs)
+		return "replace " + strings.Join(desc, ", "), err
 	case op < 8:
 		raw := fmt.Sprintf(`{"id":%d}`, id)
 		if rng.IntN(4) == 0 { // several documents at once

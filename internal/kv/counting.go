@@ -25,6 +25,11 @@ func (t *countingTx) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return t.Tx.Get(ctx, key)
 }
 
+func (t *countingTx) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	t.c.Keys.Add(int64(len(keys)))
+	return t.Tx.GetMany(ctx, keys)
+}
+
 func (t *countingTx) Scan(ctx context.Context, r Range, opts ScanOptions) Iterator {
 	return &countingIterator{Iterator: t.Tx.Scan(ctx, r, opts), c: t.c}
 }
@@ -39,6 +44,11 @@ type countingReader struct {
 func (r *countingReader) Get(ctx context.Context, key []byte) ([]byte, error) {
 	r.c.Keys.Add(1)
 	return r.Reader.Get(ctx, key)
+}
+
+func (r *countingReader) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	r.c.Keys.Add(int64(len(keys)))
+	return r.Reader.GetMany(ctx, keys)
 }
 
 func (r *countingReader) Scan(ctx context.Context, rng Range, opts ScanOptions) Iterator {

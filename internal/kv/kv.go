@@ -3,7 +3,9 @@
 // log whose order is the commit order.
 //
 // The shape follows FoundationDB. A transaction reads from a snapshot taken at
-// its read version and buffers its writes; reads see the transaction's own
+// its read version (fixed at Begin, or at its first read on a backend where
+// that saves a round trip, as FoundationDB takes it lazily) and buffers its
+// writes; reads see the transaction's own
 // writes. Every key range a transaction reads is recorded, and Commit rejects
 // the transaction with a retryable conflict if another transaction that
 // committed after its read version wrote into one of those ranges. That rule
@@ -25,7 +27,8 @@ import (
 
 // Store is an open key-value store.
 type Store interface {
-	// Begin starts a transaction reading at the newest durable commit.
+	// Begin starts a transaction reading at the newest durable commit, as
+	// of Begin or of the transaction's first read (the backend's choice).
 	// The transaction must end with Commit or Rollback; the store reclaims
 	// transactions abandoned for longer than its maximum transaction age.
 	Begin(ctx context.Context) (Tx, error)
@@ -72,6 +75,10 @@ type Store interface {
 type Reader interface {
 	// Get returns the value of key, or ErrNotFound.
 	Get(ctx context.Context, key []byte) ([]byte, error)
+	// GetMany reads several keys as one Get each would, in one round trip
+	// on a backend with a server. values[i] is the value of keys[i]: nil if
+	// the key has none, a non-nil (possibly empty) slice if it has one.
+	GetMany(ctx context.Context, keys [][]byte) (values [][]byte, err error)
 	// Scan iterates over the keys in r in order (reverse order when
 	// opts.Reverse is set). The iterator must be closed.
 	Scan(ctx context.Context, r Range, opts ScanOptions) Iterator

@@ -16,6 +16,13 @@ type Snapshot interface {
 	Scan(ctx context.Context, r Range, reverse bool) RawIterator
 }
 
+// BatchGetter is implemented by a Snapshot that reads several keys in one
+// round trip. Its GetMany follows Reader.GetMany. NewTx reads key by key
+// from a backend without it.
+type BatchGetter interface {
+	GetMany(ctx context.Context, keys [][]byte) ([][]byte, error)
+}
+
 // RawIterator walks a backend's Scan. Key and Value stay valid until the
 // next call to Next.
 type RawIterator interface {
@@ -101,12 +108,20 @@ func (s snapshotReader) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return s.t.get(ctx, key, false)
 }
 
+func (s snapshotReader) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	return s.t.getMany(ctx, keys, false)
+}
+
 func (s snapshotReader) Scan(ctx context.Context, r Range, opts ScanOptions) Iterator {
 	return s.t.scan(ctx, r, opts, false)
 }
 
 func (t *txn) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return t.get(ctx, key, true)
+}
+
+func (t *txn) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	return t.getMany(ctx, keys, true)
 }
 
 func (t *txn) Scan(ctx context.Context, r Range, opts ScanOptions) Iterator {
@@ -146,6 +161,83 @@ func (t *txn) get(ctx context.Context, key []byte, conflict bool) ([]byte, error
 		return EncodeCounter(DecodeCounter(base) + m.Delta), nil
 	}
 	return t.b.Get(ctx, key)
+}
+
+// getMany is get for several keys, with one backend read for those the
+// write buffer does not answer.
+func (t *txn) getMany(ctx context.Context, keys [][]byte, conflict bool) ([][]byte, error) {
+	if err := t.usable(); err != nil {
+		return nil, err
+	}
+	for _, key := range keys {
+		if err := t.limits.CheckKey(key); err != nil {
+			return nil, err
+		}
+	}
+	values := make([][]byte, len(keys))
+	var stored [][]byte  // keys read from the backend
+	var storedAt []int   // their places in keys
+	var adds []*Mutation // their buffered counter additions, if any
+	for i, key := range keys {
+		if conflict {
+			r := KeyRange(key)
+			t.reads = append(t.reads, &r)
+		}
+		m, cleared := t.buf.Lookup(key)
+		switch {
+		case m != nil && m.Kind == OpSet:
+			values[i] = present(m.Value)
+		case m != nil && m.Kind == OpClear, cleared:
+		default:
+			if m != nil && m.Kind != OpAdd {
+				m = nil
+			}
+			stored, storedAt, adds = append(stored, key), append(storedAt, i), append(adds, m)
+		}
+	}
+	if len(stored) == 0 {
+		return values, nil
+	}
+	got, err := t.backendGetMany(ctx, stored)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range storedAt {
+		v := got[j]
+		if m := adds[j]; m != nil {
+			v = EncodeCounter(DecodeCounter(v) + m.Delta)
+		}
+		values[i] = v
+	}
+	return values, nil
+}
+
+// backendGetMany reads keys from the backend, in one call if it can.
+func (t *txn) backendGetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	if bg, ok := t.b.(BatchGetter); ok && len(keys) > 1 {
+		return bg.GetMany(ctx, keys)
+	}
+	values := make([][]byte, len(keys))
+	for i, key := range keys {
+		v, err := t.b.Get(ctx, key)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			values[i] = present(v)
+		}
+	}
+	return values, nil
+}
+
+// present marks a value as there, even if empty: GetMany tells a missing
+// key by a nil value.
+func present(v []byte) []byte {
+	if v == nil {
+		return []byte{}
+	}
+	return v
 }
 
 func (t *txn) scan(ctx context.Context, r Range, opts ScanOptions, conflict bool) Iterator {

@@ -50,6 +50,15 @@ func (t *failingTx) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return t.Tx.Get(ctx, key)
 }
 
+func (t *failingTx) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	for range keys {
+		if !t.b.take() {
+			return nil, errRead
+		}
+	}
+	return t.Tx.GetMany(ctx, keys)
+}
+
 func (t *failingTx) Scan(ctx context.Context, r kv.Range, opts kv.ScanOptions) kv.Iterator {
 	return &failingIterator{Iterator: t.Tx.Scan(ctx, r, opts), b: t.b}
 }
@@ -66,6 +75,15 @@ func (r *failingReader) Get(ctx context.Context, key []byte) ([]byte, error) {
 		return nil, errRead
 	}
 	return r.Reader.Get(ctx, key)
+}
+
+func (r *failingReader) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	for range keys {
+		if !r.b.take() {
+			return nil, errRead
+		}
+	}
+	return r.Reader.GetMany(ctx, keys)
 }
 
 func (r *failingReader) Scan(ctx context.Context, rng kv.Range, opts kv.ScanOptions) kv.Iterator {

@@ -152,7 +152,7 @@ func run(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (
 			if req.After == nil || bytes.Compare(key, req.After) > 0 {
 				keys = [][]byte{key}
 			}
-			return &fetchIterator{ctx: ctx, tx: tx, keys: keys}, Plan{Kind: "point"}, nil
+			return newFetchIterator(ctx, tx, keys, 1), Plan{Kind: "point"}, nil
 		}
 	}
 	p := &planner{ctx: ctx, tx: tx, coll: coll, docPrefix: docs.Begin}
@@ -171,7 +171,7 @@ func run(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (
 		}
 		if c, ok := p.plan(req.Filter.Root, int(budget)); ok {
 			keys := sortedUnique(c.keys, req.After)
-			return &fetchIterator{ctx: ctx, tx: tx, keys: keys}, Plan{Kind: "index", Detail: c.desc, Candidates: len(keys)}, nil
+			return newFetchIterator(ctx, tx, keys, req.Limit), Plan{Kind: "index", Detail: c.desc, Candidates: len(keys)}, nil
 		}
 		if r, desc, ok := p.keyRange(req.Filter.Root); ok {
 			return tx.Scan(ctx, after(r, req.After), kv.ScanOptions{}), Plan{Kind: "primary key range", Detail: desc}, nil
@@ -609,22 +609,53 @@ func sortedUnique(keys [][]byte, resume []byte) [][]byte {
 
 // fetchIterator reads documents by key, in the order given; keys whose
 // document is gone (the index is always in step, so only in a race the
-// transaction will lose at commit) are skipped.
+// transaction will lose at commit) are skipped. It reads a batch of keys at
+// a time, one round trip each on a backend with a server: the first batch
+// as many as the caller will take, the next ones twice as many, up to
+// maxFetchBatch.
 type fetchIterator struct {
 	ctx   context.Context
 	tx    kv.Tx
 	keys  [][]byte
 	i     int
+	batch int      // keys in the next read
+	ahead [][]byte // values read for keys[i:], nil where there is none
 	key   []byte
 	value []byte
 	err   error
 }
 
+// maxFetchBatch bounds a batch of document reads.
+const maxFetchBatch = 256
+
+// newFetchIterator reads the documents under keys, of which the caller
+// will take about limit (0: all).
+func newFetchIterator(ctx context.Context, tx kv.Tx, keys [][]byte, limit int64) *fetchIterator {
+	batch := maxFetchBatch
+	if limit > 0 {
+		batch = int(min(limit, maxFetchBatch))
+	}
+	return &fetchIterator{ctx: ctx, tx: tx, keys: keys, batch: batch}
+}
+
 func (f *fetchIterator) Next() bool {
 	for f.err == nil && f.i < len(f.keys) {
-		k := f.keys[f.i]
-		f.i++
-		if v, ok := fetch(f.ctx, f.tx, k, &f.err); ok {
+		if len(f.ahead) == 0 {
+			n := min(f.batch, len(f.keys)-f.i)
+			// Snapshot reads: the read is recorded below, for the keys
+			// looked at only, so reading ahead conflicts with nothing more
+			// than reading one at a time would.
+			if f.ahead, f.err = f.tx.Snapshot().GetMany(f.ctx, f.keys[f.i:f.i+n]); f.err != nil {
+				return false
+			}
+			f.batch = min(2*f.batch, maxFetchBatch)
+		}
+		k, v := f.keys[f.i], f.ahead[0]
+		f.i, f.ahead = f.i+1, f.ahead[1:]
+		if f.err = f.tx.AddReadConflictRange(kv.KeyRange(k)); f.err != nil {
+			return false
+		}
+		if v != nil {
 			f.key, f.value = k, v
 			return true
 		}

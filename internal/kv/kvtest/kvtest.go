@@ -39,9 +39,12 @@ func Run(t *testing.T, h Harness) {
 		{"GetSetClear", testGetSetClear},
 		{"ReadYourWritesGet", testReadYourWritesGet},
 		{"ReadYourWritesScan", testReadYourWritesScan},
+		{"GetMany", testGetMany},
+		{"GetManyConflicts", testGetManyConflicts},
 		{"ScanOrderBoundsLimit", testScanOrderBoundsLimit},
 		{"ScanWhileWriting", testScanWhileWriting},
 		{"Isolation", testIsolation},
+		{"ReadVersionFixedByFirstRead", testReadVersionFixedByFirstRead},
 		{"WriteSkewRejected", testWriteSkew},
 		{"PhantomRejected", testPhantom},
 		{"ReadOnlyNeverConflicts", testReadOnlyNeverConflicts},
@@ -233,6 +236,100 @@ func testReadYourWritesGet(t *testing.T, s kv.Store) {
 	equal(t, "after commit", scan(t, after, "", "", kv.ScanOptions{}), []string{"a=10", "d=after-clear"})
 }
 
+// testGetMany reads stored, missing, empty, buffered and counter keys at
+// once, and wants what a Get of each gives.
+func testGetMany(t *testing.T, s kv.Store) {
+	set(t, s, "a", "1", "b", "", "c", "3", "d", "4", "o1", "x", "p", string(kv.EncodeCounter(40)))
+	_, err := kv.Run(bg, s, func(tx kv.Tx) error {
+		if err := tx.Add([]byte("n"), 5); err != nil {
+			return err
+		}
+		return tx.Add([]byte("p"), 2)
+	})
+	must(t, err)
+	tx := begin(t, s)
+	must(t, tx.Set([]byte("c"), []byte("new")))
+	must(t, tx.Set([]byte("e"), nil))
+	must(t, tx.Clear([]byte("d")))
+	must(t, tx.ClearRange(kv.PrefixRange([]byte("o"))))
+	must(t, tx.Add([]byte("n"), 2))
+	must(t, tx.Add([]byte("fresh"), 1))
+	keys := []string{"a", "b", "missing", "c", "d", "o1", "n", "fresh", "e", "p", "a"}
+	want := []string{"1", "", "<none>", "new", "<none>", "<none>", "7", "1", "", "42", "1"}
+	counters := map[string]bool{"n": true, "fresh": true, "p": true}
+	show := func(key string, v []byte, found bool) string {
+		switch {
+		case !found:
+			return "<none>"
+		case counters[key]:
+			return fmt.Sprint(kv.DecodeCounter(v))
+		}
+		return string(v)
+	}
+	bkeys := make([][]byte, len(keys))
+	for i, k := range keys {
+		bkeys[i] = []byte(k)
+	}
+	for _, r := range []struct {
+		name   string
+		reader kv.Reader
+	}{{"tx", tx}, {"snapshot", tx.Snapshot()}} {
+		got, err := r.reader.GetMany(bg, bkeys)
+		must(t, err)
+		if len(got) != len(keys) {
+			t.Fatalf("%s: %d values for %d keys", r.name, len(got), len(keys))
+		}
+		for i, k := range keys {
+			v, err := r.reader.Get(bg, bkeys[i])
+			if err != nil && !errors.Is(err, kv.ErrNotFound) {
+				t.Fatal(err)
+			}
+			one := show(k, v, err == nil)
+			if many := show(k, got[i], got[i] != nil); many != want[i] || one != want[i] {
+				t.Errorf("%s: %q: GetMany %q, Get %q, want %q", r.name, k, many, one, want[i])
+			}
+		}
+	}
+	if got, err := tx.GetMany(bg, nil); err != nil || len(got) != 0 {
+		t.Fatalf("no keys: %q, %v", got, err)
+	}
+	long := make([]byte, 1<<20)
+	if _, err := tx.GetMany(bg, [][]byte{[]byte("a"), long}); !errors.Is(err, kv.ErrKeyTooLarge) {
+		t.Fatalf("a key over the limit: %v", err)
+	}
+	// After a commit from elsewhere, a transaction that read nothing yet
+	// reads it; one that read keeps its snapshot.
+	r := begin(t, s)
+	mustGet(t, r, "a")
+	set(t, s, "a", "2")
+	if got, err := r.GetMany(bg, [][]byte{[]byte("a")}); err != nil || string(got[0]) != "1" {
+		t.Fatalf("repeat read in GetMany: %q, %v", got, err)
+	}
+}
+
+// testGetManyConflicts: GetMany records every key it read as Get does, and
+// a snapshot GetMany none.
+func testGetManyConflicts(t *testing.T, s kv.Store) {
+	set(t, s, "a", "1", "b", "1")
+	t1, t2, t3 := begin(t, s), begin(t, s), begin(t, s)
+	for _, tx := range []kv.Tx{t1, t3} {
+		if _, err := tx.GetMany(bg, [][]byte{[]byte("a"), []byte("b"), []byte("c")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := t2.Snapshot().GetMany(bg, [][]byte{[]byte("a"), []byte("b"), []byte("c")}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, t1.Set([]byte("x"), []byte("1")))
+	must(t, t2.Set([]byte("y"), []byte("1")))
+	must(t, t3.Set([]byte("z"), []byte("1")))
+	set(t, s, "c", "new") // a key that was missing when read
+	wantConflict(t, t1)
+	commit(t, t2)
+	set(t, s, "b", "2")
+	wantConflict(t, t3)
+}
+
 func testReadYourWritesScan(t *testing.T, s kv.Store) {
 	set(t, s, "a", "1", "b", "2", "c", "3", "d", "4", "e", "5")
 	tx := begin(t, s)
@@ -357,6 +454,33 @@ func testIsolation(t *testing.T, s kv.Store) {
 	}
 }
 
+// testReadVersionFixedByFirstRead: a transaction reads at the newest commit
+// when it begins or, on a backend that takes its snapshot lazily, when it
+// first reads; from its first read on, it keeps that snapshot. Either is a
+// valid serialization point, since it has observed nothing before.
+func testReadVersionFixedByFirstRead(t *testing.T, s kv.Store) {
+	set(t, s, "x", "1")
+	tx := begin(t, s)
+	set(t, s, "x", "2")
+	first := mustGet(t, tx, "x")
+	if first != "1" && first != "2" {
+		t.Fatalf("first read x = %q, want 1 (snapshot at Begin) or 2 (at the first read)", first)
+	}
+	set(t, s, "x", "3")
+	if got := mustGet(t, tx, "x"); got != first {
+		t.Fatalf("x read %q, then %q", first, got)
+	}
+	// Whichever it is, a commit after the first read that wrote what the
+	// transaction read conflicts.
+	must(t, tx.Set([]byte("y"), []byte("1")))
+	wantConflict(t, tx)
+	// And a transaction that read nothing conflicts with nothing.
+	blind := begin(t, s)
+	must(t, blind.Set([]byte("x"), []byte("4")))
+	set(t, s, "x", "5")
+	commit(t, blind)
+}
+
 func testWriteSkew(t *testing.T, s kv.Store) {
 	set(t, s, "a", "1", "b", "1")
 	t1, t2 := begin(t, s), begin(t, s)
@@ -464,6 +588,7 @@ func testScanStopsEarly(t *testing.T, s kv.Store) {
 
 func testExplicitConflictRange(t *testing.T, s kv.Store) {
 	tx := begin(t, s)
+	mustMissing(t, tx.Snapshot(), "w") // fixes the read version (see testReadVersionFixedByFirstRead)
 	must(t, tx.AddReadConflictRange(kv.Range{Begin: []byte("r/"), End: []byte("r0")}))
 	must(t, tx.Set([]byte("w"), []byte("1")))
 	set(t, s, "r/x", "1")

@@ -217,6 +217,10 @@ func (m *modelRun) runTx() {
 	}
 	defer tx.Rollback()
 	m.tx, m.state, m.writes, m.trace, m.read, m.crossed = tx, maps.Clone(m.committed), nil, nil, false, false
+	// A backend may fix the read version at the first read rather than at
+	// Begin (sqlkv does): read once, so that the model's state is the
+	// transaction's snapshot either way.
+	m.get(tx.Snapshot(), m.key(), true)
 	crossAt := -1
 	ops := 1 + m.rng.IntN(20)
 	if m.rng.IntN(4) == 0 {

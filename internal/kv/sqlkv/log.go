@@ -195,6 +195,13 @@ func (w *watcher) refresh(ctx context.Context) error {
 	return nil
 }
 
+// lastPosition is the newest commit below the horizon when last computed.
+func (w *watcher) lastPosition() kv.Position {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
+}
+
 // behind tells whether a commit was announced that the horizon has not
 // passed yet: some older transaction is still running.
 func (w *watcher) behind() bool {

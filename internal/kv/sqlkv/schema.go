@@ -14,7 +14,7 @@ import (
 // schemaVersion is the version of the tables and functions below. A store
 // that finds an older version in the database (re)creates what is missing;
 // CREATE ... IF NOT EXISTS and CREATE OR REPLACE keep that idempotent.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // schemaLockKey is the advisory lock that serializes schema creation, so that
 // nodes starting together do not race on the catalogs ("tuple concurrently
@@ -75,7 +75,8 @@ INSERT INTO folio_meta (id, schema_version) VALUES (1, 0) ON CONFLICT (id) DO NO
 -- folio_commit validates and applies one transaction, in the caller's
 -- SERIALIZABLE transaction, and returns its position.
 --
--- snap is the snapshot the transaction read from. A key in one of its read
+-- snap is the snapshot the transaction read from (NULL if it read nothing
+-- from the database: then the commit's own snapshot). A key in one of its read
 -- ranges [rb[i], re[i]) whose newest write (or a counter delta) is not
 -- visible in that snapshot was written after the transaction read: the
 -- commit fails with serialization_failure. Writes committed concurrently
@@ -97,7 +98,7 @@ CREATE OR REPLACE FUNCTION folio_commit(
 ) RETURNS text LANGUAGE plpgsql AS $fn$
 DECLARE
 	x xid8 := pg_current_xact_id();
-	s pg_snapshot := snap::pg_snapshot;
+	s pg_snapshot := coalesce(snap::pg_snapshot, pg_current_snapshot());
 BEGIN
 	IF cardinality(rb) > 0 AND EXISTS (
 		SELECT 1 FROM unnest(rb, re) AS r(b, e)

@@ -12,18 +12,29 @@
 //
 // # Transactions
 //
-// A kv transaction is two PostgreSQL transactions on one pooled connection.
+// A kv transaction is at most two PostgreSQL transactions on one pooled
+// connection, and costs one round trip per read plus one for the commit.
 //
-//  1. Begin opens a REPEATABLE READ READ ONLY transaction: a snapshot, with no
-//     locks and no SSI bookkeeping. Every read (Get, Scan, snapshot reads
-//     alike) runs in it, through kv.NewTx's read-your-writes overlay. Writes
-//     are buffered in the process.
+//  1. Begin does nothing on the server. The first read takes a connection
+//     and opens a REPEATABLE READ READ ONLY transaction: a snapshot, with no
+//     locks and no SSI bookkeeping, sent in the same round trip as the read
+//     (the read version is fixed there, as FoundationDB fixes it at the
+//     first read). Every read (Get, GetMany, Scan, snapshot reads alike)
+//     runs in it, through kv.NewTx's read-your-writes overlay. Writes are
+//     buffered in the process.
 //  2. Commit ends the snapshot and, in the same round trip, runs one
 //     SERIALIZABLE transaction that calls folio_commit: it validates the read
 //     ranges against the snapshot — a row or counter delta in them whose wx is
 //     not visible in the snapshot means another transaction wrote there after
 //     we read, and the commit fails with SQLSTATE 40001 — then applies every
-//     write with array parameters and inserts the folio_log row.
+//     write with array parameters and inserts the folio_log row. A
+//     transaction that read nothing is one PostgreSQL transaction, validated
+//     against its own snapshot.
+//  3. A read-only transaction's connection goes back to the pool after a
+//     ROLLBACK that the caller does not wait for.
+//
+// Statements go through pgx's statement cache: each is prepared once per
+// connection and then sent by name.
 //
 // Validation gives the kv contract the embedded backend has: a transaction
 // conflicts with every transaction that committed after its snapshot and
@@ -88,7 +99,6 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -148,9 +158,10 @@ type Store struct {
 	log    *slog.Logger
 	where  string // the URL without password, for errors
 
-	mu       sync.Mutex
-	closed   bool
-	inflight sync.WaitGroup // commits that passed the closed check
+	mu        sync.Mutex
+	closed    bool
+	inflight  sync.WaitGroup // commits that passed the closed check
+	releasing sync.WaitGroup // connections being given back after their transaction
 
 	txs      *kv.Tracker    // open transactions, reclaimed when too old
 	counters *kv.TxCounters // their outcomes (Stats)
@@ -265,42 +276,15 @@ func prepare(ctx context.Context, pool *pgxpool.Pool) error {
 	return checkPrivileges(ctx, conn.Conn())
 }
 
-// Begin starts a transaction reading from a snapshot of the newest commits.
+// Begin starts a transaction. It takes no connection and makes no round
+// trip: the first read opens the transaction's snapshot (and a commit
+// without reads needs none).
 func (s *Store) Begin(ctx context.Context) (kv.Tx, error) {
-	if err := s.usable(); err != nil {
-		return nil, err
-	}
 	started := time.Now()
-	conn, err := s.acquire(ctx, "begin: get a connection", s.opts.AcquireTimeout)
-	if err != nil {
-		return nil, err
-	}
-	b := &pgx.Batch{}
-	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-	// The snapshot, and the newest position it is sure to include: every
-	// transaction below its xmin has ended.
-	b.Queue(`SELECT s::text, greatest(
-			coalesce((SELECT max(x) FROM folio_log WHERE x < pg_snapshot_xmin(s)), '0'::xid8),
-			(SELECT trimmed_commit FROM folio_meta))::text
-		FROM pg_current_snapshot() AS s`)
-	var snap, rv string
-	br := conn.SendBatch(ctx, b)
-	_, err = br.Exec()
-	if err == nil {
-		err = br.QueryRow().Scan(&snap, &rv)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		s.releaseConn(conn)
-		return nil, s.fail("begin", err)
-	}
-	t := &backendTx{s: s, conn: conn, snap: snap, rv: parsePosition(rv), started: started}
+	t := &backendTx{s: s, started: started}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		s.releaseConn(conn)
 		return nil, kv.ErrClosed
 	}
 	s.txs.Add(t, started)
@@ -366,6 +350,29 @@ func (s *Store) usable() error {
 	return nil
 }
 
+// releaseConnLater is releaseConn without waiting for the ROLLBACK of a
+// read snapshot: a read-only request answers one round trip sooner. Once
+// the store is closing it releases at once, so that Close can wait for the
+// ones under way.
+func (s *Store) releaseConnLater(conn *pgxpool.Conn) {
+	if conn.Conn().PgConn().TxStatus() == 'I' || conn.Conn().IsClosed() {
+		conn.Release()
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.releaseConn(conn)
+		return
+	}
+	s.releasing.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.releasing.Done()
+		s.releaseConn(conn)
+	}()
+}
+
 // releaseConn returns a connection to the pool, ending whatever transaction
 // it is in first (the pool would close it otherwise).
 func (s *Store) releaseConn(conn *pgxpool.Conn) {
@@ -390,6 +397,7 @@ func (s *Store) Close() error {
 	// No Begin registers a transaction once closed is set.
 	s.txs.ExpireAll(kv.ErrClosed)
 	s.inflight.Wait()
+	s.releasing.Wait()
 	s.stop()
 	s.wg.Wait()
 	s.txs.Stop()

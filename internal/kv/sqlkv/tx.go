@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
@@ -14,27 +16,39 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// backendTx is the PostgreSQL half of a transaction (kv.TxBackend): a
-// connection in a REPEATABLE READ READ ONLY transaction for the reads, and
-// the commit on the same connection. Its mutex lets the sweeper or Close
-// reclaim it while its owner may still be using it.
+// backendTx is the PostgreSQL half of a transaction (kv.TxBackend). Its
+// reads run in a REPEATABLE READ READ ONLY transaction on one connection,
+// opened by the first read in that read's own round trip (as FoundationDB
+// takes a read version at the first read); the commit runs on the same
+// connection, or on one taken then if nothing was read. Its mutex lets the
+// sweeper or Close reclaim it while its owner may still be using it.
 type backendTx struct {
 	s       *Store
-	snap    string      // pg_current_snapshot() of the read transaction, as text
-	rv      kv.Position // newest position the snapshot surely includes
 	started time.Time
+	rv      atomic.Uint64 // newest position the snapshot surely includes, once began is set
+	began   atomic.Bool   // the read snapshot is open
 
-	mu   sync.Mutex
-	conn *pgxpool.Conn // nil once released
-	err  error         // why reads fail once released early (too old, store closed)
+	mu    sync.Mutex
+	conn  *pgxpool.Conn // nil before the first read or commit, and once released
+	snap  string        // pg_current_snapshot() of the read transaction, as text
+	ended bool
+	err   error // why use fails once ended early (too old, store closed)
 }
 
-func (t *backendTx) ReadVersion() kv.Position { return t.rv }
+// ReadVersion is the position of the transaction's snapshot. Before its
+// first read a transaction has none yet: it could read at any position
+// from now on, and answers the newest commit the store knows complete.
+func (t *backendTx) ReadVersion() kv.Position {
+	if t.began.Load() {
+		return kv.Position(t.rv.Load())
+	}
+	return t.s.watch.lastPosition()
+}
 
-// readable tells whether the transaction may still use its connection.
-// Called with t.mu held.
+// readable tells whether the transaction may still be used. Called with
+// t.mu held.
 func (t *backendTx) readable() error {
-	if t.conn == nil {
+	if t.ended {
 		if t.err != nil {
 			return t.err
 		}
@@ -46,6 +60,60 @@ func (t *backendTx) readable() error {
 	return nil
 }
 
+// beginReadSQL opens the read snapshot and reads it with the newest
+// position it is sure to include: every transaction below its xmin has
+// ended.
+const (
+	beginReadSQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+	snapshotSQL  = `SELECT s::text, greatest(
+			coalesce((SELECT max(x) FROM folio_log WHERE x < pg_snapshot_xmin(s)), '0'::xid8),
+			(SELECT trimmed_commit FROM folio_meta))::text
+		FROM pg_current_snapshot() AS s`
+)
+
+// read sends a read's statements, queued by queue, on the transaction's
+// connection. The first read takes a connection and opens the snapshot in
+// the same round trip. Called with t.mu held; the caller closes the results.
+func (t *backendTx) read(ctx context.Context, doing string, queue func(b *pgx.Batch)) (pgx.BatchResults, error) {
+	if err := t.readable(); err != nil {
+		return nil, err
+	}
+	opening := !t.began.Load()
+	b := &pgx.Batch{}
+	if opening {
+		if t.conn == nil {
+			conn, err := t.s.acquire(ctx, doing+": get a connection", t.s.opts.AcquireTimeout)
+			if err != nil {
+				return nil, err
+			}
+			t.conn = conn
+		}
+		b.Queue(beginReadSQL)
+		b.Queue(snapshotSQL)
+	}
+	queue(b)
+	br := t.conn.SendBatch(ctx, b)
+	if !opening {
+		return br, nil
+	}
+	var snap, rv string
+	_, err := br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&snap, &rv)
+	}
+	if err != nil {
+		br.Close()
+		// Give the connection back: the next read starts afresh.
+		t.s.releaseConn(t.conn)
+		t.conn = nil
+		return nil, t.s.fail(doing, err)
+	}
+	t.snap = snap
+	t.rv.Store(uint64(parsePosition(rv)))
+	t.began.Store(true)
+	return br, nil
+}
+
 // getSQL reads a key's stored value and the sum of its live counter deltas
 // (those newer than the key's last Set or Clear).
 const getSQL = `SELECT b.v, b.v IS NOT NULL,
@@ -55,13 +123,18 @@ const getSQL = `SELECT b.v, b.v IS NOT NULL,
 func (t *backendTx) Get(ctx context.Context, key []byte) ([]byte, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.readable(); err != nil {
+	br, err := t.read(ctx, "get", func(b *pgx.Batch) { b.Queue(getSQL, notNull(key)) })
+	if err != nil {
 		return nil, err
 	}
 	var v []byte
 	var live bool
 	var sum *string
-	if err := t.conn.QueryRow(ctx, getSQL, notNull(key)).Scan(&v, &live, &sum); err != nil {
+	err = br.QueryRow().Scan(&v, &live, &sum)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return nil, t.s.fail("get", err)
 	}
 	v, ok := resolve(v, live, sum)
@@ -69,6 +142,74 @@ func (t *backendTx) Get(ctx context.Context, key []byte) ([]byte, error) {
 		return nil, kv.ErrNotFound
 	}
 	return v, nil
+}
+
+// getManySQL is getSQL for an array of keys, one row per key in order.
+const getManySQL = `SELECT b.v, b.v IS NOT NULL,
+		(SELECT sum(d) FROM folio_delta WHERE k = q.k AND wx > coalesce(b.sx, '0'::xid8))::text
+	FROM unnest($1::bytea[]) WITH ORDINALITY AS q(k, i) LEFT JOIN folio_kv AS b ON b.k = q.k
+	ORDER BY q.i`
+
+// maxGetMany bounds the keys of one GetMany statement; more take more
+// statements in the same round trip.
+const maxGetMany = 1000
+
+// GetMany reads keys in one round trip (kv.BatchGetter).
+func (t *backendTx) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	br, err := t.read(ctx, "get many", func(b *pgx.Batch) {
+		for chunk := range slices.Chunk(keys, maxGetMany) {
+			arg := make([][]byte, len(chunk))
+			for i, k := range chunk {
+				arg[i] = notNull(k)
+			}
+			b.Queue(getManySQL, arg)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	values := make([][]byte, 0, len(keys))
+	for range slices.Chunk(keys, maxGetMany) {
+		if err = readValues(br, &values); err != nil {
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && len(values) != len(keys) {
+		err = fmt.Errorf("%d rows for %d keys", len(values), len(keys))
+	}
+	if err != nil {
+		return nil, t.s.fail("get many", err)
+	}
+	return values, nil
+}
+
+// readValues appends the values of one getManySQL's rows, nil for a key
+// without one.
+func readValues(br pgx.BatchResults, values *[][]byte) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var v []byte
+		var live bool
+		var sum *string
+		if err := rows.Scan(&v, &live, &sum); err != nil {
+			rows.Close()
+			return err
+		}
+		v, ok := resolve(v, live, sum)
+		if !ok {
+			v = nil
+		}
+		*values = append(*values, v)
+	}
+	return rows.Err()
 }
 
 // resolve computes a key's value from its row (live tells that v is not a
@@ -179,15 +320,17 @@ func (it *rawIterator) fetch() {
 	t := it.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.readable(); err != nil {
-		it.err = err
-		return
-	}
 	q := scanForwardSQL
 	if it.reverse {
 		q = scanReverseSQL
 	}
-	rows, err := t.conn.Query(it.ctx, q, it.r.Begin, it.r.End, it.pageSize)
+	br, err := t.read(it.ctx, "scan", func(b *pgx.Batch) { b.Queue(q, it.r.Begin, it.r.End, it.pageSize) })
+	if err != nil {
+		it.err = err
+		return
+	}
+	defer br.Close()
+	rows, err := br.Query()
 	if err != nil {
 		it.err = t.s.fail("scan", err)
 		return
@@ -228,7 +371,7 @@ func (it *rawIterator) Close() error {
 }
 
 // Commit validates and applies the transaction (see the package comment) and
-// returns its position.
+// returns its position, in one round trip.
 func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Position, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -245,18 +388,32 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 	s.mu.Unlock()
 	defer s.inflight.Done()
 
+	if t.conn == nil {
+		conn, err := s.acquire(ctx, "commit: get a connection", s.opts.AcquireTimeout)
+		if err != nil {
+			return 0, err
+		}
+		t.conn = conn
+	}
 	// Once sent, the commit lands or not whatever the caller's context
 	// does: wait for the outcome rather than report as failed a commit that
 	// then lands.
 	ctx = context.WithoutCancel(ctx)
 	b := &pgx.Batch{}
-	b.Queue("ROLLBACK") // the read snapshot
+	var snap any // a transaction that read nothing validates against the commit's own snapshot
+	if t.began.Load() {
+		b.Queue("ROLLBACK") // the read snapshot
+		snap = t.snap
+	}
 	b.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
-	b.Queue("SELECT folio_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", commitArgs(t.snap, req)...)
+	b.Queue("SELECT folio_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", commitArgs(snap, req)...)
 	b.Queue("COMMIT")
 	var pos string
 	br := t.conn.SendBatch(ctx, b)
-	_, err := br.Exec()
+	var err error
+	if snap != nil {
+		_, err = br.Exec()
+	}
 	if err == nil {
 		_, err = br.Exec()
 	}
@@ -282,7 +439,7 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 }
 
 // commitArgs flattens a commit request into folio_commit's array arguments.
-func commitArgs(snap string, req *kv.CommitRequest) []any {
+func commitArgs(snap any, req *kv.CommitRequest) []any {
 	var rb, re, cb, ce, sk, sv, dk, ak [][]byte
 	var ad []int64
 	for _, r := range req.ReadRanges {
@@ -314,15 +471,18 @@ func (t *backendTx) Release() { t.Expire(nil) }
 
 // Expire gives the connection back (ending the read transaction if the
 // commit did not) and makes later use fail with reason (kv.Reclaimable). It
-// reports whether the transaction still held its connection.
+// reports whether the transaction was still open.
 func (t *backendTx) Expire(reason error) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.conn == nil {
+	if t.ended {
 		return false
 	}
-	t.s.releaseConn(t.conn)
-	t.conn, t.err = nil, reason
+	t.ended, t.err = true, reason
+	if t.conn != nil {
+		t.s.releaseConnLater(t.conn)
+		t.conn = nil
+	}
 	t.s.txs.Remove(t)
 	return true
 }

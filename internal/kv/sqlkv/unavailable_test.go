@@ -60,20 +60,44 @@ func TestBeginWaitIsBounded(t *testing.T) {
 		tx, err := s.Begin(bg)
 		must(t, err)
 		defer tx.Rollback()
+		// The first read takes the connection.
+		if _, err := tx.Get(bg, []byte("k")); !errors.Is(err, kv.ErrNotFound) {
+			t.Fatal(err)
+		}
 		held[i] = tx
 	}
-	start := time.Now()
-	_, err := s.Begin(bg)
-	took := time.Since(start)
-	if !errors.Is(err, kv.ErrBusy) || !errors.Is(err, kv.ErrUnavailable) {
-		t.Fatalf("begin with every connection held: %v, want kv.ErrBusy", err)
-	}
-	if took < wait || took > wait+5*time.Second {
-		t.Errorf("begin gave up after %s, want about %s", took, wait)
-	}
-	held[0].Rollback()
+	// Begin itself takes no connection; the first read, or a commit that
+	// read nothing, waits for one and gives up.
 	tx, err := s.Begin(bg)
 	must(t, err)
+	defer tx.Rollback()
+	for _, step := range []struct {
+		what string
+		do   func() error
+	}{
+		{"first read", func() error { _, err := tx.Get(bg, []byte("k")); return err }},
+		{"blind commit", func() error {
+			must(t, tx.Set([]byte("k"), []byte("v")))
+			_, err := tx.Commit(bg)
+			return err
+		}},
+	} {
+		start := time.Now()
+		err := step.do()
+		took := time.Since(start)
+		if !errors.Is(err, kv.ErrBusy) || !errors.Is(err, kv.ErrUnavailable) {
+			t.Fatalf("%s with every connection held: %v, want kv.ErrBusy", step.what, err)
+		}
+		if took < wait || took > wait+5*time.Second {
+			t.Errorf("%s gave up after %s, want about %s", step.what, took, wait)
+		}
+	}
+	held[0].Rollback()
+	tx, err = s.Begin(bg)
+	must(t, err)
+	if _, err := tx.Get(bg, []byte("k")); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("read once a connection is free: %v", err)
+	}
 	tx.Rollback()
 }
 
