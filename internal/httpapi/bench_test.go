@@ -20,6 +20,7 @@ import (
 
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/kv/sqlkv"
 	"github.com/foliodb/folio/internal/node"
 )
 
@@ -92,7 +93,9 @@ func fixture(b *testing.B, store kv.Store) string {
 // collection per backend.
 func BenchmarkHTTP(b *testing.B) {
 	backendtest.EachB(b, func(b *testing.B, be backendtest.Backend) {
-		url := fixture(b, be.Open(b))
+		store := be.Open(b)
+		benchStore, _ = store.(*sqlkv.Store)
+		url := fixture(b, store)
 		benchDocuments(b, url)
 		benchTransactions(b, url)
 		benchIndexed(b, url)
@@ -110,8 +113,21 @@ func serveNode(b *testing.B, store kv.Store) string {
 	return "http://" + n.Addr().String()
 }
 
-// benchNode is the node of the benchmark running.
-var benchNode *node.Node
+// benchNode is the node of the benchmark running, benchStore its store if
+// it is PostgreSQL's.
+var (
+	benchNode  *node.Node
+	benchStore *sqlkv.Store
+)
+
+// roundTrips is how many exchanges the PostgreSQL store has had with its
+// server so far (0 on the embedded store).
+func roundTrips() int64 {
+	if benchStore == nil {
+		return 0
+	}
+	return benchStore.Stats().RoundTrips
+}
 
 // settle waits until the search indexer has indexed every write so far:
 // it indexes in the background, so a benchmark that did not wait would
@@ -172,7 +188,7 @@ func runClients(b *testing.B, request func(c *http.Client, rng *rand.Rand) error
 	var lat []time.Duration
 	var wg sync.WaitGroup
 	var failed atomic.Int64
-	cpu0 := cpuTime()
+	cpu0, rt0 := cpuTime(), roundTrips()
 	b.ResetTimer()
 	for w := 0; w < benchClients; w++ {
 		n := b.N / benchClients
@@ -208,6 +224,10 @@ func runClients(b *testing.B, request func(c *http.Client, rng *rand.Rand) error
 	// (with the indexing of its writes) is what a request costs, whatever
 	// else the machine is running.
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/req")
+	if benchStore != nil {
+		// The store's background work (log readers, folds) counts too.
+		b.ReportMetric(float64(roundTrips()-rt0)/float64(b.N), "pg-round-trips/req")
+	}
 	if len(lat) > 0 {
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")

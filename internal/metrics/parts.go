@@ -70,6 +70,7 @@ var (
 	pgCanceledAcquires = desc("folio_postgres_pool_canceled_acquires_total", "Acquires given up while waiting (the acquire timeout, or the caller gone).")
 	pgAcquireWait      = desc("folio_postgres_pool_acquire_wait_seconds_total", "Total time spent waiting for a connection.")
 	pgNewConns         = desc("folio_postgres_pool_new_connections_total", "Connections the pool opened.")
+	pgRoundTrips       = desc("folio_postgres_round_trips_total", "Exchanges with the server: a statement, a batch of pipelined statements, or a prepare.")
 
 	logPosition  = desc("folio_changelog_position", "Position of the newest durable commit in the change log (on PostgreSQL a transaction id).")
 	logBytes     = desc("folio_changelog_bytes", "Bytes the change log's entries take, their records as stored.")
@@ -94,7 +95,7 @@ func (p *parts) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{txOpen, txOldestAge, txEnded,
 		kvCommits, kvConflicts, kvCommitErrors, kvRollbacks, kvRetries, kvAborts, kvCommitTime,
 		pebbleGroupSize, pebbleSyncTime, pebbleDisk, pebbleMemTables, pebbleCompactions, pebbleDebt, pebbleFlushes, pebbleReadAmp, pebbleCacheBytes, pebbleCacheHits, pebbleCacheMisses,
-		pgMaxConns, pgConns, pgAcquires, pgEmptyAcquires, pgCanceledAcquires, pgAcquireWait, pgNewConns,
+		pgMaxConns, pgConns, pgAcquires, pgEmptyAcquires, pgCanceledAcquires, pgAcquireWait, pgNewConns, pgRoundTrips,
 		logPosition, logBytes, logReaders, logReaderLag, streamsOpen, streamsLive, streamsPending,
 		searchLag, searchLagTime, searchIndexes, searchDocuments, searchDisk, forwarded} {
 		ch <- d
@@ -214,6 +215,7 @@ func (e emitter) postgres(st sqlkv.Stats) {
 	e.counter(pgCanceledAcquires, float64(st.CanceledAcquires))
 	e.counter(pgAcquireWait, st.AcquireWait.Seconds())
 	e.counter(pgNewConns, float64(st.NewConns))
+	e.counter(pgRoundTrips, float64(st.RoundTrips))
 }
 
 // The change log's readers, as they name themselves; a reader of another

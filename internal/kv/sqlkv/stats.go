@@ -1,9 +1,12 @@
 package sqlkv
 
 import (
+	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/jackc/pgx/v5"
 )
 
 // Stats is a snapshot of the store's connection pool (pgxpool's own
@@ -22,6 +25,10 @@ type Stats struct {
 	AcquireWait                               time.Duration
 	// NewConns is the connections opened since the store opened.
 	NewConns int64
+	// RoundTrips counts the exchanges with the server since the store
+	// opened: a statement sent alone, a batch of pipelined statements, a
+	// statement prepared. On a network they are most of a request's time.
+	RoundTrips int64
 }
 
 // TxCounters are the outcomes of the store's transactions (kv.Counted).
@@ -41,5 +48,61 @@ func (s *Store) Stats() Stats {
 		CanceledAcquires:  p.CanceledAcquireCount(),
 		AcquireWait:       p.AcquireDuration(),
 		NewConns:          p.NewConnsCount(),
+		RoundTrips:        s.roundTrips.n.Load(),
+	}
+}
+
+// roundTripCounter is the pool's pgx tracer: it counts round trips, then
+// hands each event to next (nil: none).
+type roundTripCounter struct {
+	n    atomic.Int64
+	next pgx.QueryTracer
+}
+
+func (c *roundTripCounter) TraceQueryStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	if c.next != nil {
+		return c.next.TraceQueryStart(ctx, conn, d)
+	}
+	return ctx
+}
+
+func (c *roundTripCounter) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryEndData) {
+	if c.next != nil {
+		c.next.TraceQueryEnd(ctx, conn, d)
+	}
+}
+
+func (c *roundTripCounter) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	c.n.Add(1)
+	if t, ok := c.next.(pgx.BatchTracer); ok {
+		return t.TraceBatchStart(ctx, conn, d)
+	}
+	return ctx
+}
+
+func (c *roundTripCounter) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchQueryData) {
+	if t, ok := c.next.(pgx.BatchTracer); ok {
+		t.TraceBatchQuery(ctx, conn, d)
+	}
+}
+
+func (c *roundTripCounter) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchEndData) {
+	if t, ok := c.next.(pgx.BatchTracer); ok {
+		t.TraceBatchEnd(ctx, conn, d)
+	}
+}
+
+func (c *roundTripCounter) TracePrepareStart(ctx context.Context, conn *pgx.Conn, d pgx.TracePrepareStartData) context.Context {
+	c.n.Add(1)
+	if t, ok := c.next.(pgx.PrepareTracer); ok {
+		return t.TracePrepareStart(ctx, conn, d)
+	}
+	return ctx
+}
+
+func (c *roundTripCounter) TracePrepareEnd(ctx context.Context, conn *pgx.Conn, d pgx.TracePrepareEndData) {
+	if t, ok := c.next.(pgx.PrepareTracer); ok {
+		t.TracePrepareEnd(ctx, conn, d)
 	}
 }

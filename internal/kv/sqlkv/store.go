@@ -99,6 +99,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -132,6 +133,10 @@ type Options struct {
 	// Logger receives the store's operational messages. Default: discard.
 	Logger *slog.Logger
 
+	// tracer sees every statement the pool's connections send (tests count
+	// round trips with it).
+	tracer pgx.QueryTracer
+
 	// tombstoneMargin is added to MaxTxAge before tombstones go: room for a
 	// commit that was checked for age and is still on its way. Tests shorten
 	// it.
@@ -163,8 +168,9 @@ type Store struct {
 	inflight  sync.WaitGroup // commits that passed the closed check
 	releasing sync.WaitGroup // connections being given back after their transaction
 
-	txs      *kv.Tracker    // open transactions, reclaimed when too old
-	counters *kv.TxCounters // their outcomes (Stats)
+	roundTrips *roundTripCounter
+	txs        *kv.Tracker    // open transactions, reclaimed when too old
+	counters   *kv.TxCounters // their outcomes (Stats)
 
 	watch *watcher
 	maint *maintainer
@@ -214,6 +220,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	// log reads and maintenance never take part in SSI. Commits ask for
 	// SERIALIZABLE themselves.
 	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
+	roundTrips := &roundTripCounter{next: opts.tracer}
+	cfg.ConnConfig.Tracer = roundTrips
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "folio"
 	}
@@ -232,7 +240,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		log:    opts.Logger,
 		where:  where,
 
-		counters: kv.NewTxCounters(),
+		counters:   kv.NewTxCounters(),
+		roundTrips: roundTrips,
 	}
 	bg, stop := context.WithCancel(context.Background())
 	s.stop = stop
