@@ -62,7 +62,24 @@ type Registry struct {
 	started bool
 	stop    chan struct{}
 	done    chan struct{}
+
+	cacheMu sync.Mutex
+	located map[string]located // recent Locate answers, by id
 }
+
+// located is a live member as Locate last read it, and until when the
+// answer may be used without reading again.
+type located struct {
+	m     Member
+	until time.Time
+}
+
+// locateTTL bounds how long Locate reuses an answer: every request of a
+// transaction sent to the wrong node asks, and a store read each time
+// would be a round trip to PostgreSQL. A node cannot be replaced under its
+// id while its lease lasts, so within the lease the answer only goes stale
+// if the node left and another took its id at once.
+const locateTTL = time.Second
 
 // New returns a node's registry over store; the node is not registered
 // until Join.
@@ -184,8 +201,39 @@ func (r *Registry) Leave(ctx context.Context) error {
 // Self is the node's own registration.
 func (r *Registry) Self() Member { return r.self }
 
-// Locate returns the live node registered as id, or ErrGone.
+// Locate returns the live node registered as id, or ErrGone. It reads the
+// store at most once a second per id.
 func (r *Registry) Locate(ctx context.Context, id string) (Member, error) {
+	now := time.Now()
+	r.cacheMu.Lock()
+	c, ok := r.located[id]
+	r.cacheMu.Unlock()
+	if ok && now.Before(c.until) {
+		return c.m, nil
+	}
+	m, err := r.locate(ctx, id)
+	r.cacheMu.Lock()
+	defer r.cacheMu.Unlock()
+	if r.located == nil {
+		r.located = map[string]located{}
+	}
+	if err != nil {
+		delete(r.located, id)
+		return Member{}, err
+	}
+	r.located[id] = located{m: m, until: minTime(now.Add(locateTTL), m.Expires)}
+	return m, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// locate reads id's registration.
+func (r *Registry) locate(ctx context.Context, id string) (Member, error) {
 	var m *Member
 	_, err := kv.Run(ctx, r.store, func(tx kv.Tx) (err error) {
 		m, err = get(ctx, tx.Snapshot(), id)

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
 )
 
@@ -111,5 +113,57 @@ func TestRejoinAfterCrash(t *testing.T) {
 	}
 	if waited := time.Since(start); waited > 2*testLease {
 		t.Errorf("rejoin waited %v, more than the lease", waited)
+	}
+}
+
+// countingStore counts the transactions begun on it.
+type countingStore struct {
+	kv.Store
+	begun atomic.Int64
+}
+
+func (s *countingStore) Begin(ctx context.Context) (kv.Tx, error) {
+	s.begun.Add(1)
+	return s.Store.Begin(ctx)
+}
+
+// Locate answers from memory for a while: forwarding asks it on every
+// request of a transaction held elsewhere, and each store read would be a
+// round trip on PostgreSQL. An answer never outlives the lease it read.
+func TestLocateReusesAnswers(t *testing.T) {
+	ctx := context.Background()
+	store := &countingStore{Store: backendtest.OpenPebble(t)}
+	a := New(store, Options{Lease: 10 * time.Second})
+	if err := a.Join(ctx, "n1", "10.0.0.1:8081", false); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Leave(ctx)
+	b := New(store, Options{Lease: 10 * time.Second})
+	before := store.begun.Load()
+	for range 100 {
+		if m, err := b.Locate(ctx, "n1"); err != nil || m.Addr != "10.0.0.1:8081" {
+			t.Fatalf("locate n1: %+v, %v", m, err)
+		}
+	}
+	if n := store.begun.Load() - before; n > 2 {
+		t.Errorf("100 lookups within a second read the store %d times, want 1", n)
+	}
+	// A node not found is asked again each time (it may be joining).
+	before = store.begun.Load()
+	for range 3 {
+		if _, err := b.Locate(ctx, "n2"); !errors.Is(err, ErrGone) {
+			t.Fatal(err)
+		}
+	}
+	if n := store.begun.Load() - before; n < 3 {
+		t.Errorf("3 lookups of an unknown node read the store %d times, want 3", n)
+	}
+	time.Sleep(locateTTL + 100*time.Millisecond)
+	before = store.begun.Load()
+	if _, err := b.Locate(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if store.begun.Load() == before {
+		t.Error("an answer older than a second was reused")
 	}
 }
