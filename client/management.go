@@ -27,7 +27,7 @@ func (c *Client) CreateNamespace(ctx context.Context, name string, id int64) (st
 	var res struct {
 		Message string `json:"message"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/namespaces/"+escape(name)+"/create", nil, body, &res)
+	err := c.call(ctx, &request{route: routeCreateNamespace, params: params{name: name}, body: body}, &res)
 	return res.Message, err
 }
 
@@ -36,7 +36,7 @@ func (c *Client) ListNamespaces(ctx context.Context) ([]Namespace, error) {
 	var res struct {
 		Namespaces []Namespace `json:"namespaces"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/namespaces/list", nil, nil, &res)
+	err := c.call(ctx, &request{route: routeListNamespaces}, &res)
 	return res.Namespaces, err
 }
 
@@ -99,7 +99,7 @@ func (c *Client) CreateApplication(ctx context.Context, app NewApplication) (*Ap
 	var res struct {
 		App *Application `json:"created_application"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/applications/create", nil, app, &res)
+	err := c.call(ctx, &request{route: routeCreateApplication, body: app}, &res)
 	return res.App, err
 }
 
@@ -108,7 +108,7 @@ func (c *Client) ListApplications(ctx context.Context) ([]Application, error) {
 	var res struct {
 		Apps []Application `json:"applications"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/applications/list", nil, nil, &res)
+	err := c.call(ctx, &request{route: routeListApplications}, &res)
 	return res.Apps, err
 }
 
@@ -118,13 +118,13 @@ func (c *Client) RotateApplicationSecret(ctx context.Context, id string) (*Appli
 	var res struct {
 		App *Application `json:"application"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/applications/rotate", nil, map[string]string{"id": id}, &res)
+	err := c.call(ctx, &request{route: routeRotateApplicationSecret, body: map[string]string{"id": id}}, &res)
 	return res.App, err
 }
 
 // DeleteApplication deletes an application and revokes its tokens.
 func (c *Client) DeleteApplication(ctx context.Context, id string) error {
-	return c.call(ctx, "DELETE", "/v1/management/applications/delete", nil, map[string]string{"id": id}, &struct{}{})
+	return c.call(ctx, &request{route: routeDeleteApplication, body: map[string]string{"id": id}}, &struct{}{})
 }
 
 // RotateSigningKey makes a new key sign the server's tokens (owner only)
@@ -134,6 +134,6 @@ func (c *Client) RotateSigningKey(ctx context.Context) (string, error) {
 	var res struct {
 		KeyID string `json:"key_id"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/keys/rotate", nil, nil, &res)
+	err := c.call(ctx, &request{route: routeRotateSigningKey}, &res)
 	return res.KeyID, err
 }

@@ -68,7 +68,7 @@ func (db *Database) runTx(ctx context.Context, fn func(tx *Tx) error) error {
 			Origin string `json:"origin"`
 		} `json:"tx_ctx"`
 	}
-	if err := db.c.call(ctx, "POST", db.path("/transactions/begin"), nil, nil, &res); err != nil {
+	if err := db.c.call(ctx, &request{route: routeBegin, params: db.params()}, &res); err != nil {
 		return err
 	}
 	tx := &Tx{db: db, h: txHeaders{id: res.TxCtx.ID, origin: res.TxCtx.Origin}}
@@ -77,10 +77,10 @@ func (db *Database) runTx(ctx context.Context, fn func(tx *Tx) error) error {
 		// transaction until its idle timeout.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		_ = db.c.call(rctx, "POST", db.path("/transactions/rollback"), &tx.h, nil, &struct{}{})
+		_ = db.c.call(rctx, &request{route: routeRollback, params: db.params(), tx: &tx.h}, &struct{}{})
 		return err
 	}
-	return db.c.call(ctx, "POST", db.path("/transactions/commit"), &tx.h, nil, &struct{}{})
+	return db.c.call(ctx, &request{route: routeCommit, params: db.params(), tx: &tx.h}, &struct{}{})
 }
 
 // backoff is the pause before attempt n (from 1): 10 ms doubling up to
