@@ -29,7 +29,26 @@ const (
 	// (strings), which alpha.32's messages lack.
 	fieldAppRole      protowire.Number = 1001
 	fieldAppNamespace protowire.Number = 1002
+	// DescribeDatabaseResponse, CollectionDescription and
+	// DescribeCollectionResponse: sizes, a message of documents (1),
+	// indexes (2) and, for a database, log (3), all int64 (HTTP's
+	// "sizes").
+	fieldSizes protowire.Number = 1001
 )
+
+// withSizes appends a sizes message to m's unknown fields; log < 0
+// leaves the log's size out.
+func withSizes(m proto.Message, documents, indexes, log int64) {
+	var sizes []byte
+	for i, v := range []int64{documents, indexes, log} {
+		if v >= 0 {
+			sizes = protowire.AppendTag(sizes, protowire.Number(i+1), protowire.VarintType)
+			sizes = protowire.AppendVarint(sizes, uint64(v))
+		}
+	}
+	b := protowire.AppendTag(m.ProtoReflect().GetUnknown(), fieldSizes, protowire.BytesType)
+	m.ProtoReflect().SetUnknown(protowire.AppendBytes(b, sizes))
+}
 
 // collationField reads a Collation message held in an unknown field.
 func collationField(m proto.Message, num protowire.Number) ops.Collation {
