@@ -30,6 +30,21 @@ func (s scope) call(ctx context.Context, r *route, coll string, body, out any) e
 	return s.db.c.call(ctx, s.request(r, coll, body), out)
 }
 
+// stream runs a read or search of coll. An error before the first item
+// (the server's refusal of the call) is as the server gave it; one after
+// (a broken connection, an error line) says what it ended.
+func (s scope) stream(ctx context.Context, what string, r *route, coll string, body any, each func(json.RawMessage) bool) error {
+	answered := false
+	err := s.db.c.stream(ctx, s.request(r, coll, body), func(item json.RawMessage) bool {
+		answered = true
+		return each(item)
+	})
+	if err != nil && answered {
+		return fmt.Errorf("%s %s: %w", what, coll, err)
+	}
+	return err
+}
+
 // Collection is a collection whose documents (or messages) are values of
 // T, encoded with encoding/json.
 type Collection[T any] struct {
@@ -179,7 +194,7 @@ func (c *Collection[T]) ReadDocuments(ctx context.Context, filter Filter, opts .
 			}
 		}
 		stopped := false
-		err := c.s.db.c.stream(ctx, c.s.request(routeRead, c.name, req), func(raw json.RawMessage) bool {
+		err := c.s.stream(ctx, "read", routeRead, c.name, req, func(raw json.RawMessage) bool {
 			var item struct {
 				Data        json.RawMessage `json:"data"`
 				Metadata    Metadata        `json:"metadata"`
@@ -199,7 +214,7 @@ func (c *Collection[T]) ReadDocuments(ctx context.Context, filter Filter, opts .
 			return !stopped
 		})
 		if err != nil && !stopped {
-			yield(Document[T]{}, fmt.Errorf("read %s: %w", c.name, err))
+			yield(Document[T]{}, err)
 		}
 	}
 }

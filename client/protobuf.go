@@ -172,7 +172,8 @@ func appendBytes(out []byte, num uint64, b []byte) []byte {
 var errTruncated = errors.New("a truncated protobuf message")
 
 // decode reads a message of shape s as the JSON object the HTTP API
-// answers: members in field order, unset fields left out, fields s does
+// answers: members in field order, unset fields left out (but for
+// repeated fields and maps: [] and {}, as HTTP has them), fields s does
 // not name skipped.
 func (s *shape) decode(b []byte) (json.RawMessage, error) {
 	values := make([][]json.RawMessage, len(s.fields))
@@ -227,7 +228,7 @@ func (s *shape) decode(b []byte) (json.RawMessage, error) {
 	var out bytes.Buffer
 	out.WriteByte('{')
 	for i, f := range s.fields {
-		if len(values[i]) == 0 {
+		if len(values[i]) == 0 && !f.repeated && f.kind != kMap {
 			continue
 		}
 		if out.Len() > 1 {

@@ -30,7 +30,8 @@ var (
 	pbResMeta   = msg(stamp(1, "created_at"), stamp(2, "updated_at"), stamp(3, "deleted_at"))
 	pbWriteRes  = msg(sub(1, "metadata", pbResMeta), str(2, "status"), rep(raw(3, "keys")))
 	pbDocuments = msg(str(1, "db"), str(2, "collection"), rep(raw(3, "documents")))
-	pbCollDesc  = msg(str(1, "collection"), sub(2, "metadata", pbEmpty), raw(3, "schema"), integer(4, "size"))
+	pbSizes     = msg(integer(1, "documents"), integer(2, "indexes"), integer(3, "log"))
+	pbCollDesc  = msg(str(1, "collection"), sub(2, "metadata", pbEmpty), raw(3, "schema"), integer(4, "size"), sub(1001, "sizes", pbSizes))
 	pbWriteOpts = msg(sub(2, "collation", pbCollation), integer(3, "limit"))
 	pbApp       = msg(str(1, "id"), str(2, "name"), str(3, "description"), str(4, "secret"), integer(5, "created_at"),
 		str(6, "created_by"), integer(7, "updated_at"), str(8, "updated_by"), str(1001, "role"), str(1002, "namespace"))
@@ -50,7 +51,8 @@ var (
 	routeListDatabases = &route{method: "POST", path: "/v1/databases/list", rpc: tigris + "ListDatabases",
 		req: pbEmpty, res: msg(rep(sub(1, "databases", msg(str(1, "db"), sub(2, "metadata", pbEmpty)))))}
 	routeDescribeDatabase = &route{method: "POST", path: "/v1/databases/{db}/describe", rpc: tigris + "DescribeDatabase",
-		req: pbDB, res: msg(str(1, "db"), sub(2, "metadata", pbEmpty), rep(sub(3, "collections", pbCollDesc)), integer(4, "size"))}
+		req: pbDB, res: msg(str(1, "db"), sub(2, "metadata", pbEmpty), rep(sub(3, "collections", pbCollDesc)), integer(4, "size"),
+			sub(1001, "sizes", pbSizes))}
 
 	routeCreateCollection = &route{method: "POST", path: "/v1/databases/{db}/collections/{collection}/createOrUpdate",
 		rpc: tigris + "CreateOrUpdateCollection", req: msg(str(1, "db"), str(2, "collection"), raw(3, "schema")), res: pbMessage}

@@ -110,7 +110,7 @@ type SearchMeta struct {
 func (c *Collection[T]) Search(ctx context.Context, req SearchRequest) iter.Seq2[*SearchPage[T], error] {
 	return func(yield func(*SearchPage[T], error) bool) {
 		stopped := false
-		err := c.s.db.c.stream(ctx, c.s.request(routeSearch, c.name, req), func(raw json.RawMessage) bool {
+		err := c.s.stream(ctx, "search", routeSearch, c.name, req, func(raw json.RawMessage) bool {
 			var p SearchPage[T]
 			if err := json.Unmarshal(raw, &p); err != nil {
 				stopped = !yield(nil, fmt.Errorf("search %s: decode a page: %w", c.name, err))
@@ -120,7 +120,7 @@ func (c *Collection[T]) Search(ctx context.Context, req SearchRequest) iter.Seq2
 			return !stopped
 		})
 		if err != nil && !stopped {
-			yield(nil, fmt.Errorf("search %s: %w", c.name, err))
+			yield(nil, err)
 		}
 	}
 }
