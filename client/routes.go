@@ -84,7 +84,7 @@ var (
 		req: msg(str(1, "db"), str(2, "collection"), str(3, "q"), rep(str(4, "search_fields")), raw(5, "filter"), raw(6, "facet"),
 			raw(7, "sort"), rep(str(8, "include_fields")), rep(str(9, "exclude_fields")), integer(10, "page_size"), integer(11, "page"),
 			sub(12, "collation", pbCollation)),
-		res: msg(rep(sub(1, "hits", msg(raw(1, "data"), sub(2, "metadata", pbResMeta)))),
+		res: msg(rep(sub(1, "hits", msg(raw(1, "data"), sub(2, "metadata", msg(stamp(1, "created_at"), stamp(2, "updated_at")))))),
 			mapOf(2, "facets", msg(
 				rep(sub(1, "counts", msg(integer(1, "count"), str(2, "value")))),
 				sub(2, "stats", msg(double(1, "avg"), double(2, "max"), double(3, "min"), double(4, "sum"), integer(5, "count"))))),
