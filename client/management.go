@@ -137,3 +137,37 @@ func (c *Client) RotateSigningKey(ctx context.Context) (string, error) {
 	err := c.call(ctx, &request{route: routeRotateSigningKey}, &res)
 	return res.KeyID, err
 }
+
+// BackupResult is what a backup wrote.
+type BackupResult struct {
+	// Dir is the backup's directory, on the server's machine.
+	Dir string
+	// Position is the change-log position the copy holds: every commit up
+	// to it and none after.
+	Position  uint64
+	Bytes     int64
+	Files     int
+	CreatedAt time.Time
+	Duration  time.Duration
+}
+
+// Backup has the server copy its embedded store, consistent at one
+// position while it goes on serving, into dir: an absolute path of a new
+// or empty directory on the server's machine (owner only; a server on
+// PostgreSQL answers FAILED_PRECONDITION). `folio restore` restores it
+// (docs/operations.md). HTTP only: the gRPC API has no such call.
+func (c *Client) Backup(ctx context.Context, dir string) (*BackupResult, error) {
+	var res struct {
+		Dir        string    `json:"dir"`
+		Position   uint64    `json:"position"`
+		Bytes      int64     `json:"bytes"`
+		Files      int       `json:"files"`
+		CreatedAt  time.Time `json:"created_at"`
+		DurationMS int64     `json:"duration_ms"`
+	}
+	if err := c.call(ctx, &request{route: routeBackup, body: map[string]string{"dir": dir}}, &res); err != nil {
+		return nil, err
+	}
+	return &BackupResult{Dir: res.Dir, Position: res.Position, Bytes: res.Bytes, Files: res.Files, CreatedAt: res.CreatedAt,
+		Duration: time.Duration(res.DurationMS) * time.Millisecond}, nil
+}

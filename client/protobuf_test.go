@@ -18,7 +18,7 @@ var allRoutes = []*route{routeInfo, routeHealth, routeCreateDatabase, routeDropD
 	routeCreateCollection, routeDropCollection, routeListCollections, routeDescribeCollection, routeInsert, routeReplace,
 	routeUpdate, routeDelete, routeRead, routeSearch, routeEvents, routePublish, routeSubscribe, routeBegin, routeCommit,
 	routeRollback, routeCreateNamespace, routeListNamespaces, routeCreateApplication, routeListApplications,
-	routeRotateApplicationSecret, routeDeleteApplication, routeRotateSigningKey, routeAccessToken}
+	routeRotateApplicationSecret, routeDeleteApplication, routeRotateSigningKey, routeBackup, routeAccessToken}
 
 // laterFields are the fields of the later published messages that the
 // client sends and alpha.32's messages lack (internal/grpcapi/later.go).

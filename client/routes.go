@@ -124,8 +124,10 @@ var (
 		req: pbAppID, res: msg(sub(1, "application", pbApp))}
 	routeDeleteApplication = &route{method: "DELETE", path: "/v1/management/applications/delete", rpc: user + "deleteApplication",
 		req: pbAppID, res: msg(boolean(1, "deleted"))}
-	// The published definitions have no call for the signing key.
+	// The published definitions have no call for the signing key, nor for
+	// Folio's backup.
 	routeRotateSigningKey = &route{method: "POST", path: "/v1/management/keys/rotate"}
+	routeBackup           = &route{method: "POST", path: "/v1/management/backup"}
 
 	// The token endpoint: HTTP takes a form, not JSON (http.go).
 	routeAccessToken = &route{method: "POST", path: "/v1/auth/token", rpc: "/tigrisdata.auth.v1.Auth/getAccessToken",
