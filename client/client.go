@@ -86,7 +86,8 @@ type txHeaders struct{ id, origin string }
 // Open returns a Client for the server at rawURL: "http://host:port" or
 // "https://host:port" for HTTP with JSON, "grpc://host:port" for gRPC in
 // cleartext or "grpcs://host:port" for gRPC over TLS. Both protocols
-// offer every call of the client, but for RotateSigningKey, HTTP only.
+// offer every call of the client, but for RotateSigningKey and Backup,
+// HTTP only.
 // Open does not connect: the first call does.
 func Open(rawURL string, opts Options) (*Client, error) {
 	u, err := url.Parse(rawURL)

@@ -368,6 +368,26 @@ func TestTransactions(t *testing.T) {
 			t.Fatalf("attempts %d, error %v", attempts, err)
 		}
 
+		// A snapshot reads one state, keeps nothing it writes, and returns
+		// fn's error.
+		err = db.Snapshot(ctx, func(tx *client.Tx) error {
+			in := client.Coll[User](tx, "users")
+			if _, err := in.Insert(ctx, newUser("Dee", 50, "Lyon")); err != nil {
+				return err
+			}
+			if got := names(t, in.Read(ctx, client.All())); len(got) != 3 {
+				return fmt.Errorf("the snapshot sees %v", got)
+			}
+			return boom
+		})
+		if err != boom {
+			t.Fatalf("Snapshot returned %v, want fn's error", err)
+		}
+		must(t, db.Snapshot(ctx, func(tx *client.Tx) error { return nil }))
+		if got := names(t, users.Read(ctx, client.All())); len(got) != 2 {
+			t.Fatalf("after a snapshot: %v", got)
+		}
+
 		// Collections calls in a transaction.
 		must(t, db.Tx(ctx, func(tx *client.Tx) error {
 			if err := tx.CreateCollection(ctx, "notes", []byte(`{"properties":{"id":{"type":"string"}}}`)); err != nil {

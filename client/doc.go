@@ -4,7 +4,8 @@
 //
 // The URL's scheme chooses the protocol: HTTP with JSON ("http://",
 // "https://") or gRPC ("grpc://" in cleartext, "grpcs://" over TLS), with
-// the same types, calls and errors; only RotateSigningKey is HTTP only.
+// the same types, calls and errors; only RotateSigningKey and Backup are
+// HTTP only.
 // It imports only the standard library (gRPC included: it speaks gRPC
 // over net/http's HTTP/2).
 //
