@@ -83,6 +83,7 @@ func (t *grpcTransport) exchange(ctx context.Context, r *request, token string, 
 	if r.opened != nil {
 		r.opened()
 	}
+	wanted := true
 	for {
 		m, err := readMessage(res.Body)
 		if err == io.EOF {
@@ -91,12 +92,20 @@ func (t *grpcTransport) exchange(ctx context.Context, r *request, token string, 
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.route.rpc, err)
 		}
+		if !wanted {
+			continue
+		}
 		answer, err := r.route.res.decode(m)
 		if err != nil {
 			return fmt.Errorf("%s: decode the answer: %w", r.route.rpc, err)
 		}
 		if !each(answer) {
-			return nil // closing the body cancels the call
+			if r.route.stream {
+				return nil // closing the body cancels the call
+			}
+			// A call's one answer: read on to its status, so that the
+			// call ends as it should rather than cancelled.
+			wanted = false
 		}
 	}
 	// The status comes in the trailers, once the messages are read.
@@ -223,10 +232,13 @@ func statusError(md http.Header) error {
 		return nil
 	}
 	e := &Error{Code: Unknown}
-	if n < len(grpcCodes) {
+	if n > 0 && n < len(grpcCodes) {
 		e.Code = grpcCodes[n]
 	}
-	e.Message, _ = url.PathUnescape(md.Get("Grpc-Message"))
+	e.Message = md.Get("Grpc-Message") // percent-encoded where not printable ASCII
+	if m, err := url.PathUnescape(e.Message); err == nil {
+		e.Message = m
+	}
 	if bin := md.Get("Grpc-Status-Details-Bin"); bin != "" {
 		readDetails(e, bin)
 	}

@@ -1,15 +1,22 @@
 package client
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -165,4 +172,36 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("decode %x: invalid JSON %s", b, out)
 		}
 	})
+}
+
+// A status reads as the API's error: the ErrorInfo's code (also one gRPC
+// lacks), the message unescaped, the RetryInfo's delay.
+func TestStatusError(t *testing.T) {
+	st, err := grpcstatus.New(codes.Unknown, "x y").WithDetails(&errdetails.ErrorInfo{Reason: "METHOD_NOT_ALLOWED"},
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(1500 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := proto.Marshal(st.Proto())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		md   http.Header
+		want *Error
+	}{
+		{http.Header{"Grpc-Status": {"2"}, "Grpc-Message": {"x%20y"}, "Grpc-Status-Details-Bin": {base64.RawStdEncoding.EncodeToString(bin)}},
+			&Error{Code: MethodNotAllowed, Message: "x y", RetryDelay: 1500 * time.Millisecond}},
+		{http.Header{"Grpc-Status": {"10"}, "Grpc-Message": {"conflict"}}, &Error{Code: Aborted, Message: "conflict"}},
+		{http.Header{"Grpc-Status": {"99"}, "Grpc-Status-Details-Bin": {"not base64!"}}, &Error{Code: Unknown}},
+		{http.Header{"Grpc-Status": {"-1"}}, &Error{Code: Unknown}},
+	} {
+		var got *Error
+		if !errors.As(statusError(tc.md), &got) || *got != *tc.want {
+			t.Errorf("%v: %+v, want %+v", tc.md, got, tc.want)
+		}
+	}
+	if err := statusError(http.Header{"Grpc-Status": {"0"}}); err != nil {
+		t.Errorf("status 0: %v", err)
+	}
 }
