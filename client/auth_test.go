@@ -21,7 +21,17 @@ import (
 
 // With authentication and TLS on: credentials are exchanged for a token,
 // a token works as it is, and the refusals are typed errors.
+// Over HTTPS and over gRPC with TLS.
 func TestAuthenticationAndTLS(t *testing.T) {
+	for _, scheme := range []string{"https", "grpcs"} {
+		t.Run(scheme, func(t *testing.T) {
+			t.Parallel()
+			authenticationAndTLS(t, scheme)
+		})
+	}
+}
+
+func authenticationAndTLS(t *testing.T, scheme string) {
 	ownerFile := filepath.Join(t.TempDir(), "owner.json")
 	cert, key, roots := tlstest.SelfSigned(t)
 	n := startNode(t, backendtest.OpenPebble(t), node.Config{Addr: "127.0.0.1:0", Auth: true, OwnerFile: ownerFile,
@@ -31,7 +41,7 @@ func TestAuthenticationAndTLS(t *testing.T) {
 	raw, err := os.ReadFile(ownerFile)
 	must(t, err)
 	must(t, json.Unmarshal(raw, &owner))
-	url := "https://" + n.Addr().String()
+	url := scheme + "://" + n.Addr().String()
 	ctx := context.Background()
 	tlsConf := &tls.Config{RootCAs: roots}
 
@@ -90,8 +100,10 @@ func TestAuthenticationAndTLS(t *testing.T) {
 	_, err = ac.ListNamespaces(ctx)
 	wantCode(t, err, client.PermissionDenied)
 	keyID, err := c.RotateSigningKey(ctx)
-	must(t, err)
-	if keyID == "" {
+	if scheme == "grpcs" {
+		// The gRPC API has no call for it.
+		wantCode(t, err, client.Unimplemented)
+	} else if must(t, err); keyID == "" {
 		t.Fatal("RotateSigningKey: no key id")
 	}
 	// A token fetched before the rotation still works; the client renews
@@ -102,7 +114,7 @@ func TestAuthenticationAndTLS(t *testing.T) {
 	// A token fetched by other means is sent as it is.
 	form := neturl.Values{"grant_type": {"client_credentials"}, "client_id": {owner.ClientID}, "client_secret": {owner.ClientSecret}}
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf}}
-	res, err := hc.PostForm(url+"/v1/auth/token", form)
+	res, err := hc.PostForm("https://"+n.Addr().String()+"/v1/auth/token", form)
 	must(t, err)
 	var tok struct {
 		AccessToken string `json:"access_token"`
@@ -128,7 +140,9 @@ func TestOpenRefusesBadSettings(t *testing.T) {
 		opts client.Options
 	}{
 		{"localhost:8081", client.Options{}},
-		{"grpc://localhost:8081", client.Options{}},
+		{"ftp://localhost:8081", client.Options{}},
+		{"grpc://localhost:8081/v1", client.Options{}},
+		{"grpc://", client.Options{}},
 		{"http://", client.Options{}},
 		{"http://localhost:8081", client.Options{ApplicationID: "x"}},
 	} {

@@ -1,14 +1,12 @@
 package client
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -17,7 +15,7 @@ import (
 )
 
 // Options configure a Client. The zero value talks to a server without
-// authentication, over plain HTTP or HTTPS with the system's roots.
+// authentication, in cleartext or over TLS with the system's roots.
 type Options struct {
 	// ApplicationID and ApplicationSecret are an application's
 	// credentials: the client exchanges them for access tokens and renews
@@ -25,11 +23,12 @@ type Options struct {
 	// it is.
 	ApplicationID, ApplicationSecret string
 	Token                            string
-	// TLS configures HTTPS (for example a RootCAs pool that trusts the
-	// server's certificate); nil takes Go's defaults.
+	// TLS configures HTTPS and gRPC over TLS (for example a RootCAs pool
+	// that trusts the server's certificate); nil takes Go's defaults.
 	TLS *tls.Config
-	// HTTPClient, if set, makes the requests (TLS is then ignored). It
-	// must have no Timeout: streams last as long as their context.
+	// HTTPClient, if set, makes the requests of an http:// or https://
+	// URL (TLS is then ignored); gRPC makes its own. It must have no
+	// Timeout: streams last as long as their context.
 	HTTPClient *http.Client
 	// TxAttempts bounds how many times Database.Tx runs a transaction
 	// that keeps being aborted by conflicts. Default 10.
@@ -43,8 +42,8 @@ type Options struct {
 // Client is a connection to one Folio server. It is safe for concurrent
 // use.
 type Client struct {
-	base string
-	hc   *http.Client
+	url  string
+	t    transport
 	opts Options
 
 	mu        sync.Mutex
@@ -52,19 +51,53 @@ type Client struct {
 	expiresAt time.Time // zero: the token does not expire (Options.Token)
 }
 
-// Open returns a Client for the server at rawURL ("http://host:port" or
-// "https://host:port"). It does not connect: the first call does.
+// transport carries the calls over one protocol: HTTP with JSON
+// (http.go) or gRPC (grpc.go). Both take a call as its route and the
+// HTTP API's JSON body, and answer the HTTP API's JSON, so that the
+// calls are written once.
+type transport interface {
+	// exchange makes one call and hands each answer (one for most calls,
+	// each item of a stream) to each as JSON, until each returns false or
+	// the answers end. An error the server answers is an *Error.
+	exchange(ctx context.Context, req *request, token string, each func(json.RawMessage) bool) error
+	// accessToken exchanges an application's credentials for a token.
+	accessToken(ctx context.Context, id, secret string) (token string, expiresIn time.Duration, err error)
+	close()
+}
+
+// request is one call: its route, parameters, transaction and body.
+type request struct {
+	route  *route
+	params params
+	tx     *txHeaders // nil: the call runs on its own
+	body   any        // marshalled with encoding/json; nil: none
+	// opened, if set, is called when the server has accepted the call,
+	// before its first answer: a stream that then breaks was connected.
+	opened func()
+}
+
+// params are a call's names: in the HTTP path, in the gRPC request.
+type params struct{ db, collection, name string }
+
+// txHeaders are the transaction a call runs in: headers over HTTP,
+// metadata over gRPC.
+type txHeaders struct{ id, origin string }
+
+// Open returns a Client for the server at rawURL: "http://host:port" or
+// "https://host:port" for HTTP with JSON, "grpc://host:port" for gRPC in
+// cleartext or "grpcs://host:port" for gRPC over TLS. Both protocols
+// offer every call of the client, but for RotateSigningKey and Backup,
+// HTTP only.
+// Open does not connect: the first call does.
 func Open(rawURL string, opts Options) (*Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("folio URL %q: %w", rawURL, err)
 	}
 	switch u.Scheme {
-	case "http", "https":
-	case "grpc":
-		return nil, fmt.Errorf("folio URL %q: gRPC is not supported by this client yet: use http:// or https://", rawURL)
+	case "http", "https", "grpc", "grpcs":
 	default:
-		return nil, fmt.Errorf("folio URL %q: want http://host:port or https://host:port", rawURL)
+		return nil, fmt.Errorf("folio URL %q: want http://, https://, grpc:// or grpcs://host:port", rawURL)
 	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("folio URL %q: no host", rawURL)
@@ -72,29 +105,30 @@ func Open(rawURL string, opts Options) (*Client, error) {
 	if (opts.ApplicationID == "") != (opts.ApplicationSecret == "") {
 		return nil, errors.New("folio client: give both an application id and its secret, or neither")
 	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		if opts.TLS != nil {
-			tr.TLSClientConfig = opts.TLS.Clone()
+	c := &Client{url: strings.TrimSuffix(u.String(), "/"), opts: opts, token: opts.Token}
+	if u.Scheme == "grpc" || u.Scheme == "grpcs" {
+		if strings.Trim(u.Path, "/") != "" {
+			return nil, fmt.Errorf("folio URL %q: a gRPC URL has no path", rawURL)
 		}
-		hc = &http.Client{Transport: tr}
+		c.t = newGRPCTransport(u.Host, u.Scheme == "grpcs", opts.TLS)
+	} else {
+		c.t = newHTTPTransport(c.url, opts)
 	}
-	if opts.TxAttempts <= 0 {
-		opts.TxAttempts = 10
+	if c.opts.TxAttempts <= 0 {
+		c.opts.TxAttempts = 10
 	}
-	if opts.StreamReconnect == 0 {
-		opts.StreamReconnect = time.Minute
+	if c.opts.StreamReconnect == 0 {
+		c.opts.StreamReconnect = time.Minute
 	}
-	return &Client{base: strings.TrimSuffix(u.String(), "/"), hc: hc, opts: opts, token: opts.Token}, nil
+	return c, nil
 }
 
 // URL is the server's URL.
-func (c *Client) URL() string { return c.base }
+func (c *Client) URL() string { return c.url }
 
 // Close releases the client's idle connections.
 func (c *Client) Close() error {
-	c.hc.CloseIdleConnections()
+	c.t.close()
 	return nil
 }
 
@@ -106,93 +140,51 @@ type Info struct {
 // Info asks the server its version.
 func (c *Client) Info(ctx context.Context) (*Info, error) {
 	var info Info
-	return &info, c.call(ctx, "GET", "/v1/info", nil, nil, &info)
+	return &info, c.call(ctx, &request{route: routeInfo}, &info)
 }
 
 // Health answers nil when the server and its storage are up.
 func (c *Client) Health(ctx context.Context) error {
-	return c.call(ctx, "GET", "/v1/health", nil, nil, &struct{}{})
+	return c.call(ctx, &request{route: routeHealth}, &struct{}{})
 }
 
-// txHeaders are the headers that run a request in a transaction; nil runs
-// it on its own.
-type txHeaders struct{ id, origin string }
-
-// call makes one request and decodes its JSON answer into out.
-func (c *Client) call(ctx context.Context, method, path string, tx *txHeaders, body, out any) error {
-	res, err := c.send(ctx, method, path, tx, body)
+// call makes a call and decodes its JSON answer into out.
+func (c *Client) call(ctx context.Context, req *request, out any) error {
+	var decodeErr error
+	err := c.stream(ctx, req, func(answer json.RawMessage) bool {
+		dec := json.NewDecoder(bytes.NewReader(answer))
+		dec.UseNumber()
+		if err := dec.Decode(out); err != nil {
+			decodeErr = fmt.Errorf("%s %s: decode the answer: %w", req.route.method, req.route.path, err)
+		}
+		return false
+	})
 	if err != nil {
 		return err
 	}
-	defer res.Body.Close()
-	// Read to the end, so that the connection can carry the next call.
-	defer io.Copy(io.Discard, res.Body)
-	dec := json.NewDecoder(res.Body)
-	dec.UseNumber()
-	if err := dec.Decode(out); err != nil {
-		return fmt.Errorf("%s %s: decode the answer: %w", method, path, err)
-	}
-	return nil
+	return decodeErr
 }
 
-// send makes one request and returns the response if its status is 200,
-// else the API's error. An expired token is renewed and the request sent
-// once more.
-func (c *Client) send(ctx context.Context, method, path string, tx *txHeaders, body any) (*http.Response, error) {
-	var payload []byte
-	if body != nil {
-		var err error
-		if payload, err = json.Marshal(body); err != nil {
-			return nil, fmt.Errorf("%s %s: encode the request: %w", method, path, err)
-		}
-	}
+// stream makes a call and hands each of its answers to each. An expired
+// token is renewed and the call made once more, if nothing was answered.
+func (c *Client) stream(ctx context.Context, req *request, each func(json.RawMessage) bool) error {
 	for attempt := 0; ; attempt++ {
 		token, err := c.accessToken(ctx, attempt > 0)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(payload))
-		if err != nil {
-			return nil, err
-		}
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		if tx != nil {
-			req.Header.Set("Tigris-Tx-Id", tx.id)
-			req.Header.Set("Tigris-Tx-Origin", tx.origin)
-		}
-		res, err := c.hc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		if res.StatusCode == http.StatusOK {
-			return res, nil
-		}
-		apiErr := readError(res)
+		answered := false
+		err = c.t.exchange(ctx, req, token, func(answer json.RawMessage) bool {
+			answered = true
+			return each(answer)
+		})
 		// A token past its expiry (or revoked and re-issued) is renewed
 		// once, when the client has credentials to renew it with.
-		if apiErr.Code == Unauthenticated && attempt == 0 && c.opts.ApplicationID != "" {
+		if IsCode(err, Unauthenticated) && attempt == 0 && !answered && c.opts.ApplicationID != "" {
 			continue
 		}
-		return nil, apiErr
+		return err
 	}
-}
-
-// readError reads a response that is not 200 as the API's error.
-func readError(res *http.Response) *Error {
-	defer res.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	var body struct {
-		Error wireError `json:"error"`
-	}
-	if json.Unmarshal(b, &body) == nil && body.Error.Code != "" {
-		return body.Error.toError(res.StatusCode)
-	}
-	return &Error{Code: Unknown, Message: fmt.Sprintf("%s %s: %s %s", res.Request.Method, res.Request.URL.Path, res.Status, bytes.TrimSpace(b)), HTTPStatus: res.StatusCode}
 }
 
 // accessToken is the token to send, fetched (or renewed, when renew is
@@ -206,58 +198,10 @@ func (c *Client) accessToken(ctx context.Context, renew bool) (string, error) {
 	if c.token != "" && !renew && time.Until(c.expiresAt) > 30*time.Second {
 		return c.token, nil
 	}
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.opts.ApplicationID}, "client_secret": {c.opts.ApplicationSecret}}
-	req, err := http.NewRequestWithContext(ctx, "POST", c.base+"/v1/auth/token", strings.NewReader(form.Encode()))
+	token, expiresIn, err := c.t.accessToken(ctx, c.opts.ApplicationID, c.opts.ApplicationSecret)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("get an access token for %s: %w", c.opts.ApplicationID, err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	res, err := c.hc.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("get an access token: %w", err)
-	}
-	if res.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("get an access token for %s: %w", c.opts.ApplicationID, readError(res))
-	}
-	defer res.Body.Close()
-	var t struct {
-		AccessToken string `json:"access_token"`
-		ExpiresIn   int64  `json:"expires_in"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&t); err != nil {
-		return "", fmt.Errorf("get an access token: decode the answer: %w", err)
-	}
-	c.token, c.expiresAt = t.AccessToken, time.Now().Add(time.Duration(t.ExpiresIn)*time.Second)
+	c.token, c.expiresAt = token, time.Now().Add(expiresIn)
 	return c.token, nil
 }
-
-// lines reads a stream's answer: one {"result":…} or {"error":…} object
-// a line. It calls fn with each result until fn returns false, the
-// stream ends (nil), or an error line or a broken connection ends it.
-func lines(res *http.Response, fn func(result json.RawMessage) bool) error {
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 64<<10), 64<<20) // a line holds a document, up to the 16 MiB body limit and more
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var line struct {
-			Result json.RawMessage `json:"result"`
-			Error  *wireError      `json:"error"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			return fmt.Errorf("a stream's line is not JSON: %w", err)
-		}
-		if line.Error != nil {
-			return line.Error.toError(http.StatusOK)
-		}
-		if !fn(line.Result) {
-			return nil
-		}
-	}
-	return sc.Err()
-}
-
-// escape makes a name one segment of a path.
-func escape(name string) string { return url.PathEscape(name) }

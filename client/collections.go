@@ -30,7 +30,7 @@ func (s scope) createCollection(ctx context.Context, name string, schema []byte)
 		return err
 	}
 	body := map[string]json.RawMessage{"schema": schema}
-	return s.db.c.call(ctx, "POST", s.collPath(name, "/createOrUpdate"), s.tx, body, &struct{}{})
+	return s.call(ctx, routeCreateCollection, name, body, &struct{}{})
 }
 
 // titled sets a schema's title to name if it has none, first in the
@@ -56,20 +56,20 @@ func titled(schema []byte, name string) (json.RawMessage, error) {
 }
 
 func (s scope) dropCollection(ctx context.Context, name string) error {
-	return s.db.c.call(ctx, "DELETE", s.collPath(name, "/drop"), s.tx, nil, &struct{}{})
+	return s.call(ctx, routeDropCollection, name, nil, &struct{}{})
 }
 
 func (s scope) listCollections(ctx context.Context) ([]CollectionInfo, error) {
 	var res struct {
 		Collections []CollectionInfo `json:"collections"`
 	}
-	err := s.db.c.call(ctx, "POST", s.db.path("/collections/list"), s.tx, nil, &res)
+	err := s.call(ctx, routeListCollections, "", nil, &res)
 	return res.Collections, err
 }
 
 func (s scope) describeCollection(ctx context.Context, name string) (*CollectionDescription, error) {
 	var d CollectionDescription
-	if err := s.db.c.call(ctx, "POST", s.collPath(name, "/describe"), s.tx, nil, &d); err != nil {
+	if err := s.call(ctx, routeDescribeCollection, name, nil, &d); err != nil {
 		return nil, err
 	}
 	return &d, nil

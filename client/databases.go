@@ -21,7 +21,7 @@ func (db *Database) Name() string { return db.name }
 // CreateDatabase creates a database; one that exists already is an
 // ALREADY_EXISTS error.
 func (c *Client) CreateDatabase(ctx context.Context, name string) (*Database, error) {
-	if err := c.call(ctx, "POST", "/v1/databases/"+escape(name)+"/create", nil, nil, &struct{}{}); err != nil {
+	if err := c.call(ctx, &request{route: routeCreateDatabase, params: params{db: name}}, &struct{}{}); err != nil {
 		return nil, err
 	}
 	return c.Database(name), nil
@@ -29,7 +29,7 @@ func (c *Client) CreateDatabase(ctx context.Context, name string) (*Database, er
 
 // Drop drops the database and every collection in it.
 func (db *Database) Drop(ctx context.Context) error {
-	return db.c.call(ctx, "DELETE", db.path("/drop"), nil, nil, &struct{}{})
+	return db.c.call(ctx, &request{route: routeDropDatabase, params: db.params()}, &struct{}{})
 }
 
 // DatabaseInfo is one database of a list.
@@ -43,7 +43,7 @@ func (c *Client) ListDatabases(ctx context.Context) ([]DatabaseInfo, error) {
 	var res struct {
 		Databases []DatabaseInfo `json:"databases"`
 	}
-	err := c.call(ctx, "POST", "/v1/databases/list", nil, nil, &res)
+	err := c.call(ctx, &request{route: routeListDatabases}, &res)
 	return res.Databases, err
 }
 
@@ -68,10 +68,10 @@ type DatabaseDescription struct {
 // Describe describes the database and its collections' schemas.
 func (db *Database) Describe(ctx context.Context) (*DatabaseDescription, error) {
 	var d DatabaseDescription
-	if err := db.c.call(ctx, "POST", db.path("/describe"), nil, nil, &d); err != nil {
+	if err := db.c.call(ctx, &request{route: routeDescribeDatabase, params: db.params()}, &d); err != nil {
 		return nil, err
 	}
 	return &d, nil
 }
 
-func (db *Database) path(rest string) string { return "/v1/databases/" + escape(db.name) + rest }
+func (db *Database) params() params { return params{db: db.name} }

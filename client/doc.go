@@ -1,10 +1,13 @@
 // Package client is the Go client of Folio: databases, collections,
 // typed documents, search, transactions, change events and messages,
-// over Folio's HTTP/JSON API (the Tigris v1 API, docs/api.md).
+// over Folio's API (the Tigris v1 API, docs/api.md).
 //
-// It speaks HTTP (and HTTPS) today; gRPC is planned and will be chosen by
-// the URL's scheme, with the same types. It imports only the standard
-// library.
+// The URL's scheme chooses the protocol: HTTP with JSON ("http://",
+// "https://") or gRPC ("grpc://" in cleartext, "grpcs://" over TLS), with
+// the same types, calls and errors; only RotateSigningKey and Backup are
+// HTTP only.
+// It imports only the standard library (gRPC included: it speaks gRPC
+// over net/http's HTTP/2).
 //
 // A program opens a Client on a server's URL, names a Database, and works
 // on typed collections:
@@ -16,7 +19,8 @@
 //	for u, err := range users.Read(ctx, client.Eq("name", "Ann")) { … }
 //
 // Errors the API answers are *Error values carrying its code (ABORTED,
-// NOT_FOUND, …): test them with errors.As or IsCode. Streams (reads,
+// NOT_FOUND, …), the same over either protocol: test them with errors.As
+// or IsCode. Streams (reads,
 // searches, events, subscriptions) are iterators to range over; events and
 // subscriptions reconnect after a lost connection or a server restart and
 // resume right after the last item they yielded.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 )
 
@@ -20,8 +21,28 @@ type scope struct {
 
 func (db *Database) scope() scope { return scope{db: db} }
 
-func (s scope) collPath(name, rest string) string {
-	return s.db.path("/collections/" + escape(name) + rest)
+// request is a call of the scope on the collection coll ("": none).
+func (s scope) request(r *route, coll string, body any) *request {
+	return &request{route: r, params: params{db: s.db.name, collection: coll}, tx: s.tx, body: body}
+}
+
+func (s scope) call(ctx context.Context, r *route, coll string, body, out any) error {
+	return s.db.c.call(ctx, s.request(r, coll, body), out)
+}
+
+// stream runs a read or search of coll. An error before the first item
+// (the server's refusal of the call) is as the server gave it; one after
+// (a broken connection, an error line) says what it ended.
+func (s scope) stream(ctx context.Context, what string, r *route, coll string, body any, each func(json.RawMessage) bool) error {
+	answered := false
+	err := s.db.c.stream(ctx, s.request(r, coll, body), func(item json.RawMessage) bool {
+		answered = true
+		return each(item)
+	})
+	if err != nil && answered {
+		return fmt.Errorf("%s %s: %w", what, coll, err)
+	}
+	return err
 }
 
 // Collection is a collection whose documents (or messages) are values of
@@ -40,8 +61,8 @@ func Coll[T any](in Scope, name string) *Collection[T] {
 // Name is the collection's name.
 func (c *Collection[T]) Name() string { return c.name }
 
-func (c *Collection[T]) call(ctx context.Context, method, rest string, body, out any) error {
-	return c.s.db.c.call(ctx, method, c.s.collPath(c.name, rest), c.s.tx, body, out)
+func (c *Collection[T]) call(ctx context.Context, r *route, body, out any) error {
+	return c.s.call(ctx, r, c.name, body, out)
 }
 
 // Key is a document's primary key, as a JSON object of its key fields
@@ -53,38 +74,39 @@ type Key = json.RawMessage
 // sets each document's generated key fields (autoGenerate) to the values
 // the server chose.
 func (c *Collection[T]) Insert(ctx context.Context, docs ...*T) ([]Key, error) {
-	return c.write(ctx, "POST", "/documents/insert", docs)
+	return c.write(ctx, routeInsert, docs)
 }
 
 // Replace inserts documents, or replaces those with the same key. It
 // returns their keys and fills in generated key fields, as Insert.
 func (c *Collection[T]) Replace(ctx context.Context, docs ...*T) ([]Key, error) {
-	return c.write(ctx, "PUT", "/documents/replace", docs)
+	return c.write(ctx, routeReplace, docs)
 }
 
-func (c *Collection[T]) write(ctx context.Context, method, rest string, docs []*T) ([]Key, error) {
+func (c *Collection[T]) write(ctx context.Context, r *route, docs []*T) ([]Key, error) {
+	what := r.path[strings.LastIndex(r.path, "/")+1:]
 	if len(docs) == 0 {
 		return nil, nil
 	}
 	for i, d := range docs {
 		if d == nil {
-			return nil, fmt.Errorf("%s %s: document %d is nil", rest, c.name, i)
+			return nil, fmt.Errorf("%s into %s: document %d is nil", what, c.name, i)
 		}
 	}
 	var res struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
-	if err := c.call(ctx, method, rest, map[string]any{"documents": docs}, &res); err != nil {
+	if err := c.call(ctx, r, map[string]any{"documents": docs}, &res); err != nil {
 		return nil, err
 	}
 	if len(res.Keys) != len(docs) {
-		return res.Keys, fmt.Errorf("%s %s: the server answered %d keys for %d documents", rest, c.name, len(res.Keys), len(docs))
+		return res.Keys, fmt.Errorf("%s into %s: the server answered %d keys for %d documents", what, c.name, len(res.Keys), len(docs))
 	}
 	// A key is a JSON object of the key fields: decoding it into the
 	// document sets them and leaves the other fields as they are.
 	for i, k := range res.Keys {
 		if err := json.Unmarshal(k, docs[i]); err != nil {
-			return res.Keys, fmt.Errorf("%s %s: set the key %s in document %d: %w", rest, c.name, k, i, err)
+			return res.Keys, fmt.Errorf("%s into %s: set the key %s in document %d: %w", what, c.name, k, i, err)
 		}
 	}
 	return res.Keys, nil
@@ -109,7 +131,7 @@ func (c *Collection[T]) Update(ctx context.Context, filter Filter, update Update
 	var res struct {
 		ModifiedCount int64 `json:"modified_count"`
 	}
-	err := c.call(ctx, "PUT", "/documents/update", req, &res)
+	err := c.call(ctx, routeUpdate, req, &res)
 	return res.ModifiedCount, err
 }
 
@@ -122,7 +144,7 @@ func (c *Collection[T]) Delete(ctx context.Context, filter Filter, opts ...Optio
 	var res struct {
 		ModifiedCount int64 `json:"modified_count"`
 	}
-	err := c.call(ctx, "DELETE", "/documents/delete", req, &res)
+	err := c.call(ctx, routeDelete, req, &res)
 	return res.ModifiedCount, err
 }
 
@@ -171,13 +193,8 @@ func (c *Collection[T]) ReadDocuments(ctx context.Context, filter Filter, opts .
 				req.Fields[f] = 1
 			}
 		}
-		res, err := c.s.db.c.send(ctx, "POST", c.s.collPath(c.name, "/documents/read"), c.s.tx, req)
-		if err != nil {
-			yield(Document[T]{}, err)
-			return
-		}
 		stopped := false
-		err = lines(res, func(raw json.RawMessage) bool {
+		err := c.s.stream(ctx, "read", routeRead, c.name, req, func(raw json.RawMessage) bool {
 			var item struct {
 				Data        json.RawMessage `json:"data"`
 				Metadata    Metadata        `json:"metadata"`
@@ -197,7 +214,7 @@ func (c *Collection[T]) ReadDocuments(ctx context.Context, filter Filter, opts .
 			return !stopped
 		})
 		if err != nil && !stopped {
-			yield(Document[T]{}, fmt.Errorf("read %s: %w", c.name, err))
+			yield(Document[T]{}, err)
 		}
 	}
 }

@@ -60,6 +60,35 @@ func ExampleOpen() {
 	// Output: found example_open
 }
 
+// Over gRPC: the same calls, types and errors, chosen by the URL's
+// scheme ("grpcs://" with Options.TLS for TLS). The server listens for
+// both on one port; in a program the URL would be
+// "grpc://localhost:8081".
+func ExampleOpen_grpc() {
+	ctx := context.Background()
+	c, err := client.Open(grpcURL, client.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	products := catalog(ctx, c, "example_grpc")
+	kettle := &Product{Name: "Kettle", Brand: "Acme", Price: 25, Stock: 3}
+	if _, err := products.Insert(ctx, kettle); err != nil {
+		log.Fatal(err)
+	}
+	for p, err := range products.Read(ctx, client.Eq("brand", "Acme")) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(p.ID == kettle.ID, p.Name, p.Stock)
+	}
+	_, err = c.CreateDatabase(ctx, "example_grpc")
+	fmt.Println(client.IsCode(err, client.AlreadyExists), err)
+	// Output:
+	// true Kettle 3
+	// true ALREADY_EXISTS: database already exist
+}
+
 func ExampleSchemaOf() {
 	schema, err := client.SchemaOf[Product]("products")
 	if err != nil {

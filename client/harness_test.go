@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,8 +17,8 @@ import (
 
 // serverURL is the server the examples talk to: a node on an embedded
 // store that TestMain starts for the test binary. In a program it would be
-// "http://localhost:8081".
-var serverURL string
+// "http://localhost:8081". grpcURL is the same node's, for gRPC.
+var serverURL, grpcURL string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "folio-client-examples")
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	serverURL = "http://" + n.Addr().String()
+	grpcURL = "grpc://" + n.Addr().String()
 	code := backendtest.Main(m)
 	if err := n.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "close the examples' node:", err)
@@ -42,15 +44,33 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// eachBackend runs fn on a fresh server per backend, with a client of it.
+// eachBackend runs fn on a fresh server per backend and transport, with
+// a client of it.
 func eachBackend(t *testing.T, fn func(t *testing.T, c *client.Client)) {
 	t.Helper()
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		n := startNode(t, b.Open(t), node.Config{Addr: "127.0.0.1:0"})
-		t.Cleanup(func() { n.Close() })
-		fn(t, open(t, "http://"+n.Addr().String(), client.Options{}))
+		eachTransport(t, func(t *testing.T, scheme string) {
+			n := startNode(t, b.Open(t), node.Config{Addr: "127.0.0.1:0"})
+			t.Cleanup(func() { n.Close() })
+			fn(t, open(t, scheme+"://"+n.Addr().String(), client.Options{}))
+		})
 	})
 }
+
+// eachTransport runs fn in a subtest per protocol the client speaks, with
+// the scheme of its URLs: "http" and "grpc".
+func eachTransport(t *testing.T, fn func(t *testing.T, scheme string)) {
+	t.Helper()
+	for _, scheme := range []string{"http", "grpc"} {
+		t.Run(scheme, func(t *testing.T) {
+			t.Parallel()
+			fn(t, scheme)
+		})
+	}
+}
+
+// overHTTP tells whether c speaks HTTP (else gRPC).
+func overHTTP(c *client.Client) bool { return strings.HasPrefix(c.URL(), "http") }
 
 func startNode(t *testing.T, store kv.Store, cfg node.Config) *node.Node {
 	t.Helper()

@@ -27,7 +27,7 @@ func (c *Client) CreateNamespace(ctx context.Context, name string, id int64) (st
 	var res struct {
 		Message string `json:"message"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/namespaces/"+escape(name)+"/create", nil, body, &res)
+	err := c.call(ctx, &request{route: routeCreateNamespace, params: params{name: name}, body: body}, &res)
 	return res.Message, err
 }
 
@@ -36,7 +36,7 @@ func (c *Client) ListNamespaces(ctx context.Context) ([]Namespace, error) {
 	var res struct {
 		Namespaces []Namespace `json:"namespaces"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/namespaces/list", nil, nil, &res)
+	err := c.call(ctx, &request{route: routeListNamespaces}, &res)
 	return res.Namespaces, err
 }
 
@@ -99,7 +99,7 @@ func (c *Client) CreateApplication(ctx context.Context, app NewApplication) (*Ap
 	var res struct {
 		App *Application `json:"created_application"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/applications/create", nil, app, &res)
+	err := c.call(ctx, &request{route: routeCreateApplication, body: app}, &res)
 	return res.App, err
 }
 
@@ -108,7 +108,7 @@ func (c *Client) ListApplications(ctx context.Context) ([]Application, error) {
 	var res struct {
 		Apps []Application `json:"applications"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/applications/list", nil, nil, &res)
+	err := c.call(ctx, &request{route: routeListApplications}, &res)
 	return res.Apps, err
 }
 
@@ -118,13 +118,13 @@ func (c *Client) RotateApplicationSecret(ctx context.Context, id string) (*Appli
 	var res struct {
 		App *Application `json:"application"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/applications/rotate", nil, map[string]string{"id": id}, &res)
+	err := c.call(ctx, &request{route: routeRotateApplicationSecret, body: map[string]string{"id": id}}, &res)
 	return res.App, err
 }
 
 // DeleteApplication deletes an application and revokes its tokens.
 func (c *Client) DeleteApplication(ctx context.Context, id string) error {
-	return c.call(ctx, "DELETE", "/v1/management/applications/delete", nil, map[string]string{"id": id}, &struct{}{})
+	return c.call(ctx, &request{route: routeDeleteApplication, body: map[string]string{"id": id}}, &struct{}{})
 }
 
 // RotateSigningKey makes a new key sign the server's tokens (owner only)
@@ -134,6 +134,40 @@ func (c *Client) RotateSigningKey(ctx context.Context) (string, error) {
 	var res struct {
 		KeyID string `json:"key_id"`
 	}
-	err := c.call(ctx, "POST", "/v1/management/keys/rotate", nil, nil, &res)
+	err := c.call(ctx, &request{route: routeRotateSigningKey}, &res)
 	return res.KeyID, err
+}
+
+// BackupResult is what a backup wrote.
+type BackupResult struct {
+	// Dir is the backup's directory, on the server's machine.
+	Dir string
+	// Position is the change-log position the copy holds: every commit up
+	// to it and none after.
+	Position  uint64
+	Bytes     int64
+	Files     int
+	CreatedAt time.Time
+	Duration  time.Duration
+}
+
+// Backup has the server copy its embedded store, consistent at one
+// position while it goes on serving, into dir: an absolute path of a new
+// or empty directory on the server's machine (owner only; a server on
+// PostgreSQL answers FAILED_PRECONDITION). `folio restore` restores it
+// (docs/operations.md). HTTP only: the gRPC API has no such call.
+func (c *Client) Backup(ctx context.Context, dir string) (*BackupResult, error) {
+	var res struct {
+		Dir        string    `json:"dir"`
+		Position   uint64    `json:"position"`
+		Bytes      int64     `json:"bytes"`
+		Files      int       `json:"files"`
+		CreatedAt  time.Time `json:"created_at"`
+		DurationMS int64     `json:"duration_ms"`
+	}
+	if err := c.call(ctx, &request{route: routeBackup, body: map[string]string{"dir": dir}}, &res); err != nil {
+		return nil, err
+	}
+	return &BackupResult{Dir: res.Dir, Position: res.Position, Bytes: res.Bytes, Files: res.Files, CreatedAt: res.CreatedAt,
+		Duration: time.Duration(res.DurationMS) * time.Millisecond}, nil
 }

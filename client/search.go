@@ -109,13 +109,8 @@ type SearchMeta struct {
 // nothing matched).
 func (c *Collection[T]) Search(ctx context.Context, req SearchRequest) iter.Seq2[*SearchPage[T], error] {
 	return func(yield func(*SearchPage[T], error) bool) {
-		res, err := c.s.db.c.send(ctx, "POST", c.s.collPath(c.name, "/documents/search"), c.s.tx, req)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
 		stopped := false
-		err = lines(res, func(raw json.RawMessage) bool {
+		err := c.s.stream(ctx, "search", routeSearch, c.name, req, func(raw json.RawMessage) bool {
 			var p SearchPage[T]
 			if err := json.Unmarshal(raw, &p); err != nil {
 				stopped = !yield(nil, fmt.Errorf("search %s: decode a page: %w", c.name, err))
@@ -125,7 +120,7 @@ func (c *Collection[T]) Search(ctx context.Context, req SearchRequest) iter.Seq2
 			return !stopped
 		})
 		if err != nil && !stopped {
-			yield(nil, fmt.Errorf("search %s: %w", c.name, err))
+			yield(nil, err)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 )
 
@@ -36,7 +37,7 @@ type Event[T any] struct {
 // to Options.StreamReconnect. Options: StartAfter.
 func (c *Collection[T]) Events(ctx context.Context, opts ...Option) iter.Seq2[Event[T], error] {
 	return func(yield func(Event[T], error) bool) {
-		c.follow(ctx, "/events", collect(opts).startAfter, func(after string) any {
+		c.follow(ctx, routeEvents, collect(opts).startAfter, func(after string) any {
 			return map[string]any{"options": map[string]string{"start_after": after}}
 		}, func(raw json.RawMessage) (string, bool) {
 			var item struct {
@@ -84,7 +85,7 @@ func (c *Collection[T]) Publish(ctx context.Context, msgs ...T) ([]string, error
 	var res struct {
 		Keys []string `json:"keys"`
 	}
-	err := c.call(ctx, "POST", "/messages/publish", map[string]any{"messages": msgs}, &res)
+	err := c.call(ctx, routePublish, map[string]any{"messages": msgs}, &res)
 	return res.Keys, err
 }
 
@@ -95,7 +96,7 @@ func (c *Collection[T]) Publish(ctx context.Context, msgs ...T) ([]string, error
 func (c *Collection[T]) Subscribe(ctx context.Context, filter Filter, opts ...Option) iter.Seq2[Message[T], error] {
 	return func(yield func(Message[T], error) bool) {
 		o := collect(opts)
-		c.follow(ctx, "/messages/subscribe", o.startAfter, func(after string) any {
+		c.follow(ctx, routeSubscribe, o.startAfter, func(after string) any {
 			type subscribeOpts struct {
 				StartAfter string     `json:"start_after,omitempty"`
 				Collation  *collation `json:"collation,omitempty"`
@@ -129,26 +130,26 @@ func (c *Collection[T]) Subscribe(ctx context.Context, filter Filter, opts ...Op
 // again after the last position, until ctx is done or
 // Options.StreamReconnect passes after it was lost without a new one. fail gets the
 // error that ends it, if any.
-func (c *Collection[T]) follow(ctx context.Context, rest, after string, body func(after string) any, item func(json.RawMessage) (string, bool), fail func(error)) {
+func (c *Collection[T]) follow(ctx context.Context, r *route, after string, body func(after string) any, item func(json.RawMessage) (string, bool), fail func(error)) {
 	client := c.s.db.c
-	path := c.s.collPath(c.name, rest)
 	lost := time.Now() // when the stream was last lost (or first tried)
 	for attempt := 0; ; attempt++ {
-		res, err := client.send(ctx, "POST", path, c.s.tx, body(after))
-		if err == nil {
-			attempt = 0
-			stopped := false
-			err = lines(res, func(raw json.RawMessage) bool {
-				pos, goOn := item(raw)
-				if pos != "" {
-					after = pos
-				}
-				stopped = !goOn
-				return goOn
-			})
-			if stopped {
-				return
+		opened, stopped := false, false
+		req := c.s.request(r, c.name, body(after))
+		req.opened = func() { opened = true }
+		err := client.stream(ctx, req, func(raw json.RawMessage) bool {
+			pos, goOn := item(raw)
+			if pos != "" {
+				after = pos
 			}
+			stopped = !goOn
+			return goOn
+		})
+		if stopped {
+			return
+		}
+		if opened {
+			attempt = 0
 			if err == nil {
 				// Streams never end by themselves: the server went away.
 				err = errors.New("the server ended the stream")
@@ -160,7 +161,7 @@ func (c *Collection[T]) follow(ctx context.Context, rest, after string, body fun
 			return
 		}
 		if !resumable(err) || client.opts.StreamReconnect < 0 || time.Since(lost) > client.opts.StreamReconnect {
-			fail(fmt.Errorf("%s of %s: %w", rest[1:], c.name, err))
+			fail(fmt.Errorf("%s of %s: %w", strings.TrimPrefix(r.path, "/v1/databases/{db}/collections/{collection}/"), c.name, err))
 			return
 		}
 		if sleep(ctx, backoff(attempt+1, err)+100*time.Millisecond) != nil {

@@ -29,12 +29,18 @@ type Post struct {
 // address, where the stream reconnects and must get b1..b3 and then c1.
 func TestStreamsResumeAfterRestart(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		eachTransport(t, func(t *testing.T, scheme string) { streamsResumeAfterRestart(t, b, scheme) })
+	})
+}
+
+func streamsResumeAfterRestart(t *testing.T, b backendtest.Backend, scheme string) {
+	{
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		data := b.Durable(t)
 		n := startNode(t, data.Open(), node.Config{Addr: "127.0.0.1:0"})
 		addr := n.Addr().String()
-		c := open(t, "http://"+addr, client.Options{})
+		c := open(t, scheme+"://"+addr, client.Options{})
 		db, err := c.CreateDatabase(ctx, "shop")
 		must(t, err)
 		must(t, db.CreateCollection(ctx, "notes", []byte(`{"properties":{"id":{"type":"string"},"text":{"type":"string"}},"primary_key":["id"]}`)))
@@ -83,7 +89,7 @@ func TestStreamsResumeAfterRestart(t *testing.T) {
 
 		must(t, n.Close())
 		n2 := startNode(t, data.Open(), node.Config{Addr: "127.0.0.1:0"})
-		db2 := open(t, "http://"+n2.Addr().String(), client.Options{}).Database("shop")
+		db2 := open(t, scheme+"://"+n2.Addr().String(), client.Options{}).Database("shop")
 		for _, s := range []string{"b1", "b2", "b3"} {
 			write(db2, s)
 		}
@@ -97,7 +103,7 @@ func TestStreamsResumeAfterRestart(t *testing.T) {
 		if got := <-events; got != "error: context canceled" {
 			t.Fatalf("after cancel, the events stream gave %q", got)
 		}
-	})
+	}
 }
 
 // wantNext reads from ch, past the probes, until it has got len(want)
@@ -147,8 +153,12 @@ func TestStreamsEndOnRefusal(t *testing.T) {
 // A stream whose server does not come back gives up after
 // Options.StreamReconnect with the last error.
 func TestStreamsGiveUp(t *testing.T) {
+	eachTransport(t, streamsGiveUp)
+}
+
+func streamsGiveUp(t *testing.T, scheme string) {
 	n := startNode(t, backendtest.OpenPebble(t), node.Config{Addr: "127.0.0.1:0"})
-	c := open(t, "http://"+n.Addr().String(), client.Options{StreamReconnect: 500 * time.Millisecond})
+	c := open(t, scheme+"://"+n.Addr().String(), client.Options{StreamReconnect: 500 * time.Millisecond})
 	ctx := context.Background()
 	db, err := c.CreateDatabase(ctx, "shop")
 	must(t, err)

@@ -60,27 +60,53 @@ func (db *Database) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 	return fmt.Errorf("transaction on %s aborted %d times by conflicts: %w", db.name, db.c.opts.TxAttempts, err)
 }
 
+// Snapshot runs fn in a transaction that is rolled back when fn returns:
+// its reads see one consistent state of the database, however long they
+// take (up to the server's transaction lifetime), and nothing fn writes
+// is kept. Unlike Tx it runs fn once: an ABORTED error is returned as it
+// is. It returns fn's error.
+func (db *Database) Snapshot(ctx context.Context, fn func(tx *Tx) error) error {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.rollback(ctx)
+	return fn(tx)
+}
+
 // runTx is one attempt: begin, fn, commit (or roll back).
 func (db *Database) runTx(ctx context.Context, fn func(tx *Tx) error) error {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.rollback(ctx)
+		return err
+	}
+	return db.c.call(ctx, &request{route: routeCommit, params: db.params(), tx: &tx.h}, &struct{}{})
+}
+
+func (db *Database) begin(ctx context.Context) (*Tx, error) {
 	var res struct {
 		TxCtx struct {
 			ID     string `json:"id"`
 			Origin string `json:"origin"`
 		} `json:"tx_ctx"`
 	}
-	if err := db.c.call(ctx, "POST", db.path("/transactions/begin"), nil, nil, &res); err != nil {
-		return err
+	if err := db.c.call(ctx, &request{route: routeBegin, params: db.params()}, &res); err != nil {
+		return nil, err
 	}
-	tx := &Tx{db: db, h: txHeaders{id: res.TxCtx.ID, origin: res.TxCtx.Origin}}
-	if err := fn(tx); err != nil {
-		// Rolled back even when ctx is done: else the server holds the
-		// transaction until its idle timeout.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		_ = db.c.call(rctx, "POST", db.path("/transactions/rollback"), &tx.h, nil, &struct{}{})
-		return err
-	}
-	return db.c.call(ctx, "POST", db.path("/transactions/commit"), &tx.h, nil, &struct{}{})
+	return &Tx{db: db, h: txHeaders{id: res.TxCtx.ID, origin: res.TxCtx.Origin}}, nil
+}
+
+// rollback rolls the transaction back, even when ctx is done: else the
+// server holds it until its idle timeout. Its error is not the caller's
+// concern: the transaction ends either way.
+func (tx *Tx) rollback(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = tx.db.c.call(rctx, &request{route: routeRollback, params: tx.db.params(), tx: &tx.h}, &struct{}{})
 }
 
 // backoff is the pause before attempt n (from 1): 10 ms doubling up to

@@ -29,7 +29,7 @@ func backupCommand(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	to := fs.String("to", "", "the backup's directory, new or empty (required); with --url, on the server's machine")
 	dataDir := fs.String("data-dir", "", "back up this data directory directly, when no server runs on it (instead of --url)")
-	connect := rawRemoteFlags(fs)
+	connect := remoteFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -49,15 +49,16 @@ func backupCommand(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r.hc.Timeout = 0 // a backup takes what the disk takes; Ctrl-C ends it
-	done := ticker(os.Stderr, "backing up")
-	var res map[string]any
-	err = r.callContext(ctx, "POST", "/v1/management/backup", map[string]string{"dir": dir}, &res)
+	defer r.c.Close()
+	done := ticker(os.Stderr, "backing up") // a backup takes what the disk takes; Ctrl-C ends it
+	res, err := r.c.Backup(ctx, dir)
 	done()
 	if err != nil {
 		return err
 	}
-	return r.print([]map[string]any{res}, "dir", "position", "bytes", "files", "duration_ms")
+	return r.print([]map[string]any{{"dir": res.Dir, "position": res.Position, "bytes": res.Bytes, "files": res.Files,
+		"created_at": res.CreatedAt.Format(time.RFC3339Nano), "duration_ms": res.Duration.Milliseconds()}},
+		"dir", "position", "bytes", "files", "duration_ms")
 }
 
 // backupDirectly backs up a data directory no server has open.

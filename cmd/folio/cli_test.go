@@ -32,9 +32,10 @@ type cliStep struct {
 }
 
 // The script a new user might run, through the CLI's entry point, on a
-// terminal (tables) and into a pipe (JSON lines). Its transcript (the
-// commands, what each printed, and each exit code) must equal the golden
-// file, on every backend.
+// terminal (tables) and into a pipe (JSON lines), the latter also with a
+// grpc:// URL. Its transcript (the commands, what each printed, and each
+// exit code) must equal the golden file, on every backend; over gRPC, the
+// same as over HTTP.
 var cliScript = []cliStep{
 	{args: "db create shop"},
 	{args: "db create shop"},
@@ -78,9 +79,12 @@ var cliScript = []cliStep{
 
 func TestCLIGolden(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		for _, mode := range []string{"table", "json"} {
+		for _, mode := range []string{"table", "json", "grpc"} {
 			t.Run(mode, func(t *testing.T) {
-				url := startCLINode(t, b)
+				url, goldenMode := startCLINode(t, b), mode
+				if mode == "grpc" {
+					url, goldenMode = "grpc://"+strings.TrimPrefix(url, "http://"), "json"
+				}
 				var transcript bytes.Buffer
 				for _, step := range cliScript {
 					args := splitArgs(step.args)
@@ -91,7 +95,7 @@ func TestCLIGolden(t *testing.T) {
 					}
 					fmt.Fprintf(&transcript, "exit %d\n\n", code)
 				}
-				golden(t, "cli_"+mode+".golden", varying.ReplaceAllString(transcript.String(), `${1}${2}…`))
+				golden(t, "cli_"+goldenMode+".golden", varying.ReplaceAllString(transcript.String(), `${1}${2}…`))
 			})
 		}
 	})

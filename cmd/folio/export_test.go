@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,15 @@ func startOn(t *testing.T, store kv.Store) string {
 	}
 	t.Cleanup(func() { n.Close() })
 	return "http://" + n.Addr().String()
+}
+
+// overGRPC is the gRPC URL of a node whose HTTP URL is httpURL: the
+// same port serves both.
+func overGRPC(httpURL string) string { return "grpc://" + strings.TrimPrefix(httpURL, "http://") }
+
+// collPath is the HTTP API's path of a collection.
+func collPath(db, coll string) string {
+	return "/v1/databases/" + url.PathEscape(db) + "/collections/" + url.PathEscape(coll)
 }
 
 // collectionState is what a server holds of a collection: its schema and
@@ -80,8 +90,9 @@ func sameDatabase(t *testing.T, from, to, db string, colls ...string) {
 }
 
 // An export from a server on Pebble imported into one on PostgreSQL, and
-// that one's export into a new server on Pebble, gives every collection's
-// schema and every document and message, byte for byte, in the same order.
+// that one's export (over gRPC) into a new server on Pebble, gives every
+// collection's schema and every document and message, byte for byte, in
+// the same order.
 func TestExportImportAcrossEngines(t *testing.T) {
 	defer func(p int) { exportPage = p }(exportPage)
 	exportPage = 37 // several pages per collection, and a last page that is full
@@ -123,13 +134,13 @@ func TestExportImportAcrossEngines(t *testing.T) {
 	sameDatabase(t, pebble, postgres, "shop", colls...)
 
 	// And back, through standard output and input, into a database of
-	// another name.
+	// another name, over gRPC.
 	var exported bytes.Buffer
-	if err := exportCommand([]string{"--url", postgres, "--db", "shop"}, &exported); err != nil {
+	if err := exportCommand([]string{"--url", overGRPC(postgres), "--db", "shop"}, &exported); err != nil {
 		t.Fatalf("export from postgres: %v", err)
 	}
 	pebble2 := startOn(t, backendtest.OpenPebble(t))
-	if err := runImport([]string{"--url", pebble2, "--db", "shop", "-"}, bytes.NewReader(exported.Bytes()), io.Discard); err != nil {
+	if err := runImport([]string{"--url", overGRPC(pebble2), "--db", "shop", "-"}, bytes.NewReader(exported.Bytes()), io.Discard); err != nil {
 		t.Fatalf("import into pebble: %v", err)
 	}
 	sameDatabase(t, pebble, pebble2, "shop", colls...)

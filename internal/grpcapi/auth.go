@@ -87,8 +87,8 @@ func (a authService) GetAccessToken(ctx context.Context, req *api.GetAccessToken
 
 // userService serves User: applications. The alpha.32 messages carry
 // neither a role nor a namespace: applications made over gRPC have the
-// default role in the caller's namespace (HTTP and the command line set
-// both).
+// default role in the caller's namespace, unless Folio's own fields
+// (folio_fields.go) name them, as its Go client does.
 type userService struct{ s *Server }
 
 func applicationOut(a *ops.Application) *api.Application {
@@ -97,11 +97,14 @@ func applicationOut(a *ops.Application) *api.Application {
 	if !a.UpdatedAt.IsZero() {
 		out.UpdatedAt = a.UpdatedAt.UnixMilli()
 	}
+	withString(out, fieldAppRole, string(a.Role))
+	withString(out, fieldAppNamespace, a.Namespace.Name)
 	return out
 }
 
 func (u userService) CreateApplication(ctx context.Context, req *api.CreateApplicationRequest) (*api.CreateApplicationResponse, error) {
-	app, err := u.s.ops.CreateApplication(ctx, caller(ctx), ops.CreateApplicationRequest{Name: req.GetName(), Description: req.GetDescription()})
+	app, err := u.s.ops.CreateApplication(ctx, caller(ctx), ops.CreateApplicationRequest{Name: req.GetName(), Description: req.GetDescription(),
+		Role: string(unknownBytes(req, fieldAppRole)), Namespace: string(unknownBytes(req, fieldAppNamespace))})
 	if err != nil {
 		return nil, u.s.fail(ctx, err)
 	}

@@ -44,8 +44,10 @@ func (s *Server) DescribeDatabase(ctx context.Context, req *api.DescribeDatabase
 	}
 	out := &api.DescribeDatabaseResponse{Db: d.Name, Metadata: &api.DatabaseMetadata{}, Size: d.Size,
 		Collections: make([]*api.CollectionDescription, len(d.Collections))}
+	withSizes(out, d.Size, d.IndexSize, d.LogSize)
 	for i, c := range d.Collections {
 		out.Collections[i] = &api.CollectionDescription{Collection: c.Name, Metadata: &api.CollectionMetadata{}, Schema: c.Schema, Size: c.Size}
+		withSizes(out.Collections[i], c.Size, c.IndexSize, -1)
 	}
 	return out, nil
 }
@@ -85,5 +87,7 @@ func (s *Server) DescribeCollection(ctx context.Context, req *api.DescribeCollec
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.DescribeCollectionResponse{Collection: d.Name, Metadata: &api.CollectionMetadata{}, Schema: d.Schema, Size: d.Size}, nil
+	out := &api.DescribeCollectionResponse{Collection: d.Name, Metadata: &api.CollectionMetadata{}, Schema: d.Schema, Size: d.Size}
+	withSizes(out, d.Size, d.IndexSize, -1)
+	return out, nil
 }

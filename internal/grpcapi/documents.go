@@ -67,7 +67,9 @@ func (s *Server) Delete(ctx context.Context, req *api.DeleteRequest) (*api.Delet
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.DeleteResponse{Metadata: &api.ResponseMetadata{DeletedAt: timestamp(res.Time)}, Status: "deleted"}, nil
+	out := &api.DeleteResponse{Metadata: &api.ResponseMetadata{DeletedAt: timestamp(res.Time)}, Status: "deleted"}
+	withVarint(out, fieldDeleteCount, int64(res.Modified))
+	return out, nil
 }
 
 // Read streams what a collection holds, one ReadResponse per document (or

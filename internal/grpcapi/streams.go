@@ -11,19 +11,21 @@ import (
 	"github.com/foliodb/folio/internal/ops"
 )
 
-// Events streams the changes of a documents collection from now on. The
-// published messages have no field for a stream's position, so a gRPC
-// client cannot resume a stream where it left off; over HTTP it can
-// (docs/api.md).
+// Events streams the changes of a documents collection from now on, or
+// after the position in Folio's start_after field. The published messages
+// have no field for a stream's position: Folio's own (folio_fields.go)
+// carry it, for its Go client; other clients cannot resume a stream.
 func (s *Server) Events(req *api.EventsRequest, stream api.Tigris_EventsServer) error {
 	ctx := stream.Context()
-	src, err := s.ops.Events(ctx, caller(ctx), ops.EventsRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx)})
+	src, err := s.ops.Events(ctx, caller(ctx), ops.EventsRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
+		StartAfter: string(unknownBytes(req.GetOptions(), fieldStartAfter))})
 	if err != nil {
 		return s.fail(ctx, err)
 	}
 	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) any {
-		return &api.EventsResponse{Event: &api.StreamEvent{TxId: it.TxID[:], Collection: it.Collection, Op: it.Op,
-			Key: it.Key, Data: it.Data, Last: it.Last}}
+		ev := &api.StreamEvent{TxId: it.TxID[:], Collection: it.Collection, Op: it.Op, Key: it.Key, Data: it.Data, Last: it.Last}
+		withString(ev, fieldPosition, it.Position)
+		return &api.EventsResponse{Event: ev}
 	})
 }
 
@@ -38,12 +40,15 @@ func (s *Server) Subscribe(req *api.SubscribeRequest, stream api.Tigris_Subscrib
 		partitions[i] = int64(p)
 	}
 	src, err := s.ops.Subscribe(ctx, caller(ctx), ops.SubscribeRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
-		Partitions: partitions, Filter: unknownBytes(req, fieldSubscribeFilter)})
+		Partitions: partitions, Filter: unknownBytes(req, fieldSubscribeFilter),
+		StartAfter: string(unknownBytes(req.GetOptions(), fieldStartAfter)), Collation: collationField(req.GetOptions(), fieldSubscribeCollate)})
 	if err != nil {
 		return s.fail(ctx, err)
 	}
 	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) any {
-		return &api.SubscribeResponse{Message: it.Data}
+		m := &api.SubscribeResponse{Message: it.Data}
+		withString(m, fieldPosition, it.Position)
+		return m
 	})
 }
 
@@ -87,12 +92,14 @@ func (s *Server) serveStream(ctx context.Context, stream grpc.ServerStream, src 
 // message's key in JSON, to copy into the message (@tigrisdata/core throws
 // on anything else, from a callback, which ends the process), and a
 // message's key here is an opaque resume token, which only HTTP's keys
-// hand out.
+// hand out, and Folio's own field (folio_fields.go).
 func (s *Server) Publish(ctx context.Context, req *api.PublishRequest) (*api.PublishResponse, error) {
 	res, err := s.ops.Publish(ctx, caller(ctx), ops.PublishRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Messages: req.GetMessages(), Partition: int64(req.GetOptions().GetPartition())})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.PublishResponse{Metadata: &api.ResponseMetadata{CreatedAt: timestamp(res.Time)}, Status: "published"}, nil
+	out := &api.PublishResponse{Metadata: &api.ResponseMetadata{CreatedAt: timestamp(res.Time)}, Status: "published"}
+	withBytes(out, fieldPublishKeys, res.Keys)
+	return out, nil
 }
