@@ -39,6 +39,7 @@ type Catalog struct {
 	schemas sync.Map // schemaKey → *schema.Schema
 	records sync.Map // record bytes → dbRecord or collRecord
 	dbs     sync.Map // dbName → *Database, for Lookup
+	seen    sync.Map // collection record key → its bytes (a string) as last read, for Lookup
 	cached  atomic.Int64
 }
 
@@ -114,6 +115,7 @@ func (c *Catalog) getJSON(ctx context.Context, r kv.Reader, key []byte, into any
 	}
 	if c.cached.Add(1) > maxCachedRecords {
 		c.records.Clear()
+		c.seen.Clear()
 		c.cached.Store(0)
 	}
 	switch p := into.(type) {
@@ -121,6 +123,10 @@ func (c *Catalog) getJSON(ctx context.Context, r kv.Reader, key []byte, into any
 		c.records.Store(string(v), *p)
 	case *collRecord:
 		c.records.Store(string(v), *p)
+		// A record the transaction wrote itself may never commit.
+		if tx, ok := r.(kv.Tx); ok && !tx.Wrote(key) {
+			c.seen.Store(string(key), string(v))
+		}
 	}
 	return true, nil
 }
@@ -195,6 +201,9 @@ func (c *Catalog) Lookup(ctx context.Context, tx kv.Tx, ns int64, db, collName s
 		return nil, err
 	}
 	if d, ok := c.dbs.Load(dbName{ns, db}); ok {
+		if coll, ok, err := c.expectCollection(tx, d.(*Database), collName); ok || err != nil {
+			return coll, err
+		}
 		coll, err := c.Collection(ctx, tx, d.(*Database), collName)
 		if status.CodeOf(err) != status.NotFound {
 			return coll, err
@@ -205,6 +214,29 @@ func (c *Catalog) Lookup(ctx context.Context, tx kv.Tx, ns int64, db, collName s
 		return nil, err
 	}
 	return c.Collection(ctx, tx, d, collName)
+}
+
+// expectCollection returns the collection as this node last read its
+// record, without reading it now: the transaction checks the record with
+// its next read (kv.Tx.Expect), in the same round trip on PostgreSQL, and
+// fails with a retryable conflict if it changed, forgetting it. False if
+// the record was not read lately.
+func (c *Catalog) expectCollection(tx kv.Tx, db *Database, name string) (*Collection, bool, error) {
+	key := keyspace.Collection(db.ID, name)
+	v, ok := c.seen.Load(string(key))
+	if !ok {
+		return nil, false, nil
+	}
+	cached, ok := c.records.Load(v.(string))
+	rec, isColl := cached.(collRecord)
+	if !ok || !isColl {
+		return nil, false, nil
+	}
+	if err := tx.Expect(key, []byte(v.(string)), func() { c.seen.CompareAndDelete(string(key), v) }); err != nil {
+		return nil, false, err
+	}
+	coll, err := c.collection(db, name, rec)
+	return coll, err == nil, err
 }
 
 // ListDatabases returns every database of namespace ns in name order.
@@ -275,6 +307,7 @@ func MoveLegacyDatabases(ctx context.Context, store kv.Store) (moved int, err er
 // DropDatabase removes a database of namespace ns with all its collections
 // and their data.
 func (c *Catalog) DropDatabase(ctx context.Context, tx kv.Tx, ns int64, name string) error {
+	defer c.seen.Clear() // what Lookup would expect is about to change
 	db, err := c.Database(ctx, tx, ns, name)
 	if err != nil {
 		return err
@@ -308,6 +341,7 @@ func logDDL(tx kv.Tx, r changelog.Record) error {
 // (unless onlyCreate, which makes an existing collection an ALREADY_EXISTS
 // error). It reports whether the collection was created.
 func (c *Catalog) CreateOrUpdateCollection(ctx context.Context, tx kv.Tx, db *Database, name string, rawSchema []byte, onlyCreate bool) (created bool, err error) {
+	defer c.seen.Clear() // what Lookup would expect is about to change
 	if err := CheckCollectionName(name); err != nil {
 		return false, err
 	}
@@ -418,6 +452,7 @@ func (c *Catalog) ListCollections(ctx context.Context, tx kv.Tx, db *Database) (
 
 // DropCollection removes a collection and all its data.
 func (c *Catalog) DropCollection(ctx context.Context, tx kv.Tx, db *Database, name string) error {
+	defer c.seen.Clear() // what Lookup would expect is about to change
 	if err := CheckCollectionName(name); err != nil {
 		return err
 	}

@@ -648,3 +648,54 @@ func TestUpgradeRetries(t *testing.T) {
 		return nil
 	})
 }
+
+// Lookup reuses the collection record it read last without reading it
+// again; the transaction checks it with its next read, so a schema changed
+// by another node fails that read with a retryable conflict once, and the
+// retry sees the new schema.
+func TestLookupChecksWhatItReuses(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := b.Open(t)
+		node1, node2 := catalog.New(), catalog.New()
+		createDB(t, s, node2, "shop")
+		createColl(t, s, node2, "shop", "users", usersSchema)
+		lookup := func(tx kv.Tx) (*catalog.Collection, error) {
+			coll, err := node1.Lookup(ctx, tx, ns, "shop", "users")
+			if err != nil {
+				return nil, err
+			}
+			// The request's first read, which carries the check.
+			_, err = tx.Get(ctx, []byte("some document"))
+			if errors.Is(err, kv.ErrNotFound) {
+				err = nil
+			}
+			return coll, err
+		}
+		for range 2 { // the first reads the record, the second reuses it
+			run(t, s, func(tx kv.Tx) error { _, err := lookup(tx); return err })
+		}
+
+		wider := strings.Replace(usersSchema, `"name":{"type":"string"}`, `"name":{"type":"string"},"age":{"type":"integer"}`, 1)
+		run(t, s, func(tx kv.Tx) error {
+			db, err := node2.Database(ctx, tx, ns, "shop")
+			if err != nil {
+				return err
+			}
+			_, err = node2.CreateOrUpdateCollection(ctx, tx, db, "users", []byte(wider), false)
+			return err
+		})
+		tx, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lookup(tx); !errors.Is(err, kv.ErrConflict) || !kv.IsRetryable(err) {
+			t.Fatalf("a stale record: %v, want a retryable conflict", err)
+		}
+		tx.Rollback()
+		var coll *catalog.Collection
+		run(t, s, func(tx kv.Tx) error { coll, err = lookup(tx); return err })
+		if coll.Rev != 2 {
+			t.Errorf("after the retry: revision %d, want 2", coll.Rev)
+		}
+	})
+}

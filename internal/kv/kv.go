@@ -106,6 +106,19 @@ type Tx interface {
 	Add(key []byte, delta int64) error
 	// AddReadConflictRange records r as read, as if it had been scanned.
 	AddReadConflictRange(r Range) error
+	// Expect records that the transaction relies on key holding value (nil:
+	// no value), taken from a cache, as if a Get had returned it: the key
+	// joins the read ranges, and the value is checked with the
+	// transaction's next read from the store (in the same round trip on a
+	// backend with a server), or before its commit if it reads nothing
+	// more. If the key holds anything else, that read or commit fails with
+	// ErrConflict after calling stale (if not nil), so that the cache can
+	// drop the value before a retry.
+	Expect(key, value []byte, stale func()) error
+	// Wrote tells whether the transaction wrote key (a Set, Clear or Add of
+	// it, or a ClearRange over it): its reads of key then show its own
+	// writes, which a cache must not keep.
+	Wrote(key []byte) bool
 	// AppendLog appends a record to the transaction's change-log entry. The
 	// entry's position is assigned at commit, in commit order, and the entry
 	// is written atomically with the transaction's other writes.

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -94,8 +95,15 @@ type txn struct {
 	log      [][]byte
 	size     int
 	state    txState
-	failed   error // a write was refused: the transaction can only fail now
+	failed   error // a write was refused, or an expectation failed: the transaction can only fail now
 	counters *TxCounters
+	expected []expectation // Expect's checks not made yet
+}
+
+// expectation is a value a transaction took from a cache (Expect).
+type expectation struct {
+	key, value []byte
+	stale      func()
 }
 
 func (t *txn) ReadVersion() Position { return t.b.ReadVersion() }
@@ -153,6 +161,16 @@ func (t *txn) get(ctx context.Context, key []byte, conflict bool) ([]byte, error
 		return m.Value, nil
 	case m != nil && m.Kind == OpClear, cleared:
 		return nil, ErrNotFound
+	case len(t.expected) > 0:
+		// The checks go in the same read.
+		vs, err := t.storedMany(ctx, [][]byte{key}, []*Mutation{m})
+		if err != nil {
+			return nil, err
+		}
+		if vs[0] == nil {
+			return nil, ErrNotFound
+		}
+		return vs[0], nil
 	case m != nil && m.Kind == OpAdd:
 		base, err := t.b.Get(ctx, key)
 		if err != nil && !errors.Is(err, ErrNotFound) {
@@ -198,18 +216,94 @@ func (t *txn) getMany(ctx context.Context, keys [][]byte, conflict bool) ([][]by
 	if len(stored) == 0 {
 		return values, nil
 	}
-	got, err := t.backendGetMany(ctx, stored)
+	got, err := t.storedMany(ctx, stored, adds)
 	if err != nil {
 		return nil, err
 	}
 	for j, i := range storedAt {
-		v := got[j]
-		if m := adds[j]; m != nil {
-			v = EncodeCounter(DecodeCounter(v) + m.Delta)
-		}
-		values[i] = v
+		values[i] = got[j]
 	}
 	return values, nil
+}
+
+// storedMany reads keys from the backend, adding each one's buffered
+// counter addition (adds[i], or nil), and makes the pending Expect checks
+// in the same read.
+func (t *txn) storedMany(ctx context.Context, keys [][]byte, adds []*Mutation) ([][]byte, error) {
+	n := len(t.expected)
+	if n > 0 {
+		keys = append(t.expectedKeys(), keys...)
+	}
+	got, err := t.backendGetMany(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.check(got[:n]); err != nil {
+		return nil, err
+	}
+	got = got[n:]
+	for j, m := range adds {
+		if m != nil && m.Kind == OpAdd {
+			got[j] = EncodeCounter(DecodeCounter(got[j]) + m.Delta)
+		}
+	}
+	return got, nil
+}
+
+func (t *txn) expectedKeys() [][]byte {
+	keys := make([][]byte, len(t.expected))
+	for i, e := range t.expected {
+		keys[i] = e.key
+	}
+	return keys
+}
+
+// check compares the stored values of the pending expectations with what
+// they expected, and clears them. A mismatch fails the transaction.
+func (t *txn) check(stored [][]byte) error {
+	expected := t.expected
+	t.expected = nil
+	for i, e := range expected {
+		if (stored[i] == nil) != (e.value == nil) || !bytes.Equal(stored[i], e.value) {
+			if e.stale != nil {
+				e.stale()
+			}
+			t.failed = fmt.Errorf("%w: %q changed since it was cached", ErrConflict, truncate(e.key))
+			return t.failed
+		}
+	}
+	return nil
+}
+
+// checkExpected makes the pending Expect checks in a read of their own:
+// before a scan or a commit.
+func (t *txn) checkExpected(ctx context.Context) error {
+	if len(t.expected) == 0 {
+		return nil
+	}
+	got, err := t.backendGetMany(ctx, t.expectedKeys())
+	if err != nil {
+		return err
+	}
+	return t.check(got)
+}
+
+func (t *txn) Wrote(key []byte) bool {
+	m, cleared := t.buf.Lookup(key)
+	return m != nil || cleared
+}
+
+func (t *txn) Expect(key, value []byte, stale func()) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if err := t.limits.CheckKey(key); err != nil {
+		return err
+	}
+	r := KeyRange(key)
+	t.reads = append(t.reads, &r)
+	t.expected = append(t.expected, expectation{key: key, value: value, stale: stale})
+	return nil
 }
 
 // backendGetMany reads keys from the backend, in one call if it can.
@@ -244,11 +338,17 @@ func (t *txn) scan(ctx context.Context, r Range, opts ScanOptions, conflict bool
 	if err := t.usable(); err != nil {
 		return &errIterator{err: err}
 	}
+	if err := t.checkExpected(ctx); err != nil {
+		return &errIterator{err: err}
+	}
 	r = r.Normalize()
 	if CompareKeys(r.End, userKeyEnd) > 0 {
 		r.End = userKeyEnd
 	}
 	if err := t.limits.CheckRange(r); err != nil {
+		return &errIterator{err: err}
+	}
+	if err := t.checkExpected(ctx); err != nil {
 		return &errIterator{err: err}
 	}
 	it := newOverlayIterator(ctx, t.b, t.buf, r, opts)
@@ -354,6 +454,9 @@ func (t *txn) Commit(ctx context.Context) (Position, error) {
 	defer t.end(txCommitted)
 	if t.failed != nil {
 		return 0, t.failed
+	}
+	if err := t.checkExpected(ctx); err != nil {
+		return 0, err
 	}
 	if t.buf.Empty() && len(t.log) == 0 {
 		return t.b.ReadVersion(), nil

@@ -280,19 +280,39 @@ func (d *FolioDriver) FindRange(ctx context.Context, lo, hi int64) (int, error) 
 
 // Setup implements Driver: it drops the collection (not the database) and
 // creates it again.
+// Each step is retried while aborted: on PostgreSQL dropping a loaded
+// collection can meet the background folding of its counters.
 func (d *FolioDriver) Setup(ctx context.Context) error {
 	collURL := d.dbURL + "/collections/" + d.coll
 	var apiErr *APIError
-	if err := d.call(ctx, http.MethodDelete, collURL+"/drop", nil, nil, nil); err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound) {
+	if err := d.retryAborted(ctx, http.MethodDelete, collURL+"/drop", nil); err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound) {
 		return fmt.Errorf("drop collection %s: %w", d.coll, err)
 	}
-	if err := d.call(ctx, http.MethodPost, d.dbURL+"/create", nil, nil, nil); err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict) {
+	if err := d.retryAborted(ctx, http.MethodPost, d.dbURL+"/create", nil); err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict) {
 		return fmt.Errorf("create database: %w", err)
 	}
-	if err := d.call(ctx, http.MethodPost, collURL+"/createOrUpdate", Schema(d.coll), nil, nil); err != nil {
+	if err := d.retryAborted(ctx, http.MethodPost, collURL+"/createOrUpdate", Schema(d.coll)); err != nil {
 		return fmt.Errorf("create collection %s: %w", d.coll, err)
 	}
 	return nil
+}
+
+// retryAborted makes a call, again while it is aborted (up to 10 times,
+// backing off from 10 ms).
+func (d *FolioDriver) retryAborted(ctx context.Context, method, url string, body []byte) error {
+	wait := 10 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := d.call(ctx, method, url, body, nil, nil)
+		if !errors.Is(err, ErrAborted) || attempt == 10 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
 }
 
 // FinishLoad implements Driver; Folio needs nothing once the data is in.

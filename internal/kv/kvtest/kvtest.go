@@ -41,6 +41,7 @@ func Run(t *testing.T, h Harness) {
 		{"ReadYourWritesScan", testReadYourWritesScan},
 		{"GetMany", testGetMany},
 		{"GetManyConflicts", testGetManyConflicts},
+		{"Expect", testExpect},
 		{"ScanOrderBoundsLimit", testScanOrderBoundsLimit},
 		{"ScanWhileWriting", testScanWhileWriting},
 		{"Isolation", testIsolation},
@@ -305,6 +306,85 @@ func testGetMany(t *testing.T, s kv.Store) {
 	if got, err := r.GetMany(bg, [][]byte{[]byte("a")}); err != nil || string(got[0]) != "1" {
 		t.Fatalf("repeat read in GetMany: %q, %v", got, err)
 	}
+}
+
+// testExpect: a value taken from a cache is checked with the next read (a
+// Get, a GetMany, a scan, a snapshot read) or at commit; a stale one fails
+// that read or commit with a retryable conflict and calls its stale func;
+// the key counts as read.
+func testExpect(t *testing.T, s kv.Store) {
+	set(t, s, "cat", "v1", "doc", "d")
+	type step struct {
+		name string
+		do   func(tx kv.Tx) error
+	}
+	reads := []step{
+		{"Get", func(tx kv.Tx) error { _, err := tx.Get(bg, []byte("doc")); return err }},
+		{"Get of a missing key", func(tx kv.Tx) error {
+			if _, err := tx.Get(bg, []byte("nothing")); !errors.Is(err, kv.ErrNotFound) {
+				return err
+			}
+			return nil
+		}},
+		{"snapshot Get", func(tx kv.Tx) error { _, err := tx.Snapshot().Get(bg, []byte("doc")); return err }},
+		{"GetMany", func(tx kv.Tx) error { _, err := tx.GetMany(bg, [][]byte{[]byte("doc"), []byte("x")}); return err }},
+		{"Scan", func(tx kv.Tx) error {
+			it := tx.Scan(bg, kv.Range{Begin: []byte("d"), End: []byte("e")}, kv.ScanOptions{})
+			defer it.Close()
+			for it.Next() {
+			}
+			return it.Err()
+		}},
+		{"commit", func(tx kv.Tx) error {
+			if err := tx.Set([]byte("w"), []byte("1")); err != nil {
+				return err
+			}
+			_, err := tx.Commit(bg)
+			return err
+		}},
+	}
+	for _, r := range reads {
+		for _, c := range []struct {
+			key, value string
+			absent     bool
+			stale      bool
+		}{
+			{key: "cat", value: "v1"},
+			{key: "none", absent: true},
+			{key: "cat", value: "v0", stale: true},
+			{key: "cat", absent: true, stale: true},
+			{key: "none", value: "v1", stale: true},
+		} {
+			tx := begin(t, s)
+			var value []byte
+			if !c.absent {
+				value = []byte(c.value)
+			}
+			called := false
+			must(t, tx.Expect([]byte(c.key), value, func() { called = true }))
+			err := r.do(tx)
+			switch {
+			case c.stale && (!errors.Is(err, kv.ErrConflict) || !kv.IsRetryable(err) || !called):
+				t.Errorf("%s after a stale Expect(%q, %q): %v (stale called: %v), want a retryable conflict", r.name, c.key, value, err, called)
+			case !c.stale && (err != nil || called):
+				t.Errorf("%s after Expect(%q, %q): %v (stale called: %v)", r.name, c.key, value, err, called)
+			}
+			if c.stale && r.name != "commit" {
+				if _, err := tx.Commit(bg); !errors.Is(err, kv.ErrConflict) {
+					t.Errorf("%s: commit after a failed expectation: %v", r.name, err)
+				}
+			}
+			tx.Rollback()
+		}
+	}
+	// The key counts as read: a write to it after the transaction's
+	// snapshot makes its commit conflict.
+	tx := begin(t, s)
+	must(t, tx.Expect([]byte("cat"), []byte("v1"), nil))
+	mustGet(t, tx, "doc")
+	set(t, s, "cat", "v2")
+	must(t, tx.Set([]byte("w"), []byte("2")))
+	wantConflict(t, tx)
 }
 
 // testGetManyConflicts: GetMany records every key it read as Get does, and

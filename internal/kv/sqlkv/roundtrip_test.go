@@ -81,6 +81,12 @@ func TestRoundTrips(t *testing.T) {
 			_, err := tx.Get(ctx, []byte("n"))
 			return err
 		}},
+		{"a cached value checked with a read", 1, func(ctx context.Context, tx kv.Tx) error {
+			if err := tx.Expect(keys[1], []byte("v"), nil); err != nil {
+				return err
+			}
+			return get(tx, ctx)
+		}},
 		{"GetMany of 1500 keys", 1, func(ctx context.Context, tx kv.Tx) error {
 			vs, err := tx.GetMany(ctx, keys)
 			if err == nil && (vs[9] == nil || vs[10] != nil) {
