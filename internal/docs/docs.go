@@ -547,18 +547,26 @@ func (s *Service) Explain(ctx context.Context, tx kv.Tx, coll *catalog.Collectio
 	return &Explanation{Plan: plan.String(), Candidates: plan.Candidates, Matched: matched, KeysRead: count.Keys.Load()}, nil
 }
 
-// Fetch returns the document stored under a storage key (a change-log
-// record's Key, a search hit), and false if there is none: search reads
-// each hit's current document by its key. Data is the caller's to keep.
-func (s *Service) Fetch(ctx context.Context, tx kv.Tx, key []byte) (Record, bool, error) {
-	v, err := s.get(ctx, tx, key)
-	if err != nil || v == nil {
-		return Record{}, false, err
-	}
-	r, err := decodeRecord(v)
+// FetchMany returns the documents stored under storage keys (search hits),
+// in one read (one round trip on PostgreSQL): found[i] tells whether
+// keys[i] holds a document, records[i]. Search reads each hit's current
+// document by its key. Data is the caller's to keep.
+func (s *Service) FetchMany(ctx context.Context, tx kv.Tx, keys [][]byte) (records []Record, found []bool, err error) {
+	vs, err := tx.GetMany(ctx, keys)
 	if err != nil {
-		return Record{}, false, fmt.Errorf("%w at %x", err, key)
+		return nil, nil, err
 	}
-	r.Data = bytes.Clone(r.Data)
-	return r, true, nil
+	records, found = make([]Record, len(keys)), make([]bool, len(keys))
+	for i, v := range vs {
+		if v == nil {
+			continue
+		}
+		r, err := decodeRecord(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w at %x", err, keys[i])
+		}
+		r.Data = bytes.Clone(r.Data)
+		records[i], found[i] = r, true
+	}
+	return records, found, nil
 }

@@ -176,17 +176,29 @@ func Decode(v []byte) ([]byte, error) {
 	return v[1:], nil
 }
 
-// Fetch reads the stored message at key, as a search hit reads it; ok is
-// false where there is none (its collection dropped since it was indexed).
-// Its Data is the caller's.
-func (s *Service) Fetch(ctx context.Context, tx kv.Tx, key []byte) (_ Item, ok bool, _ error) {
-	v, err := tx.Get(ctx, key)
-	if errors.Is(err, kv.ErrNotFound) {
-		return Item{}, false, nil
-	}
+// FetchMany reads the stored messages at keys, as search hits read them,
+// in one read (one round trip on PostgreSQL): found[i] is false where there
+// is none (its collection dropped since it was indexed), items[i] holds it
+// otherwise. Their Data is the caller's.
+func (s *Service) FetchMany(ctx context.Context, tx kv.Tx, keys [][]byte) (items []Item, found []bool, err error) {
+	vs, err := tx.GetMany(ctx, keys)
 	if err != nil {
-		return Item{}, false, err
+		return nil, nil, err
 	}
+	items, found = make([]Item, len(keys)), make([]bool, len(keys))
+	for i, v := range vs {
+		if v == nil {
+			continue
+		}
+		if items[i], found[i], err = item(keys[i], v); err != nil {
+			return nil, nil, err
+		}
+	}
+	return items, found, nil
+}
+
+// item decodes the stored message v under key.
+func item(key, v []byte) (Item, bool, error) {
 	msg, err := Decode(v)
 	if err != nil {
 		return Item{}, false, fmt.Errorf("%w at %x", err, key)

@@ -285,12 +285,12 @@ func (ps *pageSearch) page(ctx context.Context, tx kv.Tx, n int, withFacets bool
 	if page.Facets == nil {
 		page.Facets = map[string]search.FacetResult{}
 	}
-	for _, key := range res.Keys {
-		hit, ok, err := ps.fetch(ctx, tx, key)
-		if err != nil {
-			return SearchPage{}, 0, err
-		}
-		if !ok {
+	hits, found, err := ps.fetch(ctx, tx, res.Keys)
+	if err != nil {
+		return SearchPage{}, 0, err
+	}
+	for i, hit := range hits {
+		if !found[i] {
 			continue // deleted since it was indexed
 		}
 		// The index answers some filters loosely (array elements, numbers
@@ -306,16 +306,24 @@ func (ps *pageSearch) page(ctx context.Context, tx kv.Tx, n int, withFacets bool
 	return page, len(res.Keys), nil
 }
 
-// fetch reads a hit from the store: a document, or a stored message (as
-// the original, a search serves both kinds of collection; a message has
-// no updated_at).
-func (ps *pageSearch) fetch(ctx context.Context, tx kv.Tx, key []byte) (SearchHit, bool, error) {
+// fetch reads a page's hits from the store, in one read: documents, or
+// stored messages (as the original, a search serves both kinds of
+// collection; a message has no updated_at). found[i] is false for a key
+// deleted since it was indexed.
+func (ps *pageSearch) fetch(ctx context.Context, tx kv.Tx, keys [][]byte) (hits []SearchHit, found []bool, err error) {
+	hits = make([]SearchHit, len(keys))
 	if ps.coll.Schema.CollectionType() == schema.Messages {
-		m, ok, err := ps.o.messages.Fetch(ctx, tx, key)
-		return SearchHit{Data: m.Data, CreatedAt: m.CreatedAt}, ok, err
+		items, found, err := ps.o.messages.FetchMany(ctx, tx, keys)
+		for i, m := range items {
+			hits[i] = SearchHit{Data: m.Data, CreatedAt: m.CreatedAt}
+		}
+		return hits, found, err
 	}
-	rec, ok, err := ps.o.docs.Fetch(ctx, tx, key)
-	return SearchHit{Data: rec.Data, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt}, ok, err
+	recs, found, err := ps.o.docs.FetchMany(ctx, tx, keys)
+	for i, rec := range recs {
+		hits[i] = SearchHit{Data: rec.Data, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt}
+	}
+	return hits, found, err
 }
 
 func fieldSet(names []string) map[string]bool {

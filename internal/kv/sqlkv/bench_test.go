@@ -132,3 +132,68 @@ func rawSnapshot(b *testing.B, pool *pgxpool.Pool) pgx.Tx {
 	b.Cleanup(func() { tx.Rollback(context.Background()) })
 	return tx
 }
+
+// BenchmarkGet10 reads ten random keys in a transaction of their own, one
+// Get after another (Get) or at once (GetMany), beside the same as one
+// plain SELECT ... = ANY in a REPEATABLE READ transaction (RawPostgres).
+func BenchmarkGet10(b *testing.B) {
+	s := loadedStore(b)
+	ctx := context.Background()
+	keys := func(rng *rand.Rand) [][]byte {
+		ks := make([][]byte, 10)
+		for i := range ks {
+			ks[i] = kvtest.BenchKey(rng.IntN(kvtest.BenchKeys))
+		}
+		return ks
+	}
+	for _, way := range []struct {
+		name string
+		read func(rng *rand.Rand) error
+	}{
+		{"Get", func(rng *rand.Rand) error {
+			tx, err := s.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			for _, k := range keys(rng) {
+				if _, err := tx.Get(ctx, k); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"GetMany", func(rng *rand.Rand) error {
+			tx, err := s.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			vs, err := tx.GetMany(ctx, keys(rng))
+			if err == nil && vs[9] == nil {
+				err = fmt.Errorf("a loaded key has no value")
+			}
+			return err
+		}},
+		{"RawPostgres", func(rng *rand.Rand) error {
+			return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+				rows, err := tx.Query(ctx, "SELECT v FROM folio_kv WHERE k = ANY($1)", keys(rng))
+				if err != nil {
+					return err
+				}
+				_, err = pgx.CollectRows(rows, pgx.RowTo[[]byte])
+				return err
+			})
+		}},
+	} {
+		b.Run(way.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			for i := 0; i < b.N; i++ {
+				if err := way.read(rng); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tx/s")
+		})
+	}
+}
