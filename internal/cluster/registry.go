@@ -225,6 +225,14 @@ func (r *Registry) Locate(ctx context.Context, id string) (Member, error) {
 	return m, nil
 }
 
+// Forget drops what Locate remembers of id: a node that could not be
+// reached may have left.
+func (r *Registry) Forget(id string) {
+	r.cacheMu.Lock()
+	defer r.cacheMu.Unlock()
+	delete(r.located, id)
+}
+
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {
 		return a

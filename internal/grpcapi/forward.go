@@ -195,7 +195,9 @@ func relayFailed(err error) bool {
 
 func (s *Server) unreachable(ctx context.Context, r ops.Route, err error) error {
 	s.ops.NoteForward(false)
-	return s.fail(ctx, ops.Unreachable(r, err))
+	method, _ := grpc.Method(ctx)
+	ending := strings.HasSuffix(method, "/CommitTransaction") || strings.HasSuffix(method, "/RollbackTransaction")
+	return s.fail(ctx, s.ops.Unreachable(ctx, txRef(ctx), ending, r, err))
 }
 
 // newMessage returns a new message of a method's request (in) or response

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 
 	"github.com/foliodb/folio/internal/ops"
 )
@@ -55,7 +56,9 @@ func (s *Server) newForwarder(tlsConfig *tls.Config) *httputil.ReverseProxy {
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			s.ops.NoteForward(false)
-			s.fail(w, r, ops.Unreachable(r.Context().Value(forwardKey{}).(forwarding).route, err))
+			ending := strings.HasSuffix(r.URL.Path, "/transactions/commit") || strings.HasSuffix(r.URL.Path, "/transactions/rollback")
+			route := r.Context().Value(forwardKey{}).(forwarding).route
+			s.fail(w, r, s.ops.Unreachable(r.Context(), txRef(r), ending, route, err))
 		},
 	}
 }

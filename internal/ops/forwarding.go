@@ -80,7 +80,18 @@ const retryUnreachable = time.Second
 // that could not be reached: it may be restarting, or dead with its lease
 // still running (then its transactions are lost, which the client learns
 // on its retry once the lease is out).
-func Unreachable(r Route, cause error) error {
+//
+// The node may have just left (its registration can be remembered for a
+// second, see cluster.Registry.Locate): if the registry now says it is gone,
+// the answer is the original's for a lost session instead (ending: the
+// request is a commit or a rollback).
+func (o *Ops) Unreachable(ctx context.Context, tx TxRef, ending bool, r Route, cause error) error {
+	if o.cfg.Cluster != nil {
+		o.cfg.Cluster.Forget(r.Node)
+		if _, err := o.cfg.Cluster.Locate(ctx, r.Node); errors.Is(err, cluster.ErrGone) {
+			return o.heldElsewhere(ctx, tx, ending)
+		}
+	}
 	return &status.Error{Code: status.Unavailable, RetryDelay: retryUnreachable,
 		Message: "the node holding this transaction ('" + r.Node + "' at " + r.Addr + ") cannot be reached; retry, or begin the transaction again",
 		Cause:   cause}
