@@ -106,6 +106,7 @@ func (c *Catalog) getJSON(ctx context.Context, r kv.Reader, key []byte, into any
 		case *collRecord:
 			if rec, ok := cached.(collRecord); ok {
 				*p = rec
+				c.remember(r, key, v)
 				return true, nil
 			}
 		}
@@ -123,12 +124,17 @@ func (c *Catalog) getJSON(ctx context.Context, r kv.Reader, key []byte, into any
 		c.records.Store(string(v), *p)
 	case *collRecord:
 		c.records.Store(string(v), *p)
-		// A record the transaction wrote itself may never commit.
-		if tx, ok := r.(kv.Tx); ok && !tx.Wrote(key) {
-			c.seen.Store(string(key), string(v))
-		}
+		c.remember(r, key, v)
 	}
 	return true, nil
+}
+
+// remember keeps a collection record as read, for Lookup to reuse; not one
+// the transaction wrote itself, which may never commit.
+func (c *Catalog) remember(r kv.Reader, key, v []byte) {
+	if tx, ok := r.(kv.Tx); ok && !tx.Wrote(key) {
+		c.seen.Store(string(key), string(v))
+	}
 }
 
 // maxCachedRecords bounds the record cache; past it the cache starts over.

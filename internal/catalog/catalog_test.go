@@ -697,5 +697,18 @@ func TestLookupChecksWhatItReuses(t *testing.T) {
 		if coll.Rev != 2 {
 			t.Errorf("after the retry: revision %d, want 2", coll.Rev)
 		}
+		// A DDL on this node forgets what Lookup would reuse; the record read
+		// again (found among the decoded records this time) is reused from
+		// then on: no read of it.
+		createColl(t, s, node1, "shop", "other", schemaOf("other"))
+		run(t, s, func(tx kv.Tx) error { _, err := lookup(tx); return err })
+		var reads kv.ReadCount
+		run(t, s, func(tx kv.Tx) error {
+			_, err := node1.Lookup(ctx, kv.CountReads(tx, &reads), ns, "shop", "users")
+			return err
+		})
+		if n := reads.Keys.Load(); n != 0 {
+			t.Errorf("a lookup after the record was read again read %d keys, want none", n)
+		}
 	})
 }
