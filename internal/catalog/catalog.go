@@ -197,7 +197,11 @@ func (c *Catalog) Database(ctx context.Context, tx kv.Tx, ns int64, name string)
 }
 
 // Lookup returns a database's collection, as Database then Collection would,
-// but reads only the collection's record when it knows the database's id:
+// but without reading anything when it knows the database's id and read the
+// collection's record lately: the transaction then checks that record with
+// its next read, or its commit (kv.Tx.Expect), and a caller that answers
+// without either calls tx.CheckExpected first. Otherwise it reads only the
+// collection's record when it knows the database's id:
 // that record is what serializes a request with DDL (dropping the database
 // clears it), and a request needs it anyway. An id that went stale (the
 // database dropped, or dropped and created again) finds no record, and the

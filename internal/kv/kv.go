@@ -115,6 +115,10 @@ type Tx interface {
 	// ErrConflict after calling stale (if not nil), so that the cache can
 	// drop the value before a retry.
 	Expect(key, value []byte, stale func()) error
+	// CheckExpected makes Expect's pending checks now, if any are left: a
+	// caller about to answer from what it expected, without another read,
+	// calls it first.
+	CheckExpected(ctx context.Context) error
 	// Wrote tells whether the transaction wrote key (a Set, Clear or Add of
 	// it, or a ClearRange over it): its reads of key then show its own
 	// writes, which a cache must not keep.

@@ -275,6 +275,16 @@ func (t *txn) check(stored [][]byte) error {
 	return nil
 }
 
+func (t *txn) CheckExpected(ctx context.Context) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if t.failed != nil {
+		return t.failed
+	}
+	return t.checkExpected(ctx)
+}
+
 // checkExpected makes the pending Expect checks in a read of their own:
 // before a scan or a commit.
 func (t *txn) checkExpected(ctx context.Context) error {

@@ -297,7 +297,13 @@ func (o *Ops) inCollection(ctx context.Context, c Caller, db, coll string, tx Tx
 		if err != nil {
 			return err
 		}
-		return fn(t, found)
+		if err := fn(t, found); err != nil {
+			return err
+		}
+		// The collection's record, if Lookup reused it, is checked with
+		// the first read; a call that read nothing checks it before it
+		// answers (in a client's transaction there is no commit to).
+		return t.CheckExpected(ctx)
 	})
 }
 

@@ -335,6 +335,7 @@ func testExpect(t *testing.T, s kv.Store) {
 			}
 			return it.Err()
 		}},
+		{"CheckExpected", func(tx kv.Tx) error { return tx.CheckExpected(bg) }},
 		{"commit", func(tx kv.Tx) error {
 			if err := tx.Set([]byte("w"), []byte("1")); err != nil {
 				return err
