@@ -151,10 +151,7 @@ func (t *txn) get(ctx context.Context, key []byte, conflict bool) ([]byte, error
 	if err := t.limits.CheckKey(key); err != nil {
 		return nil, err
 	}
-	if conflict {
-		r := KeyRange(key)
-		t.reads = append(t.reads, &r)
-	}
+	t.noteRead(key, conflict)
 	m, cleared := t.buf.Lookup(key)
 	switch {
 	case m != nil && m.Kind == OpSet:
@@ -181,6 +178,14 @@ func (t *txn) get(ctx context.Context, key []byte, conflict bool) ([]byte, error
 	return t.b.Get(ctx, key)
 }
 
+// noteRead records key as read, unless the read is a snapshot read.
+func (t *txn) noteRead(key []byte, conflict bool) {
+	if conflict {
+		r := KeyRange(key)
+		t.reads = append(t.reads, &r)
+	}
+}
+
 // getMany is get for several keys, with one backend read for those the
 // write buffer does not answer.
 func (t *txn) getMany(ctx context.Context, keys [][]byte, conflict bool) ([][]byte, error) {
@@ -197,10 +202,7 @@ func (t *txn) getMany(ctx context.Context, keys [][]byte, conflict bool) ([][]by
 	var storedAt []int   // their places in keys
 	var adds []*Mutation // their buffered counter additions, if any
 	for i, key := range keys {
-		if conflict {
-			r := KeyRange(key)
-			t.reads = append(t.reads, &r)
-		}
+		t.noteRead(key, conflict)
 		m, cleared := t.buf.Lookup(key)
 		switch {
 		case m != nil && m.Kind == OpSet:
@@ -310,8 +312,7 @@ func (t *txn) Expect(key, value []byte, stale func()) error {
 	if err := t.limits.CheckKey(key); err != nil {
 		return err
 	}
-	r := KeyRange(key)
-	t.reads = append(t.reads, &r)
+	t.noteRead(key, true)
 	t.expected = append(t.expected, expectation{key: key, value: value, stale: stale})
 	return nil
 }
