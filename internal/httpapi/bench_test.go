@@ -22,6 +22,7 @@ import (
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/kv/sqlkv"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/internal/session"
 )
 
 // The HTTP benchmarks: 16 concurrent clients over loopback, on a
@@ -104,7 +105,10 @@ func BenchmarkHTTP(b *testing.B) {
 
 // serveNode runs a node over store until the end of b and returns its URL.
 func serveNode(b *testing.B, store kv.Store) string {
-	n, err := node.Start(context.Background(), node.Config{Store: store, Addr: "127.0.0.1:0"})
+	// Every client may hold a transaction open (on PostgreSQL the default
+	// bound is a quarter of the pool, 8, below the 16 clients).
+	n, err := node.Start(context.Background(), node.Config{Store: store, Addr: "127.0.0.1:0",
+		Sessions: session.Options{MaxOpen: benchClients}})
 	if err != nil {
 		b.Fatal(err)
 	}
