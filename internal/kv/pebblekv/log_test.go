@@ -71,3 +71,31 @@ func TestReadLogLimit(t *testing.T) {
 		}
 	}
 }
+
+// LogBytes of (p-1, p] is the size of the entry at p alone, and those
+// sizes add up to the whole log's.
+func TestLogBytesPerEntry(t *testing.T) {
+	s := newStore(t)
+	defer s.Close()
+	sizes := []int{1, 100, 5000, 30}
+	for _, size := range sizes {
+		if _, err := kv.Run(bg, s, func(tx kv.Tx) error { return tx.AppendLog(make([]byte, size)) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sum int64
+	for i, size := range sizes {
+		p := kv.Position(i + 1)
+		n, err := s.LogBytes(bg, p-1, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < int64(size) || n > int64(size)+64 {
+			t.Errorf("LogBytes(%d, %d) = %d, want the entry's %d bytes and its key", p-1, p, n, size)
+		}
+		sum += n
+	}
+	if all, err := s.LogBytes(bg, 0, kv.Position(len(sizes))); err != nil || all != sum {
+		t.Errorf("LogBytes of the whole log: %d, %v; the entries add up to %d", all, err, sum)
+	}
+}
