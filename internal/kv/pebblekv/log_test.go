@@ -1,6 +1,7 @@
 package pebblekv
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -97,5 +98,66 @@ func TestLogBytesPerEntry(t *testing.T) {
 	}
 	if all, err := s.LogBytes(bg, 0, kv.Position(len(sizes))); err != nil || all != sum {
 		t.Errorf("LogBytes of the whole log: %d, %v; the entries add up to %d", all, err, sum)
+	}
+}
+
+// TrimLog(below) drops the entries below below and keeps the rest, up to
+// the newest; a point past the newest trims everything, and entries
+// committed later are kept. The trim survives a reopen.
+func TestTrimLogBounds(t *testing.T) {
+	const last = 5 // entries at 1 to 5
+	tests := []struct {
+		below kv.Position
+		kept  kv.Position // the first entry kept: last+1 when none
+	}{
+		{0, 1},
+		{1, 1},
+		{2, 2},
+		{last, last},
+		{last + 1, last + 1},
+		{last + 2, last + 1},
+		{100, last + 1},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint("below ", tc.below), func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range last {
+				if _, err := commitKey(s, fmt.Sprint("k", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.TrimLog(bg, tc.below); err != nil {
+				t.Fatal(err)
+			}
+			check := func(when string, newest kv.Position) {
+				t.Helper()
+				entries, _, err := s.ReadLog(bg, tc.kept-1, 0)
+				if err != nil || len(entries) != int(newest-tc.kept+1) || len(entries) > 0 && entries[0].Pos != tc.kept {
+					t.Fatalf("%s: ReadLog(%d): %d entries (%v), %v; want those from %d to %d", when, tc.kept-1, len(entries), entries, err, tc.kept, newest)
+				}
+				if tc.kept > 1 {
+					if _, _, err := s.ReadLog(bg, tc.kept-2, 0); !errors.Is(err, kv.ErrLogTrimmed) {
+						t.Fatalf("%s: ReadLog(%d), below the trim: %v, want ErrLogTrimmed", when, tc.kept-2, err)
+					}
+				}
+			}
+			check("after the trim", last)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if s, err = open(dir); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			check("after a reopen", last)
+			if _, err := commitKey(s, "later"); err != nil {
+				t.Fatal(err)
+			}
+			check("after a later commit", last+1)
+		})
 	}
 }
