@@ -1,11 +1,14 @@
 package pebblekv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -147,5 +150,35 @@ func TestCheckpointIntoExistingDirectory(t *testing.T) {
 	}
 	if pos, err := s.Checkpoint(context.Background(), filepath.Join(dir, "new")); err != nil || pos != 1 {
 		t.Fatalf("checkpoint: position %d, %v; want 1", pos, err)
+	}
+}
+
+// A checkpoint cut is logged with its directory and position; one that
+// failed is not logged as cut (its error goes to the caller).
+func TestCheckpointLogged(t *testing.T) {
+	var logs bytes.Buffer
+	s, err := Open(Options{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := commitKey(s, "a"); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "cp")
+	if _, err := s.Checkpoint(bg, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Checkpoint(bg, dir); err == nil { // it exists now
+		t.Fatal("a second checkpoint into the same directory succeeded")
+	}
+	var cut []string
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, "checkpoint cut") {
+			cut = append(cut, line)
+		}
+	}
+	if len(cut) != 1 || !strings.Contains(cut[0], "dir="+dir) || !strings.Contains(cut[0], "position=1") {
+		t.Fatalf("logged as cut: %q, want the one checkpoint into %s at position 1", cut, dir)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/foliodb/folio/internal/kv"
 )
@@ -102,5 +103,64 @@ func TestCompression(t *testing.T) {
 	}
 	if _, err := Open(Options{Dir: t.TempDir(), Compression: "lz4"}); err == nil {
 		t.Error("an unknown compression was accepted")
+	}
+}
+
+// A memtable size given is Pebble's: 8 MiB of writes fill the default
+// 4 MiB of memtables, which are then flushed, but not 32 MiB. (Pebble
+// starts with small memtables and rotates them as they fill: the flush,
+// not the rotation, tells.)
+func TestMemTableSizeGiven(t *testing.T) {
+	ctx := context.Background()
+	value := make([]byte, 1<<20)
+	for _, tc := range []struct {
+		size    int64
+		flushed bool
+	}{{0, true}, {32 << 20, false}} {
+		s, err := Open(Options{Dir: t.TempDir(), MemTableSize: tc.size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 8 {
+			if _, err := kv.Run(ctx, s, func(tx kv.Tx) error { return tx.Set([]byte{byte(i)}, value) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The flush runs in the background: wait for it where it is due.
+		deadline := time.Now().Add(10 * time.Second)
+		for tc.flushed && s.db.Metrics().Flush.Count == 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := s.db.Metrics().Flush.Count; (n > 0) != tc.flushed {
+			t.Errorf("MemTableSize %d: after 8 MiB of writes, %d flushes; want a flush: %v", tc.size, n, tc.flushed)
+		}
+		s.Close()
+	}
+}
+
+// The block cache is on by default, and with a size given: a block read
+// twice is found in it the second time.
+func TestBlockCache(t *testing.T) {
+	ctx := context.Background()
+	for _, size := range []int64{0, 8 << 20} {
+		s, err := Open(Options{Dir: t.TempDir(), CacheSize: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kv.Run(ctx, s, func(tx kv.Tx) error { return tx.Set([]byte("k"), []byte("v")) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.db.Flush(); err != nil { // into a table, read through the cache
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := kv.Run(ctx, s, func(tx kv.Tx) error { _, err := tx.Get(ctx, []byte("k")); return err }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st := s.Stats(); st.BlockCacheHits == 0 {
+			t.Errorf("CacheSize %d: no block cache hit in two reads of a key (%d misses)", size, st.BlockCacheMisses)
+		}
+		s.Close()
 	}
 }

@@ -1,0 +1,163 @@
+package pebblekv
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/foliodb/folio/internal/kv"
+)
+
+// ReadLog returns at most limit entries, defaultLogLimit when limit is 0
+// or less, and says how far it read: the last entry returned when it
+// stopped at the limit, the newest position otherwise.
+func TestReadLogLimit(t *testing.T) {
+	const writers, each = 16, 63 // more entries than defaultLogLimit
+	const total = writers * each
+	s := newStore(t)
+	defer s.Close()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := commitKey(s, fmt.Sprintf("w%02d/%02d", w, i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	tests := []struct {
+		after kv.Position
+		limit int
+		want  int // entries
+	}{
+		{0, 0, defaultLogLimit},
+		{0, -1, defaultLogLimit},
+		{0, 1, 1},
+		{0, 2, 2},
+		{10, 2, 2},
+		{0, total - 1, total - 1},
+		{0, total, total},
+		{0, total + 1, total},
+		{total - 5, 0, 5},
+		{total - 5, 5, 5},
+		{total, 0, 0},
+	}
+	for _, tc := range tests {
+		entries, upTo, err := s.ReadLog(bg, tc.after, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != tc.want {
+			t.Errorf("ReadLog(%d, %d): %d entries, want %d", tc.after, tc.limit, len(entries), tc.want)
+			continue
+		}
+		for i, e := range entries {
+			if e.Pos != tc.after+kv.Position(i)+1 {
+				t.Fatalf("ReadLog(%d, %d): entry %d at position %d", tc.after, tc.limit, i, e.Pos)
+			}
+		}
+		wantUpTo := kv.Position(total)
+		if tc.want > 0 && tc.want < total-int(tc.after) {
+			wantUpTo = entries[len(entries)-1].Pos
+		}
+		if upTo != wantUpTo {
+			t.Errorf("ReadLog(%d, %d) read up to %d, want %d", tc.after, tc.limit, upTo, wantUpTo)
+		}
+	}
+}
+
+// LogBytes of (p-1, p] is the size of the entry at p alone, and those
+// sizes add up to the whole log's.
+func TestLogBytesPerEntry(t *testing.T) {
+	s := newStore(t)
+	defer s.Close()
+	sizes := []int{1, 100, 5000, 30}
+	for _, size := range sizes {
+		if _, err := kv.Run(bg, s, func(tx kv.Tx) error { return tx.AppendLog(make([]byte, size)) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sum int64
+	for i, size := range sizes {
+		p := kv.Position(i + 1)
+		n, err := s.LogBytes(bg, p-1, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < int64(size) || n > int64(size)+64 {
+			t.Errorf("LogBytes(%d, %d) = %d, want the entry's %d bytes and its key", p-1, p, n, size)
+		}
+		sum += n
+	}
+	if all, err := s.LogBytes(bg, 0, kv.Position(len(sizes))); err != nil || all != sum {
+		t.Errorf("LogBytes of the whole log: %d, %v; the entries add up to %d", all, err, sum)
+	}
+}
+
+// TrimLog(below) drops the entries below below and keeps the rest, up to
+// the newest; a point past the newest trims everything, and entries
+// committed later are kept. The trim survives a reopen.
+func TestTrimLogBounds(t *testing.T) {
+	const last = 5 // entries at 1 to 5
+	tests := []struct {
+		below kv.Position
+		kept  kv.Position // the first entry kept: last+1 when none
+	}{
+		{0, 1},
+		{1, 1},
+		{2, 2},
+		{last, last},
+		{last + 1, last + 1},
+		{last + 2, last + 1},
+		{100, last + 1},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint("below ", tc.below), func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range last {
+				if _, err := commitKey(s, fmt.Sprint("k", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.TrimLog(bg, tc.below); err != nil {
+				t.Fatal(err)
+			}
+			check := func(when string, newest kv.Position) {
+				t.Helper()
+				entries, _, err := s.ReadLog(bg, tc.kept-1, 0)
+				if err != nil || len(entries) != int(newest-tc.kept+1) || len(entries) > 0 && entries[0].Pos != tc.kept {
+					t.Fatalf("%s: ReadLog(%d): %d entries (%v), %v; want those from %d to %d", when, tc.kept-1, len(entries), entries, err, tc.kept, newest)
+				}
+				if tc.kept > 1 {
+					if _, _, err := s.ReadLog(bg, tc.kept-2, 0); !errors.Is(err, kv.ErrLogTrimmed) {
+						t.Fatalf("%s: ReadLog(%d), below the trim: %v, want ErrLogTrimmed", when, tc.kept-2, err)
+					}
+				}
+			}
+			check("after the trim", last)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if s, err = open(dir); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			check("after a reopen", last)
+			if _, err := commitKey(s, "later"); err != nil {
+				t.Fatal(err)
+			}
+			check("after a later commit", last+1)
+		})
+	}
+}
