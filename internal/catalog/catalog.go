@@ -39,7 +39,7 @@ type Catalog struct {
 	schemas sync.Map // schemaKey → *schema.Schema
 	records sync.Map // record bytes → dbRecord or collRecord
 	dbs     sync.Map // dbName → *Database, for Lookup
-	seen    sync.Map // collection record key → its bytes (a string) as last read, for Lookup
+	seen    sync.Map // collection record key → *seenRecord, for Lookup
 	cached  atomic.Int64
 }
 
@@ -106,7 +106,7 @@ func (c *Catalog) getJSON(ctx context.Context, r kv.Reader, key []byte, into any
 		case *collRecord:
 			if rec, ok := cached.(collRecord); ok {
 				*p = rec
-				c.remember(r, key, v)
+				c.remember(r, key, v, rec)
 				return true, nil
 			}
 		}
@@ -124,17 +124,30 @@ func (c *Catalog) getJSON(ctx context.Context, r kv.Reader, key []byte, into any
 		c.records.Store(string(v), *p)
 	case *collRecord:
 		c.records.Store(string(v), *p)
-		c.remember(r, key, v)
+		c.remember(r, key, v, *p)
 	}
 	return true, nil
 }
 
+// seenRecord is a collection record as last read, decoded, with what
+// forgets it once found stale: Lookup reuses it with nothing to allocate.
+type seenRecord struct {
+	bytes  []byte
+	rec    collRecord
+	forget func()
+}
+
 // remember keeps a collection record as read, for Lookup to reuse; not one
 // the transaction wrote itself, which may never commit.
-func (c *Catalog) remember(r kv.Reader, key, v []byte) {
-	if tx, ok := r.(kv.Tx); ok && !tx.Wrote(key) {
-		c.seen.Store(string(key), string(v))
+func (c *Catalog) remember(r kv.Reader, key, v []byte, rec collRecord) {
+	tx, ok := r.(kv.Tx)
+	if !ok || tx.Wrote(key) {
+		return
 	}
+	k := string(key)
+	e := &seenRecord{bytes: bytes.Clone(v), rec: rec}
+	e.forget = func() { c.seen.CompareAndDelete(k, e) }
+	c.seen.Store(k, e)
 }
 
 // maxCachedRecords bounds the record cache; past it the cache starts over.
@@ -237,15 +250,11 @@ func (c *Catalog) expectCollection(tx kv.Tx, db *Database, name string) (*Collec
 	if !ok {
 		return nil, false, nil
 	}
-	cached, ok := c.records.Load(v.(string))
-	rec, isColl := cached.(collRecord)
-	if !ok || !isColl {
-		return nil, false, nil
-	}
-	if err := tx.Expect(key, []byte(v.(string)), func() { c.seen.CompareAndDelete(string(key), v) }); err != nil {
+	e := v.(*seenRecord)
+	if err := tx.Expect(key, e.bytes, e.forget); err != nil {
 		return nil, false, err
 	}
-	coll, err := c.collection(db, name, rec)
+	coll, err := c.collection(db, name, e.rec)
 	return coll, err == nil, err
 }
 

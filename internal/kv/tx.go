@@ -293,11 +293,8 @@ func (t *txn) checkExpected(ctx context.Context) error {
 	if len(t.expected) == 0 {
 		return nil
 	}
-	got, err := t.backendGetMany(ctx, t.expectedKeys())
-	if err != nil {
-		return err
-	}
-	return t.check(got)
+	_, err := t.storedMany(ctx, nil, nil)
+	return err
 }
 
 func (t *txn) Wrote(key []byte) bool {
@@ -347,9 +344,6 @@ func present(v []byte) []byte {
 
 func (t *txn) scan(ctx context.Context, r Range, opts ScanOptions, conflict bool) Iterator {
 	if err := t.usable(); err != nil {
-		return &errIterator{err: err}
-	}
-	if err := t.checkExpected(ctx); err != nil {
 		return &errIterator{err: err}
 	}
 	r = r.Normalize()
