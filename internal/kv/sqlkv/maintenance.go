@@ -2,10 +2,12 @@ package sqlkv
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // foldBatch is how many counter keys one folding transaction handles.
@@ -65,6 +67,9 @@ func (m *maintainer) run(ctx context.Context) {
 		case <-gc.C:
 			if err := m.collect(ctx); err != nil && ctx.Err() == nil {
 				m.s.log.Warn("collecting tombstones failed; will retry", "err", err)
+			}
+			if err := m.collectCounters(ctx); err != nil && ctx.Err() == nil && !isConflict(err) {
+				m.s.log.Warn("collecting counter keys failed; will retry", "err", err)
 			}
 		}
 	}
@@ -252,6 +257,51 @@ func (m *maintainer) collect(ctx context.Context) error {
 		return err
 	}
 	return tx.Commit(ctx)
+}
+
+// A counter key is gone when it has no deltas and no live value.
+const (
+	counterGone = `NOT EXISTS (SELECT 1 FROM folio_delta AS d WHERE d.k = c.k)
+		AND NOT EXISTS (SELECT 1 FROM folio_kv AS t WHERE t.k = c.k AND t.v IS NOT NULL)`
+	findGoneCounters   = "SELECT k FROM folio_counter AS c WHERE " + counterGone + " LIMIT $1"
+	removeGoneCounters = "DELETE FROM folio_counter AS c WHERE c.k = ANY ($1) AND " + counterGone
+)
+
+// collectCounters removes from folio_counter the keys of counters that are
+// gone (no deltas, no live value: those of a dropped collection), so that
+// the table does not grow with every collection ever made. An Add that finds
+// a key here does not insert it again, so the removal must not slip between
+// that Add's look and its commit: the removal runs in a SERIALIZABLE
+// transaction that reads the key's deltas, the Add reads folio_counter
+// (folio_commit), and SSI fails one of the two. Candidates are found first
+// without SSI, so that a pass with nothing to remove takes no predicate
+// locks that could make concurrent commits fail.
+func (m *maintainer) collectCounters(ctx context.Context) error {
+	keys, err := collectBytes(m.s.pool.Query(ctx, findGoneCounters, foldBatch))
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	conn, err := m.s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer m.s.releaseConn(conn)
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, removeGoneCounters, keys); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// isConflict tells whether err is a serialization failure or a deadlock,
+// which the next pass retries.
+func isConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
 }
 
 func collectBytes(rows pgx.Rows, err error) ([][]byte, error) {

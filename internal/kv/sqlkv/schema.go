@@ -14,7 +14,7 @@ import (
 // schemaVersion is the version of the tables and functions below. A store
 // that finds an older version in the database (re)creates what is missing;
 // CREATE ... IF NOT EXISTS and CREATE OR REPLACE keep that idempotent.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // schemaLockKey is the advisory lock that serializes schema creation, so that
 // nodes starting together do not race on the catalogs ("tuple concurrently
@@ -39,6 +39,12 @@ const notifyChannel = "folio_commit"
 //   - folio_delta: counter additions not yet folded into folio_kv. A key's
 //     value is its folio_kv value (zero if none) plus its deltas newer than
 //     its sx; older deltas were overwritten by a Set or Clear.
+//   - folio_counter: every key that may have deltas (each Add inserts its
+//     key if missing). Validation looks for deltas only under these keys,
+//     so that a transaction that read no counter never reads folio_delta:
+//     that small table sits in one or two pages, and SSI's page-level
+//     predicate locks made every such read conflict with every concurrent
+//     Add (17% of the interactive transactions aborted on uniform keys).
 //   - folio_log: one row per committed writing transaction, keyed by its
 //     position (its 64-bit transaction id); rec holds the change-log entry,
 //     NULL when the transaction appended none.
@@ -58,6 +64,15 @@ CREATE TABLE IF NOT EXISTS folio_delta (
 	d  bigint NOT NULL
 );
 CREATE INDEX IF NOT EXISTS folio_delta_k ON folio_delta (k);
+
+CREATE TABLE IF NOT EXISTS folio_counter (
+	k bytea PRIMARY KEY
+);
+-- Stores of version 2 had no folio_counter: every key with deltas is one.
+-- The share lock waits for adds in flight and holds new ones back until the
+-- new folio_commit below is in place.
+LOCK TABLE folio_delta IN SHARE MODE;
+INSERT INTO folio_counter (k) SELECT DISTINCT k FROM folio_delta ON CONFLICT (k) DO NOTHING;
 
 CREATE TABLE IF NOT EXISTS folio_log (
 	x   xid8 PRIMARY KEY,
@@ -79,7 +94,8 @@ INSERT INTO folio_meta (id, schema_version) VALUES (1, 0) ON CONFLICT (id) DO NO
 -- from the database: then the commit's own snapshot). A key in one of its read
 -- ranges [rb[i], re[i]) whose newest write (or a counter delta) is not
 -- visible in that snapshot was written after the transaction read: the
--- commit fails with serialization_failure. Writes committed concurrently
+-- commit fails with serialization_failure. Deltas are looked for only under
+-- the keys of folio_counter in the range. Writes committed concurrently
 -- with this validation are PostgreSQL's SSI's business, which sees the
 -- validation's reads.
 --
@@ -103,7 +119,8 @@ BEGIN
 	IF cardinality(rb) > 0 AND EXISTS (
 		SELECT 1 FROM unnest(rb, re) AS r(b, e)
 		WHERE EXISTS (SELECT 1 FROM folio_kv WHERE k >= r.b AND k < r.e AND NOT pg_visible_in_snapshot(wx, s))
-		   OR EXISTS (SELECT 1 FROM folio_delta WHERE k >= r.b AND k < r.e AND NOT pg_visible_in_snapshot(wx, s))
+		   OR EXISTS (SELECT 1 FROM folio_counter AS c WHERE c.k >= r.b AND c.k < r.e
+				AND EXISTS (SELECT 1 FROM folio_delta AS d WHERE d.k = c.k AND NOT pg_visible_in_snapshot(d.wx, s)))
 	) THEN
 		RAISE EXCEPTION 'folio: a key range the transaction read was written after its read snapshot'
 			USING ERRCODE = 'serialization_failure';
@@ -130,6 +147,12 @@ BEGIN
 	END IF;
 
 	IF cardinality(ak) > 0 THEN
+		-- Reading folio_counter first (rather than ON CONFLICT alone) is what
+		-- makes SSI order this add against the maintainer removing the key
+		-- (collectCounters), which reads folio_delta.
+		INSERT INTO folio_counter (k) SELECT DISTINCT u.k FROM unnest(ak) AS u(k)
+			WHERE NOT EXISTS (SELECT 1 FROM folio_counter AS c WHERE c.k = u.k)
+			ON CONFLICT (k) DO NOTHING;
 		INSERT INTO folio_delta (k, wx, d) SELECT u.k, x, u.d FROM unnest(ak, ad) AS u(k, d);
 	END IF;
 
@@ -182,7 +205,7 @@ func ensureSchema(ctx context.Context, conn *pgx.Conn) error {
 // misconfigured deployment fails at start rather than at its first write.
 func checkPrivileges(ctx context.Context, conn *pgx.Conn) error {
 	rows, err := conn.Query(ctx, `
-		SELECT t || ': ' || p FROM unnest(ARRAY['folio_kv', 'folio_delta', 'folio_log', 'folio_meta']) AS t,
+		SELECT t || ': ' || p FROM unnest(ARRAY['folio_kv', 'folio_delta', 'folio_counter', 'folio_log', 'folio_meta']) AS t,
 			unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) AS p
 		WHERE NOT has_table_privilege(t, p)
 		UNION ALL

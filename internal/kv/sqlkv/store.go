@@ -419,7 +419,7 @@ func (s *Store) Close() error {
 // serialization failures and deadlocks to kv.ErrConflict.
 func (s *Store) fail(doing string, err error) error {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01") {
+	if errors.As(err, &pgErr) && isConflict(err) {
 		return fmt.Errorf("%w: %s", kv.ErrConflict, pgErr.Message)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
