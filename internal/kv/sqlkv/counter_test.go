@@ -33,7 +33,7 @@ func beginCommitter(t *testing.T, s *Store) *committer {
 	return &committer{t: t, tx: tx}
 }
 
-// commit calls folio_commit for a transaction that read the keys read (as
+// commit calls folio_apply for a transaction that read the keys read (as
 // of the commit's own snapshot), set the keys set and added 1 to the keys
 // added; it returns the error of the call, if any.
 func (c *committer) commit(read, set, added []string) error {
@@ -49,7 +49,7 @@ func (c *committer) commit(read, set, added []string) error {
 	for _, k := range added {
 		ak, ad = append(ak, []byte(k)), append(ad, 1)
 	}
-	_, err := c.tx.Exec(bg, "SELECT folio_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+	_, err := c.tx.Exec(bg, "SELECT folio_apply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
 		nil, rb, re, [][]byte(nil), [][]byte(nil), sk, sv, [][]byte(nil), ak, ad, []byte(nil))
 	return err
 }

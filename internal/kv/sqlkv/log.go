@@ -111,6 +111,8 @@ func (s *Store) LastPosition(ctx context.Context) (kv.Position, error) {
 	if err := conn.QueryRow(ctx, lastCommitSQL).Scan(&h, &last); err != nil {
 		return 0, s.fail("read the last position", err)
 	}
+	// Readers waiting for this position need not wait for an announcement.
+	s.watch.learn(h, last)
 	return parsePosition(last), nil
 }
 
@@ -163,6 +165,7 @@ type watcher struct {
 	last     kv.Position   // newest commit below the horizon
 	horizon  kv.Position   // oldest running transaction id when last computed
 	notified kv.Position   // newest position a notification announced
+	waiting  int           // WaitLog callers waiting now
 	changed  chan struct{} // closed and replaced when last grows
 	closed   bool
 }
@@ -184,15 +187,21 @@ func (w *watcher) refresh(ctx context.Context) error {
 	if err := w.s.pool.QueryRow(ctx, lastCommitSQL).Scan(&h, &last); err != nil {
 		return err
 	}
+	w.learn(h, last)
+	return nil
+}
+
+// learn takes in a horizon and a newest commit below it (lastCommitSQL's
+// answer), waking the readers waiting for it.
+func (w *watcher) learn(h, last string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.horizon = parsePosition(h)
+	w.horizon = max(w.horizon, parsePosition(h)) // an answer may arrive after a newer one
 	if l := parsePosition(last); l > w.last && !w.closed {
 		w.last = l
 		close(w.changed)
 		w.changed = make(chan struct{})
 	}
-	return nil
 }
 
 // lastPosition is the newest commit below the horizon when last computed.
@@ -213,14 +222,17 @@ func (w *watcher) behind() bool {
 // run recomputes after notifications. When an announced commit is still
 // above the horizon, the transaction holding the horizon back may end
 // without notifying (it need not be Folio's), so run checks again with a
-// growing delay until the horizon passes.
+// growing delay until the horizon passes. It also checks once a second
+// when nothing was heard: a node that stopped right after a commit did not
+// announce it.
 func (w *watcher) run(ctx context.Context) {
 	var delay time.Duration
 	for {
-		var recheck <-chan time.Time
-		if delay > 0 {
-			recheck = time.After(delay)
+		wait := delay
+		if wait == 0 {
+			wait = w.s.opts.unannouncedCheck
 		}
+		recheck := time.After(wait)
 		select {
 		case <-ctx.Done():
 			return
@@ -286,15 +298,25 @@ func (w *watcher) listenOnce(ctx context.Context) error {
 // "<position> a" when the commit added to counters.
 func (w *watcher) notify(payload string) {
 	pos, adds, _ := strings.Cut(payload, " ")
-	if p := parsePosition(pos); p > 0 {
-		w.mu.Lock()
-		w.notified = max(w.notified, p)
-		w.mu.Unlock()
-	}
 	if adds == "a" {
 		w.s.maint.kickFold()
 	}
-	w.poke()
+	w.heard(parsePosition(pos))
+}
+
+// heard handles a commit at p, announced or made on this node. The horizon
+// is recomputed only when a reader waits for it: under a stream of commits
+// with nobody waiting (or a reader busy with what it read), a query per
+// commit cost the kv layer a third of its commit rate. A reader that comes
+// to wait then has it recomputed (wait).
+func (w *watcher) heard(p kv.Position) {
+	w.mu.Lock()
+	w.notified = max(w.notified, p)
+	waiting := w.waiting > 0
+	w.mu.Unlock()
+	if waiting {
+		w.poke()
+	}
 }
 
 func (w *watcher) wait(ctx context.Context, after kv.Position) error {
@@ -309,11 +331,23 @@ func (w *watcher) wait(ctx context.Context, after kv.Position) error {
 			return nil
 		}
 		ch := w.changed
+		w.waiting++
+		stale := w.notified > w.last // heard of commits while nobody waited
 		w.mu.Unlock()
+		if stale {
+			w.poke()
+		}
+		var err error
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return ctx.Err()
+			err = ctx.Err()
+		}
+		w.mu.Lock()
+		w.waiting--
+		w.mu.Unlock()
+		if err != nil {
+			return err
 		}
 	}
 }

@@ -273,7 +273,7 @@ const (
 // a key here does not insert it again, so the removal must not slip between
 // that Add's look and its commit: the removal runs in a SERIALIZABLE
 // transaction that reads the key's deltas, the Add reads folio_counter
-// (folio_commit), and SSI fails one of the two. Candidates are found first
+// (folio_apply), and SSI fails one of the two. Candidates are found first
 // without SSI, so that a pass with nothing to remove takes no predicate
 // locks that could make concurrent commits fail.
 func (m *maintainer) collectCounters(ctx context.Context) error {

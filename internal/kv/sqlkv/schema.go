@@ -14,7 +14,7 @@ import (
 // schemaVersion is the version of the tables and functions below. A store
 // that finds an older version in the database (re)creates what is missing;
 // CREATE ... IF NOT EXISTS and CREATE OR REPLACE keep that idempotent.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // schemaLockKey is the advisory lock that serializes schema creation, so that
 // nodes starting together do not race on the catalogs ("tuple concurrently
@@ -25,8 +25,9 @@ const schemaLockKey = 0x466f6c696f0001 // "Folio" 0001
 // deltas or collecting tombstones, so that nodes take turns.
 const maintenanceLockKey = 0x466f6c696f0002
 
-// notifyChannel carries one notification per commit: the commit's position,
-// followed by " a" when the commit added to counters.
+// notifyChannel carries the announcements of commits (announce.go): the
+// newest position committed, followed by " a" when a commit announced added
+// to counters.
 const notifyChannel = "folio_commit"
 
 // schemaSQL creates everything the backend needs. The tables:
@@ -70,7 +71,7 @@ CREATE TABLE IF NOT EXISTS folio_counter (
 );
 -- Stores of version 2 had no folio_counter: every key with deltas is one.
 -- The share lock waits for adds in flight and holds new ones back until the
--- new folio_commit below is in place.
+-- new folio_apply below is in place.
 LOCK TABLE folio_delta IN SHARE MODE;
 INSERT INTO folio_counter (k) SELECT DISTINCT k FROM folio_delta ON CONFLICT (k) DO NOTHING;
 
@@ -87,7 +88,7 @@ CREATE TABLE IF NOT EXISTS folio_meta (
 );
 INSERT INTO folio_meta (id, schema_version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
 
--- folio_commit validates and applies one transaction, in the caller's
+-- folio_apply validates and applies one transaction, in the caller's
 -- SERIALIZABLE transaction, and returns its position.
 --
 -- snap is the snapshot the transaction read from (NULL if it read nothing
@@ -103,7 +104,7 @@ INSERT INTO folio_meta (id, schema_version) VALUES (1, 0) ON CONFLICT (id) DO NO
 -- and clears stamp sx, which retires the key's older deltas without reading
 -- them: a read that touched folio_delta would make concurrent adders
 -- conflict through SSI's page-level predicate locks.
-CREATE OR REPLACE FUNCTION folio_commit(
+CREATE OR REPLACE FUNCTION folio_apply(
 	snap text,
 	rb bytea[], re bytea[],
 	cb bytea[], ce bytea[],
@@ -157,8 +158,28 @@ BEGIN
 	END IF;
 
 	INSERT INTO folio_log (x, rec) VALUES (x, rec);
-	PERFORM pg_notify('` + notifyChannel + `', x::text || CASE WHEN cardinality(ak) > 0 THEN ' a' ELSE '' END);
 	RETURN x::text;
+END
+$fn$;
+
+-- folio_commit is folio_apply with the commit's notification sent inside
+-- it, as nodes of schema version 3 and older call it. Newer nodes announce
+-- their commits after the fact (announce.go): a NOTIFY in a transaction
+-- makes its commit take a database-wide lock until the commit ends.
+CREATE OR REPLACE FUNCTION folio_commit(
+	snap text,
+	rb bytea[], re bytea[],
+	cb bytea[], ce bytea[],
+	sk bytea[], sv bytea[],
+	dk bytea[],
+	ak bytea[], ad bigint[],
+	rec bytea
+) RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE
+	x text := folio_apply(snap, rb, re, cb, ce, sk, sv, dk, ak, ad, rec);
+BEGIN
+	PERFORM pg_notify('` + notifyChannel + `', x || CASE WHEN cardinality(ak) > 0 THEN ' a' ELSE '' END);
+	RETURN x;
 END
 $fn$;
 
@@ -209,8 +230,8 @@ func checkPrivileges(ctx context.Context, conn *pgx.Conn) error {
 			unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) AS p
 		WHERE NOT has_table_privilege(t, p)
 		UNION ALL
-		SELECT 'folio_commit: EXECUTE'
-		WHERE NOT has_function_privilege('folio_commit(text, bytea[], bytea[], bytea[], bytea[], bytea[], bytea[], bytea[], bytea[], bigint[], bytea)', 'EXECUTE')`)
+		SELECT f || ': EXECUTE' FROM unnest(ARRAY['folio_apply', 'folio_commit']) AS f
+		WHERE NOT has_function_privilege(f || '(text, bytea[], bytea[], bytea[], bytea[], bytea[], bytea[], bytea[], bytea[], bigint[], bytea)', 'EXECUTE')`)
 	if err != nil {
 		return fmt.Errorf("check privileges: %w", err)
 	}

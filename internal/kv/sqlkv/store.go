@@ -23,7 +23,7 @@
 //     runs in it, through kv.NewTx's read-your-writes overlay. Writes are
 //     buffered in the process.
 //  2. Commit ends the snapshot and, in the same round trip, runs one
-//     SERIALIZABLE transaction that calls folio_commit: it validates the read
+//     SERIALIZABLE transaction that calls folio_apply: it validates the read
 //     ranges against the snapshot — a row or counter delta in them whose wx is
 //     not visible in the snapshot means another transaction wrote there after
 //     we read, and the commit fails with SQLSTATE 40001 — then applies every
@@ -66,8 +66,10 @@
 // every transaction has ended and no new entry can appear. That is what lets a
 // reader that has seen position p rely on having seen everything before p,
 // with no sequencer and no shared counter row: Commit knows its position at
-// once. Every commit notifies (LISTEN/NOTIFY); a watcher per store recomputes
-// the horizon and wakes WaitLog callers.
+// once. Commits are announced on a LISTEN/NOTIFY channel after they end
+// (announce.go), a burst of them once; a watcher per store recomputes the
+// horizon and wakes WaitLog callers, and checks once a second even when
+// nothing was announced.
 //
 // A transaction that holds an id for long (in any database of the cluster)
 // holds the horizon back, and with it the log readers, but not commits.
@@ -141,6 +143,10 @@ type Options struct {
 	// commit that was checked for age and is still on its way. Tests shorten
 	// it.
 	tombstoneMargin time.Duration
+	// unannouncedCheck is how often the watcher looks for commits that were
+	// not announced (default a second). Tests lengthen it, to see that
+	// announcements alone wake the other nodes.
+	unannouncedCheck time.Duration
 }
 
 // Defaults.
@@ -172,10 +178,11 @@ type Store struct {
 	txs        *kv.Tracker    // open transactions, reclaimed when too old
 	counters   *kv.TxCounters // their outcomes (Stats)
 
-	watch *watcher
-	maint *maintainer
-	stop  context.CancelFunc
-	wg    sync.WaitGroup
+	watch    *watcher
+	maint    *maintainer
+	announce *announcer
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 var _ kv.Store = (*Store)(nil)
@@ -201,6 +208,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if opts.tombstoneMargin <= 0 {
 		opts.tombstoneMargin = time.Minute
+	}
+	if opts.unannouncedCheck <= 0 {
+		opts.unannouncedCheck = time.Second
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -247,6 +257,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.stop = stop
 	s.maint = newMaintainer(s)
 	s.watch = newWatcher(s)
+	s.announce = newAnnouncer(s)
 	if err := s.watch.refresh(ctx); err != nil {
 		stop()
 		pool.Close()
@@ -255,7 +266,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	// An abandoned transaction would hold a connection and a snapshot
 	// (which holds back VACUUM) forever.
 	s.txs = kv.NewTracker(opts.MaxTxAge, s.log)
-	s.wg.Add(3)
+	s.wg.Add(4)
+	go func() { defer s.wg.Done(); s.announce.run(bg) }()
 	go func() { defer s.wg.Done(); s.watch.listen(bg) }()
 	go func() { defer s.wg.Done(); s.watch.run(bg) }()
 	go func() { defer s.wg.Done(); s.maint.run(bg) }()

@@ -406,7 +406,8 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 		snap = t.snap
 	}
 	b.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
-	b.Queue("SELECT folio_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", commitArgs(snap, req)...)
+	args := commitArgs(snap, req)
+	b.Queue("SELECT folio_apply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", args...)
 	b.Queue("COMMIT")
 	var pos string
 	br := t.conn.SendBatch(ctx, b)
@@ -435,10 +436,12 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 		}
 		return 0, s.fail("commit", err)
 	}
-	return parsePosition(pos), nil
+	p := parsePosition(pos)
+	s.announce.committed(p, len(args[8].([][]byte)) > 0)
+	return p, nil
 }
 
-// commitArgs flattens a commit request into folio_commit's array arguments.
+// commitArgs flattens a commit request into folio_apply's array arguments.
 func commitArgs(snap any, req *kv.CommitRequest) []any {
 	var rb, re, cb, ce, sk, sv, dk, ak [][]byte
 	var ad []int64
