@@ -83,7 +83,7 @@ var (
 
 	searchLag       = desc("folio_search_lag_positions", "Positions between the log's end and where the search indexer has read.")
 	searchLagTime   = desc("folio_search_lag_seconds", "How long the search indexer has been behind the log's end; 0 when caught up.")
-	searchIndexes   = desc("folio_search_indexes", "Search indexes, by state: ready, rebuilding.", "state")
+	searchIndexes   = desc("folio_search_indexes", "Search indexes, by state: ready, rebuilding, not_built (never searched).", "state")
 	searchDocuments = desc("folio_search_documents", "Documents in the search indexes.")
 	searchDisk      = desc("folio_search_disk_bytes", "Bytes the search indexes take on disk.")
 
@@ -244,11 +244,14 @@ func (e emitter) changeLog(st changelog.Stats) {
 func (e emitter) search(st search.Stats) {
 	e.gauge(searchLag, float64(st.LagPositions))
 	e.gauge(searchLagTime, st.LagSeconds)
-	var ready, rebuilding, docs, disk float64
+	var ready, rebuilding, dormant, docs, disk float64
 	for _, ix := range st.Indexes {
-		if ix.Ready {
+		switch {
+		case ix.Ready:
 			ready++
-		} else {
+		case ix.Dormant:
+			dormant++
+		default:
 			rebuilding++
 		}
 		docs += float64(ix.Documents)
@@ -256,6 +259,7 @@ func (e emitter) search(st search.Stats) {
 	}
 	e.gauge(searchIndexes, ready, "ready")
 	e.gauge(searchIndexes, rebuilding, "rebuilding")
+	e.gauge(searchIndexes, dormant, "not_built")
 	e.gauge(searchDocuments, docs)
 	e.gauge(searchDisk, disk)
 }

@@ -59,7 +59,7 @@ func (ix *Indexer) startPosition() kv.Position {
 		ix.hasRewind = false
 	}
 	for _, ci := range ix.colls {
-		if !ci.rebuilding {
+		if !ci.rebuilding && !ci.dormant {
 			start = min(start, ci.applied)
 		}
 	}
@@ -243,7 +243,7 @@ func (ix *Indexer) caughtUp(pos kv.Position) {
 	// moves on: one whose rebuild just finished below it waits for the
 	// reader to come back to its position.
 	for _, ci := range ix.colls {
-		if !ci.rebuilding && ci.applied >= ix.readerPos && ci.applied < pos {
+		if !ci.rebuilding && !ci.dormant && ci.applied >= ix.readerPos && ci.applied < pos {
 			ci.applied = pos
 		}
 	}
@@ -340,16 +340,12 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 			ix.log.Error("search: a logged schema does not parse; the collection is not indexed", "db", rec.DB, "collection", rec.Collection, "err", err)
 			return nil
 		}
-		ci = &collIndex{id: rec.CollID, dbID: rec.DBID, ns: rec.NS, db: rec.DB, name: rec.Collection, kind: s.CollectionType(), schema: s, rev: rec.Rev, dir: ix.dirOf(rec.CollID)}
-		idx, err := ix.create(ci, pos)
-		if err != nil {
-			return err
-		}
+		// Dormant until its first search (see the package comment).
+		ci = &collIndex{id: rec.CollID, dbID: rec.DBID, ns: rec.NS, db: rec.DB, name: rec.Collection, kind: s.CollectionType(), schema: s, rev: rec.Rev, dir: ix.dirOf(rec.CollID), dormant: true}
 		ix.mu.Lock()
-		ci.idx, ci.applied, ci.persisted, ci.persistAt = idx, pos, pos, time.Now()
 		ix.colls[ci.id] = ci
+		ix.signal()
 		ix.mu.Unlock()
-		eligible[ci] = true
 	case changelog.SchemaChanged:
 		if ci == nil {
 			return nil

@@ -21,6 +21,19 @@
 // later documents are indexed with, and a dropped collection's (or
 // database's) index is closed and its files removed.
 //
+// # Built at the first search
+//
+// A collection has no index until it is first searched: most collections
+// are never searched, and indexing every field of every document into a
+// full-text index costs more disk than the documents themselves (five
+// times them in the store's disk-footprint measurement, docs/benchmarks.md)
+// and much of a write's CPU. Such a collection is dormant: the indexer
+// follows its DDL but indexes none of its writes. Its first search starts
+// a build from the documents (a rebuild, below) and waits for it up to
+// the search's own bound, then answers UNAVAILABLE with a retry delay;
+// from then on the index is kept up to date like any other, across
+// restarts (an index directory is what marks a collection as searched).
+//
 // # Rebuilds
 //
 // An index that is missing, unreadable or without a watermark is rebuilt
@@ -45,6 +58,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -125,6 +139,7 @@ const retryDelay = time.Second
 // Errors of WaitFor and searches.
 var (
 	ErrRebuilding = &status.Error{Code: status.Unavailable, Message: "the search index of this collection is being rebuilt; retry later", RetryDelay: retryDelay}
+	ErrBuilding   = &status.Error{Code: status.Unavailable, Message: "the search index of this collection is being built for its first search; retry later", RetryDelay: retryDelay}
 	ErrBehind     = &status.Error{Code: status.Unavailable, Message: "the search index has not caught up with the latest writes yet; retry later", RetryDelay: retryDelay}
 	ErrNoIndex    = &status.Error{Code: status.Unavailable, Message: "the search index of this collection is not ready yet; retry later", RetryDelay: retryDelay}
 	ErrStopped    = &status.Error{Code: status.Unavailable, Message: "search is stopped: the server is shutting down", RetryDelay: retryDelay}
@@ -188,9 +203,10 @@ type collIndex struct {
 	// Under Indexer.mu.
 	schema     *schema.Schema
 	rev        int64
-	idx        bleve.Index // nil while rebuilding
+	idx        bleve.Index // nil while rebuilding or dormant
 	rebuilding bool
-	rebuilds   int // rebuilds started since the indexer started
+	dormant    bool // no index until the collection is first searched
+	rebuilds   int  // rebuilds started since the indexer started
 	dropped    bool
 	applied    kv.Position // every entry at or before it is in idx
 	persisted  kv.Position // the watermark written into idx
@@ -279,7 +295,9 @@ func (ix *Indexer) load(ctx context.Context) error {
 	for _, c := range colls {
 		ci := &collIndex{id: c.ID, dbID: c.DB.ID, ns: c.DB.NS, db: c.DB.Name, name: c.Name, kind: c.Schema.CollectionType(), schema: c.Schema, rev: c.Rev, dir: ix.dirOf(c.ID)}
 		ix.colls[c.ID] = ci
-		if err := ix.open(ci); err != nil {
+		if err := ix.open(ci); errors.Is(err, errNotBuilt) {
+			ci.dormant = true
+		} else if err != nil {
 			ix.log.Warn("search: index unreadable or missing: rebuilding it", "db", ci.db, "collection", ci.name, "dir", ci.dir, "err", err)
 			ci.rebuilding, ci.rebuilds = true, 1
 			rebuild = append(rebuild, ci)
@@ -418,9 +436,11 @@ const MergeMaxSegmentDocs = 2_000_000
 // mu.
 func (ix *Indexer) open(ci *collIndex) error {
 	if ci.dir == "" {
-		return errors.New("in memory: nothing kept from the last run")
+		return errNotBuilt // in memory: nothing kept from the last run
 	}
-	if _, err := os.Stat(ci.dir); err != nil {
+	if _, err := os.Stat(ci.dir); errors.Is(err, fs.ErrNotExist) {
+		return errNotBuilt
+	} else if err != nil {
 		return err
 	}
 	idx, err := bleve.OpenUsing(ci.dir, scorchConfig())
@@ -446,6 +466,10 @@ func (ix *Indexer) open(ci *collIndex) error {
 	ci.idx, ci.applied, ci.persisted, ci.persistAt = idx, wm, wm, time.Now()
 	return nil
 }
+
+// errNotBuilt is open's answer for a collection without an index: one
+// never searched (or whose index directory was removed), left dormant.
+var errNotBuilt = errors.New("no index: the collection was never searched")
 
 func readPosition(idx bleve.Index, key []byte) (kv.Position, error) {
 	v, err := idx.GetInternal(key)
@@ -528,8 +552,10 @@ func (ix *Indexer) signal() {
 }
 
 // WaitFor blocks until the index of collection collID has applied the log
-// up to position at, or ctx is done (ErrBehind). An index being rebuilt
-// fails with ErrRebuilding unless the rebuild ends within RebuildWait, and
+// up to position at, or ctx is done (ErrBehind). A dormant collection's
+// index is built, waited for until ctx is done (ErrBuilding). An index
+// being rebuilt fails with ErrRebuilding unless the rebuild ends within
+// RebuildWait, and
 // a collection the indexer does not know once it has read past at with
 // ErrNoIndex.
 func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) error {
@@ -537,6 +563,7 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 	// a start with indexes in memory) takes milliseconds: worth a short
 	// wait, unlike a long one, which answers at once after it.
 	var rebuildWait <-chan time.Time
+	building := false // this search started the collection's first build
 	for {
 		ix.mu.Lock()
 		if ix.closed {
@@ -545,7 +572,11 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 		}
 		ci := ix.colls[collID]
 		switch {
-		case ci != nil && ci.rebuilding && rebuildWait == nil:
+		case ci != nil && ci.dormant:
+			ci.dormant, building = false, true
+			ix.log.Info("search: first search of a collection: building its index", "db", ci.db, "collection", ci.name)
+			ix.startRebuildLocked(ci)
+		case ci != nil && ci.rebuilding && rebuildWait == nil && !building:
 			rebuildWait = time.After(RebuildWait)
 		case ci != nil && ci.applied >= at:
 			ix.mu.Unlock()
@@ -561,6 +592,9 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 		case <-rebuildWait:
 			return ErrRebuilding
 		case <-ctx.Done():
+			if building {
+				return ErrBuilding
+			}
 			if rebuildWait != nil {
 				return ErrRebuilding
 			}

@@ -17,7 +17,8 @@ import (
 	"github.com/foliodb/folio/internal/status"
 )
 
-// rebuildAll rebuilds every index (the log no longer reaches back to them).
+// rebuildAll rebuilds every index (the log no longer reaches back to them);
+// dormant collections stay so.
 // The changes the log no longer holds include DDL, so the collections are
 // taken from the catalog again, as at the start: one created meanwhile
 // gets an index, one dropped loses its own, a changed schema is taken up.
@@ -48,11 +49,11 @@ func (ix *Indexer) rebuildAll(ctx context.Context) {
 	for id, c := range current {
 		ci := ix.colls[id]
 		if ci == nil {
-			ci = &collIndex{id: c.ID, dbID: c.DB.ID, ns: c.DB.NS, db: c.DB.Name, name: c.Name, kind: c.Schema.CollectionType(), dir: ix.dirOf(c.ID)}
+			ci = &collIndex{id: c.ID, dbID: c.DB.ID, ns: c.DB.NS, db: c.DB.Name, name: c.Name, kind: c.Schema.CollectionType(), dir: ix.dirOf(c.ID), dormant: true}
 			ix.colls[id] = ci
 		}
 		ci.schema, ci.rev = c.Schema, c.Rev
-		if !ci.rebuilding {
+		if !ci.rebuilding && !ci.dormant {
 			ix.startRebuildLocked(ci)
 		}
 	}

@@ -29,7 +29,8 @@ type Stats struct {
 type IndexStats struct {
 	DB, Collection string
 	CollectionID   int64
-	Ready          bool        // false while it is being rebuilt
+	Ready          bool        // false while it is being rebuilt, and while dormant
+	Dormant        bool        // no index: the collection was never searched
 	Rebuilds       int         // rebuilds started since the indexer started
 	Applied        kv.Position // its watermark in memory
 	Documents      uint64
@@ -53,7 +54,7 @@ func (ix *Indexer) Stats(ctx context.Context) Stats {
 	}
 	var snaps []snap
 	for _, ci := range ix.colls {
-		snaps = append(snaps, snap{IndexStats{DB: ci.db, Collection: ci.name, CollectionID: ci.id, Ready: !ci.rebuilding, Rebuilds: ci.rebuilds, Applied: ci.applied}, ci.idx, ci.dir})
+		snaps = append(snaps, snap{IndexStats{DB: ci.db, Collection: ci.name, CollectionID: ci.id, Ready: !ci.rebuilding && !ci.dormant, Dormant: ci.dormant, Rebuilds: ci.rebuilds, Applied: ci.applied}, ci.idx, ci.dir})
 	}
 	ix.mu.Unlock()
 	for _, sn := range snaps {
