@@ -206,6 +206,7 @@ type collIndex struct {
 	idx        bleve.Index // nil while rebuilding or dormant
 	rebuilding bool
 	dormant    bool // no index until the collection is first searched
+	firstBuild bool // rebuilding is its first build, for its first search
 	rebuilds   int  // rebuilds started since the indexer started
 	dropped    bool
 	applied    kv.Position // every entry at or before it is in idx
@@ -573,7 +574,7 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 		ci := ix.colls[collID]
 		switch {
 		case ci != nil && ci.dormant:
-			ci.dormant, building = false, true
+			ci.dormant, ci.firstBuild, building = false, true, true
 			ix.log.Info("search: first search of a collection: building its index", "db", ci.db, "collection", ci.name)
 			ix.startRebuildLocked(ci)
 		case ci != nil && ci.rebuilding && rebuildWait == nil && !building:
@@ -585,14 +586,18 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 			ix.mu.Unlock()
 			return ErrNoIndex
 		}
+		first := ci != nil && ci.firstBuild
 		ch := ix.changed
 		ix.mu.Unlock()
 		select {
 		case <-ch:
 		case <-rebuildWait:
+			if first {
+				return ErrBuilding
+			}
 			return ErrRebuilding
 		case <-ctx.Done():
-			if building {
+			if building || first {
 				return ErrBuilding
 			}
 			if rebuildWait != nil {
