@@ -577,7 +577,9 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 			ci.dormant, ci.firstBuild, building = false, true, true
 			ix.log.Info("search: first search of a collection: building its index", "db", ci.db, "collection", ci.name)
 			ix.startRebuildLocked(ci)
-		case ci != nil && ci.rebuilding && rebuildWait == nil && !building:
+		case ci != nil && ci.rebuilding && rebuildWait == nil && !building && !ci.firstBuild:
+			// A first build is waited for until ctx is done, by every
+			// search that comes during it.
 			rebuildWait = time.After(RebuildWait)
 		case ci != nil && ci.applied >= at:
 			ix.mu.Unlock()

@@ -50,45 +50,57 @@ func (a *announcer) committed(pos kv.Position, adds bool) {
 	}
 }
 
-// take returns the announcement to send, if any, and clears it.
-func (a *announcer) take() (payload string, ok bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.pending == 0 {
-		return "", false
-	}
-	payload = formatPosition(a.pending)
-	if a.adds {
-		payload += " a"
-	}
-	a.pending, a.adds = 0, false
-	return payload, true
-}
-
 // run sends announcements, one at a time, until ctx ends; then it sends
 // what is left, so that the last commits of a node that closes are heard.
+// A send that fails is tried again (merged with what came meanwhile):
+// nodes of an older version have no periodic check and rely on it.
 func (a *announcer) run(ctx context.Context) {
+	retry := time.Duration(0)
 	for {
+		var again <-chan time.Time
+		if retry > 0 {
+			again = time.After(retry)
+		}
 		select {
 		case <-a.kick:
-			a.send(ctx)
+		case <-again:
 		case <-ctx.Done():
-			last, cancel := context.WithTimeout(context.Background(), time.Second)
-			a.send(last)
-			cancel()
+			a.send()
 			return
+		}
+		if a.send() {
+			retry = 0
+		} else {
+			retry = min(max(2*retry, 100*time.Millisecond), 5*time.Second)
 		}
 	}
 }
 
-func (a *announcer) send(ctx context.Context) {
-	payload, ok := a.take()
-	if !ok {
-		return
+// send sends the pending announcement, if any, and tells whether it went
+// (or there was none). Its context is not the store's, which Close
+// cancels before the last send; a payload that failed goes back to
+// pending.
+func (a *announcer) send() bool {
+	a.mu.Lock()
+	pos, adds := a.pending, a.adds
+	a.pending, a.adds = 0, false
+	a.mu.Unlock()
+	if pos == 0 {
+		return true
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	payload := formatPosition(pos)
+	if adds {
+		payload += " a"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := a.s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", notifyChannel, payload); err != nil && ctx.Err() == nil {
-		a.s.log.Warn("announcing commits failed; other nodes will find them within a second", "position", payload, "err", err)
+	if _, err := a.s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", notifyChannel, payload); err != nil {
+		a.s.log.Warn("announcing commits failed; will retry (nodes of this version also find them within a second)", "position", payload, "err", err)
+		a.mu.Lock()
+		a.pending = max(a.pending, pos)
+		a.adds = a.adds || adds
+		a.mu.Unlock()
+		return false
 	}
+	return true
 }

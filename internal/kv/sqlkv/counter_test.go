@@ -252,3 +252,41 @@ func TestCounterUpgrade(t *testing.T) {
 		t.Fatalf("commit of a reader of a counter added to before the upgrade: %v", err)
 	}
 }
+
+// TestFirstAddsDoNotConflict: Adds to a key no one added to before, from
+// many transactions at once (a new collection's first inserts), all
+// commit: concurrent Adds never conflict, whether or not the key is
+// listed in folio_counter yet.
+func TestFirstAddsDoNotConflict(t *testing.T) {
+	const workers, rounds = 8, 10
+	s := mustOpen(t, Options{URL: pgtest.NewDatabase(t), FoldDelay: time.Hour})
+	for round := 0; round < rounds; round++ {
+		key := []byte(fmt.Sprintf("new/%d", round))
+		var start sync.WaitGroup
+		start.Add(1)
+		errs := make(chan error, workers)
+		for w := 0; w < workers; w++ {
+			go func() {
+				tx, err := s.Begin(bg)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer tx.Rollback()
+				tx.Add(key, 1)
+				start.Wait()
+				_, err = tx.Commit(bg)
+				errs <- err
+			}()
+		}
+		start.Done()
+		for w := 0; w < workers; w++ {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: a first Add to a new key failed: %v", round, err)
+			}
+		}
+		if got, _ := counter(t, s, string(key)); got != workers {
+			t.Fatalf("%s = %d, want %d", key, got, workers)
+		}
+	}
+}

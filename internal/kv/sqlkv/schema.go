@@ -70,8 +70,12 @@ CREATE TABLE IF NOT EXISTS folio_counter (
 	k bytea PRIMARY KEY
 );
 -- Stores of version 2 had no folio_counter: every key with deltas is one.
--- The share lock waits for adds in flight and holds new ones back until the
--- new folio_apply below is in place.
+-- The share lock waits for adds in flight. A version-2 node's commit that
+-- was waiting for the lock still runs the old function body once it ends,
+-- adding a delta whose key (if new) is not listed: until the maintainer
+-- folds that delta (FoldDelay), which gives the key's row a new wx that
+-- validation sees, a reader of that key may miss it. That window exists
+-- only during the upgrade, and only for a counter key new at that moment.
 LOCK TABLE folio_delta IN SHARE MODE;
 INSERT INTO folio_counter (k) SELECT DISTINCT k FROM folio_delta ON CONFLICT (k) DO NOTHING;
 

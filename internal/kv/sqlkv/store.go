@@ -181,8 +181,10 @@ type Store struct {
 	watch    *watcher
 	maint    *maintainer
 	announce *announcer
-	stop     context.CancelFunc
-	wg       sync.WaitGroup
+	// counterKeys are the counter keys known to be in folio_counter.
+	counterKeys knownCounters
+	stop        context.CancelFunc
+	wg          sync.WaitGroup
 }
 
 var _ kv.Store = (*Store)(nil)

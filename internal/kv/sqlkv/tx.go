@@ -405,14 +405,28 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 		b.Queue("ROLLBACK") // the read snapshot
 		snap = t.snap
 	}
-	b.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
 	args := commitArgs(snap, req)
+	added := args[8].([][]byte)
+	// Counter keys new to this node are listed in a transaction of their
+	// own first: listed inside the SERIALIZABLE one, two first Adds to a
+	// new key at once would conflict (ON CONFLICT on a row the snapshot
+	// cannot see), and concurrent Adds must not.
+	unlisted := s.counterKeys.unknown(added)
+	if len(unlisted) > 0 {
+		b.Queue("BEGIN")
+		b.Queue("INSERT INTO folio_counter (k) SELECT unnest($1::bytea[]) ON CONFLICT (k) DO NOTHING", unlisted)
+		b.Queue("COMMIT")
+	}
+	b.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
 	b.Queue("SELECT folio_apply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", args...)
 	b.Queue("COMMIT")
 	var pos string
 	br := t.conn.SendBatch(ctx, b)
 	var err error
 	if snap != nil {
+		_, err = br.Exec()
+	}
+	for i := 0; i < 3 && len(unlisted) > 0 && err == nil; i++ {
 		_, err = br.Exec()
 	}
 	if err == nil {
@@ -437,7 +451,8 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 		return 0, s.fail("commit", err)
 	}
 	p := parsePosition(pos)
-	s.announce.committed(p, len(args[8].([][]byte)) > 0)
+	s.counterKeys.listed(added)
+	s.announce.committed(p, len(added) > 0)
 	return p, nil
 }
 
