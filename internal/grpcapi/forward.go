@@ -76,9 +76,9 @@ func (f *Forwarder) Close() {
 }
 
 // route reports where a call must be relayed, if anywhere.
-func (s *Server) route(ctx context.Context) (ops.Route, bool) {
+func (s *Server) route(ctx context.Context) (ops.Route, bool, error) {
 	if s.forwarder == nil {
-		return ops.Route{}, false
+		return ops.Route{}, false, nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	return s.ops.ForwardTo(ctx, txRef(ctx), len(md.Get(mdForwardedBy)) > 0)
@@ -103,7 +103,10 @@ func (s *Server) outgoing(ctx context.Context) context.Context {
 
 // forwardUnary relays a unary call, if another node must serve it.
 func (s *Server) forwardUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	r, ok := s.route(ctx)
+	r, ok, err := s.route(ctx)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
 	if !ok {
 		return handler(ctx, req)
 	}
@@ -134,7 +137,10 @@ func (s *Server) forwardUnary(ctx context.Context, req any, info *grpc.UnaryServ
 // subscribe), if another node must serve it.
 func (s *Server) forwardStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	ctx := ss.Context()
-	r, ok := s.route(ctx)
+	r, ok, err := s.route(ctx)
+	if err != nil {
+		return s.fail(ctx, err)
+	}
 	if !ok {
 		return handler(srv, ss)
 	}

@@ -66,7 +66,11 @@ func (s *Server) newForwarder(tlsConfig *tls.Config) *httputil.ReverseProxy {
 // forward relays r to the node that holds its transaction, if another
 // node does; it reports whether it did.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, requestID string) bool {
-	route, ok := s.ops.ForwardTo(r.Context(), txRef(r), r.Header.Get(forwardedHeader) != "")
+	route, ok, err := s.ops.ForwardTo(r.Context(), txRef(r), r.Header.Get(forwardedHeader) != "")
+	if err != nil {
+		s.fail(w, r, err)
+		return true
+	}
 	if !ok {
 		return false
 	}

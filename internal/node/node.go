@@ -312,12 +312,17 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout,
 		LogRequests: cfg.LogRequests, SlowRequest: max(cfg.SlowRequest, 0), Cluster: n.cluster})
 	n.forwarder = grpcapi.NewForwarder(n.forwardTLS())
-	if err := n.serveHTTP(cfg.Addr); err != nil {
+	// Joined before serving: a transaction begun here before the other
+	// nodes can locate this one would look lost to them ("session is
+	// gone"), and then held elsewhere once it joined.
+	if err := n.listenHTTP(cfg.Addr); err != nil {
 		return nil, err
 	}
 	if err := n.join(ctx); err != nil {
+		n.ln.Close()
 		return nil, err
 	}
+	n.serveHTTP()
 	if cfg.GRPCAddr != "" {
 		if err := n.serveGRPC(cfg.GRPCAddr); err != nil {
 			return nil, err
@@ -590,13 +595,20 @@ func (n *Node) stopParts() error {
 	return err
 }
 
-func (n *Node) serveHTTP(addr string) error {
+// listenHTTP opens the API's listener (serveHTTP serves it): its address
+// is what the node advertises.
+func (n *Node) listenHTTP(addr string) error {
 	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	ln := newLimitListener(tcp, n.cfg.MaxConnections, n.log)
-	n.ln = ln
+	n.ln = newLimitListener(tcp, n.cfg.MaxConnections, n.log)
+	return nil
+}
+
+// serveHTTP serves the API on the listener listenHTTP opened.
+func (n *Node) serveHTTP() {
+	ln := n.ln
 	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, n.log)
 	n.http = &http.Server{
 		Handler: n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, ForwardTLS: n.forwardTLS(),
@@ -626,7 +638,6 @@ func (n *Node) serveHTTP(addr string) error {
 	if beyondLoopback(ln.Addr()) && !n.cfg.Auth {
 		n.log.Warn("listening beyond loopback without authentication: anyone who can reach this address can read and change every database; listen on localhost, or put the server behind an authenticating proxy", "addr", ln.Addr().String())
 	}
-	return nil
 }
 
 // withTLS serves ln over TLS if the node has a certificate. The protocol

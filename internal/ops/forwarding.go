@@ -28,19 +28,23 @@ type Route struct {
 // node, and which: one that is live and holds it. forwarded says the
 // request came from another node already. A transaction of a node that is
 // gone is served here, and its requests answer the original's errors for a
-// lost session.
-func (o *Ops) ForwardTo(ctx context.Context, tx TxRef, forwarded bool) (Route, bool) {
+// lost session. When the registry cannot be read, the error (UNAVAILABLE,
+// retryable) is the request's answer: serving it here would answer that
+// another node holds the transaction, which the client cannot retry.
+func (o *Ops) ForwardTo(ctx context.Context, tx TxRef, forwarded bool) (Route, bool, error) {
 	if o.cfg.Cluster == nil || forwarded || !tx.InTx() || tx.Origin == o.sessions.Origin() {
-		return Route{}, false
+		return Route{}, false, nil
 	}
 	m, err := o.cfg.Cluster.Locate(ctx, tx.Origin)
-	if err != nil {
-		if !errors.Is(err, cluster.ErrGone) {
-			o.log.Warn("cannot look up the node holding a transaction", "node_id", tx.Origin, "err", err)
-		}
-		return Route{}, false
+	if errors.Is(err, cluster.ErrGone) {
+		return Route{}, false, nil
 	}
-	return Route{Node: m.ID, Addr: m.Addr, TLS: m.TLS}, true
+	if err != nil {
+		o.log.Warn("cannot look up the node holding a transaction", "node_id", tx.Origin, "err", err)
+		return Route{}, false, &status.Error{Code: status.Unavailable, RetryDelay: retryUnreachable,
+			Message: "cannot look up the node holding this transaction ('" + tx.Origin + "'); retry", Cause: err}
+	}
+	return Route{Node: m.ID, Addr: m.Addr, TLS: m.TLS}, true, nil
 }
 
 // NodeID is this node's id: its transactions' origin.

@@ -153,6 +153,13 @@ func TestNodesSharingPostgres(t *testing.T) {
 		procs = append(procs, p)
 		clients = append(clients, p.client(t))
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, p := range procs {
+				t.Logf("node n%d's log:\n%s", i+1, p.output())
+			}
+		}
+	})
 	setupAccounts(t, clients[0], accounts, initial)
 	// The change events of the accounts, on the two nodes that stay.
 	var streams []*liveStream
