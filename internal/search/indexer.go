@@ -564,7 +564,6 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 	// a start with indexes in memory) takes milliseconds: worth a short
 	// wait, unlike a long one, which answers at once after it.
 	var rebuildWait <-chan time.Time
-	building := false // this search started the collection's first build
 	for {
 		ix.mu.Lock()
 		if ix.closed {
@@ -574,10 +573,10 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 		ci := ix.colls[collID]
 		switch {
 		case ci != nil && ci.dormant:
-			ci.dormant, ci.firstBuild, building = false, true, true
+			ci.dormant, ci.firstBuild = false, true
 			ix.log.Info("search: first search of a collection: building its index", "db", ci.db, "collection", ci.name)
 			ix.startRebuildLocked(ci)
-		case ci != nil && ci.rebuilding && rebuildWait == nil && !building && !ci.firstBuild:
+		case ci != nil && ci.rebuilding && rebuildWait == nil && !ci.firstBuild:
 			// A first build is waited for until ctx is done, by every
 			// search that comes during it.
 			rebuildWait = time.After(RebuildWait)
@@ -599,7 +598,7 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 			}
 			return ErrRebuilding
 		case <-ctx.Done():
-			if building || first {
+			if first {
 				return ErrBuilding
 			}
 			if rebuildWait != nil {

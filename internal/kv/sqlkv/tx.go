@@ -405,8 +405,7 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 		b.Queue("ROLLBACK") // the read snapshot
 		snap = t.snap
 	}
-	args := commitArgs(snap, req)
-	added := args[8].([][]byte)
+	args, added := commitArgs(snap, req)
 	// Counter keys new to this node are listed in a transaction of their
 	// own first: listed inside the SERIALIZABLE one, two first Adds to a
 	// new key at once would conflict (ON CONFLICT on a row the snapshot
@@ -426,7 +425,7 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 	if snap != nil {
 		_, err = br.Exec()
 	}
-	for i := 0; i < 3 && len(unlisted) > 0 && err == nil; i++ {
+	for i := 0; i < 3 && len(unlisted) > 0 && err == nil; i++ { // BEGIN, INSERT, COMMIT
 		_, err = br.Exec()
 	}
 	if err == nil {
@@ -456,8 +455,9 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 	return p, nil
 }
 
-// commitArgs flattens a commit request into folio_apply's array arguments.
-func commitArgs(snap any, req *kv.CommitRequest) []any {
+// commitArgs flattens a commit request into folio_apply's array arguments,
+// and returns the keys it adds to (ak) apart.
+func commitArgs(snap any, req *kv.CommitRequest) (args []any, added [][]byte) {
 	var rb, re, cb, ce, sk, sv, dk, ak [][]byte
 	var ad []int64
 	for _, r := range req.ReadRanges {
@@ -481,7 +481,7 @@ func commitArgs(snap any, req *kv.CommitRequest) []any {
 	if len(req.Log) > 0 {
 		rec = kv.EncodeLogRecords(req.Log)
 	}
-	return []any{snap, rb, re, cb, ce, sk, sv, dk, ak, ad, rec}
+	return []any{snap, rb, re, cb, ce, sk, sv, dk, ak, ad, rec}, ak
 }
 
 // Release is called once when the transaction ends.
