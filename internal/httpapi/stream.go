@@ -45,6 +45,10 @@ func (s *stream) start() {
 	if !s.started {
 		s.started = true
 		s.w.Header().Set("Content-Type", "application/json")
+		// Chunked as the original's streams, even one that ends before
+		// anything was flushed: net/http would send that one with a
+		// Content-Length instead.
+		s.w.Header().Set("Transfer-Encoding", "chunked")
 		s.w.WriteHeader(http.StatusOK)
 	}
 }
@@ -76,9 +80,8 @@ func (s *stream) flush() {
 // only when nothing was sent yet, for the caller to answer as usual.
 func (s *stream) finish(err error) error {
 	if err == nil {
-		if s.started && s.pending > 0 {
-			s.flush()
-		}
+		// No flush: net/http writes what is left when the handler returns
+		// with the end of the body, so a short read is one write, not two.
 		s.start()
 		return nil
 	}
