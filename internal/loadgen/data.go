@@ -8,18 +8,21 @@ import (
 // The documents of every workload: about 1 KB each, like YCSB's records of
 // ten 100-byte fields, with two fields more for Folio's own queries.
 //
-//	{"id": 42, "email": "user42@example.com", "score": 7313,
+//	{"id": 42, "email": "user42@example.com", "score": 7313, "group": "g10",
 //	 "field0": "…100 letters…", …, "field8": "…"}
 //
 // id is the primary key. email is unique, for equality on a non-key field.
 // score is an integer that spreads the ids over [0, Docs) in an order
 // unrelated to the key (a permutation while no document was inserted), for
-// ranges on a non-key field.
+// ranges on a non-key field. group takes one of Groups values, for an
+// equality that matches many documents.
 const (
 	// Fields is the number of filler fields, field0 to field(Fields-1).
 	Fields = 9
 	// FieldLength is the length in bytes of each filler value.
 	FieldLength = 100
+	// Groups is the number of distinct values of the group field.
+	Groups = 16
 )
 
 // FieldNames are the filler fields that updates change.
@@ -42,6 +45,9 @@ type Dataset struct {
 
 // Email returns the email field of document id.
 func Email(id int64) string { return "user" + strconv.FormatInt(id, 10) + "@example.com" }
+
+// Group returns the group field of document id: "g" and id mod Groups.
+func Group(id int64) string { return "g" + strconv.FormatInt(id%Groups, 10) }
 
 // Score returns the score field of document id: (id·p) mod Docs for a p
 // coprime with Docs, which maps the loaded ids one to one onto [0, Docs).
@@ -86,6 +92,9 @@ func (d Dataset) AppendDocument(b []byte, id int64) []byte {
 	b = append(b, Email(id)...)
 	b = append(b, `","score":`...)
 	b = strconv.AppendInt(b, d.Score(id), 10)
+	b = append(b, `,"group":"g`...)
+	b = strconv.AppendInt(b, id%Groups, 10)
+	b = append(b, '"')
 	for _, name := range FieldNames {
 		b = append(b, `,"`...)
 		b = append(b, name...)
@@ -110,7 +119,7 @@ func appendText(b []byte, r *rand.Rand, n int) []byte {
 // PostgreSQL driver keeps them in one jsonb column instead).
 func Schema(collection string) []byte {
 	b := []byte(`{"schema":{"title":"` + collection + `","primary_key":["id"],"properties":{` +
-		`"id":{"type":"integer"},"email":{"type":"string"},"score":{"type":"integer"}`)
+		`"id":{"type":"integer"},"email":{"type":"string"},"score":{"type":"integer"},"group":{"type":"string"}`)
 	for _, name := range FieldNames {
 		b = append(b, `,"`+name+`":{"type":"string"}`...)
 	}

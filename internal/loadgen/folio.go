@@ -278,6 +278,24 @@ func (d *FolioDriver) FindRange(ctx context.Context, lo, hi int64) (int, error) 
 	return d.read(ctx, append(b, "}}}"...), nil)
 }
 
+// FindGroup implements Driver.
+func (d *FolioDriver) FindGroup(ctx context.Context, group string, limit int) (int, error) {
+	b := append([]byte(`{"filter":{"group":`), strconv.Quote(group)...)
+	b = append(b, `},"options":{"limit":`...)
+	b = strconv.AppendInt(b, int64(limit), 10)
+	return d.read(ctx, append(b, "}}"...), nil)
+}
+
+// FindRangeLimit implements Driver.
+func (d *FolioDriver) FindRangeLimit(ctx context.Context, lo, hi int64, limit int) (int, error) {
+	b := append([]byte(`{"filter":{"score":{"$gte":`), strconv.FormatInt(lo, 10)...)
+	b = append(b, `,"$lt":`...)
+	b = strconv.AppendInt(b, hi, 10)
+	b = append(b, `}},"options":{"limit":`...)
+	b = strconv.AppendInt(b, int64(limit), 10)
+	return d.read(ctx, append(b, "}}"...), nil)
+}
+
 // Setup implements Driver: it drops the collection (not the database) and
 // creates it again.
 // Each step is retried while aborted: on PostgreSQL dropping a loaded

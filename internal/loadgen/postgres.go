@@ -14,7 +14,7 @@ import (
 // PostgresDriver runs workloads on PostgreSQL as a competent user would
 // store documents there: a table per collection, (id bigint primary key,
 // doc jsonb), an expression index for each non-key field that is queried
-// (email for equality, score as bigint for ranges), prepared statements
+// (email and group for equalities, score as bigint for ranges), prepared statements
 // over a pool with a connection per client, and SERIALIZABLE for the
 // interactive transactions, the isolation Folio gives them. Every other
 // statement runs alone under the server's defaults; durability is the
@@ -25,7 +25,7 @@ type PostgresDriver struct {
 	tableName string
 	table     string // quoted for SQL
 
-	read, update, insert, scan, findEq, findRange string
+	read, update, insert, scan, findEq, findRange, findGroup, findRangeLimit string
 }
 
 // NewPostgres connects to the database at dsn (a libpq URL or key=value
@@ -58,7 +58,9 @@ func NewPostgres(ctx context.Context, dsn, table string, clients int) (*Postgres
 		scan:      "SELECT id, doc FROM " + t + " WHERE id >= $1 ORDER BY id LIMIT $2",
 		findEq:    "SELECT doc FROM " + t + " WHERE doc->>'email' = $1",
 		// The casts match the index expression, so the planner uses it.
-		findRange: "SELECT doc FROM " + t + " WHERE (doc->>'score')::bigint >= $1 AND (doc->>'score')::bigint < $2",
+		findRange:      "SELECT doc FROM " + t + " WHERE (doc->>'score')::bigint >= $1 AND (doc->>'score')::bigint < $2",
+		findGroup:      "SELECT doc FROM " + t + " WHERE doc->>'group' = $1 LIMIT $2",
+		findRangeLimit: "SELECT doc FROM " + t + " WHERE (doc->>'score')::bigint >= $1 AND (doc->>'score')::bigint < $2 LIMIT $3",
 	}, nil
 }
 
@@ -160,6 +162,16 @@ func (d *PostgresDriver) FindRange(ctx context.Context, lo, hi int64) (int, erro
 	return count(ctx, d.pool, d.findRange, lo, hi)
 }
 
+// FindGroup implements Driver.
+func (d *PostgresDriver) FindGroup(ctx context.Context, group string, limit int) (int, error) {
+	return count(ctx, d.pool, d.findGroup, group, limit)
+}
+
+// FindRangeLimit implements Driver.
+func (d *PostgresDriver) FindRangeLimit(ctx context.Context, lo, hi int64, limit int) (int, error) {
+	return count(ctx, d.pool, d.findRangeLimit, lo, hi, limit)
+}
+
 // Setup implements Driver.
 func (d *PostgresDriver) Setup(ctx context.Context) error {
 	for _, sql := range []string{
@@ -179,6 +191,7 @@ func (d *PostgresDriver) Setup(ctx context.Context) error {
 func (d *PostgresDriver) FinishLoad(ctx context.Context) error {
 	for _, sql := range []string{
 		"CREATE INDEX ON " + d.table + " ((doc->>'email'))",
+		"CREATE INDEX ON " + d.table + " ((doc->>'group'))",
 		"CREATE INDEX ON " + d.table + " (((doc->>'score')::bigint))",
 		"VACUUM ANALYZE " + d.table,
 	} {

@@ -19,7 +19,14 @@ const (
 	// RangeWidth is the width of a find-range: [lo, lo+RangeWidth) holds
 	// that many loaded documents.
 	RangeWidth = 10
+	// FindLimit is the limit of find-few and find-wide, whose filters match
+	// many more documents.
+	FindLimit = 10
 )
+
+// WideRange is the width of a find-wide on docs documents: a tenth of
+// them, and at least FindLimit.
+func WideRange(docs int64) int64 { return max(docs/10, FindLimit) }
 
 // RunConfig is one workload run against one driver.
 type RunConfig struct {
@@ -257,6 +264,21 @@ func (c *client) do(ctx context.Context, op Op) error {
 		n, err := d.FindRange(ctx, lo, lo+RangeWidth)
 		if err == nil && n == 0 {
 			err = fmt.Errorf("find score in [%d, %d): nothing", lo, lo+RangeWidth)
+		}
+		return err
+	case OpFindFew:
+		g := Group(c.keys.Next(r))
+		n, err := d.FindGroup(ctx, g, FindLimit)
+		if want := min(FindLimit, int(c.cfg.Data.Docs/Groups)); err == nil && n < want {
+			err = fmt.Errorf("find group %s, limit %d: %d documents, want %d", g, FindLimit, n, want)
+		}
+		return err
+	case OpFindWide:
+		width := WideRange(c.cfg.Data.Docs)
+		lo := c.keys.Next(r) % max(c.cfg.Data.Docs-width, 1)
+		n, err := d.FindRangeLimit(ctx, lo, lo+width, FindLimit)
+		if want := min(FindLimit, int(c.cfg.Data.Docs)); err == nil && n != want {
+			err = fmt.Errorf("find score in [%d, %d), limit %d: %d documents, want %d", lo, lo+width, FindLimit, n, want)
 		}
 		return err
 	case OpTransaction:

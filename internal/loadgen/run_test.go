@@ -131,6 +131,30 @@ func (d *memDriver) FindRange(ctx context.Context, lo, hi int64) (int, error) {
 	return int(hi - lo), nil
 }
 
+func (d *memDriver) FindGroup(ctx context.Context, group string, limit int) (int, error) {
+	var g int64
+	if _, err := fmt.Sscanf(group, "g%d", &g); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.note("find-few", g)
+	n := 0
+	for id := range d.docs {
+		if id%Groups == g && n < limit {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (d *memDriver) FindRangeLimit(ctx context.Context, lo, hi int64, limit int) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.note("find-wide", lo)
+	return int(min(hi-lo, int64(limit))), nil
+}
+
 func (d *memDriver) Begin(ctx context.Context) (Tx, error) { return memTx{d}, nil }
 
 type memTx struct{ d *memDriver }

@@ -21,6 +21,12 @@ const (
 	OpReadModifyWrite Op = "rmw"
 	OpFindEqual       Op = "find-eq"    // documents by equality on email, a non-key field
 	OpFindRange       Op = "find-range" // documents by a range on score, a non-key integer
+	// OpFindFew is an equality on group, a field with few distinct values
+	// (each matches a Groups-th of the documents), limited to FindLimit.
+	OpFindFew Op = "find-few"
+	// OpFindWide is a range on score that matches a tenth of the documents,
+	// limited to FindLimit.
+	OpFindWide Op = "find-wide"
 	// OpTransaction is an interactive transaction: begin, read two
 	// documents, update both, commit. An aborted commit counts as an abort,
 	// not as an operation or an error.
@@ -60,6 +66,8 @@ var Workloads = []Workload{
 	{"insert", "insert only", []Weighted{{OpInsert, 100}}, Uniform},
 	{"eq", "equality on a non-key field (email)", []Weighted{{OpFindEqual, 100}}, Uniform},
 	{"range", "range of 10 on a non-key integer field (score)", []Weighted{{OpFindRange, 100}}, Uniform},
+	{"eq-few", "equality on a field with 16 values (group), limit 10", []Weighted{{OpFindFew, 100}}, Uniform},
+	{"range-wide", "range of a tenth of the documents on score, limit 10", []Weighted{{OpFindWide, 100}}, Uniform},
 	{"tx", "interactive transactions: begin, 2 reads, 2 updates, commit", []Weighted{{OpTransaction, 100}}, Zipfian},
 }
 

@@ -12,16 +12,18 @@ import (
 // The mixes of the YCSB core workloads, as its workload files give them,
 // and of Folio's own.
 var wantMixes = map[string]map[Op]float64{
-	"A":      {OpRead: 0.50, OpUpdate: 0.50},
-	"B":      {OpRead: 0.95, OpUpdate: 0.05},
-	"C":      {OpRead: 1},
-	"D":      {OpRead: 0.95, OpInsert: 0.05},
-	"E":      {OpScan: 0.95, OpInsert: 0.05},
-	"F":      {OpRead: 0.50, OpReadModifyWrite: 0.50},
-	"insert": {OpInsert: 1},
-	"eq":     {OpFindEqual: 1},
-	"range":  {OpFindRange: 1},
-	"tx":     {OpTransaction: 1},
+	"A":          {OpRead: 0.50, OpUpdate: 0.50},
+	"B":          {OpRead: 0.95, OpUpdate: 0.05},
+	"C":          {OpRead: 1},
+	"D":          {OpRead: 0.95, OpInsert: 0.05},
+	"E":          {OpScan: 0.95, OpInsert: 0.05},
+	"F":          {OpRead: 0.50, OpReadModifyWrite: 0.50},
+	"insert":     {OpInsert: 1},
+	"eq":         {OpFindEqual: 1},
+	"range":      {OpFindRange: 1},
+	"eq-few":     {OpFindFew: 1},
+	"range-wide": {OpFindWide: 1},
+	"tx":         {OpTransaction: 1},
 }
 
 func TestMixProportions(t *testing.T) {
@@ -59,7 +61,7 @@ func TestDefaultDistributions(t *testing.T) {
 		switch w.Name {
 		case "D":
 			want = Latest // YCSB's D reads the newest records
-		case "insert", "eq", "range":
+		case "insert", "eq", "range", "eq-few", "range-wide":
 			want = Uniform
 		}
 		if w.Distribution != want {
@@ -82,8 +84,8 @@ func TestParseWorkloads(t *testing.T) {
 	}{
 		{in: "A", want: "A"},
 		{in: "a, c ,tx", want: "A,C,tx"},
-		{in: "all", want: "A,B,C,D,E,F,insert,eq,range,tx"},
-		{in: "range,ALL", want: "range,A,B,C,D,E,F,insert,eq,range,tx"},
+		{in: "all", want: "A,B,C,D,E,F,insert,eq,range,eq-few,range-wide,tx"},
+		{in: "range,ALL", want: "range,A,B,C,D,E,F,insert,eq,range,eq-few,range-wide,tx"},
 		{in: "G", err: true},
 		{in: "", err: true},
 		{in: " , ", err: true},
@@ -111,7 +113,7 @@ func TestDocuments(t *testing.T) {
 		if err := json.Unmarshal(doc, &m); err != nil {
 			t.Fatalf("document %d: %v\n%s", id, err, doc)
 		}
-		if m["id"] != float64(id) || m["email"] != Email(id) || m["score"] != float64(d.Score(id)) || len(m) != 3+Fields {
+		if m["id"] != float64(id) || m["email"] != Email(id) || m["score"] != float64(d.Score(id)) || m["group"] != Group(id) || len(m) != 4+Fields {
 			t.Errorf("document %d: %s", id, doc)
 		}
 		if string(d.Document(id)) != string(doc) {
