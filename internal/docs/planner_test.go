@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -239,6 +240,29 @@ func TestPlannerMatchesBruteForce(t *testing.T) {
 				}
 				if fmt.Sprint(got) != fmt.Sprint(exp) && !(len(got) == 0 && len(exp) == 0) {
 					t.Fatalf("filter %s limit %d skip %d:\n got %v\nwant %v", raw, limit, skip, got, exp)
+				}
+				// Pages of a limit each, every one resuming after the last
+				// document of the one before, read every match once.
+				page := 1 + int64(rng.IntN(3))
+				var paged []string
+				var after []byte
+				for n := 0; n <= len(want); n++ {
+					var items int64
+					err := s.Read(ctx, tx, coll, ReadRequest{Filter: f, Limit: page, After: after}, func(it ReadItem) error {
+						paged = append(paged, string(it.Data))
+						after = bytes.Clone(it.ResumeToken)
+						items++
+						return nil
+					})
+					if err != nil {
+						t.Fatalf("filter %s, pages of %d: %v", raw, page, err)
+					}
+					if items < page {
+						break
+					}
+				}
+				if fmt.Sprint(paged) != fmt.Sprint(want) && !(len(paged) == 0 && len(want) == 0) {
+					t.Fatalf("filter %s, pages of %d:\n got %v\nwant %v", raw, page, paged, want)
 				}
 			}
 		}

@@ -40,7 +40,7 @@ var ctx = context.Background()
 //	----
 //	1001 documents
 //
-//	plan filter={"a":{"$gt":3}} limit=10 sort=(-a,id) after=5 ci
+//	plan filter={"a":{"$gt":3}} limit=10 sort=(-a,id) after=5 ci take=3
 //	----
 //	index: a > 3
 //	candidates: 4 5 6
@@ -53,7 +53,7 @@ var ctx = context.Background()
 // documents and plan's filter). plan prints the plan,
 // the primary keys of the candidates in the order they come, and the keys
 // the lookup read (the document count included) when every candidate is
-// read, as a read without a limit would; for a plan that leaves the sort to
+// read, as a read without a limit would, or the first take of them; for a plan that leaves the sort to
 // the caller, also the candidates in the order Sort.Key and Sort.Compare
 // give them ("sorted:").
 func TestPlans(t *testing.T) {
@@ -202,9 +202,13 @@ func (c *planCase) plan(t *testing.T, d *datadriven.TestData) (string, error) {
 		return "", err
 	}
 	defer it.Close()
+	take := -1
+	if d.HasArg("take") {
+		d.ScanArgs(t, "take", &take)
+	}
 	var keys []string
 	var sortKeys []SortKey
-	for it.Next() {
+	for len(keys) != take && it.Next() {
 		pk, err := c.coll.Schema.ExtractKey(it.Value())
 		if err != nil {
 			return "", err

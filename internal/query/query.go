@@ -7,6 +7,10 @@
 //
 // Plans, from best to worst:
 //   - the whole primary key pinned by equality: one document;
+//   - with a limit, a filter that is one equality: its index entries hold
+//     one value, so they come in primary-key order; they are read as the
+//     caller takes documents, and a lookup stops at its limit whatever
+//     the number of matches;
 //   - index ranges: the entries of one comparison (or of the tightest
 //     range on one field), intersected as "the most selective child of an
 //     $and", unioned across an $or. Their documents are collected, sorted
@@ -156,6 +160,11 @@ func run(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (
 		}
 	}
 	p := &planner{ctx: ctx, tx: tx, coll: coll, docPrefix: docs.Begin}
+	if req.Limit > 0 {
+		if it, plan, ok := p.streamEquality(req); ok {
+			return it, plan, nil
+		}
+	}
 	limit := req.Limit
 	n, err := p.documentCount(req.Counts)
 	if err != nil {
@@ -217,6 +226,90 @@ func (p *planner) documentCount(cache *Counts) (int64, error) {
 	}
 	return n, nil
 }
+
+// streamEquality plans a filter that is one case-sensitive equality on an
+// indexed field other than the key's first (alone, or as the one condition
+// on an array's elements): its entries all hold the same value (a cut one
+// for a long string, whose entries the filter check then tells apart) and
+// come in primary-key order, so the documents can be fetched as the entries
+// are read. Without a limit the collected plans stay: they weigh a scan
+// against the index, which matters when most documents match.
+func (p *planner) streamEquality(req Request) (Iterator, Plan, bool) {
+	var c *filter.Comparison
+	desc := ""
+	switch n := req.Filter.Root.(type) {
+	case *filter.Comparison:
+		c = n
+	case *filter.Elements:
+		if len(n.Comparisons) == 1 {
+			c, desc = n.Comparisons[0], "some element of "
+		}
+	}
+	if c == nil || c.Op != filter.Eq || c.CaseInsensitive || p.onKey(c) {
+		return nil, Plan{}, false
+	}
+	r, _, d, ok := p.indexRange([]*filter.Comparison{c}, index.Exact)
+	if !ok {
+		return nil, Plan{}, false
+	}
+	value := len(r.Begin) // the entries' common prefix: field prefix and value
+	if req.After != nil && bytes.HasPrefix(req.After, p.docPrefix) {
+		from := kv.KeyAfter(append(bytes.Clone(r.Begin), req.After[len(p.docPrefix):]...))
+		r = intersect(r, kv.Range{Begin: from, End: r.End})
+	}
+	it := &entryFetchIterator{ctx: p.ctx, tx: p.tx, docPrefix: p.docPrefix, skip: value,
+		entries: p.tx.Scan(p.ctx, r, kv.ScanOptions{}), batch: int(min(req.Limit, maxFetchBatch))}
+	return it, Plan{Kind: "index in key order", Detail: desc + d}, true
+}
+
+// entryFetchIterator reads index entries of one value, which come in
+// primary-key order, a batch at a time (first as many as the caller will
+// take, then twice as many each time), and the documents of each batch.
+type entryFetchIterator struct {
+	ctx       context.Context
+	tx        kv.Tx
+	entries   Iterator
+	docPrefix []byte
+	skip      int // bytes of an entry's key before its primary key suffix
+	batch     int
+	fetch     *fetchIterator
+	done      bool
+	err       error
+}
+
+func (e *entryFetchIterator) Next() bool {
+	for e.err == nil {
+		if e.fetch != nil {
+			if e.fetch.Next() {
+				return true
+			}
+			if e.err = e.fetch.Err(); e.err != nil {
+				return false
+			}
+		}
+		if e.done {
+			return false
+		}
+		keys := make([][]byte, 0, e.batch)
+		for len(keys) < e.batch && e.entries.Next() {
+			suffix := e.entries.Key()[e.skip:]
+			key := make([]byte, 0, len(e.docPrefix)+len(suffix))
+			keys = append(keys, append(append(key, e.docPrefix...), suffix...))
+		}
+		if e.err = e.entries.Err(); e.err != nil {
+			return false
+		}
+		e.done = len(keys) < e.batch
+		e.fetch = newFetchIterator(e.ctx, e.tx, keys, int64(len(keys)))
+		e.batch = min(2*e.batch, maxFetchBatch)
+	}
+	return false
+}
+
+func (e *entryFetchIterator) Key() []byte   { return e.fetch.Key() }
+func (e *entryFetchIterator) Value() []byte { return e.fetch.Value() }
+func (e *entryFetchIterator) Err() error    { return e.err }
+func (e *entryFetchIterator) Close() error  { return e.entries.Close() }
 
 // candidates are the document keys an index plan collected.
 type candidates struct {
