@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -314,7 +315,19 @@ func (ix *Indexer) apply(ctx context.Context, entries []changelog.Entry, upTo kv
 	return ctx.Err()
 }
 
+// analyzersOnce builds the analyzers on first use.
+type analyzersOnce struct {
+	once sync.Once
+	an   analyzers
+	err  error
+}
+
 func (ix *Indexer) analyzers() (analyzers, error) {
+	ix.an.once.Do(func() { ix.an.an, ix.an.err = buildAnalyzers() })
+	return ix.an.an, ix.an.err
+}
+
+func buildAnalyzers() (analyzers, error) {
 	m := newMapping()
 	text := m.AnalyzerNamed("standard")
 	kw := m.AnalyzerNamed("keyword")
