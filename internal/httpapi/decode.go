@@ -6,16 +6,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/status"
 )
+
+// bodyBuffers keep request body buffers from one request to the next.
+// decode's callers may keep nothing of the body: json.Unmarshal copies
+// what it stores (a json.RawMessage too).
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody: a buffer grown past this by a large body (an insert of
+// many documents) is left to the garbage collector rather than kept.
+const maxPooledBody = 64 << 10
 
 // decode reads the request's JSON body into v. An empty body leaves v as it
 // is: every body field is optional at this level. A member given twice in
@@ -23,7 +32,15 @@ import (
 // than resolved by a rule the client may not expect; documents, filters
 // and schemas inside it are checked for duplicates where they are parsed.
 func decode(r *http.Request, v any) error {
-	body, err := io.ReadAll(r.Body)
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			buf.Reset()
+			bodyBuffers.Put(buf)
+		}
+	}()
+	_, err := buf.ReadFrom(r.Body)
+	body := buf.Bytes()
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

@@ -126,7 +126,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) error {
 	req := decodeRead(r)
 	stream := newBatchedStream(w, s.publicFor(r))
 	err := s.ops.Read(r.Context(), caller(r), req, func(item ops.Item) error {
-		return stream.send(readChunk(item))
+		return stream.sendAppend(func(b []byte) []byte { return appendReadChunk(b, item) })
 	})
 	return stream.finish(err)
 }
@@ -147,9 +147,9 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// readChunk renders one read item: {"data":...,"metadata":...,"resume_token":...}.
-func readChunk(item ops.Item) []byte {
-	b := make([]byte, 0, len(item.Data)+160)
+// appendReadChunk renders one read item:
+// {"data":...,"metadata":...,"resume_token":...}.
+func appendReadChunk(b []byte, item ops.Item) []byte {
 	b = append(b, `{"data":`...)
 	b = append(b, item.Data...)
 	b = append(b, `,"metadata":{"created_at":"`...)

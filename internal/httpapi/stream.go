@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"sync"
 
 	"github.com/foliodb/folio/internal/status"
 )
@@ -19,7 +20,7 @@ type stream struct {
 	public  func(error) *status.Error
 	flusher http.Flusher
 	started bool
-	buf     []byte
+	buf     *[]byte // from lineBuffers, back there at finish
 	// batch: the items come as fast as they can be written (a read), so
 	// flush every batchBytes and at the end rather than after each.
 	batch   bool
@@ -28,6 +29,10 @@ type stream struct {
 
 // batchBytes is how much a batched stream writes between flushes.
 const batchBytes = 32 << 10
+
+// maxPooledLine: a buffer grown past this by one large item is left to
+// the garbage collector rather than kept.
+const maxPooledLine = 64 << 10
 
 func newStream(w http.ResponseWriter, public func(error) *status.Error) *stream {
 	f, _ := w.(http.Flusher)
@@ -55,14 +60,28 @@ func (s *stream) start() {
 
 // send writes one item, given as its JSON.
 func (s *stream) send(item []byte) error {
+	return s.sendAppend(func(b []byte) []byte { return append(b, item...) })
+}
+
+// lineBuffers keep the buffers streams render their lines in from one
+// request to the next: a read's line is the size of its document.
+var lineBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// sendAppend writes one item, which appendItem appends as JSON to the
+// buffer it is given.
+func (s *stream) sendAppend(appendItem func([]byte) []byte) error {
 	s.start()
-	s.buf = append(s.buf[:0], `{"result":`...)
-	s.buf = append(s.buf, item...)
-	s.buf = append(s.buf, "}\n"...)
-	if _, err := s.w.Write(s.buf); err != nil {
+	if s.buf == nil {
+		s.buf = lineBuffers.Get().(*[]byte)
+	}
+	b := append((*s.buf)[:0], `{"result":`...)
+	b = appendItem(b)
+	b = append(b, "}\n"...)
+	*s.buf = b
+	if _, err := s.w.Write(b); err != nil {
 		return err // the client went away; the caller stops
 	}
-	s.pending += len(s.buf)
+	s.pending += len(b)
 	if !s.batch || s.pending >= batchBytes {
 		s.flush()
 	}
@@ -79,6 +98,12 @@ func (s *stream) flush() {
 // finish ends the stream, with err if the work failed. It returns an error
 // only when nothing was sent yet, for the caller to answer as usual.
 func (s *stream) finish(err error) error {
+	if s.buf != nil {
+		if cap(*s.buf) <= maxPooledLine {
+			lineBuffers.Put(s.buf)
+		}
+		s.buf = nil
+	}
 	if err == nil {
 		// No flush: net/http writes what is left when the handler returns
 		// with the end of the body, so a short read is one write, not two.
