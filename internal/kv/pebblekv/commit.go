@@ -120,7 +120,7 @@ func (q *sequencer) process(pending []*commitRequest) {
 		}
 		q.last++
 		c.pos = q.last
-		if err := writeCommit(b, c.req, c.pos); err != nil {
+		if err := writeCommit(b, c.req, c.pos, q.s.logSizes); err != nil {
 			// Only a malformed request can fail here; the batch may hold
 			// part of it, so the whole group goes.
 			q.failGroup(b, pending, fmt.Errorf("pebblekv: build batch: %w", err))
@@ -164,8 +164,9 @@ func (q *sequencer) failGroup(b *pebble.Batch, pending []*commitRequest, err err
 }
 
 // writeCommit adds one transaction's writes and log entry to b: cleared
-// ranges first, then single-key mutations (which are newer).
-func writeCommit(b *pebble.Batch, req *kv.CommitRequest, pos kv.Position) error {
+// ranges first, then single-key mutations (which are newer); it notes the
+// entry's size in sizes.
+func writeCommit(b *pebble.Batch, req *kv.CommitRequest, pos kv.Position, sizes *logSizes) error {
 	for _, r := range req.Writes.ClearedRanges() {
 		if err := b.DeleteRange(r.Begin, r.End, nil); err != nil {
 			return err
@@ -187,7 +188,11 @@ func writeCommit(b *pebble.Batch, req *kv.CommitRequest, pos kv.Position) error 
 		return err
 	}
 	if len(req.Log) > 0 {
-		return b.Set(logKey(pos), kv.EncodeLogRecords(req.Log), nil)
+		key, value := logKey(pos), kv.EncodeLogRecords(req.Log)
+		if err := b.Set(key, value, nil); err != nil {
+			return err
+		}
+		sizes.add(pos, int64(len(key)+len(value)))
 	}
 	return nil
 }

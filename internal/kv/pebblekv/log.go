@@ -100,6 +100,9 @@ func (s *Store) LogBytes(ctx context.Context, after, upTo kv.Position) (int64, e
 	if upTo < from {
 		return 0, nil
 	}
+	if n, ok := s.logSizes.between(from-1, upTo); ok {
+		return n, nil
+	}
 	it, err := v.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: logKey(from), UpperBound: logKey(upTo + 1)})
 	if err != nil {
 		return 0, fmt.Errorf("pebblekv: size of the log: %w", err)

@@ -161,3 +161,72 @@ func TestTrimLogBounds(t *testing.T) {
 		})
 	}
 }
+
+// LogBytes answers recent ranges from the sizes the sequencer noted, and
+// older ones (before the store opened, or past what it keeps) by reading
+// the entries: both give what reading every entry gives, also across a
+// trim.
+func TestLogBytesFromMemory(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN := func(s *Store, n int) {
+		for i := 0; i < n; i++ {
+			if _, err := kv.Run(bg, s, func(tx kv.Tx) error { return tx.AppendLog(make([]byte, 1+(i*37)%200)) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// read sums the entries by reading them, as LogBytes did before.
+	read := func(s *Store, after, upTo kv.Position) int64 {
+		var n int64
+		entries, _, err := s.ReadLog(bg, after, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Pos <= upTo {
+				n += int64(len(logKey(e.Pos)) + len(kv.EncodeLogRecords(e.Records)))
+			}
+		}
+		return n
+	}
+	check := func(s *Store, after, upTo kv.Position, fromMemory bool) {
+		t.Helper()
+		if _, ok := s.logSizes.between(after, upTo); ok != fromMemory {
+			t.Errorf("(%d, %d] known in memory: %v, want %v", after, upTo, ok, fromMemory)
+		}
+		got, err := s.LogBytes(bg, after, upTo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := read(s, max(after+1, s.trimmed)-1, upTo); got != want {
+			t.Errorf("LogBytes(%d, %d) = %d, reading the entries gives %d", after, upTo, got, want)
+		}
+	}
+	appendN(s, 10) // entries 1 to 10
+	s.Close()
+	if s, err = Open(Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.logSizes.max = 8
+	appendN(s, 20) // entries 11 to 30; memory keeps the newest 4 to 8
+	check(s, 0, 30, false)
+	check(s, 10, 30, false)
+	check(s, 25, 30, true)
+	check(s, 26, 29, true)
+	check(s, 30, 30, true)
+	for after := kv.Position(0); after <= 30; after++ {
+		for upTo := after; upTo <= 30; upTo++ {
+			_, known := s.logSizes.between(after, upTo)
+			check(s, after, upTo, known)
+		}
+	}
+	if err := s.TrimLog(bg, 28); err != nil {
+		t.Fatal(err)
+	}
+	check(s, 25, 30, true)
+}

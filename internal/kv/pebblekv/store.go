@@ -128,6 +128,9 @@ type Store struct {
 	counters   *kv.TxCounters
 	groupSizes *kv.Histogram
 	syncTimes  *kv.Histogram
+	// logSizes: the sizes of the log entries written since open, which
+	// the sequencer notes and LogBytes reads.
+	logSizes *logSizes
 
 	txs      *kv.Tracker    // open transactions, reclaimed when too old
 	inflight sync.WaitGroup // commits between their check of closed and their outcome
@@ -223,6 +226,7 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.current = &view{version: version, snap: db.NewSnapshot(), refs: 1}
+	s.logSizes = newLogSizes(version)
 	seq := newSequencer(s, version)
 	s.txs = kv.NewTracker(opts.MaxTxAge, s.log)
 	s.wg.Add(2)
