@@ -591,20 +591,34 @@ func (p *planner) collect(r kv.Range, prefixLen int, desc string, budget int) (c
 	it := p.tx.Scan(p.ctx, r, kv.ScanOptions{Limit: budget + 1})
 	defer it.Close()
 	var keys [][]byte
+	// The keys are cut from slabs rather than allocated one by one: a
+	// range read up to its budget and then given up was mostly malloc.
+	var slab []byte
 	for it.Next() {
 		if len(keys) == budget {
 			return candidates{}, false
 		}
-		if prefixLen < 0 { // a range of document keys
-			keys = append(keys, bytes.Clone(it.Key()))
-			continue
+		doc := it.Key()
+		if prefixLen >= 0 {
+			suffix, err := index.PKSuffix(doc, prefixLen)
+			if err != nil {
+				return candidates{}, false
+			}
+			doc = suffix
 		}
-		suffix, err := index.PKSuffix(it.Key(), prefixLen)
-		if err != nil {
-			return candidates{}, false
+		n := len(doc)
+		if prefixLen >= 0 {
+			n += len(p.docPrefix)
 		}
-		key := make([]byte, 0, len(p.docPrefix)+len(suffix))
-		keys = append(keys, append(append(key, p.docPrefix...), suffix...))
+		if cap(slab)-len(slab) < n {
+			slab = make([]byte, 0, max(4096, n))
+		}
+		start := len(slab)
+		if prefixLen >= 0 {
+			slab = append(slab, p.docPrefix...)
+		}
+		slab = append(slab, doc...)
+		keys = append(keys, slab[start:len(slab):len(slab)])
 	}
 	if it.Err() != nil {
 		// The iterator's error comes back when the caller runs the plan
