@@ -42,6 +42,7 @@ func Run(t *testing.T, h Harness) {
 		{"GetMany", testGetMany},
 		{"GetManyConflicts", testGetManyConflicts},
 		{"Expect", testExpect},
+		{"ExpectAfterWrites", testExpectAfterWrites},
 		{"ScanOrderBoundsLimit", testScanOrderBoundsLimit},
 		{"ScanWhileWriting", testScanWhileWriting},
 		{"Isolation", testIsolation},
@@ -386,6 +387,64 @@ func testExpect(t *testing.T, s kv.Store) {
 	set(t, s, "cat", "v2")
 	must(t, tx.Set([]byte("w"), []byte("2")))
 	wantConflict(t, tx)
+}
+
+// testExpectAfterWrites: an expectation that held before, and that a
+// backend may vouch for without a read since (kv.KnownValues), fails once
+// the key is written or cleared, whether by a key write or a range clear;
+// and it holds at a transaction's own snapshot, taken before the write.
+func testExpectAfterWrites(t *testing.T, s kv.Store) {
+	set(t, s, "cat", "v1", "doc", "d")
+	expect := func(tx kv.Tx, value string) (stale bool, err error) {
+		t.Helper()
+		var v []byte
+		if value != "" {
+			v = []byte(value)
+		}
+		must(t, tx.Expect([]byte("cat"), v, func() { stale = true }))
+		_, err = tx.Get(bg, []byte("doc"))
+		return stale, err
+	}
+	holds := func(value, when string) {
+		t.Helper()
+		tx := begin(t, s)
+		defer tx.Rollback()
+		if stale, err := expect(tx, value); stale || err != nil {
+			t.Fatalf("%s: Expect(cat, %q): %v (stale: %v)", when, value, err, stale)
+		}
+	}
+	fails := func(value, when string) {
+		t.Helper()
+		tx := begin(t, s)
+		defer tx.Rollback()
+		if stale, err := expect(tx, value); !stale || !errors.Is(err, kv.ErrConflict) {
+			t.Fatalf("%s: Expect(cat, %q): %v (stale: %v), want a conflict", when, value, err, stale)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		holds("v1", "unchanged")
+	}
+	before := begin(t, s) // its snapshot, taken by its first read, holds v1 whatever comes next
+	defer before.Rollback()
+	mustGet(t, before, "doc")
+	set(t, s, "other", "x")
+	holds("v1", "after a write of another key")
+	set(t, s, "cat", "v2")
+	fails("v1", "after the key was written")
+	holds("v2", "the new value")
+	holds("v2", "the new value again")
+	if stale, err := expect(before, "v1"); stale || err != nil {
+		t.Fatalf("at a snapshot before the write: Expect(cat, v1): %v (stale: %v)", err, stale)
+	}
+	if _, err := kv.Run(bg, s, func(tx kv.Tx) error { return tx.ClearRange(kv.Range{Begin: []byte("c"), End: []byte("d")}) }); err != nil {
+		t.Fatal(err)
+	}
+	fails("v2", "after a range clear")
+	holds("", "absent after the clear")
+	holds("", "absent again")
+	set(t, s, "cat", "v3")
+	fails("", "written again")
+	holds("v3", "the newest value")
 }
 
 // testGetManyConflicts: GetMany records every key it read as Get does, and

@@ -131,6 +131,8 @@ type Store struct {
 	// logSizes: the sizes of the log entries written since open, which
 	// the sequencer notes and LogBytes reads.
 	logSizes *logSizes
+	// known vouches for values transactions expect (kv.KnownValues).
+	known *knownValues
 
 	txs      *kv.Tracker    // open transactions, reclaimed when too old
 	inflight sync.WaitGroup // commits between their check of closed and their outcome
@@ -227,6 +229,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.current = &view{version: version, snap: db.NewSnapshot(), refs: 1}
 	s.logSizes = newLogSizes(version)
+	s.known = newKnownValues(version)
 	seq := newSequencer(s, version)
 	s.txs = kv.NewTracker(opts.MaxTxAge, s.log)
 	s.wg.Add(2)
