@@ -397,6 +397,9 @@ func (c serveConfig) check() error {
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("--max-connections %d: must be positive", c.MaxConnections)
 	}
+	if c.GCPercent < -1 {
+		return fmt.Errorf("--gc-percent %d: must be zero or more, or -1 to turn the collector off", c.GCPercent)
+	}
 	return nil
 }
 

@@ -195,3 +195,35 @@ func TestLogDurationsReadable(t *testing.T) {
 		t.Fatalf("line %s", b.Bytes())
 	}
 }
+
+// --gc-percent: 400 by default, from the flag, the environment or the file
+// like the others; -1 turns the collector off, below it is refused.
+func TestLoadConfigGCPercent(t *testing.T) {
+	for _, k := range []string{"FOLIO_CONFIG", "FOLIO_GC_PERCENT"} {
+		t.Setenv(k, "")
+	}
+	tests := []struct {
+		args []string
+		env  string
+		want int
+		bad  bool
+	}{
+		{want: 400},
+		{args: []string{"--gc-percent", "100"}, want: 100},
+		{env: "250", want: 250},
+		{args: []string{"--gc-percent", "-1"}, want: -1},
+		{args: []string{"--gc-percent", "0"}, want: 0},
+		{args: []string{"--gc-percent", "-2"}, bad: true},
+		{args: []string{"--gc-percent", "lots"}, bad: true},
+	}
+	for _, tt := range tests {
+		t.Setenv("FOLIO_GC_PERCENT", tt.env)
+		c, err := loadConfig(tt.args)
+		switch {
+		case tt.bad && err == nil:
+			t.Errorf("%q (env %q) was accepted", tt.args, tt.env)
+		case !tt.bad && (err != nil || c.GCPercent != tt.want):
+			t.Errorf("%q (env %q): gc percent %d, %v; want %d", tt.args, tt.env, c.GCPercent, err, tt.want)
+		}
+	}
+}
