@@ -244,7 +244,7 @@ func (t *txn) getMany(ctx context.Context, keys [][]byte, conflict bool) ([][]by
 
 // storedMany reads keys from the backend, adding each one's buffered
 // counter addition (adds[i], or nil), and makes the pending Expect checks
-// in the same read.
+// the backend does not vouch for in the same read.
 func (t *txn) storedMany(ctx context.Context, keys [][]byte, adds []*Mutation) ([][]byte, error) {
 	t.dropVouched()
 	n := len(t.expected)
@@ -326,7 +326,7 @@ func (t *txn) CheckExpected(ctx context.Context) error {
 // checkExpected makes the pending Expect checks in a read of their own:
 // before a scan or a commit.
 func (t *txn) checkExpected(ctx context.Context) error {
-	if t.dropVouched(); len(t.expected) == 0 {
+	if len(t.expected) == 0 {
 		return nil
 	}
 	_, err := t.storedMany(ctx, nil, nil)

@@ -269,8 +269,10 @@ func (c *client) do(ctx context.Context, op Op) error {
 	case OpFindFew:
 		g := Group(c.keys.Next(r))
 		n, err := d.FindGroup(ctx, g, FindLimit)
-		if want := min(FindLimit, int(c.cfg.Data.Docs/Groups)); err == nil && n < want {
-			err = fmt.Errorf("find group %s, limit %d: %d documents, want %d", g, FindLimit, n, want)
+		// A group holds at least Docs/Groups loaded documents; more may
+		// have been inserted.
+		if least := min(FindLimit, int(c.cfg.Data.Docs/Groups)); err == nil && (n < least || n > FindLimit) {
+			err = fmt.Errorf("find group %s, limit %d: %d documents, want %d to %d", g, FindLimit, n, least, FindLimit)
 		}
 		return err
 	case OpFindWide:

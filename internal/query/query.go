@@ -252,12 +252,12 @@ func (p *planner) streamEquality(req Request) (Iterator, Plan, bool) {
 	if !ok {
 		return nil, Plan{}, false
 	}
-	value := len(r.Begin) // the entries' common prefix: field prefix and value
+	prefixLen := len(r.Begin) // the entries' common prefix: field prefix and value
 	if req.After != nil && bytes.HasPrefix(req.After, p.docPrefix) {
 		from := kv.KeyAfter(append(bytes.Clone(r.Begin), req.After[len(p.docPrefix):]...))
 		r = intersect(r, kv.Range{Begin: from, End: r.End})
 	}
-	it := &entryFetchIterator{ctx: p.ctx, tx: p.tx, docPrefix: p.docPrefix, skip: value,
+	it := &entryFetchIterator{ctx: p.ctx, tx: p.tx, docPrefix: p.docPrefix, skip: prefixLen,
 		entries: p.tx.Scan(p.ctx, r, kv.ScanOptions{}), batch: int(min(req.Limit, maxFetchBatch))}
 	return it, Plan{Kind: "index in key order", Detail: desc + d}, true
 }
@@ -291,10 +291,9 @@ func (e *entryFetchIterator) Next() bool {
 			return false
 		}
 		keys := make([][]byte, 0, e.batch)
+		var slab keySlab
 		for len(keys) < e.batch && e.entries.Next() {
-			suffix := e.entries.Key()[e.skip:]
-			key := make([]byte, 0, len(e.docPrefix)+len(suffix))
-			keys = append(keys, append(append(key, e.docPrefix...), suffix...))
+			keys = append(keys, slab.key(e.docPrefix, e.entries.Key()[e.skip:]))
 		}
 		if e.err = e.entries.Err(); e.err != nil {
 			return false
@@ -591,34 +590,20 @@ func (p *planner) collect(r kv.Range, prefixLen int, desc string, budget int) (c
 	it := p.tx.Scan(p.ctx, r, kv.ScanOptions{Limit: budget + 1})
 	defer it.Close()
 	var keys [][]byte
-	// The keys are cut from slabs rather than allocated one by one: a
-	// range read up to its budget and then given up was mostly malloc.
-	var slab []byte
+	var slab keySlab
 	for it.Next() {
 		if len(keys) == budget {
 			return candidates{}, false
 		}
-		doc := it.Key()
-		if prefixLen >= 0 {
-			suffix, err := index.PKSuffix(doc, prefixLen)
-			if err != nil {
-				return candidates{}, false
-			}
-			doc = suffix
+		if prefixLen < 0 { // a range of document keys
+			keys = append(keys, slab.key(nil, it.Key()))
+			continue
 		}
-		n := len(doc)
-		if prefixLen >= 0 {
-			n += len(p.docPrefix)
+		suffix, err := index.PKSuffix(it.Key(), prefixLen)
+		if err != nil {
+			return candidates{}, false
 		}
-		if cap(slab)-len(slab) < n {
-			slab = make([]byte, 0, max(4096, n))
-		}
-		start := len(slab)
-		if prefixLen >= 0 {
-			slab = append(slab, p.docPrefix...)
-		}
-		slab = append(slab, doc...)
-		keys = append(keys, slab[start:len(slab):len(slab)])
+		keys = append(keys, slab.key(p.docPrefix, suffix))
 	}
 	if it.Err() != nil {
 		// The iterator's error comes back when the caller runs the plan
@@ -626,6 +611,21 @@ func (p *planner) collect(r kv.Range, prefixLen int, desc string, budget int) (c
 		return candidates{}, false
 	}
 	return candidates{keys: keys, desc: desc}, true
+}
+
+// keySlab hands out document keys (a prefix and a suffix, copied) cut from
+// a few large allocations rather than one each: a range read up to its
+// budget and then given up was mostly malloc.
+type keySlab []byte
+
+func (s *keySlab) key(prefix, suffix []byte) []byte {
+	n := len(prefix) + len(suffix)
+	if cap(*s)-len(*s) < n {
+		*s = make([]byte, 0, max(4096, n))
+	}
+	start := len(*s)
+	*s = append(append(*s, prefix...), suffix...)
+	return (*s)[start:len(*s):len(*s)]
 }
 
 // keyRange turns comparisons on the first primary key field (alone or in a

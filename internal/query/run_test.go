@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -113,5 +114,24 @@ func TestSortDoc(t *testing.T) {
 	got, err = run(func(v []byte) ([]byte, error) { return nil, errDoc })
 	if !errors.Is(err, errDoc) {
 		t.Fatalf("with a failing Doc: %v, %v; want the error of Doc", got, err)
+	}
+}
+
+// keySlab's keys hold what they were given, across slabs, and growing one
+// never writes into the next.
+func TestKeySlab(t *testing.T) {
+	var s keySlab
+	var keys [][]byte
+	for i := 0; i < 1000; i++ {
+		keys = append(keys, s.key([]byte("doc/"), []byte(strconv.Itoa(i))))
+	}
+	_ = append(keys[0], "overwrite"...)
+	for i, k := range keys {
+		if want := "doc/" + strconv.Itoa(i); string(k) != want {
+			t.Fatalf("key %d = %q, want %q", i, k, want)
+		}
+	}
+	if big := s.key(nil, make([]byte, 10000)); len(big) != 10000 {
+		t.Fatalf("a key larger than a slab: %d bytes", len(big))
 	}
 }
