@@ -3,6 +3,7 @@ package apitest
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -116,8 +117,18 @@ func TestTransactionForwarding(t *testing.T) {
 // startNamedNode starts a node with an id on the shared data.
 func startNamedNode(t *testing.T, data backendtest.Durable, id string) (*node.Node, *client) {
 	t.Helper()
-	n := startNode(t, data.Open(), node.Config{Sessions: session.Options{Origin: id}, NodeLease: 500 * time.Millisecond})
-	t.Cleanup(func() { n.Close() })
+	// Its log (failed requests included) is shown if the test fails: a
+	// commit these tests expect to land has been refused (ABORTED) once in
+	// a while, cause not found yet.
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	n := startNode(t, data.Open(), node.Config{Logger: log, Sessions: session.Options{Origin: id}, NodeLease: 500 * time.Millisecond})
+	t.Cleanup(func() {
+		n.Close()
+		if t.Failed() {
+			t.Logf("%s's log:\n%s", id, logs)
+		}
+	})
 	return n, newClient("http://" + n.Addr().String())
 }
 
