@@ -110,13 +110,32 @@ func TestLostConnectionIsUnavailable(t *testing.T) {
 	tx, err := s.Begin(bg)
 	must(t, err)
 	defer tx.Rollback()
+	// Begin takes no connection: the first read does, and keeps it.
+	if _, err := tx.Get(bg, []byte("k")); err != nil {
+		t.Fatal(err)
+	}
 
 	admin, err := pgx.Connect(bg, url)
 	must(t, err)
 	defer admin.Close(bg)
-	_, err = admin.Exec(bg, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	// The pids are chosen first: PostgreSQL may evaluate a WHERE's
+	// conditions in any order, and must not end the admin's own backend.
+	rows, err := admin.Query(bg, `SELECT pid FROM pg_stat_activity
 		WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 	must(t, err)
+	ended, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	must(t, err)
+	_, err = admin.Exec(bg, `SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid`, ended)
+	must(t, err)
+	if len(ended) == 0 {
+		t.Fatal("no connection of the store's to end")
+	}
+	// pg_terminate_backend only signals; wait until the backends are gone.
+	eventually(t, "the ended backends exit", func() bool {
+		var left int
+		err := admin.QueryRow(bg, `SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)`, ended).Scan(&left)
+		return err == nil && left == 0
+	})
 
 	if _, err := tx.Get(bg, []byte("k")); !errors.Is(err, kv.ErrUnavailable) {
 		t.Fatalf("read on a terminated connection: %v, want kv.ErrUnavailable", err)
