@@ -71,6 +71,7 @@ var (
 	pgAcquireWait      = desc("folio_postgres_pool_acquire_wait_seconds_total", "Total time spent waiting for a connection.")
 	pgNewConns         = desc("folio_postgres_pool_new_connections_total", "Connections the pool opened.")
 	pgRoundTrips       = desc("folio_postgres_round_trips_total", "Exchanges with the server: a statement, a batch of pipelined statements, or a prepare.")
+	pgCommitRetries    = desc("folio_postgres_commit_retries_total", "Commits sent again after PostgreSQL's SSI failed them though no key they read had been written.")
 
 	logPosition  = desc("folio_changelog_position", "Position of the newest durable commit in the change log (on PostgreSQL a transaction id).")
 	logBytes     = desc("folio_changelog_bytes", "Bytes the change log's entries take, their records as stored.")
@@ -95,7 +96,7 @@ func (p *parts) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{txOpen, txOldestAge, txEnded,
 		kvCommits, kvConflicts, kvCommitErrors, kvRollbacks, kvRetries, kvAborts, kvCommitTime,
 		pebbleGroupSize, pebbleSyncTime, pebbleDisk, pebbleMemTables, pebbleCompactions, pebbleDebt, pebbleFlushes, pebbleReadAmp, pebbleCacheBytes, pebbleCacheHits, pebbleCacheMisses,
-		pgMaxConns, pgConns, pgAcquires, pgEmptyAcquires, pgCanceledAcquires, pgAcquireWait, pgNewConns, pgRoundTrips,
+		pgMaxConns, pgConns, pgAcquires, pgEmptyAcquires, pgCanceledAcquires, pgAcquireWait, pgNewConns, pgRoundTrips, pgCommitRetries,
 		logPosition, logBytes, logReaders, logReaderLag, streamsOpen, streamsLive, streamsPending,
 		searchLag, searchLagTime, searchIndexes, searchDocuments, searchDisk, forwarded} {
 		ch <- d
@@ -216,6 +217,7 @@ func (e emitter) postgres(st sqlkv.Stats) {
 	e.counter(pgAcquireWait, st.AcquireWait.Seconds())
 	e.counter(pgNewConns, float64(st.NewConns))
 	e.counter(pgRoundTrips, float64(st.RoundTrips))
+	e.counter(pgCommitRetries, float64(st.CommitRetries))
 }
 
 // The change log's readers, as they name themselves; a reader of another

@@ -29,6 +29,10 @@ type Stats struct {
 	// opened: a statement sent alone, a batch of pipelined statements, a
 	// statement prepared. On a network they are most of a request's time.
 	RoundTrips int64
+	// CommitRetries counts commits sent again because PostgreSQL's SSI
+	// failed them though Folio's validation found no conflict (two
+	// commits whose keys shared an index page).
+	CommitRetries int64
 }
 
 // TxCounters are the outcomes of the store's transactions (kv.Counted).
@@ -49,6 +53,7 @@ func (s *Store) Stats() Stats {
 		AcquireWait:       p.AcquireDuration(),
 		NewConns:          p.NewConnsCount(),
 		RoundTrips:        s.roundTrips.n.Load(),
+		CommitRetries:     s.commitRetries.Load(),
 	}
 }
 

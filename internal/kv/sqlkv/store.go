@@ -42,8 +42,12 @@
 // while blind writes and snapshot reads conflict with nothing. PostgreSQL's
 // SSI covers the remaining case, two commits running at the same moment: the
 // validation's reads and the writes are in SERIALIZABLE transactions, so a
-// cycle among them fails one with 40001. Serialization failures and deadlocks
-// (40001, 40P01) come back as kv.ErrConflict.
+// cycle among them fails one with 40001. SSI tracks reads by index page, so
+// it also fails commits that merely touched the same pages: a commit that
+// PostgreSQL (rather than the validation) fails is sent again, up to
+// maxCommitAttempts times, which is exact since the validation checks the
+// same read snapshot each time. Serialization failures and deadlocks
+// (40001, 40P01) that remain come back as kv.ErrConflict.
 //
 // # Counters
 //
@@ -97,6 +101,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -175,8 +180,11 @@ type Store struct {
 	releasing sync.WaitGroup // connections being given back after their transaction
 
 	roundTrips *roundTripCounter
-	txs        *kv.Tracker    // open transactions, reclaimed when too old
-	counters   *kv.TxCounters // their outcomes (Stats)
+	// commitRetries counts commits tried again after a serialization
+	// failure of PostgreSQL's own (Stats).
+	commitRetries atomic.Int64
+	txs           *kv.Tracker    // open transactions, reclaimed when too old
+	counters      *kv.TxCounters // their outcomes (Stats)
 
 	watch    *watcher
 	maint    *maintainer

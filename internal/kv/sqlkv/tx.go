@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -416,29 +418,29 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 		b.Queue("INSERT INTO folio_counter (k) SELECT unnest($1::bytea[]) ON CONFLICT (k) DO NOTHING", unlisted)
 		b.Queue("COMMIT")
 	}
-	b.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
-	b.Queue("SELECT folio_apply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", args...)
-	b.Queue("COMMIT")
-	var pos string
-	br := t.conn.SendBatch(ctx, b)
-	var err error
-	if snap != nil {
-		_, err = br.Exec()
-	}
-	for i := 0; i < 3 && len(unlisted) > 0 && err == nil; i++ { // BEGIN, INSERT, COMMIT
-		_, err = br.Exec()
-	}
-	if err == nil {
-		_, err = br.Exec()
-	}
-	if err == nil {
-		err = br.QueryRow().Scan(&pos)
-	}
-	if err == nil {
-		_, err = br.Exec()
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
+	queueApply(b, args)
+	pos, err := t.sendCommit(ctx, b)
+	// PostgreSQL's SSI tracks reads by index page, so two commits whose
+	// keys merely share a page can fail one of them with 40001 though
+	// neither wrote what the other read. Nothing of the failed attempt
+	// applied, and folio_apply validates against the same read snapshot
+	// each time, so trying again is exact: a true conflict is then
+	// reported by the validation itself.
+	for attempt := 1; attempt < maxCommitAttempts && spuriousConflict(err); attempt++ {
+		s.commitRetries.Add(1)
+		time.Sleep(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond))))
+		// The failed attempt's transaction is ended on its own first: pgx
+		// drops a failed batch's statements from its cache and can only
+		// deallocate them outside a transaction, before preparing them
+		// again.
+		if t.conn.Conn().PgConn().TxStatus() != 'I' {
+			if _, err = t.conn.Exec(ctx, "ROLLBACK"); err != nil {
+				break
+			}
+		}
+		b = &pgx.Batch{}
+		queueApply(b, args)
+		pos, err = t.sendCommit(ctx, b)
 	}
 	if err != nil {
 		var pgErr *pgconn.PgError
@@ -453,6 +455,49 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 	s.counterKeys.listed(added)
 	s.announce.committed(p, len(added) > 0)
 	return p, nil
+}
+
+// maxCommitAttempts bounds the tries of a commit that PostgreSQL's SSI
+// fails though Folio's validation found no conflict.
+const maxCommitAttempts = 4
+
+// queueApply queues the serializable transaction that validates and
+// applies a commit.
+func queueApply(b *pgx.Batch, args []any) {
+	b.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
+	b.Queue("SELECT folio_apply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", args...)
+	b.Queue("COMMIT")
+}
+
+// sendCommit sends a commit's batch, which ends with queueApply's three
+// statements, and returns the position folio_apply answered.
+func (t *backendTx) sendCommit(ctx context.Context, b *pgx.Batch) (string, error) {
+	br := t.conn.SendBatch(ctx, b)
+	var err error
+	for range b.Len() - 2 { // everything before the folio_apply, BEGIN included
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	var pos string
+	if err == nil {
+		err = br.QueryRow().Scan(&pos)
+	}
+	if err == nil {
+		_, err = br.Exec() // COMMIT, where SSI may still fail it
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return pos, err
+}
+
+// spuriousConflict tells whether err is a serialization failure or a
+// deadlock raised by PostgreSQL itself rather than by folio_apply's
+// validation (whose message starts "folio:").
+func spuriousConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return isConflict(err) && errors.As(err, &pgErr) && !strings.HasPrefix(pgErr.Message, "folio:")
 }
 
 // commitArgs flattens a commit request into folio_apply's array arguments,
