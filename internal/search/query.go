@@ -195,10 +195,7 @@ func textQuery(q string, fields []string) (query.Query, error) {
 		var anyField []query.Query
 		for _, f := range fields {
 			if part.phrase {
-				mq := bleve.NewMatchPhraseQuery(part.text)
-				mq.SetField(f)
-				mq.Analyzer = "standard"
-				anyField = append(anyField, mq)
+				anyField = append(anyField, newPhraseQuery(part.text, f, an))
 			} else {
 				mq := bleve.NewMatchQuery(part.text)
 				mq.SetField(f)
