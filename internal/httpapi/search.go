@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/foliodb/folio/internal/ops"
 )
@@ -31,11 +32,11 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 		Page: clampInt(int64(body.Page)), PageSize: clampInt(int64(body.PageSize)), Collation: body.Collation.ops()}
 	stream := newStream(w, s.publicFor(r))
 	err := s.ops.Search(r.Context(), caller(r), req, func(p ops.SearchPage) error {
-		b, err := json.Marshal(searchChunk(p))
+		tail, err := searchChunkTail(p)
 		if err != nil {
 			return err
 		}
-		return stream.send(b)
+		return stream.sendAppend(func(b []byte) []byte { return appendSearchChunk(b, p, tail) })
 	})
 	return stream.finish(err)
 }
@@ -82,6 +83,53 @@ type searchMeta struct {
 		Current int32 `json:"current"`
 		Size    int32 `json:"size"`
 	} `json:"page"`
+}
+
+// appendSearchChunk appends a page's JSON, the same as encoding/json
+// makes of searchChunk(p): the hits' documents go in as they are (compact
+// JSON from the store, which encoding/json would check and copy byte by
+// byte, an eighth of a search's CPU with mail-sized documents), then tail.
+func appendSearchChunk(b []byte, p ops.SearchPage, tail []byte) []byte {
+	b = append(b, `{"hits":[`...)
+	for i, h := range p.Hits {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"data":`...)
+		b = append(b, h.Data...)
+		b = append(b, `,"metadata":{`...)
+		if !h.CreatedAt.IsZero() {
+			b = append(b, `"created_at":"`...)
+			b = h.CreatedAt.UTC().AppendFormat(b, time.RFC3339Nano)
+			b = append(b, '"')
+		}
+		if !h.UpdatedAt.IsZero() {
+			if !h.CreatedAt.IsZero() {
+				b = append(b, ',')
+			}
+			b = append(b, `"updated_at":"`...)
+			b = h.UpdatedAt.UTC().AppendFormat(b, time.RFC3339Nano)
+			b = append(b, '"')
+		}
+		b = append(b, "}}"...)
+	}
+	b = append(b, ']')
+	return append(b, tail...)
+}
+
+// searchChunkTail is the JSON of a page after its hits: facets and meta,
+// through encoding/json, and the closing brace.
+func searchChunkTail(p ops.SearchPage) ([]byte, error) {
+	c := searchChunk(ops.SearchPage{Facets: p.Facets, Found: p.Found, TotalPages: p.TotalPages, Page: p.Page, Size: p.Size})
+	b, err := json.Marshal(struct {
+		Facets map[string]searchFacet `json:"facets"`
+		Meta   searchMeta             `json:"meta"`
+	}{c.Facets, c.Meta})
+	if err != nil {
+		return nil, err
+	}
+	b[0] = ',' // in place of the object's opening brace
+	return b, nil
 }
 
 func searchChunk(p ops.SearchPage) searchResult {
