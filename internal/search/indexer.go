@@ -403,16 +403,16 @@ func newMapping() *mapping.IndexMappingImpl {
 // passes them too, so an index made by an older Folio gets them.
 func scorchConfig() map[string]any {
 	return map[string]any{
-		// Batch returns once its segment is on disk: an index holds at
-		// most one segment in memory that is not also in a file, the
-		// batch being written (bounded by BatchEntries and BatchBytes).
-		"unsafe_batch": false,
+		// Batch returns once its segment is searchable, and the
+		// persister writes it in the background; boundedIndex bounds the
+		// batches waiting for that.
+		"unsafe_batch": true,
 		// Only the current snapshot is kept in the root file; older
 		// segments are removed once no search holds them.
 		"numSnapshotsToKeep": 1,
 		"scorchPersisterOptions": map[string]any{
-			// One worker merges the in-memory segments into one and
-			// writes it: with unsafe_batch off there is only ever one.
+			// One worker merges the in-memory segments (at most
+			// maxUnpersisted) into one and writes it.
 			"NumPersisterWorkers":           1,
 			"MaxSizeInMemoryMergePerWorker": 0,
 			"PersisterNapTimeMSec":          0,
@@ -448,10 +448,11 @@ func (ix *Indexer) open(ci *collIndex) error {
 	} else if err != nil {
 		return err
 	}
-	idx, err := bleve.OpenUsing(ci.dir, scorchConfig())
+	opened, err := bleve.OpenUsing(ci.dir, scorchConfig())
 	if err != nil {
 		return err
 	}
+	idx := newBoundedIndex(opened)
 	wm, err := readPosition(idx, watermarkKey)
 	if err == nil {
 		var id kv.Position
@@ -507,6 +508,9 @@ func (ix *Indexer) create(ci *collIndex, at kv.Position) (bleve.Index, error) {
 			return nil, err
 		}
 		idx, err = bleve.NewUsing(ci.dir, newMapping(), scorch.Name, scorch.Name, scorchConfig())
+		if err == nil {
+			idx = newBoundedIndex(idx)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search: create the index of %s.%s: %w", ci.db, ci.name, err)

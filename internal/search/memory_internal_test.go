@@ -38,6 +38,9 @@ func TestIndexesHoldTheirScorchSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, ok := idx.(*boundedIndex); !ok {
+		t.Errorf("an index on disk is a %T, want its unpersisted batches bounded", idx)
+	}
 	idx.Close()
 	raw, err := os.ReadFile(filepath.Join(ci.dir, "index_meta.json"))
 	if err != nil {
@@ -57,7 +60,7 @@ func TestIndexesHoldTheirScorchSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := meta.Config
-	if c.UnsafeBatch == nil || *c.UnsafeBatch || c.NumSnapshotsToKeep != 1 || c.Persister.NumPersisterWorkers != 1 {
+	if c.UnsafeBatch == nil || !*c.UnsafeBatch || c.NumSnapshotsToKeep != 1 || c.Persister.NumPersisterWorkers != 1 {
 		t.Errorf("index meta config: %s", raw)
 	}
 	plan := mergeplan.DefaultMergePlanOptions

@@ -1,0 +1,129 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/foliodb/folio/internal/kv"
+)
+
+// heldIndex is an index whose batches Bleve never persists until the
+// test says so: Batch hands their persisted callbacks over instead.
+type heldIndex struct {
+	bleveIndex // nil: only Batch and Close are called
+	persisted chan index.BatchCallback
+	fail      bool
+}
+
+func (h *heldIndex) Batch(b *bleve.Batch) error {
+	if h.fail {
+		return errors.New("no space left on device")
+	}
+	h.persisted <- b.PersistedCallback()
+	return nil
+}
+
+func (h *heldIndex) Close() error { return nil }
+
+// At most maxUnpersisted batches wait to be persisted: the next waits for
+// the oldest; a failed batch frees its slot; Close waits for the rest.
+func TestBoundedIndexWaitsForPersistence(t *testing.T) {
+	held := &heldIndex{persisted: make(chan index.BatchCallback, 100)}
+	x := newBoundedIndex(held)
+	mem, err := bleve.NewMemOnly(bleve.NewIndexMapping()) // a maker of batches
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	for range maxUnpersisted {
+		if err := x.Batch(mem.NewBatch()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- x.Batch(mem.NewBatch()) }()
+	select {
+	case err := <-done:
+		t.Fatalf("batch %d returned (%v) with %d unpersisted", maxUnpersisted+1, err, maxUnpersisted)
+	case <-time.After(100 * time.Millisecond):
+	}
+	(<-held.persisted)(nil)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// A failed batch gives its slot back: with one slot free, a failed
+	// batch and then a good one both go through at once.
+	(<-held.persisted)(nil)
+	held.fail = true
+	if err := x.Batch(mem.NewBatch()); err == nil {
+		t.Fatal("a failed batch reported success")
+	}
+	held.fail = false
+	go func() { done <- x.Batch(mem.NewBatch()) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the failed batch kept its slot")
+	}
+
+	closed := make(chan error, 1)
+	go func() { closed <- x.Close() }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned with batches not persisted")
+	case <-time.After(100 * time.Millisecond):
+	}
+	for range maxUnpersisted {
+		(<-held.persisted)(nil)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Batches written in a burst and the index closed at once: everything,
+// watermark included, is there when it is opened again.
+func TestBoundedIndexPersistsBeforeClose(t *testing.T) {
+	ix := &Indexer{}
+	ci := &collIndex{id: 3, db: "db", name: "c", dir: filepath.Join(t.TempDir(), "3")}
+	idx, err := ix.create(ci, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const batches, per = 20, 50
+	for i := range batches {
+		b := idx.NewBatch()
+		for j := range per {
+			if err := b.Index(fmt.Sprintf("%04d", i*per+j), map[string]any{"n": i}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b.SetInternal(watermarkKey, encodePosition(kv.Position(100+i)))
+		if err := idx.Batch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := idx.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.open(ci); err != nil {
+		t.Fatal(err)
+	}
+	defer ci.idx.Close()
+	if n, err := ci.idx.DocCount(); err != nil || n != batches*per {
+		t.Errorf("reopened: %d documents (%v), want %d", n, err, batches*per)
+	}
+	if ci.applied != kv.Position(100+batches-1) {
+		t.Errorf("reopened at watermark %d, want %d", ci.applied, 100+batches-1)
+	}
+}
