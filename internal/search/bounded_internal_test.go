@@ -17,8 +17,8 @@ import (
 // test says so: Batch hands their persisted callbacks over instead.
 type heldIndex struct {
 	bleveIndex // nil: only Batch and Close are called
-	persisted chan index.BatchCallback
-	fail      bool
+	persisted  chan index.BatchCallback
+	fail       bool
 }
 
 func (h *heldIndex) Batch(b *bleve.Batch) error {
