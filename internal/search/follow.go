@@ -315,17 +315,12 @@ func (ix *Indexer) apply(ctx context.Context, entries []changelog.Entry, upTo kv
 	return ctx.Err()
 }
 
-// analyzersOnce builds the analyzers on first use.
-type analyzersOnce struct {
-	once sync.Once
-	an   analyzers
-	err  error
-}
+// sharedAnalyzers are built once for the process: building the standard
+// analyzer loads its stop-word map, which a search did on every request
+// (a fifth of a rare word's search).
+var sharedAnalyzers = sync.OnceValues(buildAnalyzers)
 
-func (ix *Indexer) analyzers() (analyzers, error) {
-	ix.an.once.Do(func() { ix.an.an, ix.an.err = buildAnalyzers() })
-	return ix.an.an, ix.an.err
-}
+func (ix *Indexer) analyzers() (analyzers, error) { return sharedAnalyzers() }
 
 func buildAnalyzers() (analyzers, error) {
 	m := newMapping()

@@ -154,11 +154,6 @@ type Indexer struct {
 	log   *slog.Logger
 	cat   *catalog.Catalog
 	docs  *docs.Service
-	// an holds the analyzers, built once: building them loads their
-	// word lists, which was 3% of the server's CPU under inserts when
-	// every batch did it.
-	an analyzersOnce
-
 	mu    sync.Mutex
 	colls map[int64]*collIndex
 	// readerPos is where the log reader has read to: every ready index

@@ -186,7 +186,11 @@ func textQuery(q string, fields []string) (query.Query, error) {
 	if len(parts) == 0 {
 		return bleve.NewMatchAllQuery(), nil
 	}
-	an := newMapping().AnalyzerNamed("standard")
+	shared, err := sharedAnalyzers()
+	if err != nil {
+		return nil, err
+	}
+	an := shared.text
 	var all []query.Query
 	for _, part := range parts {
 		if len(an.Analyze([]byte(part.text))) == 0 {
