@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -149,9 +150,27 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 
 // appendReadChunk renders one read item:
 // {"data":...,"metadata":...,"resume_token":...}.
+// appendDocument appends a stored document to a stream's line. A document
+// is stored as its client wrote it, which may be pretty-printed: a line
+// break (which JSON allows only between tokens) would split the line, so
+// such a document is compacted on the way out. Nothing (never stored, but
+// cheap to guard) is null.
+func appendDocument(b, doc []byte) []byte {
+	if len(doc) == 0 {
+		return append(b, "null"...)
+	}
+	if bytes.ContainsAny(doc, "\r\n") {
+		var out bytes.Buffer
+		if err := json.Compact(&out, doc); err == nil {
+			return append(b, out.Bytes()...)
+		}
+	}
+	return append(b, doc...)
+}
+
 func appendReadChunk(b []byte, item ops.Item) []byte {
 	b = append(b, `{"data":`...)
-	b = append(b, item.Data...)
+	b = appendDocument(b, item.Data)
 	b = append(b, `,"metadata":{"created_at":"`...)
 	b = item.CreatedAt.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, '"')

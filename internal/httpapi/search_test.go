@@ -10,7 +10,9 @@ import (
 )
 
 // TestAppendSearchChunk: the page written by hand is byte for byte what
-// encoding/json makes of it.
+// encoding/json makes of it, for compact documents without the characters
+// encoding/json escapes for HTML (TestPrettyDocumentsStayOnOneLine has the
+// others).
 func TestAppendSearchChunk(t *testing.T) {
 	at := time.Date(2026, 11, 26, 10, 30, 0, 123456789, time.FixedZone("CET", 3600))
 	one, two := 1.5, -2.0

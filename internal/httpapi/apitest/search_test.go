@@ -918,3 +918,25 @@ func TestSearchLongStrings(t *testing.T) {
 		}
 	})
 }
+
+// TestPrettyDocumentsStayOnOneLine: a document inserted pretty-printed is
+// stored as written, and reads and searches (whose items are one line
+// each) answer it compacted, with the same content.
+func TestPrettyDocumentsStayOnOneLine(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "items", stockSchema)
+		c.insert(t, "db1", "items", "{\n  \"id\": 1,\r\n  \"name\": \"a <b> & c\",\n\t\"qty\": 2\n}")
+		want := `{"id":1,"name":"a <b> & c","qty":2}`
+		if got := c.all(t, "db1", "items"); len(got) != 1 || got[0] != want {
+			t.Errorf("read: %q, want %q", got, want)
+		}
+		if got := hitField(t, c.search(t, "db1", "items", `{"q":"c"}`), "name"); len(got) != 1 || got[0] != `"a <b> & c"` {
+			t.Errorf("search: names %q", got)
+		}
+		chunks := c.search(t, "db1", "items", `{}`)
+		if len(chunks) != 1 || len(chunks[0].Hits) != 1 || string(chunks[0].Hits[0].Data) != want {
+			t.Errorf("search: %+v, want one hit %s", chunks, want)
+		}
+	})
+}
