@@ -105,7 +105,8 @@ const maxUnflushed = 64
 // eventChunk renders a change event:
 // {"event":{"tx_id":…,"collection":…,"op":…,"key":…,"data":…,"last":…,"position":…}}.
 // Bytes are base64 (standard, padded) as protobuf's JSON has them; data is
-// the document as stored, absent on delete.
+// the document as stored (compacted if it was stored pretty-printed),
+// absent on delete.
 func eventChunk(b []byte, ev *ops.StreamItem) []byte {
 	b = append(b, `{"event":{"tx_id":"`...)
 	b = base64.StdEncoding.AppendEncode(b, ev.TxID[:])
@@ -118,7 +119,7 @@ func eventChunk(b []byte, ev *ops.StreamItem) []byte {
 	b = append(b, '"')
 	if ev.Data != nil {
 		b = append(b, `,"data":`...)
-		b = append(b, ev.Data...)
+		b = appendDocument(b, ev.Data)
 	}
 	if ev.Last {
 		b = append(b, `,"last":true`...)
@@ -133,7 +134,7 @@ func eventChunk(b []byte, ev *ops.StreamItem) []byte {
 // messageChunk renders a message: {"message":…,"position":…}.
 func messageChunk(b []byte, ev *ops.StreamItem) []byte {
 	b = append(b, `{"message":`...)
-	b = append(b, ev.Data...)
+	b = appendDocument(b, ev.Data)
 	b = append(b, `,"position":"`...)
 	b = append(b, ev.Position...)
 	return append(b, `"}`...)

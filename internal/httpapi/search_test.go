@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
@@ -43,6 +44,24 @@ func TestAppendSearchChunk(t *testing.T) {
 		}
 		if got := appendSearchChunk([]byte("prefix"), tc.page, tail); string(got) != "prefix"+string(want) {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got[len("prefix"):], want)
+		}
+	}
+}
+
+// Every stream line that carries a stored document stays one line when the
+// document was written pretty-printed.
+func TestStreamLinesCompactDocuments(t *testing.T) {
+	pretty := []byte("{\n  \"a\": [1,\n 2],\r\n  \"b\": \"x y\"\n}")
+	want := `{"a":[1,2],"b":"x y"}`
+	item := &ops.StreamItem{Data: pretty, Op: "insert", Collection: "c", Position: "p"}
+	for name, line := range map[string][]byte{
+		"read":    appendReadChunk(nil, ops.Item{Data: pretty, CreatedAt: time.Now()}),
+		"search":  appendSearchChunk(nil, ops.SearchPage{Hits: []ops.SearchHit{{Data: pretty}}}, []byte(`}`)),
+		"event":   eventChunk(nil, item),
+		"message": messageChunk(nil, item),
+	} {
+		if bytes.ContainsAny(line, "\r\n") || !json.Valid(line) || !bytes.Contains(line, []byte(want)) {
+			t.Errorf("%s line: %s", name, line)
 		}
 	}
 }
