@@ -1,7 +1,6 @@
 package search
 
 import (
-	"errors"
 	"sync"
 	"time"
 
@@ -17,43 +16,40 @@ import (
 //
 // boundedIndex keeps Bleve's memory bounded: at most maxUnpersisted
 // batches of an index wait to be persisted, and the next Batch waits for
-// the oldest.
+// the oldest, as long as the persister takes (a disk that stalls stalls
+// the indexer, as it did when every Batch waited for its file; the
+// indexer writes outside its lock, so searches still answer, with their
+// bounded wait). Bleve retries a failed persist and keeps the batches'
+// callbacks for the attempt that succeeds.
 type boundedIndex struct {
 	bleveIndex
 	unpersisted chan struct{} // a slot per batch not yet persisted
+	closed      chan struct{} // closed when Close or discard begins
+	closeOnce   sync.Once
 }
+
+// bleveIndex names the embedded index apart from its Index method.
+type bleveIndex = bleve.Index
 
 const (
 	// maxUnpersisted batches of at most Options.BatchBytes of documents
 	// each (a rebuild's: of RebuildChunk documents) are all an index holds
 	// in memory that is not in a file.
 	maxUnpersisted = 4
-	// persistWait is how long a batch waits for the persister to free a
-	// slot before the index is taken as broken (and rebuilt).
-	persistWait = 30 * time.Second
 	// closeWait is how long Close waits for pending batches to be
 	// persisted; what is not is replayed from the log at the next start.
 	closeWait = 10 * time.Second
 )
 
-// errNotPersisting is Batch's answer when Bleve has persisted nothing for
-// persistWait.
-var errNotPersisting = errors.New("search: the index has persisted nothing for 30s")
-
-// bleveIndex names the embedded index apart from its Index method.
-type bleveIndex = bleve.Index
-
 func newBoundedIndex(idx bleve.Index) *boundedIndex {
-	return &boundedIndex{bleveIndex: idx, unpersisted: make(chan struct{}, maxUnpersisted)}
+	return &boundedIndex{bleveIndex: idx, unpersisted: make(chan struct{}, maxUnpersisted), closed: make(chan struct{})}
 }
 
 func (x *boundedIndex) Batch(b *bleve.Batch) error {
-	t := time.NewTimer(persistWait)
-	defer t.Stop()
 	select {
 	case x.unpersisted <- struct{}{}:
-	case <-t.C:
-		return errNotPersisting
+	case <-x.closed:
+		return bleve.ErrorIndexClosed
 	}
 	var once sync.Once
 	release := func() { once.Do(func() { <-x.unpersisted }) }
@@ -70,6 +66,7 @@ func (x *boundedIndex) Batch(b *bleve.Batch) error {
 // Close waits, up to closeWait, for the pending batches to be persisted,
 // then closes the index.
 func (x *boundedIndex) Close() error {
+	x.closeOnce.Do(func() { close(x.closed) })
 	t := time.NewTimer(closeWait)
 	defer t.Stop()
 wait:
@@ -81,4 +78,20 @@ wait:
 		}
 	}
 	return x.bleveIndex.Close()
+}
+
+// discard closes the index without waiting for its pending batches: for
+// an index about to be removed or rebuilt.
+func (x *boundedIndex) discard() error {
+	x.closeOnce.Do(func() { close(x.closed) })
+	return x.bleveIndex.Close()
+}
+
+// discardIndex closes an index whose files are about to be removed or
+// rebuilt, without waiting for what it has not persisted.
+func discardIndex(idx bleve.Index) error {
+	if b, ok := idx.(*boundedIndex); ok {
+		return b.discard()
+	}
+	return idx.Close()
 }

@@ -89,6 +89,20 @@ func TestBoundedIndexWaitsForPersistence(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
+	// Closed, with every slot taken: a batch is refused at once.
+	if err := x.Batch(mem.NewBatch()); !errors.Is(err, bleve.ErrorIndexClosed) {
+		t.Fatalf("a batch after Close: %v", err)
+	}
+
+	// An index about to be removed is closed without waiting.
+	y := newBoundedIndex(&heldIndex{persisted: make(chan index.BatchCallback, 1)})
+	if err := y.Batch(mem.NewBatch()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := discardIndex(y); err != nil || time.Since(start) > closeWait/2 {
+		t.Fatalf("discard: %v after %s", err, time.Since(start))
+	}
 }
 
 // Batches written in a burst and the index closed at once: everything,

@@ -280,34 +280,59 @@ func (ix *Indexer) apply(ctx context.Context, entries []changelog.Entry, upTo kv
 			}
 		}
 	}
+	// The batches are written outside mu: Batch may wait for Bleve's
+	// persister (boundedIndex), and searches take mu. Only this goroutine
+	// writes to, closes or replaces a ready index, so each is still there
+	// after; a rebuild or a drop that began meanwhile is checked for.
+	type write struct {
+		ci            *collIndex
+		idx           bleve.Index
+		b             *bleve.Batch
+		watermarkOnly bool
+		err           error
+	}
+	var writes []*write
 	now := time.Now()
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	for ci, b := range batches {
 		if ci.dropped || ci.rebuilding || ci.idx == nil {
 			continue
 		}
 		b.SetInternal(watermarkKey, encodePosition(upTo))
-		if err := ci.idx.Batch(b); err != nil {
-			// The index is unusable: rebuild it rather than stall the log
-			// for every collection.
-			ix.log.Error("search: writing to an index failed: rebuilding it", "db", ci.db, "collection", ci.name, "err", err)
-			ix.startRebuildLocked(ci)
-			continue
-		}
-		ci.applied, ci.persisted, ci.persistAt = upTo, upTo, now
+		writes = append(writes, &write{ci: ci, idx: ci.idx, b: b})
 	}
 	for ci := range eligible {
-		if ci.dropped || ci.rebuilding || ci.idx == nil || ci.applied >= upTo {
+		if _, written := batches[ci]; written || ci.dropped || ci.rebuilding || ci.idx == nil || ci.applied >= upTo {
 			continue
 		}
+		// Nothing of the batch is in this collection: it holds
+		// everything up to upTo already, and says so now and then.
 		ci.applied = upTo
 		if now.Sub(ci.persistAt) >= ix.opts.WatermarkEvery {
 			b := ci.idx.NewBatch()
 			b.SetInternal(watermarkKey, encodePosition(upTo))
-			if err := ci.idx.Batch(b); err == nil {
-				ci.persisted, ci.persistAt = upTo, now
-			}
+			writes = append(writes, &write{ci: ci, idx: ci.idx, b: b, watermarkOnly: true})
+		}
+	}
+	ix.mu.Unlock()
+	for _, w := range writes {
+		w.err = w.idx.Batch(w.b)
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for _, w := range writes {
+		ci := w.ci
+		if ci.idx != w.idx || ci.dropped || ci.rebuilding {
+			continue
+		}
+		switch {
+		case w.err == nil:
+			ci.applied, ci.persisted, ci.persistAt = upTo, upTo, now
+		case !w.watermarkOnly:
+			// The index is unusable: rebuild it rather than stall the
+			// log for every collection.
+			ix.log.Error("search: writing to an index failed: rebuilding it", "db", ci.db, "collection", ci.name, "err", w.err)
+			ix.startRebuildLocked(ci)
 		}
 	}
 	ix.readerPos = max(ix.readerPos, upTo)
@@ -424,7 +449,7 @@ func (ix *Indexer) drop(ci *collIndex) {
 	ci.dropped = true
 	delete(ix.colls, ci.id)
 	if ci.idx != nil {
-		ci.idx.Close()
+		discardIndex(ci.idx)
 		ci.idx = nil
 	}
 	if ci.dir != "" && !ci.rebuilding {

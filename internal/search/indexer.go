@@ -209,7 +209,7 @@ type collIndex struct {
 	rebuilds   int  // rebuilds started since the indexer started
 	dropped    bool
 	applied    kv.Position // every entry at or before it is in idx
-	persisted  kv.Position // the watermark written into idx
+	persisted  kv.Position // the watermark last written into idx (persisted by Bleve soon after)
 	persistAt  time.Time
 }
 
@@ -342,8 +342,9 @@ func (ix *Indexer) catalogAt(ctx context.Context) (kv.Position, []*catalog.Colle
 	return last, colls, nil
 }
 
-// Close stops the indexer and closes its indexes; what Bleve holds is
-// persisted with its watermark. Safe to call more than once.
+// Close stops the indexer and closes its indexes, each after Bleve has
+// persisted what it holds (waiting up to closeWait; the log replays the
+// rest at the next start). Safe to call more than once.
 func (ix *Indexer) Close() error {
 	ix.mu.Lock()
 	if ix.closed {

@@ -65,7 +65,7 @@ func (ix *Indexer) rebuildAll(ctx context.Context) {
 // caller holds mu.
 func (ix *Indexer) startRebuildLocked(ci *collIndex) {
 	if ci.idx != nil {
-		ci.idx.Close()
+		discardIndex(ci.idx)
 		ci.idx = nil
 	}
 	ci.rebuilding = true
@@ -138,13 +138,13 @@ func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) 
 		err = idx.Batch(b)
 	}
 	if err != nil {
-		idx.Close()
+		discardIndex(idx) // built again from the start
 		return 0, err
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ci.dropped {
-		idx.Close()
+		discardIndex(idx)
 		if ci.dir != "" {
 			os.RemoveAll(ci.dir)
 		}
