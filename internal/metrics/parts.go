@@ -71,7 +71,7 @@ var (
 	pgAcquireWait      = desc("folio_postgres_pool_acquire_wait_seconds_total", "Total time spent waiting for a connection.")
 	pgNewConns         = desc("folio_postgres_pool_new_connections_total", "Connections the pool opened.")
 	pgRoundTrips       = desc("folio_postgres_round_trips_total", "Exchanges with the server: a statement, a batch of pipelined statements, or a prepare.")
-	pgCommitRetries    = desc("folio_postgres_commit_retries_total", "Commits sent again after PostgreSQL's SSI failed them though no key they read had been written.")
+	pgCommitRetries    = desc("folio_postgres_commit_retries_total", "Commits sent again after PostgreSQL itself, not Folio's validation, failed them with a serialization failure or a deadlock.")
 
 	logPosition  = desc("folio_changelog_position", "Position of the newest durable commit in the change log (on PostgreSQL a transaction id).")
 	logBytes     = desc("folio_changelog_bytes", "Bytes the change log's entries take, their records as stored.")

@@ -29,9 +29,10 @@ type Stats struct {
 	// opened: a statement sent alone, a batch of pipelined statements, a
 	// statement prepared. On a network they are most of a request's time.
 	RoundTrips int64
-	// CommitRetries counts commits sent again because PostgreSQL's SSI
-	// failed them though Folio's validation found no conflict (two
-	// commits whose keys shared an index page).
+	// CommitRetries counts commits sent again because PostgreSQL, rather
+	// than Folio's validation, failed them with a serialization failure or
+	// a deadlock (two commits whose keys shared an index page, or wrote the
+	// same row); a retry may still find a true conflict.
 	CommitRetries int64
 }
 

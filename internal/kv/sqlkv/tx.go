@@ -422,10 +422,12 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 	pos, err := t.sendCommit(ctx, b)
 	// PostgreSQL's SSI tracks reads by index page, so two commits whose
 	// keys merely share a page can fail one of them with 40001 though
-	// neither wrote what the other read. Nothing of the failed attempt
-	// applied, and folio_apply validates against the same read snapshot
-	// each time, so trying again is exact: a true conflict is then
-	// reported by the validation itself.
+	// neither wrote what the other read. Nothing of the failed attempt's
+	// serializable transaction applied, and folio_apply validates against
+	// the transaction's read snapshot each time, so trying again is exact:
+	// a true conflict is then reported by the validation itself. (One that
+	// read nothing validates against each attempt's own snapshot, as a
+	// commit sent a moment later would.)
 	for attempt := 1; attempt < maxCommitAttempts && spuriousConflict(err); attempt++ {
 		s.commitRetries.Add(1)
 		time.Sleep(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond))))
@@ -434,8 +436,9 @@ func (t *backendTx) Commit(ctx context.Context, req *kv.CommitRequest) (kv.Posit
 		// deallocate them outside a transaction, before preparing them
 		// again.
 		if t.conn.Conn().PgConn().TxStatus() != 'I' {
-			if _, err = t.conn.Exec(ctx, "ROLLBACK"); err != nil {
-				break
+			if _, rerr := t.conn.Exec(ctx, "ROLLBACK"); rerr != nil {
+				// The last attempt surely failed: not an unknown outcome.
+				return 0, s.fail("commit", rerr)
 			}
 		}
 		b = &pgx.Batch{}

@@ -118,8 +118,7 @@ func TestLostConnectionIsUnavailable(t *testing.T) {
 	admin, err := pgx.Connect(bg, url)
 	must(t, err)
 	defer admin.Close(bg)
-	// The pids are chosen first: PostgreSQL may evaluate a WHERE's
-	// conditions in any order, and must not end the admin's own backend.
+	// The pids are kept, to wait below for exactly those backends to exit.
 	rows, err := admin.Query(bg, `SELECT pid FROM pg_stat_activity
 		WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 	must(t, err)
