@@ -77,6 +77,9 @@ func (q *phraseQuery) Searcher(ctx context.Context, r index.IndexReader, _ mappi
 			d, err := searcher.NewDisjunctionSearcher(ctx, r, ts, 1, opts)
 			if err != nil {
 				closeAll()
+				for _, s := range ts {
+					s.Close()
+				}
 				return nil, err
 			}
 			parts = append(parts, d)
