@@ -19,21 +19,8 @@ import (
 // with stop words inside phrases, repeated words, and arrays, whose
 // elements a phrase must not straddle.
 func TestPhraseMatchesBleve(t *testing.T) {
-	s, err := schema.Parse("docs", []byte(`{"title":"docs","properties":{"id":{"type":"integer"},"body":{"type":"string"},`+
-		`"lines":{"type":"array","items":{"type":"string"}}},"primary_key":["id"]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := &Indexer{}
-	idx, err := ix.create(&collIndex{id: 1, db: "db", name: "docs", dir: t.TempDir() + "/1"}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idx.Close()
-	an, err := ix.analyzers()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, idx, an := newTestIndex(t, `{"title":"docs","properties":{"id":{"type":"integer"},"body":{"type":"string"},`+
+		`"lines":{"type":"array","items":{"type":"string"}}},"primary_key":["id"]}`)
 	rng := rand.New(rand.NewPCG(1, 2))
 	vocab := []string{"red", "fox", "jumps", "over", "lazy", "dog", "the", "of", "a", "quick", "brown", "red"}
 	text := func(n int) string {
@@ -123,4 +110,25 @@ func TestPhraseMatchesBleve(t *testing.T) {
 	if matched < 100 {
 		t.Fatalf("the phrases matched %d documents in all: too few to compare", matched)
 	}
+}
+
+// newTestIndex parses a schema and creates an empty index for it on disk,
+// closed when the test ends, with the analyzers documents are built with.
+func newTestIndex(tb testing.TB, schemaJSON string) (*schema.Schema, bleve.Index, analyzers) {
+	tb.Helper()
+	s, err := schema.Parse("docs", []byte(schemaJSON))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ix := &Indexer{}
+	idx, err := ix.create(&collIndex{id: 1, db: "db", name: "docs", dir: tb.TempDir() + "/1"}, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { idx.Close() })
+	an, err := ix.analyzers()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s, idx, an
 }

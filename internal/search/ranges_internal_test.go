@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/foliodb/folio/internal/filter"
-	"github.com/foliodb/folio/internal/schema"
 )
 
 // TestNumberRangesMatchTheFilter: conjunctions of bounds on number fields
@@ -17,21 +16,8 @@ import (
 // inclusive and not, equal, crossed and repeated, on integers and numbers,
 // with other conditions beside them and documents without the fields.
 func TestNumberRangesMatchTheFilter(t *testing.T) {
-	s, err := schema.Parse("docs", []byte(`{"title":"docs","properties":{"id":{"type":"integer"},"n":{"type":"integer"},`+
-		`"x":{"type":"number"},"tag":{"type":"string"}},"primary_key":["id"]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := &Indexer{}
-	idx, err := ix.create(&collIndex{id: 1, db: "db", name: "docs", dir: t.TempDir() + "/1"}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idx.Close()
-	an, err := ix.analyzers()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, idx, an := newTestIndex(t, `{"title":"docs","properties":{"id":{"type":"integer"},"n":{"type":"integer"},`+
+		`"x":{"type":"number"},"tag":{"type":"string"}},"primary_key":["id"]}`)
 	rng := rand.New(rand.NewPCG(3, 4))
 	docs := map[string][]byte{}
 	b := idx.NewBatch()
