@@ -148,8 +148,6 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// appendReadChunk renders one read item:
-// {"data":...,"metadata":...,"resume_token":...}.
 // appendDocument appends a stored document to a stream's line. A document
 // is stored as its client wrote it, which may be pretty-printed: a line
 // break (which JSON allows only between tokens) would split the line, so
@@ -168,6 +166,8 @@ func appendDocument(b, doc []byte) []byte {
 	return append(b, doc...)
 }
 
+// appendReadChunk renders one read item:
+// {"data":...,"metadata":...,"resume_token":...}.
 func appendReadChunk(b []byte, item ops.Item) []byte {
 	b = append(b, `{"data":`...)
 	b = appendDocument(b, item.Data)

@@ -50,22 +50,20 @@ func newPhraseQuery(text, field string, an analysis.Analyzer) *phraseQuery {
 
 func (q *phraseQuery) Searcher(ctx context.Context, r index.IndexReader, _ mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
 	opts.IncludeTermVectors = true
-	var parts []bsearch.Searcher
-	closeAll := func() {
-		for _, s := range parts {
+	var parts []bsearch.Searcher // one per offset with words
+	var ts []bsearch.Searcher    // the current offset's words
+	fail := func(err error) (bsearch.Searcher, error) {
+		for _, s := range slices.Concat(parts, ts) {
 			s.Close()
 		}
+		return nil, err
 	}
 	for _, alts := range q.words {
-		var ts []bsearch.Searcher
+		ts = ts[:0]
 		for _, w := range alts {
 			s, err := searcher.NewTermSearcher(ctx, r, w, q.field, 1, opts)
 			if err != nil {
-				closeAll()
-				for _, s := range ts {
-					s.Close()
-				}
-				return nil, err
+				return fail(err)
 			}
 			ts = append(ts, s)
 		}
@@ -74,21 +72,17 @@ func (q *phraseQuery) Searcher(ctx context.Context, r index.IndexReader, _ mappi
 		case 1:
 			parts = append(parts, ts[0])
 		default:
-			d, err := searcher.NewDisjunctionSearcher(ctx, r, ts, 1, opts)
+			d, err := searcher.NewDisjunctionSearcher(ctx, r, slices.Clone(ts), 1, opts)
 			if err != nil {
-				closeAll()
-				for _, s := range ts {
-					s.Close()
-				}
-				return nil, err
+				return fail(err)
 			}
 			parts = append(parts, d)
 		}
 	}
+	ts = nil // each is in parts now, alone or in its disjunction
 	must, err := searcher.NewConjunctionSearcher(ctx, r, parts, opts)
 	if err != nil {
-		closeAll()
-		return nil, err
+		return fail(err)
 	}
 	must.SetQueryNorm(1 / math.Sqrt(must.Weight())) // as Bleve's phrase searcher does
 	return &phraseSearcher{must: must, field: q.field, words: q.words, at: make([][]*bsearch.Location, len(q.words))}, nil
