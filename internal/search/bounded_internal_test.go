@@ -1,9 +1,11 @@
 package search
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,4 +142,56 @@ func TestBoundedIndexPersistsBeforeClose(t *testing.T) {
 	if ci.applied != kv.Position(100+batches-1) {
 		t.Errorf("reopened at watermark %d, want %d", ci.applied, 100+batches-1)
 	}
+}
+
+// The indexer writes its batches outside its lock: a batch that waits for
+// Bleve's persister leaves searches free to take the lock (and to give up
+// after their own bounded wait).
+func TestBatchesAreWrittenOutsideTheLock(t *testing.T) {
+	held := &heldIndex{persisted: make(chan index.BatchCallback)} // Batch blocks until the test takes its callback
+	mem, err := bleve.NewMemOnly(bleve.NewIndexMapping())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	idx := &batchMaker{heldIndex: held, mem: mem}
+	ci := &collIndex{id: 1, db: "db", name: "c", idx: newBoundedIndex(idx), applied: 1}
+	ix := &Indexer{colls: map[int64]*collIndex{1: ci}, changed: make(chan struct{}), readerPos: 1,
+		opts: Options{WatermarkEvery: time.Nanosecond}}
+	done := make(chan error, 1)
+	go func() { done <- ix.apply(context.Background(), nil, 10) }() // an idle index's watermark batch
+	deadline := time.Now().Add(5 * time.Second)
+	for !idx.writing.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("apply wrote no batch")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if !ix.mu.TryLock() {
+		t.Fatal("the indexer's lock is held while a batch waits")
+	}
+	ix.mu.Unlock()
+	(<-held.persisted)(nil)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ci.applied != 10 || ci.persisted != 10 {
+		t.Errorf("after the batch: applied %d, persisted %d, want 10", ci.applied, ci.persisted)
+	}
+}
+
+// batchMaker is a heldIndex that can make batches and tells when a Batch
+// call began.
+type batchMaker struct {
+	*heldIndex
+	mem     bleve.Index
+	writing atomic.Bool
+}
+
+func (m *batchMaker) NewBatch() *bleve.Batch { return m.mem.NewBatch() }
+
+func (m *batchMaker) Batch(b *bleve.Batch) error {
+	m.writing.Store(true)
+	return m.heldIndex.Batch(b)
 }
