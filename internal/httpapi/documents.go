@@ -157,7 +157,9 @@ func appendDocument(b, doc []byte) []byte {
 	if len(doc) == 0 {
 		return append(b, "null"...)
 	}
-	if bytes.ContainsAny(doc, "\r\n") {
+	// Two IndexBytes (vectorized) rather than ContainsAny's byte loop:
+	// every document of every read passes here.
+	if bytes.IndexByte(doc, '\n') >= 0 || bytes.IndexByte(doc, '\r') >= 0 {
 		var out bytes.Buffer
 		if err := json.Compact(&out, doc); err == nil {
 			return append(b, out.Bytes()...)
