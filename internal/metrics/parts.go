@@ -87,6 +87,7 @@ var (
 	searchIndexes   = desc("folio_search_indexes", "Search indexes, by state: ready, rebuilding, not_built (never searched).", "state")
 	searchDocuments = desc("folio_search_documents", "Documents in the search indexes.")
 	searchDisk      = desc("folio_search_disk_bytes", "Bytes the search indexes take on disk.")
+	searchColumns   = desc("folio_search_number_column_bytes", "Memory of the ordered number columns that answer number ranges in searches.")
 
 	forwarded = desc("folio_forwarded_requests_total", "Requests of transactions held by another node, relayed there (several nodes on one PostgreSQL database), by result: relayed (that node answered), unreachable (answered UNAVAILABLE here).", "result")
 )
@@ -98,7 +99,7 @@ func (p *parts) Describe(ch chan<- *prometheus.Desc) {
 		pebbleGroupSize, pebbleSyncTime, pebbleDisk, pebbleMemTables, pebbleCompactions, pebbleDebt, pebbleFlushes, pebbleReadAmp, pebbleCacheBytes, pebbleCacheHits, pebbleCacheMisses,
 		pgMaxConns, pgConns, pgAcquires, pgEmptyAcquires, pgCanceledAcquires, pgAcquireWait, pgNewConns, pgRoundTrips, pgCommitRetries,
 		logPosition, logBytes, logReaders, logReaderLag, streamsOpen, streamsLive, streamsPending,
-		searchLag, searchLagTime, searchIndexes, searchDocuments, searchDisk, forwarded} {
+		searchLag, searchLagTime, searchIndexes, searchDocuments, searchDisk, searchColumns, forwarded} {
 		ch <- d
 	}
 }
@@ -246,6 +247,7 @@ func (e emitter) changeLog(st changelog.Stats) {
 func (e emitter) search(st search.Stats) {
 	e.gauge(searchLag, float64(st.LagPositions))
 	e.gauge(searchLagTime, st.LagSeconds)
+	e.gauge(searchColumns, float64(st.NumberColumnBytes))
 	var ready, rebuilding, dormant, docs, disk float64
 	for _, ix := range st.Indexes {
 		switch {

@@ -58,8 +58,7 @@ func numberField(path string) string  { return numberPrefix + path }
 // it back. Hex, not the 8 bytes: doc values separate a document's terms
 // with the byte 0xff, which raw bytes may hold.
 func numberTerm(x float64) []byte {
-	raw := binary.BigEndian.AppendUint64(nil, uint64(bnumeric.Float64ToInt64(x))^(1<<63))
-	return hex.AppendEncode(nil, raw)
+	return hex.AppendEncode(nil, binary.BigEndian.AppendUint64(nil, numberKey(x)))
 }
 
 func numberOf(term []byte) (float64, bool) {
@@ -74,13 +73,13 @@ func numberOf(term []byte) (float64, bool) {
 }
 
 // Indexing options: text is analyzed with positions (phrases need them);
-// keywords keep doc values for facets and sorts; numbers are indexed for
-// ranges only, their $num. shadow keeping the doc values.
+// keywords keep doc values for facets and sorts. A number is indexed only
+// as its $num. shadow (one term, with doc values): sorts, stats and
+// ranges (numbers.go) all read that.
 const (
 	textOptions    = bindex.IndexField | bindex.IncludeTermVectors
 	keywordOptions = bindex.IndexField | bindex.DocValues
 	foldedOptions  = bindex.IndexField
-	numberOptions  = bindex.IndexField
 	boolOptions    = bindex.IndexField | bindex.DocValues
 	dateOptions    = bindex.IndexField | bindex.DocValues
 )
@@ -169,7 +168,6 @@ func (b *builder) add(f *schema.Field, v any, pos []uint64) {
 		if !ok {
 			return
 		}
-		b.doc.AddField(document.NewNumericFieldWithIndexingOptions(f.Path, pos, x, numberOptions))
 		b.doc.AddField(document.NewTextFieldCustom(numberField(f.Path), pos, numberTerm(x), keywordOptions, b.an.keyword))
 		b.keyword(f.Path, pos, canon)
 	case schema.Bool:

@@ -101,6 +101,10 @@ type Options struct {
 	// touched is brought forward, so that a restart does not replay the
 	// log from an idle collection's last write. Default 5s.
 	WatermarkEvery time.Duration
+	// NumberColumnBytes bounds the memory of the ordered number columns
+	// that answer number ranges (numbers.go). Default
+	// DefaultNumberColumnBytes.
+	NumberColumnBytes int64
 	// Ready, if set, must succeed before the indexer reads the catalog
 	// (the store brought up to date); it is retried as loading is.
 	Ready  func(context.Context) error
@@ -129,8 +133,9 @@ var (
 // (fields.go): an index of another version, or of none (made before
 // versions were kept), is rebuilt at the start, since its terms would not
 // answer today's queries. 2: keyword terms cut at 128 bytes, numbers'
-// sort and stats from $num. shadows.
-const indexFormat = 2
+// sort and stats from $num. shadows. 3: numbers only as $num. shadows (no
+// prefix-coded terms: ranges read number columns), -0 as 0.
+const indexFormat = 3
 
 // retryDelay is the advice sent with UNAVAILABLE while an index is not
 // ready or behind.
@@ -156,6 +161,8 @@ type Indexer struct {
 	docs  *docs.Service
 	mu    sync.Mutex
 	colls map[int64]*collIndex
+	// columns answer the number ranges of every index's searches.
+	columns *numberColumns
 	// readerPos is where the log reader has read to: every ready index
 	// holds what it needs of the entries at or before it.
 	readerPos kv.Position
@@ -230,11 +237,14 @@ func New(clog *changelog.Log, opts Options) *Indexer {
 	if opts.WatermarkEvery <= 0 {
 		opts.WatermarkEvery = DefaultWatermarkEvery
 	}
+	if opts.NumberColumnBytes <= 0 {
+		opts.NumberColumnBytes = DefaultNumberColumnBytes
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Indexer{clog: clog, store: clog.Store(), opts: opts, log: opts.Logger, cat: catalog.New(), docs: docs.New(),
-		colls: make(map[int64]*collIndex), changed: make(chan struct{})}
+		colls: make(map[int64]*collIndex), changed: make(chan struct{}), columns: newNumberColumns(opts.NumberColumnBytes)}
 }
 
 // Start starts the indexer in the background: it opens the index of every

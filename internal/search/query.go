@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -429,25 +430,33 @@ func termOp(field string, op filter.Op, v string) query.Query {
 	return q
 }
 
+// numberOp is a comparison with a number: a range of keys, read from
+// the number columns (numbers.go), or else from the terms of the field's
+// $num. shadow.
 func numberOp(field string, op filter.Op, v float64) query.Query {
-	t, f := true, false
-	var q *query.NumericRangeQuery
+	k := numberKey(v)
+	lo, hi := uint64(0), uint64(math.MaxUint64)
 	switch op {
 	case filter.Eq:
-		q = bleve.NewNumericRangeInclusiveQuery(&v, &v, &t, &t)
+		lo, hi = k, k
 	case filter.Gt:
-		q = bleve.NewNumericRangeInclusiveQuery(&v, nil, &f, nil)
+		if k == math.MaxUint64 {
+			return bleve.NewMatchNoneQuery()
+		}
+		lo = k + 1
 	case filter.Gte:
-		q = bleve.NewNumericRangeInclusiveQuery(&v, nil, &t, nil)
+		lo = k
 	case filter.Lt:
-		q = bleve.NewNumericRangeInclusiveQuery(nil, &v, nil, &f)
+		if k == 0 {
+			return bleve.NewMatchNoneQuery()
+		}
+		hi = k - 1
 	case filter.Lte:
-		q = bleve.NewNumericRangeInclusiveQuery(nil, &v, nil, &t)
+		hi = k
 	default:
 		return bleve.NewMatchNoneQuery()
 	}
-	q.SetField(field)
-	return q
+	return newNumberRange(field, lo, hi)
 }
 
 // Result is one page of hits, in order, with the number of matches.
@@ -479,7 +488,8 @@ type FacetStats struct {
 
 // Searcher runs searches on one collection's index.
 type Searcher struct {
-	idx bleve.Index
+	idx     bleve.Index
+	columns *numberColumns // nil: ranges are Bleve's
 }
 
 // Searcher returns the searcher of a collection's index, once WaitFor has
@@ -494,7 +504,7 @@ func (ix *Indexer) Searcher(collID int64) (*Searcher, error) {
 	case ci.rebuilding || ci.idx == nil:
 		return nil, ErrRebuilding
 	}
-	return &Searcher{idx: ci.idx}, nil
+	return &Searcher{idx: ci.idx, columns: ix.columns}, nil
 }
 
 // Page returns the hits from `from` (0-based), at most size of them, and,
@@ -515,6 +525,9 @@ func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFa
 		return nil, ErrNoIndex // closed before the snapshot was taken
 	}
 	defer r.Close()
+	if s.columns != nil {
+		ctx = withColumns(ctx, s.columns)
+	}
 	ctx = context.WithValue(ctx, bsearch.GetScoringModelCallbackKey,
 		bsearch.GetScoringModelCallbackFn(func() string { return bindex.BM25Scoring }))
 	searcher, err := p.query.Searcher(ctx, r, s.idx.Mapping(), bsearch.SearcherOptions{Score: p.score})

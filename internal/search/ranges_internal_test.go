@@ -2,59 +2,102 @@ package search
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/foliodb/folio/internal/filter"
+	"golang.org/x/sync/errgroup"
 )
 
-// TestNumberRangesMatchTheFilter: conjunctions of bounds on number fields
-// find exactly the documents the filter itself matches: random bounds,
-// inclusive and not, equal, crossed and repeated, on integers and numbers,
-// with other conditions beside them and documents without the fields.
+// TestNumberRangesMatchTheFilter: conjunctions and disjunctions of bounds
+// on number fields find exactly the documents the filter itself matches:
+// random bounds, inclusive and not, equal, crossed and repeated, on
+// integers and numbers, -0 among them, with other conditions beside them,
+// documents without the fields and with several values, over several
+// segments with updated and deleted documents. Each filter runs from the
+// number columns, from the $num. terms (no columns), and with a budget
+// too small for every column (which falls back to the terms).
 func TestNumberRangesMatchTheFilter(t *testing.T) {
 	s, idx, an := newTestIndex(t, `{"title":"docs","properties":{"id":{"type":"integer"},"n":{"type":"integer"},`+
-		`"x":{"type":"number"},"tag":{"type":"string"}},"primary_key":["id"]}`)
+		`"x":{"type":"number"},"xs":{"type":"array","items":{"type":"number"}},"tag":{"type":"string"}},"primary_key":["id"]}`)
 	rng := rand.New(rand.NewPCG(3, 4))
 	docs := map[string][]byte{}
-	b := idx.NewBatch()
-	for i := range 400 {
-		data := fmt.Sprintf(`{"id":%d,"n":%d,"x":%g,"tag":"t%d"}`, i, rng.IntN(40)-20, float64(rng.IntN(200)-100)/8, i%3)
-		if i%17 == 0 {
-			data = fmt.Sprintf(`{"id":%d,"tag":"t%d"}`, i, i%3) // no numbers at all
+	write := func(from, to int, del bool) {
+		b := idx.NewBatch()
+		for i := from; i < to; i++ {
+			key := fmt.Sprintf("k%04d", i)
+			if del {
+				delete(docs, docID([]byte(key)))
+				b.Delete(docID([]byte(key)))
+				continue
+			}
+			x := fmt.Sprint(float64(rng.IntN(200)-100) / 8)
+			if rng.IntN(10) == 0 {
+				x = "-0.0"
+			}
+			data := fmt.Sprintf(`{"id":%d,"n":%d,"x":%s,"xs":[%d,%d],"tag":"t%d"}`, i, rng.IntN(40)-20, x, rng.IntN(30), rng.IntN(30), i%3)
+			if i%17 == 0 {
+				data = fmt.Sprintf(`{"id":%d,"tag":"t%d"}`, i, i%3) // no numbers at all
+			}
+			docs[docID([]byte(key))] = []byte(data)
+			d, err := buildDocument([]byte(key), []byte(data), s, an)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.IndexAdvanced(d)
 		}
-		key := fmt.Sprintf("k%04d", i)
-		docs[docID([]byte(key))] = []byte(data)
-		d, err := buildDocument([]byte(key), []byte(data), s, an)
-		if err != nil {
+		if err := idx.Batch(b); err != nil {
 			t.Fatal(err)
 		}
-		b.IndexAdvanced(d)
 	}
-	if err := idx.Batch(b); err != nil {
-		t.Fatal(err)
+	for from := 0; from < 400; from += 100 { // a segment each
+		write(from, from+100, false)
 	}
-	searcher := &Searcher{idx: idx}
+	write(50, 150, false) // updates: older segments' copies deleted
+	write(300, 330, true)
+	searchers := map[string]*Searcher{
+		"columns":      {idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes)},
+		"terms":        {idx: idx},
+		"small budget": {idx: idx, columns: newNumberColumns(1500)}, // about one segment's column
+	}
 	ops := []string{"$gt", "$gte", "$lt", "$lte", "$eq"}
 	bound := func(field string) string {
-		if field == "n" {
+		switch {
+		case rng.IntN(12) == 0:
+			return "0"
+		case field == "n":
 			return fmt.Sprint(rng.IntN(44) - 22)
+		case field == "xs":
+			return fmt.Sprint(rng.IntN(34) - 2)
 		}
 		return fmt.Sprint(float64(rng.IntN(220)-110) / 8)
 	}
+	cond := func() string {
+		field := []string{"n", "x", "xs"}[rng.IntN(3)]
+		return fmt.Sprintf(`{%q:{%q:%s}}`, field, ops[rng.IntN(len(ops))], bound(field))
+	}
 	for range 300 {
 		var conds []string
-		for range 2 + rng.IntN(3) {
-			field := []string{"n", "x"}[rng.IntN(2)]
-			conds = append(conds, fmt.Sprintf(`{%q:{%q:%s}}`, field, ops[rng.IntN(len(ops))], bound(field)))
+		for range 1 + rng.IntN(3) {
+			conds = append(conds, cond())
 		}
-		if rng.IntN(3) == 0 {
+		switch rng.IntN(3) {
+		case 0:
 			conds = append(conds, fmt.Sprintf(`{"tag":"t%d"}`, rng.IntN(3)))
+		case 1:
+			conds = append(conds, `{"$or":[`+cond()+`,`+cond()+`]}`)
 		}
-		raw := `{"$and":[` + strings.Join(conds, ",") + `]}`
+		raw := conds[0]
+		if len(conds) > 1 {
+			raw = `{"$and":[` + strings.Join(conds, ",") + `]}`
+		}
 		f, err := filter.Parse([]byte(raw), s, filter.Collation{})
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
@@ -72,16 +115,225 @@ func TestNumberRangesMatchTheFilter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := searcher.Page(context.Background(), p, 0, 1000, false)
+		for name, searcher := range searchers {
+			res, err := searcher.Page(context.Background(), p, 0, 1000, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, k := range res.Keys {
+				got = append(got, docID(k))
+			}
+			if !slices.Equal(got, want) || res.Found != uint64(len(want)) {
+				t.Fatalf("%s, %s: %d hits (found %d), the filter matches %d", raw, name, len(got), res.Found, len(want))
+			}
+		}
+	}
+	if n := searchers["columns"].columns.Bytes(); n == 0 {
+		t.Fatal("no number column was built")
+	}
+}
+
+// numberTestSnapshot indexes docs documents with a number field "n" of
+// value i%50, in batches of batch, and returns a snapshot of the index
+// (closed when the test ends).
+func numberTestSnapshot(t *testing.T, docs, batch int) *scorch.IndexSnapshot {
+	t.Helper()
+	s, idx, an := newTestIndex(t, `{"title":"docs","properties":{"id":{"type":"integer"},"n":{"type":"integer"}},"primary_key":["id"]}`)
+	for from := 0; from < docs; from += batch {
+		b := idx.NewBatch()
+		for i := from; i < min(docs, from+batch); i++ {
+			d, err := buildDocument(fmt.Appendf(nil, "k%05d", i), fmt.Appendf(nil, `{"id":%d,"n":%d}`, i, i%50), s, an)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.IndexAdvanced(d)
+		}
+		if err := idx.Batch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ii, err := idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ii.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r.(*scorch.IndexSnapshot)
+}
+
+// TestRangeSearcherAdvance: a range searcher gives its documents in order,
+// and Advance gives the first one at or after the id asked for, within a
+// segment and across segments.
+func TestRangeSearcherAdvance(t *testing.T) {
+	snap := numberTestSnapshot(t, 3000, 700)
+	if len(snap.Segments()) < 2 {
+		t.Fatalf("%d segments: the test needs several", len(snap.Segments()))
+	}
+	q := newNumberRange("n", numberKey(10), numberKey(12)) // 6% of the documents
+	ctx := &bsearch.SearchContext{DocumentMatchPool: bsearch.NewDocumentMatchPool(16, 0)}
+	open := func() bsearch.Searcher {
+		s, err := q.Searcher(withColumns(context.Background(), newNumberColumns(DefaultNumberColumnBytes)), snap, nil, bsearch.SearcherOptions{Score: "none"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, k := range res.Keys {
-			got = append(got, docID(k))
+		if _, ok := s.(*rangeSearcher); !ok {
+			t.Fatalf("searcher %T, not the range searcher", s)
 		}
-		if !slices.Equal(got, want) || res.Found != uint64(len(want)) {
-			t.Fatalf("%s: %d hits (found %d), the filter matches %d", raw, len(got), res.Found, len(want))
+		return s
+	}
+	var all []uint64
+	s := open()
+	for {
+		dm, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if dm == nil {
+			break
+		}
+		all = append(all, binary.BigEndian.Uint64(dm.IndexInternalID))
+	}
+	if len(all) != 180 || uint64(len(all)) != s.Count() || !slices.IsSorted(all) {
+		t.Fatalf("%d documents (count %d), sorted %v; want 180", len(all), s.Count(), slices.IsSorted(all))
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 50 {
+		s := open()
+		var at uint64
+		for at <= all[len(all)-1] {
+			at += uint64(rng.IntN(200))
+			id := binary.BigEndian.AppendUint64(nil, at)
+			dm, err := s.Advance(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, _ := slices.BinarySearch(all, at)
+			if k == len(all) {
+				if dm != nil {
+					t.Fatalf("Advance(%d) gave %x past the last", at, dm.IndexInternalID)
+				}
+				break
+			}
+			if dm == nil || binary.BigEndian.Uint64(dm.IndexInternalID) != all[k] {
+				t.Fatalf("Advance(%d) gave %v, want %d", at, dm, all[k])
+			}
+			at = all[k] + 1
+		}
+	}
+}
+
+// TestNumberColumnsBudget: the columns stay within their byte budget,
+// least recently used out first; a column larger than the budget is not
+// kept and its range is answered from the terms; an idle column goes.
+func TestNumberColumnsBudget(t *testing.T) {
+	snap := numberTestSnapshot(t, 300, 100)
+	segs := snap.Segments()
+	if len(segs) != 3 {
+		t.Fatalf("%d segments, want 3", len(segs))
+	}
+	const column = 100 * 12 // 100 values
+	nc := newNumberColumns(2 * column)
+	field := numberField("n")
+	for _, ss := range segs {
+		if _, err := nc.column(ss.Segment(), field); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // distinct times of use
+	}
+	if nc.Bytes() != 2*column || len(nc.cols) != 2 {
+		t.Fatalf("%d bytes in %d columns, want the last two", nc.Bytes(), len(nc.cols))
+	}
+	if _, ok := nc.cols[columnKey{segs[0].Segment(), field}]; ok {
+		t.Fatal("the least recently used column was kept")
+	}
+	tiny := newNumberColumns(column - 1)
+	if _, err := tiny.column(segs[0].Segment(), field); err != errColumnBudget {
+		t.Fatalf("a column over the budget: %v", err)
+	}
+	if tiny.Bytes() != 0 || len(tiny.cols) != 0 {
+		t.Fatalf("%d bytes in %d columns after a column over the budget", tiny.Bytes(), len(tiny.cols))
+	}
+	q := newNumberRange("n", numberKey(3), numberKey(3))
+	s, err := q.Searcher(withColumns(context.Background(), tiny), snap, nil, bsearch.SearcherOptions{Score: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Count() != 6 {
+		t.Fatalf("the range over the terms counts %d, want 6", s.Count())
+	}
+	nc.mu.Lock()
+	nc.evict(time.Now().Add(time.Hour).UnixNano(), 0) // as if an hour went by unused
+	nc.mu.Unlock()
+	if nc.Bytes() != 0 || len(nc.cols) != 0 {
+		t.Fatalf("%d bytes in %d columns after they were idle", nc.Bytes(), len(nc.cols))
+	}
+}
+
+// TestNumberRangesUnderWrites: searches from many goroutines share the
+// columns while documents are written again and again (the same values,
+// so the answer stays the same while segments come, merge and go); each
+// search finds exactly the matching documents.
+func TestNumberRangesUnderWrites(t *testing.T) {
+	s, idx, an := newTestIndex(t, `{"title":"docs","properties":{"id":{"type":"integer"},"n":{"type":"integer"}},"primary_key":["id"]}`)
+	write := func(from, to int) error {
+		b := idx.NewBatch()
+		for i := from; i < to; i++ {
+			d, err := buildDocument(fmt.Appendf(nil, "k%05d", i), fmt.Appendf(nil, `{"id":%d,"n":%d}`, i, i%50), s, an)
+			if err != nil {
+				return err
+			}
+			b.IndexAdvanced(d)
+		}
+		return idx.Batch(b)
+	}
+	if err := write(0, 2000); err != nil {
+		t.Fatal(err)
+	}
+	f, err := filter.Parse([]byte(`{"$and":[{"n":{"$gte":10}},{"n":{"$lt":15}}]}`), s, filter.Collation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(s, Request{Filter: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	searcher := &Searcher{idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var g errgroup.Group
+	g.Go(func() error {
+		for i := 0; ctx.Err() == nil; i = (i + 97) % 2000 {
+			if err := write(i, min(2000, i+150)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var searches errgroup.Group
+	for range 4 {
+		searches.Go(func() error {
+			for range 40 {
+				res, err := searcher.Page(ctx, p, 0, 5, false)
+				if err != nil {
+					return err
+				}
+				if res.Found != 200 {
+					return fmt.Errorf("found %d, want 200", res.Found)
+				}
+			}
+			return nil
+		})
+	}
+	err = searches.Wait()
+	cancel()
+	if werr := g.Wait(); werr != nil {
+		t.Fatal(werr)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -22,7 +22,9 @@ type Stats struct {
 	// LagSeconds is how long the reader has been behind the log's end:
 	// zero when it is caught up, else the time since it last was.
 	LagSeconds float64
-	Indexes    []IndexStats
+	// NumberColumnBytes is the memory of the number columns.
+	NumberColumnBytes int64
+	Indexes           []IndexStats
 }
 
 // IndexStats describes one collection's index.
@@ -42,7 +44,7 @@ type IndexStats struct {
 func (ix *Indexer) Stats(ctx context.Context) Stats {
 	last, _ := ix.store.LastPosition(ctx)
 	ix.mu.Lock()
-	st := Stats{LogReaders: ix.readers, Position: ix.readerPos, LastPosition: last}
+	st := Stats{LogReaders: ix.readers, Position: ix.readerPos, LastPosition: last, NumberColumnBytes: ix.columns.Bytes()}
 	if last > ix.readerPos {
 		st.LagPositions = uint64(last - ix.readerPos)
 		st.LagSeconds = time.Since(ix.caughtUpAt).Seconds()

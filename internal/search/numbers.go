@@ -1,0 +1,381 @@
+package search
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bnumeric "github.com/blevesearch/bleve/v2/numeric"
+	bsearch "github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// Number ranges are answered from ordered columns of Folio's own, not
+// from Bleve's numeric range. Bleve has no ordered structure for numbers:
+// its range is the union of the prefix-coded terms that cover it, and
+// building that (a dictionary lookup per candidate term in every segment,
+// a term searcher for each that exists, the union of their postings) cost
+// most of a filter's time whatever the range held. A column is one
+// segment's values of one number field in order, each beside the number
+// of the document that holds it: a range is two binary searches and the
+// documents between them. Segments never change, so a column is built
+// once, from the field's `$num.` dictionary (already in value order), and
+// kept while searches use it.
+
+// DefaultNumberColumnBytes bounds the memory of an indexer's number
+// columns: 12 bytes a value, so about five million values. A search that
+// would need more answers its ranges with Bleve's own, slower.
+const DefaultNumberColumnBytes = 64 << 20
+
+// columnIdle is how long a column nobody used is kept: a merged-away
+// segment's or a dropped index's columns go after it.
+const columnIdle = time.Minute
+
+// numberColumns keeps the columns of an indexer's indexes, keyed by
+// segment, within a byte budget, least recently used first out.
+type numberColumns struct {
+	limit int64
+
+	mu        sync.Mutex
+	cols      map[columnKey]*numberColumn
+	bytes     int64 // of the built columns in cols
+	lastPrune time.Time
+}
+
+type columnKey struct {
+	seg   segment.Segment // compared by identity: one object per segment
+	field string
+}
+
+// numberColumn is one segment's values of one field, in order.
+type numberColumn struct {
+	once sync.Once
+	keys []uint64 // sortable keys (numberKey), ascending
+	docs []uint32 // docs[i] holds keys[i]; a document with several values is there for each
+	err  error
+	// built is set, under numberColumns.mu, once keys and docs are.
+	built bool
+	used  atomic.Int64 // unix nanoseconds of the last search that used it
+}
+
+func (c *numberColumn) size() int64 { return int64(len(c.keys)) * 12 }
+
+func newNumberColumns(limit int64) *numberColumns {
+	return &numberColumns{limit: limit, cols: map[columnKey]*numberColumn{}}
+}
+
+// errColumnBudget: a column would not fit within the budget.
+var errColumnBudget = errors.New("search: number columns over their memory budget")
+
+// column returns seg's column of field, building it on first use.
+func (nc *numberColumns) column(seg segment.Segment, field string) (*numberColumn, error) {
+	now := time.Now()
+	k := columnKey{seg, field}
+	nc.mu.Lock()
+	c := nc.cols[k]
+	if c == nil {
+		c = &numberColumn{}
+		nc.cols[k] = c
+	}
+	if now.Sub(nc.lastPrune) > time.Second {
+		nc.lastPrune = now
+		nc.evict(now.Add(-columnIdle).UnixNano(), 0)
+	}
+	nc.mu.Unlock()
+	c.used.Store(now.UnixNano())
+	c.once.Do(func() {
+		keys, docs, err := buildColumn(seg, field)
+		size := int64(len(keys)) * 12
+		nc.mu.Lock()
+		defer nc.mu.Unlock()
+		if err == nil && nc.bytes+size > nc.limit {
+			nc.evict(0, size)
+			if nc.bytes+size > nc.limit {
+				err = errColumnBudget
+			}
+		}
+		if err != nil {
+			c.err = err
+			if nc.cols[k] == c { // later searches try again
+				delete(nc.cols, k)
+			}
+			return
+		}
+		c.keys, c.docs, c.built = keys, docs, true
+		if nc.cols[k] == c {
+			nc.bytes += size
+		}
+	})
+	return c, c.err
+}
+
+// evict removes the columns last used before the time idle, then, least
+// recently used first, more until room bytes more would fit. Under nc.mu.
+func (nc *numberColumns) evict(idle int64, room int64) {
+	type aged struct {
+		k    columnKey
+		used int64
+	}
+	var built []aged
+	for k, c := range nc.cols {
+		if !c.built {
+			continue
+		}
+		if u := c.used.Load(); u < idle {
+			nc.drop(k, c)
+		} else {
+			built = append(built, aged{k, u})
+		}
+	}
+	if room == 0 || nc.bytes+room <= nc.limit {
+		return
+	}
+	slices.SortFunc(built, func(a, b aged) int { return int(min(max(a.used-b.used, -1), 1)) })
+	for _, a := range built {
+		if nc.bytes+room <= nc.limit {
+			return
+		}
+		nc.drop(a.k, nc.cols[a.k])
+	}
+}
+
+func (nc *numberColumns) drop(k columnKey, c *numberColumn) {
+	delete(nc.cols, k)
+	nc.bytes -= c.size()
+}
+
+// Bytes is the memory the columns hold.
+func (nc *numberColumns) Bytes() int64 {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	return nc.bytes
+}
+
+// buildColumn reads field's terms in order, and each term's documents.
+func buildColumn(seg segment.Segment, field string) ([]uint64, []uint32, error) {
+	dict, err := seg.Dictionary(field)
+	if err != nil {
+		return nil, nil, err
+	}
+	var keys []uint64
+	var docs []uint32
+	var pl segment.PostingsList
+	var pi segment.PostingsIterator
+	it := dict.AutomatonIterator(nil, nil, nil)
+	for {
+		e, err := it.Next()
+		if err != nil {
+			return nil, nil, err
+		}
+		if e == nil {
+			break
+		}
+		key, ok := numberKeyOfTerm(e.Term)
+		if !ok {
+			continue
+		}
+		if pl, err = dict.PostingsList([]byte(e.Term), nil, pl); err != nil {
+			return nil, nil, err
+		}
+		pi = pl.Iterator(false, false, false, pi)
+		for {
+			p, err := pi.Next()
+			if err != nil {
+				return nil, nil, err
+			}
+			if p == nil {
+				break
+			}
+			keys = append(keys, key)
+			docs = append(docs, uint32(p.Number()))
+		}
+	}
+	return slices.Clip(keys), slices.Clip(docs), nil
+}
+
+// numberKey is x's sortable key: Bleve's sortable int64 with its sign bit
+// flipped, so that keys order as numbers do. Zero has one key: -0 == 0.
+func numberKey(x float64) uint64 {
+	if x == 0 {
+		x = 0
+	}
+	return uint64(bnumeric.Float64ToInt64(x)) ^ (1 << 63)
+}
+
+func numberKeyOfTerm(term string) (uint64, bool) {
+	var raw [8]byte
+	if len(term) != 16 {
+		return 0, false
+	}
+	if _, err := hex.Decode(raw[:], []byte(term)); err != nil {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(raw[:]), true
+}
+
+// numberRange matches the documents with a value of field (a number
+// field's path) whose key is in [lo, hi].
+type numberRange struct {
+	path   string
+	lo, hi uint64
+	// terms is the same range over the $num. shadow's terms, for a search
+	// without columns or over their budget: correct, but a term searcher
+	// for each value in the range.
+	terms query.Query
+}
+
+func newNumberRange(path string, lo, hi uint64) *numberRange {
+	t := true
+	terms := bleve.NewTermRangeInclusiveQuery(keyTerm(lo), keyTerm(hi), &t, &t)
+	terms.SetField(numberField(path))
+	return &numberRange{path: path, lo: lo, hi: hi, terms: terms}
+}
+
+func keyTerm(k uint64) string {
+	return hex.EncodeToString(binary.BigEndian.AppendUint64(nil, k))
+}
+
+type columnsKey struct{}
+
+// withColumns gives the searches under ctx the columns to read ranges from.
+func withColumns(ctx context.Context, nc *numberColumns) context.Context {
+	return context.WithValue(ctx, columnsKey{}, nc)
+}
+
+func (q *numberRange) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
+	nc, _ := ctx.Value(columnsKey{}).(*numberColumns)
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if nc == nil || !ok {
+		return q.terms.Searcher(ctx, r, m, opts)
+	}
+	s := &rangeSearcher{scored: opts.Score != "none"}
+	var offset uint64
+	for _, ss := range snap.Segments() {
+		seg := ss.Segment()
+		start := offset
+		offset += seg.Count() // scorch numbers a snapshot's documents segment after segment
+		c, err := nc.column(seg, numberField(q.path))
+		if err == errColumnBudget {
+			return q.terms.Searcher(ctx, r, m, opts)
+		}
+		if err != nil {
+			return nil, err
+		}
+		i := sort.Search(len(c.keys), func(i int) bool { return c.keys[i] >= q.lo })
+		j := sort.Search(len(c.keys), func(j int) bool { return c.keys[j] > q.hi })
+		if i >= j {
+			continue
+		}
+		bm := bitmapOf(c.docs[i:j], seg.Count())
+		if del := ss.Deleted(); del != nil {
+			bm.AndNot(del)
+		}
+		if n := bm.GetCardinality(); n > 0 {
+			s.segs = append(s.segs, segmentHits{offset: start, docs: bm})
+			s.count += n
+		}
+	}
+	return s, nil
+}
+
+// bitmapOf is the set of docs, numbers below n, given in any order:
+// through a dense bitset when they are many for n, else sorted first
+// (roaring's AddMany is quadratic on unsorted numbers).
+func bitmapOf(docs []uint32, n uint64) *roaring.Bitmap {
+	if uint64(len(docs))*64 < n {
+		sorted := slices.Clone(docs)
+		slices.Sort(sorted)
+		bm := roaring.New()
+		bm.AddMany(sorted)
+		return bm
+	}
+	dense := make([]uint64, (n+63)/64)
+	for _, d := range docs {
+		dense[d>>6] |= 1 << (d & 63)
+	}
+	return roaring.FromDense(dense, false)
+}
+
+// segmentHits are a segment's matching documents.
+type segmentHits struct {
+	offset uint64 // the snapshot's number of the segment's first document
+	docs   *roaring.Bitmap
+}
+
+// rangeSearcher hands out the documents of its segments' bitmaps in
+// order. Its score is a constant: ranges only ever filter.
+type rangeSearcher struct {
+	segs   []segmentHits
+	seg    int // the segment it reads
+	it     roaring.IntPeekable
+	count  uint64
+	scored bool
+}
+
+func (s *rangeSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch, error) {
+	for s.seg < len(s.segs) {
+		if s.it == nil {
+			s.it = s.segs[s.seg].docs.Iterator()
+		}
+		if s.it.HasNext() {
+			return s.match(ctx, s.segs[s.seg].offset+uint64(s.it.Next())), nil
+		}
+		s.seg++
+		s.it = nil
+	}
+	return nil, nil
+}
+
+// Advance moves to the first document at or after id. A searcher never
+// goes back: asked for an id behind it, it gives its next document.
+func (s *rangeSearcher) Advance(ctx *bsearch.SearchContext, id index.IndexInternalID) (*bsearch.DocumentMatch, error) {
+	if len(id) != 8 {
+		return s.Next(ctx)
+	}
+	n := binary.BigEndian.Uint64(id)
+	for s.seg+1 < len(s.segs) && s.segs[s.seg+1].offset <= n {
+		s.seg++
+		s.it = nil
+	}
+	if s.seg < len(s.segs) && n >= s.segs[s.seg].offset {
+		if s.it == nil {
+			s.it = s.segs[s.seg].docs.Iterator()
+		}
+		if local := n - s.segs[s.seg].offset; local <= math.MaxUint32 {
+			s.it.AdvanceIfNeeded(uint32(local))
+		} else {
+			s.it = roaring.New().Iterator() // past this segment
+		}
+	}
+	return s.Next(ctx)
+}
+
+func (s *rangeSearcher) match(ctx *bsearch.SearchContext, n uint64) *bsearch.DocumentMatch {
+	dm := ctx.DocumentMatchPool.Get()
+	dm.IndexInternalID = binary.BigEndian.AppendUint64(dm.IndexInternalID[:0], n)
+	if s.scored {
+		dm.Score = 1
+	}
+	return dm
+}
+
+func (s *rangeSearcher) Close() error               { return nil }
+func (s *rangeSearcher) Weight() float64            { return 1 }
+func (s *rangeSearcher) SetQueryNorm(float64)       {}
+func (s *rangeSearcher) Count() uint64              { return s.count }
+func (s *rangeSearcher) Min() int                   { return 0 }
+func (s *rangeSearcher) Size() int                  { return 64 + 32*len(s.segs) }
+func (s *rangeSearcher) DocumentMatchPoolSize() int { return 1 }
