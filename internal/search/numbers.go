@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -261,121 +260,33 @@ func (q *numberRange) Searcher(ctx context.Context, r index.IndexReader, m mappi
 	if nc == nil || !ok {
 		return q.terms.Searcher(ctx, r, m, opts)
 	}
-	s := &rangeSearcher{scored: opts.Score != "none"}
-	var offset uint64
-	for _, ss := range snap.Segments() {
+	sets, err := q.bitmaps(snap, nc)
+	if err == errColumnBudget {
+		return q.terms.Searcher(ctx, r, m, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return newBitmapSearcher(snap, sets, opts), nil
+}
+
+// bitmaps are the range's documents in each of snap's segments.
+func (q *numberRange) bitmaps(snap *scorch.IndexSnapshot, nc *numberColumns) ([]*roaring.Bitmap, error) {
+	segs := snap.Segments()
+	sets := make([]*roaring.Bitmap, len(segs))
+	for n, ss := range segs {
 		seg := ss.Segment()
-		start := offset
-		offset += seg.Count() // scorch numbers a snapshot's documents segment after segment
 		c, err := nc.column(seg, numberField(q.path))
-		if err == errColumnBudget {
-			return q.terms.Searcher(ctx, r, m, opts)
-		}
 		if err != nil {
 			return nil, err
 		}
 		i := sort.Search(len(c.keys), func(i int) bool { return c.keys[i] >= q.lo })
 		j := sort.Search(len(c.keys), func(j int) bool { return c.keys[j] > q.hi })
-		if i >= j {
-			continue
-		}
-		bm := bitmapOf(c.docs[i:j], seg.Count())
-		if del := ss.Deleted(); del != nil {
-			bm.AndNot(del)
-		}
-		if n := bm.GetCardinality(); n > 0 {
-			s.segs = append(s.segs, segmentHits{offset: start, docs: bm})
-			s.count += n
-		}
-	}
-	return s, nil
-}
-
-// bitmapOf is the set of docs, numbers below n, given in any order:
-// through a dense bitset when they are many for n, else sorted first
-// (roaring's AddMany is quadratic on unsorted numbers).
-func bitmapOf(docs []uint32, n uint64) *roaring.Bitmap {
-	if uint64(len(docs))*64 < n {
-		sorted := slices.Clone(docs)
-		slices.Sort(sorted)
-		bm := roaring.New()
-		bm.AddMany(sorted)
-		return bm
-	}
-	dense := make([]uint64, (n+63)/64)
-	for _, d := range docs {
-		dense[d>>6] |= 1 << (d & 63)
-	}
-	return roaring.FromDense(dense, false)
-}
-
-// segmentHits are a segment's matching documents.
-type segmentHits struct {
-	offset uint64 // the snapshot's number of the segment's first document
-	docs   *roaring.Bitmap
-}
-
-// rangeSearcher hands out the documents of its segments' bitmaps in
-// order. Its score is a constant: ranges only ever filter.
-type rangeSearcher struct {
-	segs   []segmentHits
-	seg    int // the segment it reads
-	it     roaring.IntPeekable
-	count  uint64
-	scored bool
-}
-
-func (s *rangeSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch, error) {
-	for s.seg < len(s.segs) {
-		if s.it == nil {
-			s.it = s.segs[s.seg].docs.Iterator()
-		}
-		if s.it.HasNext() {
-			return s.match(ctx, s.segs[s.seg].offset+uint64(s.it.Next())), nil
-		}
-		s.seg++
-		s.it = nil
-	}
-	return nil, nil
-}
-
-// Advance moves to the first document at or after id. A searcher never
-// goes back: asked for an id behind it, it gives its next document.
-func (s *rangeSearcher) Advance(ctx *bsearch.SearchContext, id index.IndexInternalID) (*bsearch.DocumentMatch, error) {
-	if len(id) != 8 {
-		return s.Next(ctx)
-	}
-	n := binary.BigEndian.Uint64(id)
-	for s.seg+1 < len(s.segs) && s.segs[s.seg+1].offset <= n {
-		s.seg++
-		s.it = nil
-	}
-	if s.seg < len(s.segs) && n >= s.segs[s.seg].offset {
-		if s.it == nil {
-			s.it = s.segs[s.seg].docs.Iterator()
-		}
-		if local := n - s.segs[s.seg].offset; local <= math.MaxUint32 {
-			s.it.AdvanceIfNeeded(uint32(local))
+		if i < j {
+			sets[n] = bitmapOf(c.docs[i:j], seg.Count())
 		} else {
-			s.it = roaring.New().Iterator() // past this segment
+			sets[n] = roaring.New()
 		}
 	}
-	return s.Next(ctx)
+	return sets, nil
 }
-
-func (s *rangeSearcher) match(ctx *bsearch.SearchContext, n uint64) *bsearch.DocumentMatch {
-	dm := ctx.DocumentMatchPool.Get()
-	dm.IndexInternalID = binary.BigEndian.AppendUint64(dm.IndexInternalID[:0], n)
-	if s.scored {
-		dm.Score = 1
-	}
-	return dm
-}
-
-func (s *rangeSearcher) Close() error               { return nil }
-func (s *rangeSearcher) Weight() float64            { return 1 }
-func (s *rangeSearcher) SetQueryNorm(float64)       {}
-func (s *rangeSearcher) Count() uint64              { return s.count }
-func (s *rangeSearcher) Min() int                   { return 0 }
-func (s *rangeSearcher) Size() int                  { return 64 + 32*len(s.segs) }
-func (s *rangeSearcher) DocumentMatchPoolSize() int { return 1 }

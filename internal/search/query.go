@@ -114,7 +114,7 @@ func Prepare(s *schema.Schema, req Request) (*Prepared, error) {
 	p.sort = append(p.sort, &bsearch.SortDocID{})
 	p.query = p.text
 	if !req.Filter.MatchesAll() {
-		fq := translate(req.Filter.Root)
+		fq := &bitmapFilter{translate(req.Filter.Root, func(path string) bool { return !multiValued(s, path) })}
 		switch {
 		case noText:
 			p.query = fq
@@ -285,18 +285,18 @@ func sortKey(f *schema.Field, desc bool) (*bsearch.SortField, bool) {
 // cannot tie terms of a multi-valued field to one element), and
 // ArrayEquals that the array hold each element, not exactly them in order.
 // Numbers are float64 in Bleve, so integers beyond 2^53 compare rounded.
-func translate(n filter.Node) query.Query {
+func translate(n filter.Node, single func(path string) bool) query.Query {
 	switch n := n.(type) {
 	case *filter.And:
 		qs := make([]query.Query, len(n.Nodes))
 		for i, c := range n.Nodes {
-			qs[i] = translate(c)
+			qs[i] = translate(c, single)
 		}
-		return bleve.NewConjunctionQuery(qs...)
+		return bleve.NewConjunctionQuery(mergeRanges(qs, single)...)
 	case *filter.Or:
 		qs := make([]query.Query, len(n.Nodes))
 		for i, c := range n.Nodes {
-			qs[i] = translate(c)
+			qs[i] = translate(c, single)
 		}
 		return bleve.NewDisjunctionQuery(qs...)
 	case *filter.Comparison:
@@ -306,6 +306,8 @@ func translate(n filter.Node) query.Query {
 		for i, c := range n.Comparisons {
 			qs[i] = comparison(c)
 		}
+		// One element satisfies them all: for numbers, one range.
+		qs = mergeRanges(qs, func(string) bool { return true })
 		if len(qs) == 1 {
 			return qs[0]
 		}
@@ -321,6 +323,51 @@ func translate(n filter.Node) query.Query {
 		return bleve.NewConjunctionQuery(qs...)
 	}
 	return bleve.NewMatchNoneQuery()
+}
+
+// mergeRanges makes the number ranges among the conjuncts qs that are on
+// the same path one range, their intersection, where merge says a path's
+// ranges may be merged: on a field with one value a document, x >= a and
+// x < b is a <= x < b; on an array it is not (two elements may satisfy
+// one each). A range costs its documents' bitmap: two halves of the
+// index cost far more than their intersection.
+func mergeRanges(qs []query.Query, merge func(path string) bool) []query.Query {
+	var out []query.Query
+	byPath := map[string]*numberRange{}
+	for _, q := range qs {
+		r, ok := q.(*numberRange)
+		if !ok || !merge(r.path) {
+			out = append(out, q)
+			continue
+		}
+		if prev := byPath[r.path]; prev != nil {
+			*prev = *newNumberRange(r.path, max(prev.lo, r.lo), min(prev.hi, r.hi))
+			continue
+		}
+		r = newNumberRange(r.path, r.lo, r.hi) // a copy, merged into in place
+		byPath[r.path] = r
+		out = append(out, r)
+	}
+	for i, q := range out {
+		if r, ok := q.(*numberRange); ok && r.lo > r.hi {
+			out[i] = bleve.NewMatchNoneQuery()
+		}
+	}
+	return out
+}
+
+// multiValued tells whether path may hold several values in a document:
+// it is an array, or inside one.
+func multiValued(s *schema.Schema, path string) bool {
+	for i := range len(path) + 1 {
+		if i < len(path) && path[i] != '.' {
+			continue
+		}
+		if f, ok := s.Field(path[:i]); ok && f.Type == schema.Array {
+			return true
+		}
+	}
+	return false
 }
 
 func comparison(c *filter.Comparison) query.Query {

@@ -26,7 +26,7 @@ import (
 // too small for every column (which falls back to the terms).
 func TestNumberRangesMatchTheFilter(t *testing.T) {
 	s, idx, an := newTestIndex(t, `{"title":"docs","properties":{"id":{"type":"integer"},"n":{"type":"integer"},`+
-		`"x":{"type":"number"},"xs":{"type":"array","items":{"type":"number"}},"tag":{"type":"string"}},"primary_key":["id"]}`)
+		`"x":{"type":"number"},"xs":{"type":"array","items":{"type":"number"}},"tag":{"type":"string"},"b":{"type":"boolean"}},"primary_key":["id"]}`)
 	rng := rand.New(rand.NewPCG(3, 4))
 	docs := map[string][]byte{}
 	write := func(from, to int, del bool) {
@@ -42,7 +42,7 @@ func TestNumberRangesMatchTheFilter(t *testing.T) {
 			if rng.IntN(10) == 0 {
 				x = "-0.0"
 			}
-			data := fmt.Sprintf(`{"id":%d,"n":%d,"x":%s,"xs":[%d,%d],"tag":"t%d"}`, i, rng.IntN(40)-20, x, rng.IntN(30), rng.IntN(30), i%3)
+			data := fmt.Sprintf(`{"id":%d,"n":%d,"x":%s,"xs":[%d,%d],"tag":"t%d","b":%v}`, i, rng.IntN(40)-20, x, rng.IntN(30), rng.IntN(30), i%3, rng.IntN(2) == 0)
 			if i%17 == 0 {
 				data = fmt.Sprintf(`{"id":%d,"tag":"t%d"}`, i, i%3) // no numbers at all
 			}
@@ -81,6 +81,9 @@ func TestNumberRangesMatchTheFilter(t *testing.T) {
 	}
 	cond := func() string {
 		field := []string{"n", "x", "xs"}[rng.IntN(3)]
+		if rng.IntN(3) == 0 { // two bounds on one field: for an array, one element within both
+			return fmt.Sprintf(`{%q:{%q:%s,%q:%s}}`, field, ops[rng.IntN(2)], bound(field), ops[2+rng.IntN(2)], bound(field))
+		}
 		return fmt.Sprintf(`{%q:{%q:%s}}`, field, ops[rng.IntN(len(ops))], bound(field))
 	}
 	for range 300 {
@@ -88,11 +91,19 @@ func TestNumberRangesMatchTheFilter(t *testing.T) {
 		for range 1 + rng.IntN(3) {
 			conds = append(conds, cond())
 		}
-		switch rng.IntN(3) {
+		// Other conditions: a term, a boolean, a string range (which Bleve's
+		// searchers answer beside the bitmaps), and unions.
+		switch rng.IntN(6) {
 		case 0:
 			conds = append(conds, fmt.Sprintf(`{"tag":"t%d"}`, rng.IntN(3)))
 		case 1:
 			conds = append(conds, `{"$or":[`+cond()+`,`+cond()+`]}`)
+		case 2:
+			conds = append(conds, fmt.Sprintf(`{"b":%v}`, rng.IntN(2) == 0))
+		case 3:
+			conds = append(conds, fmt.Sprintf(`{"tag":{"$gte":"t%d"}}`, rng.IntN(3)))
+		case 4:
+			conds = append(conds, `{"$or":[`+cond()+`,`+fmt.Sprintf(`{"tag":{"$lt":"t%d"}}`, rng.IntN(3))+`]}`)
 		}
 		raw := conds[0]
 		if len(conds) > 1 {
@@ -180,7 +191,7 @@ func TestRangeSearcherAdvance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := s.(*rangeSearcher); !ok {
+		if _, ok := s.(*bitmapSearcher); !ok {
 			t.Fatalf("searcher %T, not the range searcher", s)
 		}
 		return s

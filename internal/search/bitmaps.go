@@ -1,0 +1,296 @@
+package search
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bsearch "github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/search/searcher"
+	index "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// A filter is evaluated a segment at a time into bitmaps of the segment's
+// documents: a term's postings, a number range from the number columns,
+// intersections and unions of those. Under Bleve's searchers, a
+// conjunction walks its parts' postings side by side, advancing one to
+// the other's document for every candidate: on a filter-only search of
+// 100,000 documents that walk (a tag of 10,000 documents beside a range
+// of 30,000) was most of the time, where intersecting the two bitmaps
+// takes microseconds.
+
+// bitmapFilter is a translated filter (translate), searched through
+// bitmaps where its parts allow (evalFilter) and through Bleve's
+// searchers for the rest.
+type bitmapFilter struct {
+	q query.Query
+}
+
+func (f *bitmapFilter) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
+	nc, _ := ctx.Value(columnsKey{}).(*numberColumns)
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if nc == nil || !ok {
+		return f.q.Searcher(ctx, r, m, opts)
+	}
+	ev := &evaluator{snap: snap, segs: snap.Segments(), nc: nc}
+	sets, rest, err := ev.eval(f.q)
+	switch {
+	case err == errColumnBudget:
+		return f.q.Searcher(ctx, r, m, opts)
+	case err != nil:
+		return nil, err
+	case sets == nil:
+		return f.q.Searcher(ctx, r, m, opts)
+	}
+	bs := newBitmapSearcher(snap, sets, opts)
+	if len(rest) == 0 {
+		return bs, nil
+	}
+	parts := []bsearch.Searcher{bs}
+	for _, q := range rest {
+		s, err := q.Searcher(ctx, r, m, opts)
+		if err != nil {
+			for _, p := range parts {
+				p.Close()
+			}
+			return nil, err
+		}
+		parts = append(parts, s)
+	}
+	return searcher.NewConjunctionSearcher(ctx, r, parts, opts)
+}
+
+// evaluator computes filters' bitmaps over one snapshot.
+type evaluator struct {
+	snap *scorch.IndexSnapshot
+	segs []*scorch.SegmentSnapshot
+	nc   *numberColumns
+}
+
+// eval is q's documents per segment (nil if no part of q can be a
+// bitmap), and the parts of q that must be searched beside them: q
+// matches the documents in the bitmaps that rest matches too.
+func (ev *evaluator) eval(q query.Query) (sets []*roaring.Bitmap, rest []query.Query, err error) {
+	switch q := q.(type) {
+	case *query.ConjunctionQuery:
+		for _, c := range q.Conjuncts {
+			cs, crest, err := ev.eval(c)
+			if err != nil {
+				return nil, nil, err
+			}
+			rest = append(rest, crest...)
+			if cs == nil {
+				continue
+			}
+			if sets == nil {
+				sets = cs
+				continue
+			}
+			for i := range sets {
+				sets[i].And(cs[i])
+			}
+		}
+		return sets, rest, nil
+	case *query.DisjunctionQuery:
+		if q.Min > 1 {
+			return nil, []query.Query{q}, nil
+		}
+		sets = ev.empty()
+		for _, d := range q.Disjuncts {
+			ds, drest, err := ev.eval(d)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ds == nil || len(drest) > 0 {
+				return nil, []query.Query{q}, nil // a union needs every part as a bitmap
+			}
+			for i := range sets {
+				sets[i].Or(ds[i])
+			}
+		}
+		return sets, nil, nil
+	case *query.TermQuery:
+		sets, err = ev.term(q.FieldVal, q.Term)
+		return sets, nil, err
+	case *query.BoolFieldQuery:
+		term := "F"
+		if q.Bool {
+			term = "T" // as Bleve indexes a boolean
+		}
+		sets, err = ev.term(q.FieldVal, term)
+		return sets, nil, err
+	case *numberRange:
+		sets, err = q.bitmaps(ev.snap, ev.nc)
+		return sets, nil, err
+	case *query.MatchAllQuery:
+		sets = ev.empty()
+		for i, ss := range ev.segs {
+			sets[i].AddRange(0, ss.Segment().Count())
+		}
+		return sets, nil, nil
+	case *query.MatchNoneQuery:
+		return ev.empty(), nil, nil
+	}
+	return nil, []query.Query{q}, nil
+}
+
+func (ev *evaluator) empty() []*roaring.Bitmap {
+	sets := make([]*roaring.Bitmap, len(ev.segs))
+	for i := range sets {
+		sets[i] = roaring.New()
+	}
+	return sets
+}
+
+// postingsInto is how zap hands over a postings list as a bitmap.
+type postingsInto interface {
+	OrInto(*roaring.Bitmap)
+}
+
+// term is the documents that hold term in field, per segment.
+func (ev *evaluator) term(field, term string) ([]*roaring.Bitmap, error) {
+	sets := ev.empty()
+	var pl segment.PostingsList
+	var pi segment.PostingsIterator
+	for i, ss := range ev.segs {
+		dict, err := ss.Segment().Dictionary(field)
+		if err != nil {
+			return nil, err
+		}
+		if pl, err = dict.PostingsList([]byte(term), nil, pl); err != nil {
+			return nil, err
+		}
+		if into, ok := pl.(postingsInto); ok {
+			into.OrInto(sets[i])
+			continue
+		}
+		pi = pl.Iterator(false, false, false, pi)
+		for {
+			p, err := pi.Next()
+			if err != nil {
+				return nil, err
+			}
+			if p == nil {
+				break
+			}
+			sets[i].Add(uint32(p.Number()))
+		}
+	}
+	return sets, nil
+}
+
+// bitmapOf is the set of docs, numbers below n, given in any order:
+// through a dense bitset when they are many for n, else sorted first
+// (roaring's AddMany is quadratic on unsorted numbers). 6,000 of 20,000:
+// 12 µs, where sorting them and adding them in order took 66 µs.
+func bitmapOf(docs []uint32, n uint64) *roaring.Bitmap {
+	if uint64(len(docs))*64 < n {
+		sorted := slices.Clone(docs)
+		slices.Sort(sorted)
+		bm := roaring.New()
+		bm.AddMany(sorted)
+		return bm
+	}
+	dense := make([]uint64, (n+63)/64)
+	for _, d := range docs {
+		dense[d>>6] |= 1 << (d & 63)
+	}
+	return roaring.FromDense(dense, false)
+}
+
+// segmentHits are a segment's matching documents.
+type segmentHits struct {
+	offset uint64 // the snapshot's number of the segment's first document
+	docs   *roaring.Bitmap
+}
+
+// bitmapSearcher hands out the documents of its segments' bitmaps in
+// order. Its score is a constant: it only ever filters.
+type bitmapSearcher struct {
+	segs   []segmentHits
+	seg    int // the segment it reads
+	it     roaring.IntPeekable
+	count  uint64
+	scored bool
+}
+
+// newBitmapSearcher searches sets, the matching documents of each of
+// snap's segments (by the segment's own numbers), less the deleted ones.
+func newBitmapSearcher(snap *scorch.IndexSnapshot, sets []*roaring.Bitmap, opts bsearch.SearcherOptions) *bitmapSearcher {
+	s := &bitmapSearcher{scored: opts.Score != "none"}
+	var offset uint64
+	for i, ss := range snap.Segments() {
+		start := offset
+		offset += ss.Segment().Count() // scorch numbers a snapshot's documents segment after segment
+		bm := sets[i]
+		if del := ss.Deleted(); del != nil && !bm.IsEmpty() {
+			bm.AndNot(del)
+		}
+		if n := bm.GetCardinality(); n > 0 {
+			s.segs = append(s.segs, segmentHits{offset: start, docs: bm})
+			s.count += n
+		}
+	}
+	return s
+}
+
+func (s *bitmapSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch, error) {
+	for s.seg < len(s.segs) {
+		if s.it == nil {
+			s.it = s.segs[s.seg].docs.Iterator()
+		}
+		if s.it.HasNext() {
+			return s.match(ctx, s.segs[s.seg].offset+uint64(s.it.Next())), nil
+		}
+		s.seg++
+		s.it = nil
+	}
+	return nil, nil
+}
+
+// Advance moves to the first document at or after id. A searcher never
+// goes back: asked for an id behind it, it gives its next document.
+func (s *bitmapSearcher) Advance(ctx *bsearch.SearchContext, id index.IndexInternalID) (*bsearch.DocumentMatch, error) {
+	if len(id) != 8 {
+		return s.Next(ctx)
+	}
+	n := binary.BigEndian.Uint64(id)
+	for s.seg+1 < len(s.segs) && s.segs[s.seg+1].offset <= n {
+		s.seg++
+		s.it = nil
+	}
+	if s.seg < len(s.segs) && n >= s.segs[s.seg].offset {
+		if s.it == nil {
+			s.it = s.segs[s.seg].docs.Iterator()
+		}
+		if local := n - s.segs[s.seg].offset; local <= math.MaxUint32 {
+			s.it.AdvanceIfNeeded(uint32(local))
+		} else {
+			s.it = roaring.New().Iterator() // past this segment
+		}
+	}
+	return s.Next(ctx)
+}
+
+func (s *bitmapSearcher) match(ctx *bsearch.SearchContext, n uint64) *bsearch.DocumentMatch {
+	dm := ctx.DocumentMatchPool.Get()
+	dm.IndexInternalID = binary.BigEndian.AppendUint64(dm.IndexInternalID[:0], n)
+	if s.scored {
+		dm.Score = 1
+	}
+	return dm
+}
+
+func (s *bitmapSearcher) Close() error               { return nil }
+func (s *bitmapSearcher) Weight() float64            { return 1 }
+func (s *bitmapSearcher) SetQueryNorm(float64)       {}
+func (s *bitmapSearcher) Count() uint64              { return s.count }
+func (s *bitmapSearcher) Min() int                   { return 0 }
+func (s *bitmapSearcher) Size() int                  { return 64 + 32*len(s.segs) }
+func (s *bitmapSearcher) DocumentMatchPoolSize() int { return 1 }
