@@ -59,18 +59,22 @@ type columnKey struct {
 	field string
 }
 
-// numberColumn is one segment's values of one field, in order.
+// numberColumn is one segment's values of one field, in order; for the
+// documents' ids (idField), their order (keyorder.go).
 type numberColumn struct {
 	once sync.Once
-	keys []uint64 // sortable keys (numberKey), ascending
-	docs []uint32 // docs[i] holds keys[i]; a document with several values is there for each
+	keys []uint64 // sortable keys (numberKey), ascending; none for ids
+	docs []uint32 // docs[i] holds keys[i] (for ids: the i-th id); a document with several values is there for each
+	rank []uint32 // for ids: rank[doc] is the place of doc's id in docs
 	err  error
 	// built is set, under numberColumns.mu, once keys and docs are.
 	built bool
 	used  atomic.Int64 // unix nanoseconds of the last search that used it
 }
 
-func (c *numberColumn) size() int64 { return int64(len(c.keys)) * 12 }
+func (c *numberColumn) size() int64 {
+	return int64(len(c.keys))*8 + int64(len(c.docs)+len(c.rank))*4
+}
 
 func newNumberColumns(limit int64) *numberColumns {
 	return &numberColumns{limit: limit, cols: map[columnKey]*numberColumn{}}
@@ -96,8 +100,14 @@ func (nc *numberColumns) column(seg segment.Segment, field string) (*numberColum
 	nc.mu.Unlock()
 	c.used.Store(now.UnixNano())
 	c.once.Do(func() {
-		keys, docs, err := buildColumn(seg, field)
-		size := int64(len(keys)) * 12
+		built := &numberColumn{}
+		var err error
+		if field == idField {
+			built.docs, built.rank, err = buildKeyOrder(seg)
+		} else {
+			built.keys, built.docs, err = buildColumn(seg, field)
+		}
+		size := built.size()
 		nc.mu.Lock()
 		defer nc.mu.Unlock()
 		if err == nil && nc.bytes+size > nc.limit {
@@ -113,7 +123,7 @@ func (nc *numberColumns) column(seg segment.Segment, field string) (*numberColum
 			}
 			return
 		}
-		c.keys, c.docs, c.built = keys, docs, true
+		c.keys, c.docs, c.rank, c.built = built.keys, built.docs, built.rank, true
 		if nc.cols[k] == c {
 			nc.bytes += size
 		}

@@ -568,10 +568,16 @@ func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFa
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	if snap, ok := r.(*scorch.IndexSnapshot); ok && snap == nil {
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if ok && snap == nil {
 		return nil, ErrNoIndex // closed before the snapshot was taken
 	}
 	defer r.Close()
+	if ok {
+		if res, done, err := s.keyOrderPage(ctx, snap, p, from, size, withFacets); done || err != nil {
+			return res, err
+		}
+	}
 	if s.columns != nil {
 		ctx = withColumns(ctx, s.columns)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -138,10 +139,48 @@ func TestNumberRangesMatchTheFilter(t *testing.T) {
 			if !slices.Equal(got, want) || res.Found != uint64(len(want)) {
 				t.Fatalf("%s, %s: %d hits (found %d), the filter matches %d", raw, name, len(got), res.Found, len(want))
 			}
+			// A page from the middle: the same hits, in key order.
+			from, size := rng.IntN(len(want)+2), 1+rng.IntN(9)
+			page, err := searcher.Page(context.Background(), p, from, size, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = got[:0]
+			for _, k := range page.Keys {
+				got = append(got, docID(k))
+			}
+			if w := want[min(from, len(want)):min(from+size, len(want))]; !slices.Equal(got, w) || page.Found != uint64(len(want)) {
+				t.Fatalf("%s, %s: hits %d-%d are %v (found %d), want %v", raw, name, from, from+size, got, page.Found, w)
+			}
 		}
 	}
-	if n := searchers["columns"].columns.Bytes(); n == 0 {
-		t.Fatal("no number column was built")
+	// No filter at all: every document, in key order.
+	all := slices.Sorted(maps.Keys(docs))
+	for name, searcher := range searchers {
+		p, err := Prepare(s, Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for from := 0; from < len(all)+5; from += 37 {
+			res, err := searcher.Page(context.Background(), p, from, 37, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, k := range res.Keys {
+				got = append(got, docID(k))
+			}
+			if w := all[min(from, len(all)):min(from+37, len(all))]; !slices.Equal(got, w) || res.Found != uint64(len(all)) {
+				t.Fatalf("no filter, %s: hits %d-%d are %d (found %d), want %d", name, from, from+37, len(got), res.Found, len(w))
+			}
+		}
+	}
+	fields := map[string]bool{}
+	for k := range searchers["columns"].columns.cols {
+		fields[k.field] = true
+	}
+	if !fields[numberField("n")] || !fields[idField] {
+		t.Fatalf("columns built: %v; want number columns and the id order", fields)
 	}
 }
 
