@@ -33,12 +33,12 @@ type bitmapFilter struct {
 }
 
 func (f *bitmapFilter) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
-	nc, _ := ctx.Value(columnsKey{}).(*numberColumns)
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if nc == nil || !ok {
+	cols, ok := columnsOf(ctx)
+	snap, isScorch := r.(*scorch.IndexSnapshot)
+	if !ok || !isScorch {
 		return f.q.Searcher(ctx, r, m, opts)
 	}
-	ev := &evaluator{snap: snap, segs: snap.Segments(), nc: nc}
+	ev := &evaluator{snap: snap, segs: snap.Segments(), cols: cols}
 	sets, rest, err := ev.eval(f.q)
 	switch {
 	case err == errColumnBudget:
@@ -70,7 +70,7 @@ func (f *bitmapFilter) Searcher(ctx context.Context, r index.IndexReader, m mapp
 type evaluator struct {
 	snap *scorch.IndexSnapshot
 	segs []*scorch.SegmentSnapshot
-	nc   *numberColumns
+	cols indexColumns
 }
 
 // eval is q's documents per segment (nil if no part of q can be a
@@ -126,7 +126,7 @@ func (ev *evaluator) eval(q query.Query) (sets []*roaring.Bitmap, rest []query.Q
 		sets, err = ev.term(q.FieldVal, term)
 		return sets, nil, err
 	case *numberRange:
-		sets, err = q.bitmaps(ev.snap, ev.nc)
+		sets, err = q.bitmaps(ev.snap, ev.cols)
 		return sets, nil, err
 	case *query.MatchAllQuery:
 		sets = ev.empty()

@@ -207,17 +207,19 @@ type collIndex struct {
 	kind schema.CollectionType
 
 	// Under Indexer.mu.
-	schema     *schema.Schema
-	rev        int64
-	idx        bleve.Index // nil while rebuilding or dormant
-	rebuilding bool
-	dormant    bool // no index until the collection is first searched
-	firstBuild bool // rebuilding is its first build, for its first search
-	rebuilds   int  // rebuilds started since the indexer started
-	dropped    bool
-	applied    kv.Position // every entry at or before it is in idx
-	persisted  kv.Position // the watermark last written into idx (persisted by Bleve soon after)
-	persistAt  time.Time
+	schema *schema.Schema
+	rev    int64
+	idx    bleve.Index // nil while rebuilding or dormant
+	// columnsIndex is idx's number among the number columns' indexes.
+	columnsIndex uint64
+	rebuilding   bool
+	dormant      bool // no index until the collection is first searched
+	firstBuild   bool // rebuilding is its first build, for its first search
+	rebuilds     int  // rebuilds started since the indexer started
+	dropped      bool
+	applied      kv.Position // every entry at or before it is in idx
+	persisted    kv.Position // the watermark last written into idx (persisted by Bleve soon after)
+	persistAt    time.Time
 }
 
 // New returns an indexer over log's store; Start starts it.
@@ -476,6 +478,7 @@ func (ix *Indexer) open(ci *collIndex) error {
 		return err
 	}
 	ci.idx, ci.applied, ci.persisted, ci.persistAt = idx, wm, wm, time.Now()
+	ci.columnsIndex = ix.columns.newIndex()
 	return nil
 }
 

@@ -81,7 +81,8 @@ func (s *Searcher) keyOrderPage(ctx context.Context, snap *scorch.IndexSnapshot,
 	if _, all := p.text.(*query.MatchAllQuery); !all {
 		return nil, false, nil
 	}
-	ev := &evaluator{snap: snap, segs: snap.Segments(), nc: s.columns}
+	cols := indexColumns{s.columns, s.columnsIndex}
+	ev := &evaluator{snap: snap, segs: snap.Segments(), cols: cols}
 	var sets []*roaring.Bitmap
 	var rest []query.Query
 	switch q := p.query.(type) {
@@ -111,7 +112,7 @@ func (s *Searcher) keyOrderPage(ctx context.Context, snap *scorch.IndexSnapshot,
 		if n == 0 || want == 0 {
 			continue
 		}
-		ko, err := s.columns.column(ss.Segment(), idField)
+		ko, err := s.columns.column(s.columnsIndex, ss, idField)
 		if err == errColumnBudget {
 			return nil, false, nil
 		}

@@ -43,10 +43,14 @@ const DefaultNumberColumnBytes = 64 << 20
 // segment's or a dropped index's columns go after it.
 const columnIdle = time.Minute
 
-// numberColumns keeps the columns of an indexer's indexes, keyed by
-// segment, within a byte budget, least recently used first out.
+// numberColumns keeps the columns of an indexer's indexes within a byte
+// budget, least recently used first out. A column is keyed by its index
+// (a number given to each index opened, as a rebuilt index numbers its
+// segments afresh) and its segment's id, not by the segment itself, which
+// would keep a merged-away segment's memory alive until its column went.
 type numberColumns struct {
-	limit int64
+	limit   int64
+	indexes atomic.Uint64 // the last number given to an index
 
 	mu        sync.Mutex
 	cols      map[columnKey]*numberColumn
@@ -55,9 +59,18 @@ type numberColumns struct {
 }
 
 type columnKey struct {
-	seg   segment.Segment // compared by identity: one object per segment
-	field string
+	index, seg uint64
+	field      string
 }
+
+// columnBusy is how recently a column must have been used to be kept
+// when a new one needs its room: a search whose columns do not all fit
+// answers its ranges from the terms rather than evicting the columns of
+// its own segments in turn.
+const columnBusy = 10 * time.Second
+
+// newIndex is the number of an index just opened.
+func (nc *numberColumns) newIndex() uint64 { return nc.indexes.Add(1) }
 
 // numberColumn is one segment's values of one field, in order; for the
 // documents' ids (idField), their order (keyorder.go).
@@ -83,47 +96,53 @@ func newNumberColumns(limit int64) *numberColumns {
 // errColumnBudget: a column would not fit within the budget.
 var errColumnBudget = errors.New("search: number columns over their memory budget")
 
-// column returns seg's column of field, building it on first use.
-func (nc *numberColumns) column(seg segment.Segment, field string) (*numberColumn, error) {
+// column returns the column of field in the segment ss of index, building
+// it on first use. A column that does not fit (errColumnBudget) is
+// remembered as such until it is idle, so that searches do not build it
+// again and again.
+func (nc *numberColumns) column(index uint64, ss *scorch.SegmentSnapshot, field string) (*numberColumn, error) {
 	now := time.Now()
-	k := columnKey{seg, field}
+	k := columnKey{index, ss.Id(), field}
 	nc.mu.Lock()
 	c := nc.cols[k]
 	if c == nil {
 		c = &numberColumn{}
 		nc.cols[k] = c
 	}
+	if c.err == nil { // a column that did not fit is tried again once idle
+		c.used.Store(now.UnixNano())
+	}
 	if now.Sub(nc.lastPrune) > time.Second {
 		nc.lastPrune = now
-		nc.evict(now.Add(-columnIdle).UnixNano(), 0)
+		nc.evict(now.Add(-columnIdle).UnixNano(), 0, 0)
 	}
 	nc.mu.Unlock()
-	c.used.Store(now.UnixNano())
 	c.once.Do(func() {
 		built := &numberColumn{}
 		var err error
 		if field == idField {
-			built.docs, built.rank, err = buildKeyOrder(seg)
+			built.docs, built.rank, err = buildKeyOrder(ss.Segment())
 		} else {
-			built.keys, built.docs, err = buildColumn(seg, field)
+			built.keys, built.docs, err = buildColumn(ss.Segment(), field)
 		}
 		size := built.size()
 		nc.mu.Lock()
 		defer nc.mu.Unlock()
 		if err == nil && nc.bytes+size > nc.limit {
-			nc.evict(0, size)
+			nc.evict(0, now.Add(-columnBusy).UnixNano(), size)
 			if nc.bytes+size > nc.limit {
 				err = errColumnBudget
 			}
 		}
+		c.built = true // evict may now drop it
 		if err != nil {
 			c.err = err
-			if nc.cols[k] == c { // later searches try again
+			if err != errColumnBudget && nc.cols[k] == c { // later searches try again
 				delete(nc.cols, k)
 			}
 			return
 		}
-		c.keys, c.docs, c.rank, c.built = built.keys, built.docs, built.rank, true
+		c.keys, c.docs, c.rank = built.keys, built.docs, built.rank
 		if nc.cols[k] == c {
 			nc.bytes += size
 		}
@@ -132,8 +151,9 @@ func (nc *numberColumns) column(seg segment.Segment, field string) (*numberColum
 }
 
 // evict removes the columns last used before the time idle, then, least
-// recently used first, more until room bytes more would fit. Under nc.mu.
-func (nc *numberColumns) evict(idle int64, room int64) {
+// recently used first, those last used before busy until room bytes more
+// would fit. Under nc.mu.
+func (nc *numberColumns) evict(idle, busy, room int64) {
 	type aged struct {
 		k    columnKey
 		used int64
@@ -145,7 +165,7 @@ func (nc *numberColumns) evict(idle int64, room int64) {
 		}
 		if u := c.used.Load(); u < idle {
 			nc.drop(k, c)
-		} else {
+		} else if u < busy {
 			built = append(built, aged{k, u})
 		}
 	}
@@ -159,6 +179,14 @@ func (nc *numberColumns) evict(idle int64, room int64) {
 		}
 		nc.drop(a.k, nc.cols[a.k])
 	}
+}
+
+// prune drops the idle columns; the indexer's Stats calls it, so that an
+// indexer nobody searches lets its columns go.
+func (nc *numberColumns) prune() {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	nc.evict(time.Now().Add(-columnIdle).UnixNano(), 0, 0)
 }
 
 func (nc *numberColumns) drop(k columnKey, c *numberColumn) {
@@ -259,18 +287,31 @@ func keyTerm(k uint64) string {
 
 type columnsKey struct{}
 
-// withColumns gives the searches under ctx the columns to read ranges from.
-func withColumns(ctx context.Context, nc *numberColumns) context.Context {
-	return context.WithValue(ctx, columnsKey{}, nc)
+// indexColumns are the columns of one index.
+type indexColumns struct {
+	nc    *numberColumns
+	index uint64
+}
+
+// withColumns gives the searches under ctx the columns of their index to
+// read ranges from.
+func withColumns(ctx context.Context, cols indexColumns) context.Context {
+	return context.WithValue(ctx, columnsKey{}, cols)
+}
+
+// columnsOf are the columns withColumns gave ctx, if any.
+func columnsOf(ctx context.Context) (indexColumns, bool) {
+	cols, ok := ctx.Value(columnsKey{}).(indexColumns)
+	return cols, ok && cols.nc != nil
 }
 
 func (q *numberRange) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
-	nc, _ := ctx.Value(columnsKey{}).(*numberColumns)
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if nc == nil || !ok {
+	cols, ok := columnsOf(ctx)
+	snap, isScorch := r.(*scorch.IndexSnapshot)
+	if !ok || !isScorch {
 		return q.terms.Searcher(ctx, r, m, opts)
 	}
-	sets, err := q.bitmaps(snap, nc)
+	sets, err := q.bitmaps(snap, cols)
 	if err == errColumnBudget {
 		return q.terms.Searcher(ctx, r, m, opts)
 	}
@@ -281,12 +322,12 @@ func (q *numberRange) Searcher(ctx context.Context, r index.IndexReader, m mappi
 }
 
 // bitmaps are the range's documents in each of snap's segments.
-func (q *numberRange) bitmaps(snap *scorch.IndexSnapshot, nc *numberColumns) ([]*roaring.Bitmap, error) {
+func (q *numberRange) bitmaps(snap *scorch.IndexSnapshot, cols indexColumns) ([]*roaring.Bitmap, error) {
 	segs := snap.Segments()
 	sets := make([]*roaring.Bitmap, len(segs))
 	for n, ss := range segs {
 		seg := ss.Segment()
-		c, err := nc.column(seg, numberField(q.path))
+		c, err := cols.nc.column(cols.index, ss, numberField(q.path))
 		if err != nil {
 			return nil, err
 		}

@@ -199,13 +199,19 @@ func holdsPhrase(an analysis.Analyzer, text, phrase string) bool {
 // newTestIndex parses a schema and creates an empty index for it on disk,
 // closed when the test ends, with the analyzers documents are built with.
 func newTestIndex(tb testing.TB, schemaJSON string) (*schema.Schema, bleve.Index, analyzers) {
+	return newTestIndexIn(tb, schemaJSON, tb.TempDir()+"/1")
+}
+
+// newTestIndexIn is newTestIndex in dir; in memory if dir is empty (no
+// persister and no merger: each batch stays a segment of its own).
+func newTestIndexIn(tb testing.TB, schemaJSON, dir string) (*schema.Schema, bleve.Index, analyzers) {
 	tb.Helper()
 	s, err := schema.Parse("docs", []byte(schemaJSON))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	ix := &Indexer{}
-	idx, err := ix.create(&collIndex{id: 1, db: "db", name: "docs", dir: tb.TempDir() + "/1"}, 1)
+	idx, err := ix.create(&collIndex{id: 1, db: "db", name: "docs", dir: dir}, 1)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -382,7 +382,19 @@ func comparison(c *filter.Comparison) query.Query {
 	case schema.Bytes:
 		return termOp(keywordField(c.Path), c.Op, hex.EncodeToString(c.Value.([]byte)))
 	case schema.Int32, schema.Int64:
-		return numberOp(c.Path, c.Op, float64(c.Value.(int64)))
+		// Beyond 2^53 an integer and its neighbours share a float64, so a
+		// strict bound widens to an inclusive one (x > v only implies
+		// float(x) >= float(v)); the documents' own check narrows back.
+		v, op := c.Value.(int64), c.Op
+		if v > 1<<53 || v < -(1<<53) {
+			switch op {
+			case filter.Gt:
+				op = filter.Gte
+			case filter.Lt:
+				op = filter.Lte
+			}
+		}
+		return numberOp(c.Path, op, float64(v))
 	case schema.Number:
 		return numberOp(c.Path, c.Op, c.Value.(float64))
 	case schema.Bool:
@@ -535,8 +547,9 @@ type FacetStats struct {
 
 // Searcher runs searches on one collection's index.
 type Searcher struct {
-	idx     bleve.Index
-	columns *numberColumns // nil: ranges are Bleve's
+	idx          bleve.Index
+	columns      *numberColumns // nil: filters are Bleve's alone
+	columnsIndex uint64         // idx's number among the columns' indexes
 }
 
 // Searcher returns the searcher of a collection's index, once WaitFor has
@@ -551,7 +564,7 @@ func (ix *Indexer) Searcher(collID int64) (*Searcher, error) {
 	case ci.rebuilding || ci.idx == nil:
 		return nil, ErrRebuilding
 	}
-	return &Searcher{idx: ci.idx, columns: ix.columns}, nil
+	return &Searcher{idx: ci.idx, columns: ix.columns, columnsIndex: ci.columnsIndex}, nil
 }
 
 // Page returns the hits from `from` (0-based), at most size of them, and,
@@ -579,7 +592,7 @@ func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFa
 		}
 	}
 	if s.columns != nil {
-		ctx = withColumns(ctx, s.columns)
+		ctx = withColumns(ctx, indexColumns{s.columns, s.columnsIndex})
 	}
 	ctx = context.WithValue(ctx, bsearch.GetScoringModelCallbackKey,
 		bsearch.GetScoringModelCallbackFn(func() string { return bindex.BM25Scoring }))

@@ -67,7 +67,7 @@ func BenchmarkQueryKinds(b *testing.B) {
 		}
 	}
 	time.Sleep(5 * time.Second) // the merger's turn
-	searcher := &Searcher{idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes)}
+	searcher := &Searcher{idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes), columnsIndex: 1}
 	ii, _ := idx.Advanced()
 	r, _ := ii.Reader()
 	b.Logf("%d segments", segments(r))

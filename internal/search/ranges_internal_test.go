@@ -64,9 +64,9 @@ func TestNumberRangesMatchTheFilter(t *testing.T) {
 	write(50, 150, false) // updates: older segments' copies deleted
 	write(300, 330, true)
 	searchers := map[string]*Searcher{
-		"columns":      {idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes)},
+		"columns":      {idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes), columnsIndex: 1},
 		"terms":        {idx: idx},
-		"small budget": {idx: idx, columns: newNumberColumns(1500)}, // about one segment's column
+		"small budget": {idx: idx, columns: newNumberColumns(1500), columnsIndex: 1}, // about one segment's column
 	}
 	ops := []string{"$gt", "$gte", "$lt", "$lte", "$eq"}
 	bound := func(field string) string {
@@ -127,6 +127,33 @@ func TestNumberRangesMatchTheFilter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The same filter beside a word: Bleve's searchers ask the filter's
+		// bitmaps to Advance, and the hits come by score.
+		word := fmt.Sprintf("t%d", rng.IntN(3))
+		withWord, err := Prepare(s, Request{Q: word, SearchFields: []string{"tag"}, Filter: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantWord []string
+		for _, id := range want {
+			if strings.Contains(string(docs[id]), `"tag":"`+word+`"`) {
+				wantWord = append(wantWord, id)
+			}
+		}
+		for name, searcher := range searchers {
+			res, err := searcher.Page(context.Background(), withWord, 0, 1000, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, k := range res.Keys {
+				got = append(got, docID(k))
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, wantWord) || res.Found != uint64(len(wantWord)) {
+				t.Fatalf("%s beside %q, %s: %d hits (found %d), want %d", raw, word, name, len(got), res.Found, len(wantWord))
+			}
+		}
 		for name, searcher := range searchers {
 			res, err := searcher.Page(context.Background(), p, 0, 1000, false)
 			if err != nil {
@@ -185,11 +212,12 @@ func TestNumberRangesMatchTheFilter(t *testing.T) {
 }
 
 // numberTestSnapshot indexes docs documents with a number field "n" of
-// value i%50, in batches of batch, and returns a snapshot of the index
-// (closed when the test ends).
-func numberTestSnapshot(t *testing.T, docs, batch int) *scorch.IndexSnapshot {
+// value i%50 into an index in memory, in batches of batch (a segment
+// each), deletes every document i with deleted(i), and returns a snapshot
+// of the index (closed when the test ends).
+func numberTestSnapshot(t *testing.T, docs, batch int, deleted func(int) bool) *scorch.IndexSnapshot {
 	t.Helper()
-	s, idx, an := newTestIndex(t, `{"title":"docs","properties":{"id":{"type":"integer"},"n":{"type":"integer"}},"primary_key":["id"]}`)
+	s, idx, an := newTestIndexIn(t, `{"title":"docs","properties":{"id":{"type":"integer"},"n":{"type":"integer"}},"primary_key":["id"]}`, "")
 	for from := 0; from < docs; from += batch {
 		b := idx.NewBatch()
 		for i := from; i < min(docs, from+batch); i++ {
@@ -202,6 +230,15 @@ func numberTestSnapshot(t *testing.T, docs, batch int) *scorch.IndexSnapshot {
 		if err := idx.Batch(b); err != nil {
 			t.Fatal(err)
 		}
+	}
+	b := idx.NewBatch()
+	for i := range docs {
+		if deleted(i) {
+			b.Delete(docID(fmt.Appendf(nil, "k%05d", i)))
+		}
+	}
+	if err := idx.Batch(b); err != nil {
+		t.Fatal(err)
 	}
 	ii, err := idx.Advanced()
 	if err != nil {
@@ -216,22 +253,31 @@ func numberTestSnapshot(t *testing.T, docs, batch int) *scorch.IndexSnapshot {
 }
 
 // TestRangeSearcherAdvance: a range searcher gives its documents in order,
-// and Advance gives the first one at or after the id asked for, within a
-// segment and across segments.
+// exactly the live ones in the range (deleted ones in earlier segments
+// shift nothing), and Advance gives the first one at or after the id
+// asked for, within a segment and across segments.
 func TestRangeSearcherAdvance(t *testing.T) {
-	snap := numberTestSnapshot(t, 3000, 700)
-	if len(snap.Segments()) < 2 {
+	deleted := func(i int) bool { return i < 1400 && i%3 == 0 }
+	snap := numberTestSnapshot(t, 3000, 700, deleted)
+	if len(snap.Segments()) < 5 {
 		t.Fatalf("%d segments: the test needs several", len(snap.Segments()))
 	}
-	q := newNumberRange("n", numberKey(10), numberKey(12)) // 6% of the documents
+	want := map[string]bool{}
+	for i := range 3000 {
+		if n := i % 50; n >= 10 && n <= 12 && !deleted(i) {
+			want[docID(fmt.Appendf(nil, "k%05d", i))] = true
+		}
+	}
+	q := newNumberRange("n", numberKey(10), numberKey(12))
 	ctx := &bsearch.SearchContext{DocumentMatchPool: bsearch.NewDocumentMatchPool(16, 0)}
+	cols := indexColumns{newNumberColumns(DefaultNumberColumnBytes), 1}
 	open := func() bsearch.Searcher {
-		s, err := q.Searcher(withColumns(context.Background(), newNumberColumns(DefaultNumberColumnBytes)), snap, nil, bsearch.SearcherOptions{Score: "none"})
+		s, err := q.Searcher(withColumns(context.Background(), cols), snap, nil, bsearch.SearcherOptions{Score: "none"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := s.(*bitmapSearcher); !ok {
-			t.Fatalf("searcher %T, not the range searcher", s)
+			t.Fatalf("searcher %T, not the bitmap searcher", s)
 		}
 		return s
 	}
@@ -245,10 +291,17 @@ func TestRangeSearcherAdvance(t *testing.T) {
 		if dm == nil {
 			break
 		}
+		id, err := snap.ExternalID(dm.IndexInternalID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !want[id] {
+			t.Fatalf("found %s, which is not a live document in the range", id)
+		}
 		all = append(all, binary.BigEndian.Uint64(dm.IndexInternalID))
 	}
-	if len(all) != 180 || uint64(len(all)) != s.Count() || !slices.IsSorted(all) {
-		t.Fatalf("%d documents (count %d), sorted %v; want 180", len(all), s.Count(), slices.IsSorted(all))
+	if len(all) != len(want) || uint64(len(all)) != s.Count() || !slices.IsSorted(all) {
+		t.Fatalf("%d documents (count %d), sorted %v; want %d", len(all), s.Count(), slices.IsSorted(all), len(want))
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 50 {
@@ -277,10 +330,12 @@ func TestRangeSearcherAdvance(t *testing.T) {
 }
 
 // TestNumberColumnsBudget: the columns stay within their byte budget,
-// least recently used out first; a column larger than the budget is not
-// kept and its range is answered from the terms; an idle column goes.
+// least recently used out first but never one used in the last seconds;
+// a column that does not fit is not kept, is not built again while it
+// is remembered, and its range is answered from the terms; an idle column
+// goes.
 func TestNumberColumnsBudget(t *testing.T) {
-	snap := numberTestSnapshot(t, 300, 100)
+	snap := numberTestSnapshot(t, 300, 100, func(int) bool { return false })
 	segs := snap.Segments()
 	if len(segs) != 3 {
 		t.Fatalf("%d segments, want 3", len(segs))
@@ -288,36 +343,55 @@ func TestNumberColumnsBudget(t *testing.T) {
 	const column = 100 * 12 // 100 values
 	nc := newNumberColumns(2 * column)
 	field := numberField("n")
-	for _, ss := range segs {
-		if _, err := nc.column(ss.Segment(), field); err != nil {
+	backdate := func(seg int, ago time.Duration) {
+		nc.mu.Lock()
+		defer nc.mu.Unlock()
+		nc.cols[columnKey{1, segs[seg].Id(), field}].used.Store(time.Now().Add(-ago).UnixNano())
+	}
+	for i := range 2 {
+		if _, err := nc.column(1, segs[i], field); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond) // distinct times of use
 	}
-	if nc.Bytes() != 2*column || len(nc.cols) != 2 {
-		t.Fatalf("%d bytes in %d columns, want the last two", nc.Bytes(), len(nc.cols))
+	// Both columns were just used: the third does not fit beside them.
+	if _, err := nc.column(1, segs[2], field); err != errColumnBudget {
+		t.Fatalf("a third column beside two busy ones: %v", err)
 	}
-	if _, ok := nc.cols[columnKey{segs[0].Segment(), field}]; ok {
+	if _, err := nc.column(1, segs[2], field); err != errColumnBudget {
+		t.Fatalf("the third column asked again: %v", err)
+	}
+	if nc.Bytes() != 2*column {
+		t.Fatalf("%d bytes, want the first two columns'", nc.Bytes())
+	}
+	// Once they have not been used for a while, the older goes for it.
+	delete(nc.cols, columnKey{1, segs[2].Id(), field}) // as if idle
+	backdate(0, 30*time.Second)
+	backdate(1, 20*time.Second)
+	if _, err := nc.column(1, segs[2], field); err != nil {
+		t.Fatal(err)
+	}
+	if nc.Bytes() != 2*column {
+		t.Fatalf("%d bytes, want two columns'", nc.Bytes())
+	}
+	if _, ok := nc.cols[columnKey{1, segs[0].Id(), field}]; ok {
 		t.Fatal("the least recently used column was kept")
 	}
+	// A column larger than the budget: the range reads the terms.
 	tiny := newNumberColumns(column - 1)
-	if _, err := tiny.column(segs[0].Segment(), field); err != errColumnBudget {
-		t.Fatalf("a column over the budget: %v", err)
-	}
-	if tiny.Bytes() != 0 || len(tiny.cols) != 0 {
-		t.Fatalf("%d bytes in %d columns after a column over the budget", tiny.Bytes(), len(tiny.cols))
-	}
 	q := newNumberRange("n", numberKey(3), numberKey(3))
-	s, err := q.Searcher(withColumns(context.Background(), tiny), snap, nil, bsearch.SearcherOptions{Score: "none"})
+	s, err := q.Searcher(withColumns(context.Background(), indexColumns{tiny, 1}), snap, nil, bsearch.SearcherOptions{Score: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Count() != 6 {
-		t.Fatalf("the range over the terms counts %d, want 6", s.Count())
+	if _, ok := s.(*bitmapSearcher); ok || s.Count() != 6 {
+		t.Fatalf("the range over the budget: %T counting %d, want the terms' searcher counting 6", s, s.Count())
 	}
-	nc.mu.Lock()
-	nc.evict(time.Now().Add(time.Hour).UnixNano(), 0) // as if an hour went by unused
-	nc.mu.Unlock()
+	if tiny.Bytes() != 0 {
+		t.Fatalf("%d bytes after a column over the budget", tiny.Bytes())
+	}
+	backdate(1, time.Hour)
+	backdate(2, time.Hour)
+	nc.prune()
 	if nc.Bytes() != 0 || len(nc.cols) != 0 {
 		t.Fatalf("%d bytes in %d columns after they were idle", nc.Bytes(), len(nc.cols))
 	}
@@ -351,7 +425,7 @@ func TestNumberRangesUnderWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	searcher := &Searcher{idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes)}
+	searcher := &Searcher{idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes), columnsIndex: 1}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var g errgroup.Group

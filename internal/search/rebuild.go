@@ -156,6 +156,7 @@ func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) 
 		return n, nil
 	}
 	ci.idx, ci.rebuilding, ci.firstBuild = idx, false, false
+	ci.columnsIndex = ix.columns.newIndex()
 	ci.applied, ci.persisted, ci.persistAt = last, last, time.Now()
 	// The main reader goes back to last if it is past it; until then this
 	// rebuild's reader keeps the log from being trimmed there. A main
