@@ -69,8 +69,13 @@ type columnKey struct {
 // its own segments in turn.
 const columnBusy = 10 * time.Second
 
-// newIndex is the number of an index just opened.
-func (nc *numberColumns) newIndex() uint64 { return nc.indexes.Add(1) }
+// newIndex is the number of an index just opened (0 without columns).
+func (nc *numberColumns) newIndex() uint64 {
+	if nc == nil {
+		return 0
+	}
+	return nc.indexes.Add(1)
+}
 
 // numberColumn is one segment's values of one field, in order; for the
 // documents' ids (idField), their order (keyorder.go).
@@ -184,6 +189,9 @@ func (nc *numberColumns) evict(idle, busy, room int64) {
 // prune drops the idle columns; the indexer's Stats calls it, so that an
 // indexer nobody searches lets its columns go.
 func (nc *numberColumns) prune() {
+	if nc == nil {
+		return
+	}
 	nc.mu.Lock()
 	defer nc.mu.Unlock()
 	nc.evict(time.Now().Add(-columnIdle).UnixNano(), 0, 0)
@@ -196,6 +204,9 @@ func (nc *numberColumns) drop(k columnKey, c *numberColumn) {
 
 // Bytes is the memory the columns hold.
 func (nc *numberColumns) Bytes() int64 {
+	if nc == nil {
+		return 0
+	}
 	nc.mu.Lock()
 	defer nc.mu.Unlock()
 	return nc.bytes

@@ -382,11 +382,11 @@ func comparison(c *filter.Comparison) query.Query {
 	case schema.Bytes:
 		return termOp(keywordField(c.Path), c.Op, hex.EncodeToString(c.Value.([]byte)))
 	case schema.Int32, schema.Int64:
-		// Beyond 2^53 an integer and its neighbours share a float64, so a
+		// From 2^53 on, an integer and its neighbours share a float64, so a
 		// strict bound widens to an inclusive one (x > v only implies
 		// float(x) >= float(v)); the documents' own check narrows back.
 		v, op := c.Value.(int64), c.Op
-		if v > 1<<53 || v < -(1<<53) {
+		if v >= 1<<53 || v <= -(1<<53) {
 			switch op {
 			case filter.Gt:
 				op = filter.Gte

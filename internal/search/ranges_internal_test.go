@@ -461,3 +461,57 @@ func TestNumberRangesUnderWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLargeIntegerBoundsMissNothing: integers beyond 2^53 share float64s
+// with their neighbours; a search may then find more than the filter
+// matches (the documents' own check drops them) but never less.
+func TestLargeIntegerBoundsMissNothing(t *testing.T) {
+	s, idx, an := newTestIndexIn(t, `{"title":"docs","properties":{"id":{"type":"integer"},"n":{"type":"integer"}},"primary_key":["id"]}`, "")
+	const big = int64(1) << 53
+	docs := map[string][]byte{}
+	b := idx.NewBatch()
+	for i := range int64(16) {
+		for _, sign := range []int64{1, -1} {
+			key := fmt.Sprintf("k%d_%d", sign+1, i)
+			data := fmt.Sprintf(`{"id":%d,"n":%d}`, i, sign*(big-8+i))
+			docs[docID([]byte(key))] = []byte(data)
+			d, err := buildDocument([]byte(key), []byte(data), s, an)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.IndexAdvanced(d)
+		}
+	}
+	if err := idx.Batch(b); err != nil {
+		t.Fatal(err)
+	}
+	searcher := &Searcher{idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes), columnsIndex: 1}
+	for _, op := range []string{"$gt", "$gte", "$lt", "$lte", "$eq"} {
+		for i := range int64(16) {
+			for _, sign := range []int64{1, -1} {
+				raw := fmt.Sprintf(`{"n":{%q:%d}}`, op, sign*(big-8+i))
+				f, err := filter.Parse([]byte(raw), s, filter.Collation{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := Prepare(s, Request{Filter: f})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := searcher.Page(context.Background(), p, 0, 100, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := map[string]bool{}
+				for _, k := range res.Keys {
+					found[docID(k)] = true
+				}
+				for id, data := range docs {
+					if ok, _ := f.Matches(data); ok && !found[id] {
+						t.Errorf("%s: misses %s", raw, data)
+					}
+				}
+			}
+		}
+	}
+}
