@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/ops"
+	"github.com/foliodb/folio/internal/status"
 )
 
 // searchBody is the body of documents/search (reference §8).
@@ -30,7 +31,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 		Q: body.Q, SearchFields: body.SearchFields, Filter: body.Filter, Facet: body.Facet, Sort: body.Sort,
 		IncludeFields: body.IncludeFields, ExcludeFields: body.ExcludeFields,
 		Page: clampInt(int64(body.Page)), PageSize: clampInt(int64(body.PageSize)), Collation: body.Collation.ops()}
-	stream := newStream(w, s.publicFor(r))
+	stream := searchStream(w, s.publicFor(r), req.Page > 0)
 	err := s.ops.Search(r.Context(), caller(r), req, func(p ops.SearchPage) error {
 		tail, err := searchChunkTail(p)
 		if err != nil {
@@ -39,6 +40,17 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 		return stream.sendAppend(func(b []byte) []byte { return appendSearchChunk(b, p, tail) })
 	})
 	return stream.finish(err)
+}
+
+// searchStream is the stream of a search's pages. Every page is flushed
+// as it comes, except when one was asked for: that one is written when
+// the handler returns, with the end of the body, in one write rather
+// than a flush and then the end.
+func searchStream(w http.ResponseWriter, public func(error) *status.Error, onePage bool) *stream {
+	if onePage {
+		return newBatchedStream(w, public)
+	}
+	return newStream(w, public)
 }
 
 // clampInt keeps a client's number within int32, so that an absurd value

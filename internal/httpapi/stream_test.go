@@ -56,3 +56,22 @@ func TestDecodeKeepsNothingOfThePooledBody(t *testing.T) {
 		t.Errorf("the first body's filter became %s", first.Filter)
 	}
 }
+
+// A search of one page is written in one write; the pages of a search of
+// all of them are flushed as they come.
+func TestSearchStreamFlushesOnlyEveryPage(t *testing.T) {
+	public := func(err error) *status.Error { return &status.Error{Code: status.Internal, Message: err.Error()} }
+	for _, onePage := range []bool{true, false} {
+		rec := httptest.NewRecorder()
+		s := searchStream(rec, public, onePage)
+		if err := s.send([]byte(`{"hits":[]}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.finish(nil); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Flushed == onePage {
+			t.Errorf("one page %v: flushed %v", onePage, rec.Flushed)
+		}
+	}
+}
