@@ -27,44 +27,21 @@ const idField = "_id"
 // buildKeyOrder is seg's documents in id order, and each document's place
 // in that order.
 func buildKeyOrder(seg segment.Segment) (order, rank []uint32, err error) {
-	dict, err := seg.Dictionary(idField)
-	if err != nil {
-		return nil, nil, err
-	}
 	rank = make([]uint32, seg.Count())
 	for i := range rank {
 		rank[i] = noRank
 	}
 	order = make([]uint32, 0, seg.Count())
-	var pl segment.PostingsList
-	var pi segment.PostingsIterator
-	it := dict.AutomatonIterator(nil, nil, nil)
-	for {
-		e, err := it.Next()
-		if err != nil {
-			return nil, nil, err
-		}
-		if e == nil {
-			return order, rank, nil
-		}
-		if pl, err = dict.PostingsList([]byte(e.Term), nil, pl); err != nil {
-			return nil, nil, err
-		}
-		pi = pl.Iterator(false, false, false, pi)
-		for {
-			p, err := pi.Next()
-			if err != nil {
-				return nil, nil, err
-			}
-			if p == nil {
-				break
-			}
-			if p.Number() < uint64(len(rank)) {
-				rank[p.Number()] = uint32(len(order))
-				order = append(order, uint32(p.Number()))
-			}
+	place := func(doc uint64) {
+		if doc < uint64(len(rank)) {
+			rank[doc] = uint32(len(order))
+			order = append(order, uint32(doc))
 		}
 	}
+	if err := visitTerms(seg, idField, func(string) func(uint64) { return place }); err != nil {
+		return nil, nil, err
+	}
+	return order, rank, nil
 }
 
 // noRank is the place of a document without an id (none should be).

@@ -214,44 +214,58 @@ func (nc *numberColumns) Bytes() int64 {
 
 // buildColumn reads field's terms in order, and each term's documents.
 func buildColumn(seg segment.Segment, field string) ([]uint64, []uint32, error) {
-	dict, err := seg.Dictionary(field)
+	var keys []uint64
+	var docs []uint32
+	err := visitTerms(seg, field, func(term string) func(doc uint64) {
+		key, ok := numberKeyOfTerm(term)
+		if !ok {
+			return nil
+		}
+		return func(doc uint64) {
+			keys = append(keys, key)
+			docs = append(docs, uint32(doc))
+		}
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	var keys []uint64
-	var docs []uint32
+	return slices.Clip(keys), slices.Clip(docs), nil
+}
+
+// visitTerms visits field's terms in seg in order: for each, visit says
+// what to do with each document that holds it (nil: skip the term).
+func visitTerms(seg segment.Segment, field string, visit func(term string) func(doc uint64)) error {
+	dict, err := seg.Dictionary(field)
+	if err != nil {
+		return err
+	}
 	var pl segment.PostingsList
 	var pi segment.PostingsIterator
 	it := dict.AutomatonIterator(nil, nil, nil)
 	for {
 		e, err := it.Next()
-		if err != nil {
-			return nil, nil, err
+		if err != nil || e == nil {
+			return err
 		}
-		if e == nil {
-			break
-		}
-		key, ok := numberKeyOfTerm(e.Term)
-		if !ok {
+		each := visit(e.Term)
+		if each == nil {
 			continue
 		}
 		if pl, err = dict.PostingsList([]byte(e.Term), nil, pl); err != nil {
-			return nil, nil, err
+			return err
 		}
 		pi = pl.Iterator(false, false, false, pi)
 		for {
 			p, err := pi.Next()
 			if err != nil {
-				return nil, nil, err
+				return err
 			}
 			if p == nil {
 				break
 			}
-			keys = append(keys, key)
-			docs = append(docs, uint32(p.Number()))
+			each(p.Number())
 		}
 	}
-	return slices.Clip(keys), slices.Clip(docs), nil
 }
 
 // numberKey is x's sortable key: Bleve's sortable int64 with its sign bit

@@ -360,6 +360,9 @@ func TestNumberColumnsBudget(t *testing.T) {
 	if _, err := nc.column(1, segs[2], field); err != errColumnBudget {
 		t.Fatalf("the third column asked again: %v", err)
 	}
+	if c := nc.cols[columnKey{1, segs[2].Id(), field}]; c == nil || c.err != errColumnBudget {
+		t.Fatal("the column that did not fit was not remembered: every search would build it again")
+	}
 	if nc.Bytes() != 2*column {
 		t.Fatalf("%d bytes, want the first two columns'", nc.Bytes())
 	}
