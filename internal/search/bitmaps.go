@@ -48,7 +48,7 @@ func (f *bitmapFilter) Searcher(ctx context.Context, r index.IndexReader, m mapp
 	case sets == nil:
 		return f.q.Searcher(ctx, r, m, opts)
 	}
-	bs := newBitmapSearcher(snap, sets, opts)
+	bs := newBitmapSearcher(snap, live(ev.segs, sets), opts)
 	if len(rest) == 0 {
 		return bs, nil
 	}
@@ -140,6 +140,17 @@ func (ev *evaluator) eval(q query.Query) (sets []*roaring.Bitmap, rest []query.Q
 	return nil, []query.Query{q}, nil
 }
 
+// live takes the deleted documents of each of segs out of sets, in
+// place, and returns it.
+func live(segs []*scorch.SegmentSnapshot, sets []*roaring.Bitmap) []*roaring.Bitmap {
+	for i, ss := range segs {
+		if del := ss.Deleted(); del != nil && !sets[i].IsEmpty() {
+			sets[i].AndNot(del)
+		}
+	}
+	return sets
+}
+
 func (ev *evaluator) empty() []*roaring.Bitmap {
 	sets := make([]*roaring.Bitmap, len(ev.segs))
 	for i := range sets {
@@ -220,20 +231,16 @@ type bitmapSearcher struct {
 	scored bool
 }
 
-// newBitmapSearcher searches sets, the matching documents of each of
-// snap's segments (by the segment's own numbers), less the deleted ones.
+// newBitmapSearcher searches sets, the live matching documents of each
+// of snap's segments (by the segment's own numbers; see live).
 func newBitmapSearcher(snap *scorch.IndexSnapshot, sets []*roaring.Bitmap, opts bsearch.SearcherOptions) *bitmapSearcher {
 	s := &bitmapSearcher{scored: opts.Score != "none"}
 	var offset uint64
 	for i, ss := range snap.Segments() {
 		start := offset
 		offset += ss.Segment().Count() // scorch numbers a snapshot's documents segment after segment
-		bm := sets[i]
-		if del := ss.Deleted(); del != nil && !bm.IsEmpty() {
-			bm.AndNot(del)
-		}
-		if n := bm.GetCardinality(); n > 0 {
-			s.segs = append(s.segs, segmentHits{offset: start, docs: bm})
+		if n := sets[i].GetCardinality(); n > 0 {
+			s.segs = append(s.segs, segmentHits{offset: start, docs: sets[i]})
 			s.count += n
 		}
 	}

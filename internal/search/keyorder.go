@@ -79,11 +79,9 @@ func (s *Searcher) keyOrderPage(ctx context.Context, snap *scorch.IndexSnapshot,
 	want := from + size // the first this many of each segment may be on the page
 	res = &Result{}
 	var ids []string
+	live(ev.segs, sets)
 	for i, ss := range ev.segs {
 		bm := sets[i]
-		if del := ss.Deleted(); del != nil {
-			bm.AndNot(del)
-		}
 		n := bm.GetCardinality()
 		res.Found += n
 		if n == 0 || want == 0 {

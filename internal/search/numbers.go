@@ -343,7 +343,7 @@ func (q *numberRange) Searcher(ctx context.Context, r index.IndexReader, m mappi
 	if err != nil {
 		return nil, err
 	}
-	return newBitmapSearcher(snap, sets, opts), nil
+	return newBitmapSearcher(snap, live(snap.Segments(), sets), opts), nil
 }
 
 // bitmaps are the range's documents in each of snap's segments.

@@ -51,11 +51,7 @@ func TestPhraseMatchesBleve(t *testing.T) {
 			key := fmt.Appendf(nil, "k%04d", i)
 			fields[hex.EncodeToString(key)] = map[string][]string{"body": {body}, "lines": lines}
 			data := fmt.Sprintf(`{"id":%d,"body":%q,"lines":[%q,%q,%q]}`, i, body, lines[0], lines[1], lines[2])
-			d, err := buildDocument(key, []byte(data), s, an)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.IndexAdvanced(d)
+			addDocument(t, b, s, an, key, []byte(data))
 		}
 		if err := idx.Batch(b); err != nil {
 			t.Fatal(err)

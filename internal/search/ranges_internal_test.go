@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/schema"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -48,11 +50,7 @@ func TestNumberRangesMatchTheFilter(t *testing.T) {
 				data = fmt.Sprintf(`{"id":%d,"tag":"t%d"}`, i, i%3) // no numbers at all
 			}
 			docs[docID([]byte(key))] = []byte(data)
-			d, err := buildDocument([]byte(key), []byte(data), s, an)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.IndexAdvanced(d)
+			addDocument(t, b, s, an, []byte(key), []byte(data))
 		}
 		if err := idx.Batch(b); err != nil {
 			t.Fatal(err)
@@ -221,11 +219,7 @@ func numberTestSnapshot(t *testing.T, docs, batch int, deleted func(int) bool) *
 	for from := 0; from < docs; from += batch {
 		b := idx.NewBatch()
 		for i := from; i < min(docs, from+batch); i++ {
-			d, err := buildDocument(fmt.Appendf(nil, "k%05d", i), fmt.Appendf(nil, `{"id":%d,"n":%d}`, i, i%50), s, an)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.IndexAdvanced(d)
+			addDocument(t, b, s, an, fmt.Appendf(nil, "k%05d", i), fmt.Appendf(nil, `{"id":%d,"n":%d}`, i, i%50))
 		}
 		if err := idx.Batch(b); err != nil {
 			t.Fatal(err)
@@ -478,11 +472,7 @@ func TestLargeIntegerBoundsMissNothing(t *testing.T) {
 			key := fmt.Sprintf("k%d_%d", sign+1, i)
 			data := fmt.Sprintf(`{"id":%d,"n":%d}`, i, sign*(big-8+i))
 			docs[docID([]byte(key))] = []byte(data)
-			d, err := buildDocument([]byte(key), []byte(data), s, an)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.IndexAdvanced(d)
+			addDocument(t, b, s, an, []byte(key), []byte(data))
 		}
 	}
 	if err := idx.Batch(b); err != nil {
@@ -516,5 +506,18 @@ func TestLargeIntegerBoundsMissNothing(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// addDocument builds the document data of key as the indexer does and
+// adds it to b.
+func addDocument(tb testing.TB, b *bleve.Batch, s *schema.Schema, an analyzers, key, data []byte) {
+	tb.Helper()
+	d, err := buildDocument(key, data, s, an)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := b.IndexAdvanced(d); err != nil {
+		tb.Fatal(err)
 	}
 }
