@@ -550,9 +550,11 @@ func (s *Service) Explain(ctx context.Context, tx kv.Tx, coll *catalog.Collectio
 // FetchMany returns the documents stored under storage keys (search hits),
 // in one read (one round trip on PostgreSQL): found[i] tells whether
 // keys[i] holds a document, records[i]. Search reads each hit's current
-// document by its key. Data is the caller's to keep.
-func (s *Service) FetchMany(ctx context.Context, tx kv.Tx, keys [][]byte) (records []Record, found []bool, err error) {
-	vs, err := tx.GetMany(ctx, keys)
+// document by its key. The documents are read into *buf where the store
+// can (kv.GetManyInto): Data is valid until the caller reuses *buf, and is
+// not to be modified.
+func (s *Service) FetchMany(ctx context.Context, tx kv.Tx, keys [][]byte, buf *[]byte) (records []Record, found []bool, err error) {
+	vs, err := kv.GetManyInto(ctx, tx, keys, buf)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -565,7 +567,6 @@ func (s *Service) FetchMany(ctx context.Context, tx kv.Tx, keys [][]byte) (recor
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w at %x", err, keys[i])
 		}
-		r.Data = bytes.Clone(r.Data)
 		records[i], found[i] = r, true
 	}
 	return records, found, nil

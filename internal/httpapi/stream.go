@@ -31,8 +31,9 @@ type stream struct {
 const batchBytes = 32 << 10
 
 // maxPooledLine: a buffer grown past this by one large item is left to
-// the garbage collector rather than kept.
-const maxPooledLine = 64 << 10
+// the garbage collector rather than kept. A search's page is one item: 20
+// mails of up to 64 KiB each still fit.
+const maxPooledLine = 2 << 20
 
 func newStream(w http.ResponseWriter, public func(error) *status.Error) *stream {
 	f, _ := w.(http.Flusher)

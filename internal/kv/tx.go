@@ -131,7 +131,7 @@ func (s snapshotReader) Get(ctx context.Context, key []byte) ([]byte, error) {
 }
 
 func (s snapshotReader) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
-	return s.t.getMany(ctx, keys, false)
+	return s.t.getMany(ctx, keys, false, nil)
 }
 
 func (s snapshotReader) Scan(ctx context.Context, r Range, opts ScanOptions) Iterator {
@@ -143,7 +143,29 @@ func (t *txn) Get(ctx context.Context, key []byte) ([]byte, error) {
 }
 
 func (t *txn) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
-	return t.getMany(ctx, keys, true)
+	return t.getMany(ctx, keys, true, nil)
+}
+
+// ValueAppender is implemented by a backend transaction that can copy a
+// value into a buffer of the caller's: the embedded store, whose reads
+// otherwise allocate a copy of each value.
+type ValueAppender interface {
+	// AppendValue appends key's value to dst, or returns ErrNotFound.
+	AppendValue(ctx context.Context, dst, key []byte) ([]byte, error)
+}
+
+// GetManyInto reads keys as r.GetMany does, copying the values it reads
+// from the store into *buf (grown as needed) where the backend can: the
+// values may then alias *buf, and stay valid until the caller reuses it.
+// A caller that reads many large values one request after another (a
+// search page's documents) keeps one buffer warm instead of filling fresh
+// memory each time. Values may also share the transaction's write buffer:
+// read them, never modify them.
+func GetManyInto(ctx context.Context, r Reader, keys [][]byte, buf *[]byte) ([][]byte, error) {
+	if t, ok := r.(*txn); ok {
+		return t.getMany(ctx, keys, true, buf)
+	}
+	return r.GetMany(ctx, keys)
 }
 
 func (t *txn) Scan(ctx context.Context, r Range, opts ScanOptions) Iterator {
@@ -174,7 +196,7 @@ func (t *txn) get(ctx context.Context, key []byte, conflict bool) ([]byte, error
 		return nil, ErrNotFound
 	case len(t.expected) > 0:
 		// The checks go in the same read.
-		vs, err := t.storedMany(ctx, [][]byte{key}, []*Mutation{m})
+		vs, err := t.storedMany(ctx, [][]byte{key}, []*Mutation{m}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +224,7 @@ func (t *txn) noteRead(key []byte, conflict bool) {
 
 // getMany is get for several keys, with one backend read for those the
 // write buffer does not answer.
-func (t *txn) getMany(ctx context.Context, keys [][]byte, conflict bool) ([][]byte, error) {
+func (t *txn) getMany(ctx context.Context, keys [][]byte, conflict bool, buf *[]byte) ([][]byte, error) {
 	if err := t.usable(); err != nil {
 		return nil, err
 	}
@@ -232,7 +254,7 @@ func (t *txn) getMany(ctx context.Context, keys [][]byte, conflict bool) ([][]by
 	if len(stored) == 0 {
 		return values, nil
 	}
-	got, err := t.storedMany(ctx, stored, adds)
+	got, err := t.storedMany(ctx, stored, adds, buf)
 	if err != nil {
 		return nil, err
 	}
@@ -245,13 +267,13 @@ func (t *txn) getMany(ctx context.Context, keys [][]byte, conflict bool) ([][]by
 // storedMany reads keys from the backend, adding each one's buffered
 // counter addition (adds[i], or nil), and makes the pending Expect checks
 // the backend does not vouch for in the same read.
-func (t *txn) storedMany(ctx context.Context, keys [][]byte, adds []*Mutation) ([][]byte, error) {
+func (t *txn) storedMany(ctx context.Context, keys [][]byte, adds []*Mutation, buf *[]byte) ([][]byte, error) {
 	t.dropVouched()
 	n := len(t.expected)
 	if n > 0 {
 		keys = append(t.expectedKeys(), keys...)
 	}
-	got, err := t.backendGetMany(ctx, keys)
+	got, err := t.backendGetMany(ctx, keys, buf)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +351,7 @@ func (t *txn) checkExpected(ctx context.Context) error {
 	if len(t.expected) == 0 {
 		return nil
 	}
-	_, err := t.storedMany(ctx, nil, nil)
+	_, err := t.storedMany(ctx, nil, nil, nil)
 	return err
 }
 
@@ -351,9 +373,12 @@ func (t *txn) Expect(key, value []byte, stale func()) error {
 }
 
 // backendGetMany reads keys from the backend, in one call if it can.
-func (t *txn) backendGetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
+func (t *txn) backendGetMany(ctx context.Context, keys [][]byte, buf *[]byte) ([][]byte, error) {
 	if bg, ok := t.b.(BatchGetter); ok && len(keys) > 1 {
 		return bg.GetMany(ctx, keys)
+	}
+	if va, ok := t.b.(ValueAppender); ok && buf != nil {
+		return appendValues(ctx, va, keys, buf)
 	}
 	values := make([][]byte, len(keys))
 	for i, key := range keys {
@@ -364,6 +389,34 @@ func (t *txn) backendGetMany(ctx context.Context, keys [][]byte) ([][]byte, erro
 			return nil, err
 		default:
 			values[i] = present(v)
+		}
+	}
+	return values, nil
+}
+
+// appendValues reads keys into *buf, one value after another, and slices
+// the values out once it no longer grows.
+func appendValues(ctx context.Context, va ValueAppender, keys [][]byte, buf *[]byte) ([][]byte, error) {
+	b := (*buf)[:0]
+	ends := make([]int, len(keys)) // -1: no value
+	for i, key := range keys {
+		var err error
+		switch b, err = va.AppendValue(ctx, b, key); {
+		case errors.Is(err, ErrNotFound):
+			ends[i] = -1
+		case err != nil:
+			return nil, err
+		default:
+			ends[i] = len(b)
+		}
+	}
+	*buf = b
+	values := make([][]byte, len(keys))
+	start := 0
+	for i, end := range ends {
+		if end >= 0 {
+			values[i] = present(b[start:end:end])
+			start = end
 		}
 	}
 	return values, nil

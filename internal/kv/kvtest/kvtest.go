@@ -272,11 +272,25 @@ func testGetMany(t *testing.T, s kv.Store) {
 	for i, k := range keys {
 		bkeys[i] = []byte(k)
 	}
+	// GetManyInto's buffer starts with bytes of its own, to be written
+	// over, and is used twice: the second read must not see the first's.
+	buf := []byte("stale bytes of an earlier read")
 	for _, r := range []struct {
-		name   string
-		reader kv.Reader
-	}{{"tx", tx}, {"snapshot", tx.Snapshot()}} {
-		got, err := r.reader.GetMany(bg, bkeys)
+		name    string
+		reader  kv.Reader
+		getMany func() ([][]byte, error)
+	}{
+		{"tx", tx, func() ([][]byte, error) { return tx.GetMany(bg, bkeys) }},
+		{"snapshot", tx.Snapshot(), func() ([][]byte, error) { return tx.Snapshot().GetMany(bg, bkeys) }},
+		{"GetManyInto", tx, func() ([][]byte, error) { return kv.GetManyInto(bg, tx, bkeys, &buf) }},
+		{"GetManyInto again", tx, func() ([][]byte, error) {
+			if _, err := kv.GetManyInto(bg, tx, [][]byte{[]byte("c"), []byte("a"), []byte("missing"), []byte("p")}, &buf); err != nil {
+				return nil, err
+			}
+			return kv.GetManyInto(bg, tx, bkeys, &buf)
+		}},
+	} {
+		got, err := r.getMany()
 		must(t, err)
 		if len(got) != len(keys) {
 			t.Fatalf("%s: %d values for %d keys", r.name, len(got), len(keys))
@@ -447,15 +461,17 @@ func testExpectAfterWrites(t *testing.T, s kv.Store) {
 	holds("v3", "the newest value")
 }
 
-// testGetManyConflicts: GetMany records every key it read as Get does, and
-// a snapshot GetMany none.
+// testGetManyConflicts: GetMany (and GetManyInto) records every key it
+// read as Get does, and a snapshot GetMany none.
 func testGetManyConflicts(t *testing.T, s kv.Store) {
 	set(t, s, "a", "1", "b", "1")
 	t1, t2, t3 := begin(t, s), begin(t, s), begin(t, s)
-	for _, tx := range []kv.Tx{t1, t3} {
-		if _, err := tx.GetMany(bg, [][]byte{[]byte("a"), []byte("b"), []byte("c")}); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := t1.GetMany(bg, [][]byte{[]byte("a"), []byte("b"), []byte("c")}); err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	if _, err := kv.GetManyInto(bg, t3, [][]byte{[]byte("a"), []byte("b"), []byte("c")}, &buf); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := t2.Snapshot().GetMany(bg, [][]byte{[]byte("a"), []byte("b"), []byte("c")}); err != nil {
 		t.Fatal(err)

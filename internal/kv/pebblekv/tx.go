@@ -30,24 +30,30 @@ type backendTx struct {
 func (t *backendTx) ReadVersion() kv.Position { return t.view.version }
 
 func (t *backendTx) Get(ctx context.Context, key []byte) ([]byte, error) {
+	return t.AppendValue(ctx, nil, key)
+}
+
+// AppendValue implements kv.ValueAppender: Pebble's value is valid only
+// until its closer runs, so it is copied either way.
+func (t *backendTx) AppendValue(ctx context.Context, dst, key []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.readable(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	v, closer, err := t.view.snap.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, kv.ErrNotFound
+		return dst, kv.ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("pebblekv: get: %w", err)
+		return dst, fmt.Errorf("pebblekv: get: %w", err)
 	}
-	out := append([]byte(nil), v...)
+	dst = append(dst, v...)
 	closer.Close()
-	return out, nil
+	return dst, nil
 }
 
 // readable tells whether reads may go on: not after release, and not past
