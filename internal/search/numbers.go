@@ -61,7 +61,17 @@ type numberColumns struct {
 type columnKey struct {
 	index, seg uint64
 	field      string
+	kind       columnKind
 }
+
+// columnKind tells what a column holds.
+type columnKind uint8
+
+const (
+	valueOrder columnKind = iota // a number field's values in order (numberColumn.keys, docs)
+	idOrder                      // the documents in id order (numberColumn.docs, rank)
+	docTerms                     // each document's terms of a field (numberColumn.terms; facets.go)
+)
 
 // columnBusy is how recently a column must have been used to be kept
 // when a new one needs its room: a search whose columns do not all fit
@@ -78,20 +88,22 @@ func (nc *numberColumns) newIndex() uint64 {
 }
 
 // numberColumn is one segment's values of one field, in order; for the
-// documents' ids (idField), their order (keyorder.go).
+// documents' ids (idField), their order (keyorder.go); for facets, each
+// document's terms (facets.go).
 type numberColumn struct {
-	once sync.Once
-	keys []uint64 // sortable keys (numberKey), ascending; none for ids
-	docs []uint32 // docs[i] holds keys[i] (for ids: the i-th id); a document with several values is there for each
-	rank []uint32 // for ids: rank[doc] is the place of doc's id in docs
-	err  error
+	once  sync.Once
+	keys  []uint64 // sortable keys (numberKey), ascending; none for ids
+	docs  []uint32 // docs[i] holds keys[i] (for ids: the i-th id); a document with several values is there for each
+	rank  []uint32 // for ids: rank[doc] is the place of doc's id in docs
+	terms *termColumn
+	err   error
 	// built is set, under numberColumns.mu, once keys and docs are.
 	built bool
 	used  atomic.Int64 // unix nanoseconds of the last search that used it
 }
 
 func (c *numberColumn) size() int64 {
-	return int64(len(c.keys))*8 + int64(len(c.docs)+len(c.rank))*4
+	return int64(len(c.keys))*8 + int64(len(c.docs)+len(c.rank))*4 + c.terms.size()
 }
 
 func newNumberColumns(limit int64) *numberColumns {
@@ -106,8 +118,25 @@ var errColumnBudget = errors.New("search: number columns over their memory budge
 // remembered as such until it is idle, so that searches do not build it
 // again and again.
 func (nc *numberColumns) column(index uint64, ss *scorch.SegmentSnapshot, field string) (*numberColumn, error) {
+	kind := valueOrder
+	if field == idField {
+		kind = idOrder
+	}
+	return nc.get(columnKey{index, ss.Id(), field, kind}, ss)
+}
+
+// termsColumn returns each document's terms of field in the segment ss of
+// index, as column does.
+func (nc *numberColumns) termsColumn(index uint64, ss *scorch.SegmentSnapshot, field string) (*termColumn, error) {
+	c, err := nc.get(columnKey{index, ss.Id(), field, docTerms}, ss)
+	if err != nil {
+		return nil, err
+	}
+	return c.terms, nil
+}
+
+func (nc *numberColumns) get(k columnKey, ss *scorch.SegmentSnapshot) (*numberColumn, error) {
 	now := time.Now()
-	k := columnKey{index, ss.Id(), field}
 	nc.mu.Lock()
 	c := nc.cols[k]
 	if c == nil {
@@ -125,10 +154,13 @@ func (nc *numberColumns) column(index uint64, ss *scorch.SegmentSnapshot, field 
 	c.once.Do(func() {
 		built := &numberColumn{}
 		var err error
-		if field == idField {
+		switch k.kind {
+		case idOrder:
 			built.docs, built.rank, err = buildKeyOrder(ss.Segment())
-		} else {
-			built.keys, built.docs, err = buildColumn(ss.Segment(), field)
+		case docTerms:
+			built.terms, err = buildTermColumn(ss.Segment(), k.field)
+		default:
+			built.keys, built.docs, err = buildColumn(ss.Segment(), k.field)
 		}
 		size := built.size()
 		nc.mu.Lock()
@@ -147,7 +179,7 @@ func (nc *numberColumns) column(index uint64, ss *scorch.SegmentSnapshot, field 
 			}
 			return
 		}
-		c.keys, c.docs, c.rank = built.keys, built.docs, built.rank
+		c.keys, c.docs, c.rank, c.terms = built.keys, built.docs, built.rank, built.terms
 		if nc.cols[k] == c {
 			nc.bytes += size
 		}

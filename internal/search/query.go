@@ -603,7 +603,18 @@ func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFa
 	defer searcher.Close()
 	coll := collector.NewTopNCollector(size, from, p.sort)
 	var stats map[string]*statsBuilder
-	if withFacets && len(p.req.Facets) > 0 {
+	var facets *facetCounter
+	if withFacets && len(p.req.Facets) > 0 && ok && s.columns != nil {
+		facets, err = newFacetCounter(snap, p, indexColumns{s.columns, s.columnsIndex})
+		switch {
+		case err == errColumnBudget: // Bleve's facets below
+		case err != nil:
+			return nil, fmt.Errorf("search: %w", err)
+		default:
+			searcher = &facetSearcher{Searcher: searcher, fc: facets}
+		}
+	}
+	if withFacets && len(p.req.Facets) > 0 && facets == nil {
 		fb := bsearch.NewFacetsBuilder(r)
 		stats = map[string]*statsBuilder{}
 		for path, n := range p.req.Facets {
@@ -629,7 +640,9 @@ func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFa
 		}
 		out.Keys = append(out.Keys, k)
 	}
-	if stats != nil {
+	if facets != nil {
+		out.Facets = facets.results()
+	} else if stats != nil {
 		out.Facets = facetResults(p, coll.FacetResults(), stats)
 	}
 	return out, nil

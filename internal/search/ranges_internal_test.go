@@ -340,7 +340,7 @@ func TestNumberColumnsBudget(t *testing.T) {
 	backdate := func(seg int, ago time.Duration) {
 		nc.mu.Lock()
 		defer nc.mu.Unlock()
-		nc.cols[columnKey{1, segs[seg].Id(), field}].used.Store(time.Now().Add(-ago).UnixNano())
+		nc.cols[columnKey{1, segs[seg].Id(), field, valueOrder}].used.Store(time.Now().Add(-ago).UnixNano())
 	}
 	for i := range 2 {
 		if _, err := nc.column(1, segs[i], field); err != nil {
@@ -354,14 +354,14 @@ func TestNumberColumnsBudget(t *testing.T) {
 	if _, err := nc.column(1, segs[2], field); err != errColumnBudget {
 		t.Fatalf("the third column asked again: %v", err)
 	}
-	if c := nc.cols[columnKey{1, segs[2].Id(), field}]; c == nil || c.err != errColumnBudget {
+	if c := nc.cols[columnKey{1, segs[2].Id(), field, valueOrder}]; c == nil || c.err != errColumnBudget {
 		t.Fatal("the column that did not fit was not remembered: every search would build it again")
 	}
 	if nc.Bytes() != 2*column {
 		t.Fatalf("%d bytes, want the first two columns'", nc.Bytes())
 	}
 	// Once they have not been used for a while, the older goes for it.
-	delete(nc.cols, columnKey{1, segs[2].Id(), field}) // as if idle
+	delete(nc.cols, columnKey{1, segs[2].Id(), field, valueOrder}) // as if idle
 	backdate(0, 30*time.Second)
 	backdate(1, 20*time.Second)
 	if _, err := nc.column(1, segs[2], field); err != nil {
@@ -370,7 +370,7 @@ func TestNumberColumnsBudget(t *testing.T) {
 	if nc.Bytes() != 2*column {
 		t.Fatalf("%d bytes, want two columns'", nc.Bytes())
 	}
-	if _, ok := nc.cols[columnKey{1, segs[0].Id(), field}]; ok {
+	if _, ok := nc.cols[columnKey{1, segs[0].Id(), field, valueOrder}]; ok {
 		t.Fatal("the least recently used column was kept")
 	}
 	// A column larger than the budget: the range reads the terms.

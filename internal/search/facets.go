@@ -1,0 +1,258 @@
+package search
+
+import (
+	"encoding/binary"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	bsearch "github.com/blevesearch/bleve/v2/search"
+	index "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// Facets are counted from columns of Folio's own, as the collector hands
+// the matches over. Bleve's facets read each match's terms from doc
+// values, which are kept in compressed chunks: every match decompressed
+// the chunk that held it, for each field, so that a facet search over a
+// few dozen matches of large documents spent a third of its time in
+// snappy. A column holds one segment's terms of a field, each once, and
+// each document's terms as their places among them, built once per
+// segment from the field's dictionary and postings, and kept under the
+// same budget as the number columns. The counts are the same as Bleve's:
+// a document's doc values are its distinct terms of the field, which is
+// what its postings give.
+
+// termColumn is one segment's terms of one field, and each document's
+// terms as ordinals: places in terms.
+type termColumn struct {
+	terms  []string  // the dictionary, in order
+	values []float64 // for a number shadow ($num.): each term's number
+	starts []uint32  // document d's ordinals are ords[starts[d]:starts[d+1]], ascending
+	ords   []uint32
+}
+
+func (c *termColumn) size() int64 {
+	if c == nil {
+		return 0
+	}
+	n := int64(len(c.terms))*16 + int64(len(c.values))*8 + int64(len(c.starts)+len(c.ords))*4
+	for _, t := range c.terms {
+		n += int64(len(t))
+	}
+	return n
+}
+
+// of is the ordinals of doc's terms.
+func (c *termColumn) of(doc uint64) []uint32 {
+	if doc+1 >= uint64(len(c.starts)) {
+		return nil
+	}
+	return c.ords[c.starts[doc]:c.starts[doc+1]]
+}
+
+// buildTermColumn reads field's dictionary in seg, and each term's
+// documents.
+func buildTermColumn(seg segment.Segment, field string) (*termColumn, error) {
+	c := &termColumn{}
+	number := strings.HasPrefix(field, numberPrefix)
+	var docs, ords []uint32 // docs[i] holds the term ords[i], in term order
+	err := visitTerms(seg, field, func(term string) func(uint64) {
+		if number {
+			x, ok := numberOf([]byte(term))
+			if !ok {
+				return nil
+			}
+			c.values = append(c.values, x)
+		}
+		ord := uint32(len(c.terms))
+		c.terms = append(c.terms, strings.Clone(term))
+		return func(doc uint64) {
+			docs = append(docs, uint32(doc))
+			ords = append(ords, ord)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := seg.Count()
+	c.starts = make([]uint32, n+1)
+	for _, d := range docs {
+		if uint64(d) < n {
+			c.starts[d+1]++
+		}
+	}
+	for d := uint64(1); d <= n; d++ {
+		c.starts[d] += c.starts[d-1]
+	}
+	c.ords = make([]uint32, c.starts[n])
+	next := slices.Clone(c.starts[:n])
+	for i, d := range docs {
+		if uint64(d) < n {
+			c.ords[next[d]] = ords[i]
+			next[d]++
+		}
+	}
+	return c, nil
+}
+
+// facetCounter counts a search's facets from the columns of its
+// snapshot's segments, one match at a time.
+type facetCounter struct {
+	offsets []uint64 // each segment's first document number in the snapshot, then their total
+	seg     int      // the segment of the last match
+	facets  []*facetCount
+}
+
+// facetCount is one facet's counts: of the terms of its keyword shadow,
+// and for a number field the stats of its $num. shadow.
+type facetCount struct {
+	path   string
+	size   int
+	terms  []*termColumn // each segment's
+	counts [][]uint32    // each segment's, by ordinal; made at its first match
+	total  int64         // values seen
+	// numbers is each segment's $num. column, for a number field; n, sum,
+	// min and max its stats.
+	numbers       []*termColumn
+	n             int64
+	sum, min, max float64
+}
+
+// newFacetCounter builds, or finds, every column p's facets need in
+// snap's segments; errColumnBudget if they do not all fit.
+func newFacetCounter(snap *scorch.IndexSnapshot, p *Prepared, cols indexColumns) (*facetCounter, error) {
+	segs := snap.Segments()
+	fc := &facetCounter{offsets: make([]uint64, len(segs)+1)}
+	for i, ss := range segs {
+		fc.offsets[i+1] = fc.offsets[i] + ss.Segment().Count()
+	}
+	for path, size := range p.req.Facets {
+		if size == 0 {
+			size = DefaultFacetSize
+		}
+		f := &facetCount{path: path, size: max(size, 0), terms: make([]*termColumn, len(segs)), counts: make([][]uint32, len(segs))}
+		if sf, ok := p.schema.Field(path); ok && numeric(sf.Type) {
+			f.numbers = make([]*termColumn, len(segs))
+		}
+		for i, ss := range segs {
+			var err error
+			if f.terms[i], err = cols.nc.termsColumn(cols.index, ss, keywordField(path)); err != nil {
+				return nil, err
+			}
+			if f.numbers != nil {
+				if f.numbers[i], err = cols.nc.termsColumn(cols.index, ss, numberField(path)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		fc.facets = append(fc.facets, f)
+	}
+	return fc, nil
+}
+
+// add counts the match with Bleve's id id (the document's number in the
+// snapshot, big-endian).
+func (fc *facetCounter) add(id []byte) {
+	if len(id) != 8 {
+		return
+	}
+	n := binary.BigEndian.Uint64(id)
+	if n < fc.offsets[fc.seg] || n >= fc.offsets[fc.seg+1] { // matches come in order: rarely a search
+		fc.seg = sort.Search(len(fc.offsets)-1, func(i int) bool { return fc.offsets[i+1] > n })
+		if fc.seg >= len(fc.offsets)-1 {
+			fc.seg = 0
+			return
+		}
+	}
+	seg, doc := fc.seg, n-fc.offsets[fc.seg]
+	for _, f := range fc.facets {
+		col := f.terms[seg]
+		if ords := col.of(doc); len(ords) > 0 {
+			if f.counts[seg] == nil {
+				f.counts[seg] = make([]uint32, len(col.terms))
+			}
+			for _, o := range ords {
+				f.counts[seg][o]++
+			}
+			f.total += int64(len(ords))
+		}
+		if f.numbers != nil {
+			nums := f.numbers[seg]
+			for _, o := range nums.of(doc) {
+				f.addNumber(nums.values[o])
+			}
+		}
+	}
+}
+
+func (f *facetCount) addNumber(x float64) {
+	if f.n == 0 || x < f.min {
+		f.min = x
+	}
+	if f.n == 0 || x > f.max {
+		f.max = x
+	}
+	f.n++
+	f.sum += x
+}
+
+// results are the facets, each value's count summed over the segments,
+// the most frequent first (ties in value order) as Bleve orders them.
+func (fc *facetCounter) results() map[string]FacetResult {
+	out := make(map[string]FacetResult, len(fc.facets))
+	for _, f := range fc.facets {
+		byValue := map[string]int64{}
+		for seg, counts := range f.counts {
+			for o, c := range counts {
+				if c > 0 {
+					byValue[f.terms[seg].terms[o]] += int64(c)
+				}
+			}
+		}
+		fr := FacetResult{Counts: make([]FacetCount, 0, len(byValue)), Stats: FacetStats{Count: f.total}}
+		for v, c := range byValue {
+			fr.Counts = append(fr.Counts, FacetCount{Value: v, Count: c})
+		}
+		slices.SortFunc(fr.Counts, func(a, b FacetCount) int {
+			if a.Count != b.Count {
+				return int(min(max(b.Count-a.Count, -1), 1))
+			}
+			return strings.Compare(a.Value, b.Value)
+		})
+		fr.Counts = fr.Counts[:min(len(fr.Counts), f.size)]
+		if f.numbers != nil {
+			fr.Stats = FacetStats{Count: f.n}
+			if f.n > 0 {
+				avg, sum, mn, mx := f.sum/float64(f.n), f.sum, f.min, f.max
+				fr.Stats.Avg, fr.Stats.Sum, fr.Stats.Min, fr.Stats.Max = &avg, &sum, &mn, &mx
+			}
+		}
+		out[f.path] = fr
+	}
+	return out
+}
+
+// facetSearcher hands its searcher's matches to the collector, counting
+// each one's facets on the way.
+type facetSearcher struct {
+	bsearch.Searcher
+	fc *facetCounter
+}
+
+func (s *facetSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch, error) {
+	dm, err := s.Searcher.Next(ctx)
+	if dm != nil {
+		s.fc.add(dm.IndexInternalID)
+	}
+	return dm, err
+}
+
+func (s *facetSearcher) Advance(ctx *bsearch.SearchContext, id index.IndexInternalID) (*bsearch.DocumentMatch, error) {
+	dm, err := s.Searcher.Advance(ctx, id)
+	if dm != nil {
+		s.fc.add(dm.IndexInternalID)
+	}
+	return dm, err
+}
