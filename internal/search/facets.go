@@ -203,25 +203,7 @@ func (f *facetCount) addNumber(x float64) {
 func (fc *facetCounter) results() map[string]FacetResult {
 	out := make(map[string]FacetResult, len(fc.facets))
 	for _, f := range fc.facets {
-		byValue := map[string]int64{}
-		for seg, counts := range f.counts {
-			for o, c := range counts {
-				if c > 0 {
-					byValue[f.terms[seg].terms[o]] += int64(c)
-				}
-			}
-		}
-		fr := FacetResult{Counts: make([]FacetCount, 0, len(byValue)), Stats: FacetStats{Count: f.total}}
-		for v, c := range byValue {
-			fr.Counts = append(fr.Counts, FacetCount{Value: v, Count: c})
-		}
-		slices.SortFunc(fr.Counts, func(a, b FacetCount) int {
-			if a.Count != b.Count {
-				return int(min(max(b.Count-a.Count, -1), 1))
-			}
-			return strings.Compare(a.Value, b.Value)
-		})
-		fr.Counts = fr.Counts[:min(len(fr.Counts), f.size)]
+		fr := FacetResult{Counts: f.top(), Stats: FacetStats{Count: f.total}}
 		if f.numbers != nil {
 			fr.Stats = FacetStats{Count: f.n}
 			if f.n > 0 {
@@ -232,6 +214,64 @@ func (fc *facetCounter) results() map[string]FacetResult {
 		out[f.path] = fr
 	}
 	return out
+}
+
+// top is the facet's size most frequent values. A field may hold a value
+// per document, so the values are not sorted, only kept while among the
+// best so far.
+func (f *facetCount) top() []FacetCount {
+	best := make([]FacetCount, 0, min(f.size, 64))
+	if f.size == 0 {
+		return best
+	}
+	consider := func(v string, c int64) {
+		x := FacetCount{Value: v, Count: c}
+		if len(best) == f.size && !before(x, best[len(best)-1]) {
+			return
+		}
+		i, _ := slices.BinarySearchFunc(best, x, func(a, b FacetCount) int {
+			if before(a, b) {
+				return -1
+			}
+			return 1
+		})
+		if len(best) == f.size {
+			best = best[:len(best)-1]
+		}
+		best = slices.Insert(best, i, x)
+	}
+	var segs []int // the segments with matches
+	for seg, counts := range f.counts {
+		if counts != nil {
+			segs = append(segs, seg)
+		}
+	}
+	if len(segs) == 1 { // each value once: no need to add up
+		for o, c := range f.counts[segs[0]] {
+			if c > 0 {
+				consider(f.terms[segs[0]].terms[o], int64(c))
+			}
+		}
+		return best
+	}
+	byValue := map[string]int64{}
+	for _, seg := range segs {
+		for o, c := range f.counts[seg] {
+			if c > 0 {
+				byValue[f.terms[seg].terms[o]] += int64(c)
+			}
+		}
+	}
+	for v, c := range byValue {
+		consider(v, c)
+	}
+	return best
+}
+
+// before tells whether a facet count goes before b: more frequent, or as
+// frequent and first in value order.
+func before(a, b FacetCount) bool {
+	return a.Count > b.Count || (a.Count == b.Count && a.Value < b.Value)
 }
 
 // facetSearcher hands its searcher's matches to the collector, counting
