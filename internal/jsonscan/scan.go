@@ -13,6 +13,8 @@
 package jsonscan
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -214,7 +216,72 @@ func StringEnd(b []byte, i int) (end int, escaped bool, err error) {
 	if i >= len(b) || b[i] != '"' {
 		return 0, false, errAt(i, "expected a string")
 	}
-	j := i + 1
+	// Runs of text between escapes are checked a run at a time (the next
+	// quote and backslash found by bytes.IndexByte, control characters
+	// eight bytes at a time, UTF-8 by utf8.Valid): a stored document's long
+	// strings are skipped at memory speed by every filter that reads it.
+	// Anything amiss goes to the byte loop, which says what and where.
+	j, quote := i+1, -1 // quote: the next unescaped quote's offset, once known
+	for {
+		if quote < j {
+			q := bytes.IndexByte(b[j:], '"')
+			if q < 0 {
+				break
+			}
+			quote = j + q
+		}
+		run := b[j:quote]
+		if bs := bytes.IndexByte(run, '\\'); bs >= 0 {
+			run = run[:bs]
+		}
+		if hasControl(run) || !utf8.Valid(run) {
+			break
+		}
+		j += len(run)
+		if j == quote {
+			return j + 1, escaped, nil
+		}
+		if j+1 >= len(b) {
+			break
+		}
+		switch b[j+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			escaped = true
+			j += 2
+		case 'u':
+			if len(b)-j < 6 || unhex(b[j+2])|unhex(b[j+3])|unhex(b[j+4])|unhex(b[j+5]) < 0 {
+				return stringEndFrom(b, i, j, escaped)
+			}
+			escaped = true
+			j += 6
+		default:
+			return stringEndFrom(b, i, j, escaped)
+		}
+	}
+	return stringEndFrom(b, i, j, escaped)
+}
+
+// hasControl tells whether s holds a byte below 0x20: eight bytes at a
+// time, a byte less than 0x20 leaves its high bit set in (w - 0x20..) &^ w.
+func hasControl(s []byte) bool {
+	for len(s) >= 8 {
+		w := binary.LittleEndian.Uint64(s)
+		if (w-0x2020202020202020)&^w&0x8080808080808080 != 0 {
+			return true
+		}
+		s = s[8:]
+	}
+	for _, c := range s {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// stringEndFrom is StringEnd's byte loop, from b[j] in the string that
+// opens at b[i].
+func stringEndFrom(b []byte, i, j int, escaped bool) (end int, _ bool, err error) {
 	for j < len(b) {
 		c := b[j]
 		if plain[c] {

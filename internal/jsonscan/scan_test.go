@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -141,6 +142,47 @@ func FuzzWhole(f *testing.F) {
 				if ok != (err == nil) || ok && n != want {
 					t.Fatalf("ParseInt(%q) = %d, %v; strconv: %d, %v", b[s:e], n, ok, want, err)
 				}
+			}
+		}
+	})
+}
+
+// FuzzStringEnd: the run-at-a-time StringEnd gives what the byte loop
+// gives (end, escapes, and the same error) for any bytes.
+func FuzzStringEnd(f *testing.F) {
+	for _, s := range []string{`"plain text, long enough for words"`, `"a\nb\"c\\d\/e\u00e9f"`, `"\u12"`, `"\uzzzz and more"`,
+		"\"bad \xff byte in a long string\"", "\"control \x01 character after eight\"", `"unterminated`, `"ends in a backslash\`,
+		`"\"`, `"\\"`, `"x\q"`, `"\ud83d\ude00 fine"`, "\"\xe2\x82\"", `""`, `"abc"def"`} {
+		f.Add([]byte(s[1:])) // the target adds the opening quote
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		b = append([]byte{'"'}, b...)
+		end, escaped, err := StringEnd(b, 0)
+		wantEnd, wantEscaped, wantErr := stringEndFrom(b, 0, 1, false)
+		if end != wantEnd || escaped != wantEscaped || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("StringEnd(%q) = %d, %v, %v; the byte loop gives %d, %v, %v", b, end, escaped, err, wantEnd, wantEscaped, wantErr)
+		}
+	})
+}
+
+// BenchmarkStringEnd: a mail body of 4 KB, a line break escaped every 70
+// bytes, skipped run at a time and by the byte loop.
+func BenchmarkStringEnd(b *testing.B) {
+	line := strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do ", 2)[:68] + `\n`
+	s := []byte(`"` + strings.Repeat(line, 4096/len(line)) + `"`)
+	b.Run("runs", func(b *testing.B) {
+		b.SetBytes(int64(len(s)))
+		for b.Loop() {
+			if _, _, err := StringEnd(s, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bytes", func(b *testing.B) {
+		b.SetBytes(int64(len(s)))
+		for b.Loop() {
+			if _, _, err := stringEndFrom(s, 0, 1, false); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
