@@ -87,7 +87,7 @@ var (
 	searchIndexes   = desc("folio_search_indexes", "Search indexes, by state: ready, rebuilding, not_built (never searched).", "state")
 	searchDocuments = desc("folio_search_documents", "Documents in the search indexes.")
 	searchDisk      = desc("folio_search_disk_bytes", "Bytes the search indexes take on disk.")
-	searchColumns   = desc("folio_search_number_column_bytes", "Memory of the ordered number columns that answer number ranges in searches.")
+	searchColumns   = desc("folio_search_number_column_bytes", "Memory of the search columns that answer number ranges, key-order pages and facets.")
 
 	forwarded = desc("folio_forwarded_requests_total", "Requests of transactions held by another node, relayed there (several nodes on one PostgreSQL database), by result: relayed (that node answered), unreachable (answered UNAVAILABLE here).", "result")
 )

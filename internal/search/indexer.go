@@ -101,9 +101,9 @@ type Options struct {
 	// touched is brought forward, so that a restart does not replay the
 	// log from an idle collection's last write. Default 5s.
 	WatermarkEvery time.Duration
-	// NumberColumnBytes bounds the memory of the ordered number columns
-	// that answer number ranges (numbers.go). Default
-	// DefaultNumberColumnBytes.
+	// NumberColumnBytes bounds the memory of the columns that answer
+	// number ranges (numbers.go), key-order pages (keyorder.go) and facets
+	// (facets.go). Default DefaultNumberColumnBytes.
 	NumberColumnBytes int64
 	// Ready, if set, must succeed before the indexer reads the catalog
 	// (the store brought up to date); it is retried as loading is.

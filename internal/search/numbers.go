@@ -34,9 +34,10 @@ import (
 // once, from the field's `$num.` dictionary (already in value order), and
 // kept while searches use it.
 
-// DefaultNumberColumnBytes bounds the memory of an indexer's number
-// columns: 12 bytes a value, so about five million values. A search that
-// would need more answers its ranges with Bleve's own, slower.
+// DefaultNumberColumnBytes bounds the memory of an indexer's columns
+// (number ranges at 12 bytes a value, so about five million values; key
+// order and facets too). A search that would need more answers its
+// ranges and facets with Bleve's own, slower.
 const DefaultNumberColumnBytes = 64 << 20
 
 // columnIdle is how long a column nobody used is kept: a merged-away
