@@ -97,12 +97,43 @@ func buildTermColumn(seg segment.Segment, field string) (*termColumn, error) {
 	return c, nil
 }
 
+// docLocator finds a match's segment and its number there, from Bleve's
+// id of it: its number in the snapshot, big-endian, the segments' numbers
+// running on from one segment to the next.
+type docLocator struct {
+	offsets []uint64 // each segment's first document number in the snapshot, then their total
+	seg     int      // the segment of the last match: matches come in order
+}
+
+func newDocLocator(segs []*scorch.SegmentSnapshot) docLocator {
+	l := docLocator{offsets: make([]uint64, len(segs)+1)}
+	for i, ss := range segs {
+		l.offsets[i+1] = l.offsets[i] + ss.Segment().Count()
+	}
+	return l
+}
+
+// locate returns the segment of the document id and its number there.
+func (l *docLocator) locate(id []byte) (seg int, doc uint64, ok bool) {
+	if len(id) != 8 {
+		return 0, 0, false
+	}
+	n := binary.BigEndian.Uint64(id)
+	if n < l.offsets[l.seg] || n >= l.offsets[l.seg+1] {
+		l.seg = sort.Search(len(l.offsets)-1, func(i int) bool { return l.offsets[i+1] > n })
+		if l.seg >= len(l.offsets)-1 {
+			l.seg = 0
+			return 0, 0, false
+		}
+	}
+	return l.seg, n - l.offsets[l.seg], true
+}
+
 // facetCounter counts a search's facets from the columns of its
 // snapshot's segments, one match at a time.
 type facetCounter struct {
-	offsets []uint64 // each segment's first document number in the snapshot, then their total
-	seg     int      // the segment of the last match
-	facets  []*facetCount
+	docs   docLocator
+	facets []*facetCount
 }
 
 // facetCount is one facet's counts: of the terms of its keyword shadow,
@@ -124,10 +155,7 @@ type facetCount struct {
 // snap's segments; errColumnBudget if they do not all fit.
 func newFacetCounter(snap *scorch.IndexSnapshot, p *Prepared, cols indexColumns) (*facetCounter, error) {
 	segs := snap.Segments()
-	fc := &facetCounter{offsets: make([]uint64, len(segs)+1)}
-	for i, ss := range segs {
-		fc.offsets[i+1] = fc.offsets[i] + ss.Segment().Count()
-	}
+	fc := &facetCounter{docs: newDocLocator(segs)}
 	for path, size := range p.req.Facets {
 		if size == 0 {
 			size = DefaultFacetSize
@@ -155,18 +183,10 @@ func newFacetCounter(snap *scorch.IndexSnapshot, p *Prepared, cols indexColumns)
 // add counts the match with Bleve's id id (the document's number in the
 // snapshot, big-endian).
 func (fc *facetCounter) add(id []byte) {
-	if len(id) != 8 {
+	seg, doc, ok := fc.docs.locate(id)
+	if !ok {
 		return
 	}
-	n := binary.BigEndian.Uint64(id)
-	if n < fc.offsets[fc.seg] || n >= fc.offsets[fc.seg+1] { // matches come in order: rarely a search
-		fc.seg = sort.Search(len(fc.offsets)-1, func(i int) bool { return fc.offsets[i+1] > n })
-		if fc.seg >= len(fc.offsets)-1 {
-			fc.seg = 0
-			return
-		}
-	}
-	seg, doc := fc.seg, n-fc.offsets[fc.seg]
 	for _, f := range fc.facets {
 		col := f.terms[seg]
 		if ords := col.of(doc); len(ords) > 0 {

@@ -601,7 +601,16 @@ func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFa
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	defer searcher.Close()
-	coll := collector.NewTopNCollector(size, from, p.sort)
+	order := p.sort
+	if ok && s.columns != nil {
+		switch so, err := columnSortOrder(snap, p.sort, indexColumns{s.columns, s.columnsIndex}); {
+		case err == nil:
+			order = so
+		case err != errColumnBudget: // over the budget, Bleve's sort serves
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
+	coll := collector.NewTopNCollector(size, from, order)
 	var stats map[string]*statsBuilder
 	var facets *facetCounter
 	if withFacets && len(p.req.Facets) > 0 && ok && s.columns != nil {
