@@ -2,6 +2,7 @@ package sqlkv
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
@@ -32,16 +33,27 @@ func (s *Store) SettledPosition(ctx context.Context) (kv.Position, error) {
 		return 0, s.fail("read the newest commit", err)
 	}
 	target := parsePosition(newest)
+	// The watcher wakes the wait as soon as it finds the horizon past
+	// target: it looks again at each commit it hears of while someone
+	// waits, and the commits that hold the horizon back are mostly this
+	// node's. A query now and then still checks, for a horizon held by a
+	// transaction no node announces.
 	delay := time.Millisecond
 	for {
 		last, err := s.LastPosition(ctx)
 		if err != nil || last >= target {
 			return target, err
 		}
-		select {
-		case <-ctx.Done():
+		wctx, cancel := context.WithTimeout(ctx, delay)
+		err = s.watch.wait(wctx, target-1)
+		cancel()
+		switch {
+		case err == nil:
+			return target, nil
+		case ctx.Err() != nil:
 			return 0, ctx.Err()
-		case <-time.After(delay):
+		case errors.Is(err, kv.ErrClosed):
+			return 0, err
 		}
 		delay = min(2*delay, 20*time.Millisecond)
 	}
