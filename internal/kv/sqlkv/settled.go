@@ -2,7 +2,6 @@ package sqlkv
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
@@ -33,27 +32,16 @@ func (s *Store) SettledPosition(ctx context.Context) (kv.Position, error) {
 		return 0, s.fail("read the newest commit", err)
 	}
 	target := parsePosition(newest)
-	// The watcher wakes the wait as soon as it finds the horizon past
-	// target: it looks again at each commit it hears of while someone
-	// waits, and the commits that hold the horizon back are mostly this
-	// node's. A query now and then still checks, for a horizon held by a
-	// transaction no node announces.
 	delay := time.Millisecond
 	for {
 		last, err := s.LastPosition(ctx)
 		if err != nil || last >= target {
 			return target, err
 		}
-		wctx, cancel := context.WithTimeout(ctx, delay)
-		err = s.watch.wait(wctx, target-1)
-		cancel()
-		switch {
-		case err == nil:
-			return target, nil
-		case ctx.Err() != nil:
+		select {
+		case <-ctx.Done():
 			return 0, ctx.Err()
-		case errors.Is(err, kv.ErrClosed):
-			return 0, err
+		case <-time.After(delay):
 		}
 		delay = min(2*delay, 20*time.Millisecond)
 	}

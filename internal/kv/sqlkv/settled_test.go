@@ -2,6 +2,7 @@ package sqlkv
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // TestSettledPosition: while a transaction older than a commit is open
 // (one of no Folio node, which announces nothing), SettledPosition waits;
 // once it ends, it returns a position at or past the commit, which the log
-// then shows.
+// then shows; a caller that gives up first gets its context's error.
 func TestSettledPosition(t *testing.T) {
 	s := mustOpen(t, Options{URL: pgtest.NewDatabase(t)})
 	older, err := s.pool.Begin(bg)
@@ -44,5 +45,18 @@ func TestSettledPosition(t *testing.T) {
 	}
 	if last, err := s.LastPosition(bg); err != nil || last < committed {
 		t.Fatalf("LastPosition after SettledPosition: %d, %v; want at least %d", last, err, committed)
+	}
+	// A caller that gives up while the horizon is held gets its context's
+	// error, not a position.
+	again, err := s.pool.Begin(bg)
+	must(t, err)
+	defer again.Rollback(bg)
+	_, err = again.Exec(bg, "SELECT pg_current_xact_id()")
+	must(t, err)
+	run(t, s, func(tx kv.Tx) error { return tx.Set([]byte("k"), []byte("w")) })
+	ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+	defer cancel()
+	if pos, err := s.SettledPosition(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("SettledPosition with the horizon held until its context ends: %d, %v", pos, err)
 	}
 }
