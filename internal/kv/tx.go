@@ -150,7 +150,8 @@ func (t *txn) GetMany(ctx context.Context, keys [][]byte) ([][]byte, error) {
 // value into a buffer of the caller's: the embedded store, whose reads
 // otherwise allocate a copy of each value.
 type ValueAppender interface {
-	// AppendValue appends key's value to dst, or returns ErrNotFound.
+	// AppendValue appends key's value to dst and returns it; on an error
+	// (ErrNotFound when key has no value) it returns dst unchanged.
 	AppendValue(ctx context.Context, dst, key []byte) ([]byte, error)
 }
 
@@ -400,14 +401,13 @@ func appendValues(ctx context.Context, va ValueAppender, keys [][]byte, buf *[]b
 	b := (*buf)[:0]
 	ends := make([]int, len(keys)) // -1: no value
 	for i, key := range keys {
-		var err error
-		switch b, err = va.AppendValue(ctx, b, key); {
+		switch nb, err := va.AppendValue(ctx, b, key); {
 		case errors.Is(err, ErrNotFound):
 			ends[i] = -1
 		case err != nil:
 			return nil, err
 		default:
-			ends[i] = len(b)
+			b, ends[i] = nb, len(nb)
 		}
 	}
 	*buf = b

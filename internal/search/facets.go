@@ -142,7 +142,7 @@ type facetCount struct {
 	path   string
 	size   int
 	terms  []*termColumn // each segment's
-	counts [][]uint32    // each segment's, by ordinal; made at its first match
+	counts []*ordCounts  // each segment's; made at its first match
 	total  int64         // values seen
 	// numbers is each segment's $num. column, for a number field; n, sum,
 	// min and max its stats.
@@ -160,7 +160,7 @@ func newFacetCounter(snap *scorch.IndexSnapshot, p *Prepared, cols indexColumns)
 		if size == 0 {
 			size = DefaultFacetSize
 		}
-		f := &facetCount{path: path, size: max(size, 0), terms: make([]*termColumn, len(segs)), counts: make([][]uint32, len(segs))}
+		f := &facetCount{path: path, size: max(size, 0), terms: make([]*termColumn, len(segs)), counts: make([]*ordCounts, len(segs))}
 		if sf, ok := p.schema.Field(path); ok && numeric(sf.Type) {
 			f.numbers = make([]*termColumn, len(segs))
 		}
@@ -191,10 +191,10 @@ func (fc *facetCounter) add(id []byte) {
 		col := f.terms[seg]
 		if ords := col.of(doc); len(ords) > 0 {
 			if f.counts[seg] == nil {
-				f.counts[seg] = make([]uint32, len(col.terms))
+				f.counts[seg] = newOrdCounts(len(col.terms))
 			}
 			for _, o := range ords {
-				f.counts[seg][o]++
+				f.counts[seg].add(o)
 			}
 			f.total += int64(len(ords))
 		}
@@ -216,6 +216,45 @@ func (f *facetCount) addNumber(x float64) {
 	}
 	f.n++
 	f.sum += x
+}
+
+// ordCounts counts the matches of each ordinal of a segment's column:
+// in an array when the field has few distinct values, in a map when it
+// has many, so that a few matches of a field of unique values cost what
+// they hold, not a counter for every value.
+type ordCounts struct {
+	dense  []uint32
+	sparse map[uint32]uint32
+}
+
+// denseOrdinals is the most distinct values counted in an array (16 KiB).
+var denseOrdinals = 4096 // a variable for the tests
+
+func newOrdCounts(terms int) *ordCounts {
+	if terms <= denseOrdinals {
+		return &ordCounts{dense: make([]uint32, terms)}
+	}
+	return &ordCounts{sparse: map[uint32]uint32{}}
+}
+
+func (c *ordCounts) add(o uint32) {
+	if c.dense != nil {
+		c.dense[o]++
+	} else {
+		c.sparse[o]++
+	}
+}
+
+// each calls fn with every ordinal counted and its count.
+func (c *ordCounts) each(fn func(o, n uint32)) {
+	for o, n := range c.dense {
+		if n > 0 {
+			fn(uint32(o), n)
+		}
+	}
+	for o, n := range c.sparse {
+		fn(o, n)
+	}
 }
 
 // results are the facets, each value's count summed over the segments,
@@ -267,20 +306,12 @@ func (f *facetCount) top() []FacetCount {
 		}
 	}
 	if len(segs) == 1 { // each value once: no need to add up
-		for o, c := range f.counts[segs[0]] {
-			if c > 0 {
-				consider(f.terms[segs[0]].terms[o], int64(c))
-			}
-		}
+		f.counts[segs[0]].each(func(o, c uint32) { consider(f.terms[segs[0]].terms[o], int64(c)) })
 		return best
 	}
 	byValue := map[string]int64{}
 	for _, seg := range segs {
-		for o, c := range f.counts[seg] {
-			if c > 0 {
-				byValue[f.terms[seg].terms[o]] += int64(c)
-			}
-		}
+		f.counts[seg].each(func(o, c uint32) { byValue[f.terms[seg].terms[o]] += int64(c) })
 	}
 	for v, c := range byValue {
 		consider(v, c)
@@ -295,7 +326,9 @@ func before(a, b FacetCount) bool {
 }
 
 // facetSearcher hands its searcher's matches to the collector, counting
-// each one's facets on the way.
+// each one's facets on the way. It is the searcher Bleve's collector
+// calls, which only ever calls Next; a parent that called both Advance
+// and Next could count a match twice.
 type facetSearcher struct {
 	bsearch.Searcher
 	fc *facetCounter

@@ -16,14 +16,16 @@ import (
 // TestFacetsFromColumns: the facets counted from the columns are the
 // ones Bleve's doc values give (the same values, counts, order and
 // stats), and the ones computed from the documents themselves: strings,
-// a nested string, integers and numbers with their stats, documents
-// without the fields, over several segments with updated and deleted
+// a nested string, integers and numbers with their stats, counted in
+// arrays and in maps, documents without the fields (and with arrays of
+// objects beside them, whose fields are neither facets nor sorts), over several segments with updated and deleted
 // documents, with a word, a filter and a sort beside them, and with a
 // budget too small for every column (which falls back to Bleve's).
 func TestFacetsFromColumns(t *testing.T) {
 	s, idx, an := newTestIndexIn(t, `{"title":"docs","properties":{"id":{"type":"integer"},"title":{"type":"string"},`+
 		`"tag":{"type":"string"},"a":{"type":"object","properties":{"b":{"type":"string"}}},"n":{"type":"integer"},`+
-		`"x":{"type":"number"}},"primary_key":["id"]}`, "")
+		`"x":{"type":"number"},"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"q":{"type":"integer"}}}}},`+
+		`"primary_key":["id"]}`, "")
 	rng := rand.New(rand.NewPCG(5, 6))
 	docs := map[string][]byte{}
 	write := func(from, to int, del bool) {
@@ -38,6 +40,13 @@ func TestFacetsFromColumns(t *testing.T) {
 			fields := []string{fmt.Sprintf(`"id":%d`, i), fmt.Sprintf(`"title":"w%d w%d"`, rng.IntN(4), rng.IntN(4))}
 			if rng.IntN(8) != 0 {
 				fields = append(fields, fmt.Sprintf(`"tag":"t%d"`, rng.IntN(6)))
+			}
+			if rng.IntN(3) != 0 { // several elements, a name or a number sometimes twice in one document
+				var items []string
+				for range rng.IntN(4) {
+					items = append(items, fmt.Sprintf(`{"name":"i%d","q":%d}`, rng.IntN(5), rng.IntN(4)))
+				}
+				fields = append(fields, `"items":[`+strings.Join(items, ",")+`]`)
 			}
 			if rng.IntN(5) != 0 {
 				fields = append(fields, fmt.Sprintf(`"a":{"b":"s%d"}`, rng.IntN(5)))
@@ -64,7 +73,9 @@ func TestFacetsFromColumns(t *testing.T) {
 	columns := &Searcher{idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes), columnsIndex: 1}
 	bleveOnly := &Searcher{idx: idx}
 	small := &Searcher{idx: idx, columns: newNumberColumns(2500), columnsIndex: 1} // some columns fit, not all
+	defer func(d int) { denseOrdinals = d }(denseOrdinals)
 	for round := range 150 {
+		denseOrdinals = []int{4096, 2}[round%2] // counted in arrays, and in maps
 		req := Request{Facets: map[string]int{}}
 		for _, f := range []string{"tag", "a.b", "n", "x"} {
 			if rng.IntN(3) != 0 {

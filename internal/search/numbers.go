@@ -72,6 +72,7 @@ const (
 	valueOrder columnKind = iota // a number field's values in order (numberColumn.keys, docs)
 	idOrder                      // the documents in id order (numberColumn.docs, rank)
 	docTerms                     // each document's terms of a field (numberColumn.terms; facets.go)
+	docIDs                       // each document's id (numberColumn.ids; sorts.go)
 )
 
 // columnBusy is how recently a column must have been used to be kept
@@ -97,6 +98,7 @@ type numberColumn struct {
 	docs  []uint32 // docs[i] holds keys[i] (for ids: the i-th id); a document with several values is there for each
 	rank  []uint32 // for ids: rank[doc] is the place of doc's id in docs
 	terms *termColumn
+	ids   *idColumn
 	err   error
 	// built is set, under numberColumns.mu, once keys and docs are.
 	built bool
@@ -104,7 +106,7 @@ type numberColumn struct {
 }
 
 func (c *numberColumn) size() int64 {
-	return int64(len(c.keys))*8 + int64(len(c.docs)+len(c.rank))*4 + c.terms.size()
+	return int64(len(c.keys))*8 + int64(len(c.docs)+len(c.rank))*4 + c.terms.size() + c.ids.size()
 }
 
 func newNumberColumns(limit int64) *numberColumns {
@@ -136,6 +138,16 @@ func (nc *numberColumns) termsColumn(index uint64, ss *scorch.SegmentSnapshot, f
 	return c.terms, nil
 }
 
+// idsColumn returns each document's id in the segment ss of index, as
+// column does.
+func (nc *numberColumns) idsColumn(index uint64, ss *scorch.SegmentSnapshot) (*idColumn, error) {
+	c, err := nc.get(columnKey{index, ss.Id(), idField, docIDs}, ss)
+	if err != nil {
+		return nil, err
+	}
+	return c.ids, nil
+}
+
 func (nc *numberColumns) get(k columnKey, ss *scorch.SegmentSnapshot) (*numberColumn, error) {
 	now := time.Now()
 	nc.mu.Lock()
@@ -160,6 +172,8 @@ func (nc *numberColumns) get(k columnKey, ss *scorch.SegmentSnapshot) (*numberCo
 			built.docs, built.rank, err = buildKeyOrder(ss.Segment())
 		case docTerms:
 			built.terms, err = buildTermColumn(ss.Segment(), k.field)
+		case docIDs:
+			built.ids, err = buildIDColumn(ss.Segment())
 		default:
 			built.keys, built.docs, err = buildColumn(ss.Segment(), k.field)
 		}
@@ -180,7 +194,7 @@ func (nc *numberColumns) get(k columnKey, ss *scorch.SegmentSnapshot) (*numberCo
 			}
 			return
 		}
-		c.keys, c.docs, c.rank, c.terms = built.keys, built.docs, built.rank, built.terms
+		c.keys, c.docs, c.rank, c.terms, c.ids = built.keys, built.docs, built.rank, built.terms, built.ids
 		if nc.cols[k] == c {
 			nc.bytes += size
 		}
@@ -190,13 +204,15 @@ func (nc *numberColumns) get(k columnKey, ss *scorch.SegmentSnapshot) (*numberCo
 
 // evict removes the columns last used before the time idle, then, least
 // recently used first, those last used before busy until room bytes more
-// would fit. Under nc.mu.
+// would fit; none of those if they would not make room enough (a column
+// that cannot fit does not take others with it). Under nc.mu.
 func (nc *numberColumns) evict(idle, busy, room int64) {
 	type aged struct {
 		k    columnKey
 		used int64
 	}
 	var built []aged
+	var evictable int64
 	for k, c := range nc.cols {
 		if !c.built {
 			continue
@@ -205,9 +221,10 @@ func (nc *numberColumns) evict(idle, busy, room int64) {
 			nc.drop(k, c)
 		} else if u < busy {
 			built = append(built, aged{k, u})
+			evictable += c.size()
 		}
 	}
-	if room == 0 || nc.bytes+room <= nc.limit {
+	if room == 0 || nc.bytes+room <= nc.limit || nc.bytes-evictable+room > nc.limit {
 		return
 	}
 	slices.SortFunc(built, func(a, b aged) int { return int(min(max(a.used-b.used, -1), 1)) })

@@ -326,8 +326,8 @@ func TestRangeSearcherAdvance(t *testing.T) {
 // TestNumberColumnsBudget: the columns stay within their byte budget,
 // least recently used out first but never one used in the last seconds;
 // a column that does not fit is not kept, is not built again while it
-// is remembered, and its range is answered from the terms; an idle column
-// goes.
+// is remembered, evicts no other when even that would not make it fit,
+// and its range is answered from the terms; an idle column goes.
 func TestNumberColumnsBudget(t *testing.T) {
 	snap := numberTestSnapshot(t, 300, 100, func(int) bool { return false })
 	segs := snap.Segments()
@@ -372,6 +372,21 @@ func TestNumberColumnsBudget(t *testing.T) {
 	}
 	if _, ok := nc.cols[columnKey{1, segs[0].Id(), field, valueOrder}]; ok {
 		t.Fatal("the least recently used column was kept")
+	}
+	// A column that would not fit even with every other column gone takes
+	// none of them with it.
+	keep := newNumberColumns(column + 100)
+	if _, err := keep.column(1, segs[0], idField); err != nil { // 8 bytes a document: 800
+		t.Fatal(err)
+	}
+	keep.mu.Lock()
+	keep.cols[columnKey{1, segs[0].Id(), idField, idOrder}].used.Store(time.Now().Add(-30 * time.Second).UnixNano())
+	keep.mu.Unlock()
+	if _, err := keep.termsColumn(1, segs[0], field); err != errColumnBudget { // values, terms and ordinals: more than the budget
+		t.Fatalf("a facet column larger than the budget: %v", err)
+	}
+	if keep.Bytes() != 800 {
+		t.Fatalf("%d bytes after a column that could not fit; want the key order's 800 still there", keep.Bytes())
 	}
 	// A column larger than the budget: the range reads the terms.
 	tiny := newNumberColumns(column - 1)

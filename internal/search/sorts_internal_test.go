@@ -99,11 +99,14 @@ func TestSortFromColumns(t *testing.T) {
 	}
 	built := map[string]bool{}
 	for k := range columns.columns.cols {
-		if k.kind == docTerms {
+		switch k.kind {
+		case docTerms:
 			built[k.field] = true
+		case docIDs:
+			built["ids"] = true
 		}
 	}
-	for _, f := range []string{idField, numberField("n"), keywordField("tag")} {
+	for _, f := range []string{"ids", numberField("n"), keywordField("tag")} {
 		if !built[f] {
 			t.Errorf("no sort column of %s was built (built: %v)", f, built)
 		}
