@@ -144,11 +144,10 @@ type facetCount struct {
 	terms  []*termColumn // each segment's
 	counts []*ordCounts  // each segment's; made at its first match
 	total  int64         // values seen
-	// numbers is each segment's $num. column, for a number field; n, sum,
-	// min and max its stats.
-	numbers       []*termColumn
-	n             int64
-	sum, min, max float64
+	// numbers is each segment's $num. column, for a number field, read
+	// into its stats.
+	numbers []*termColumn
+	numberStats
 }
 
 // newFacetCounter builds, or finds, every column p's facets need in
@@ -201,21 +200,10 @@ func (fc *facetCounter) add(id []byte) {
 		if f.numbers != nil {
 			nums := f.numbers[seg]
 			for _, o := range nums.of(doc) {
-				f.addNumber(nums.values[o])
+				f.add(nums.values[o])
 			}
 		}
 	}
-}
-
-func (f *facetCount) addNumber(x float64) {
-	if f.n == 0 || x < f.min {
-		f.min = x
-	}
-	if f.n == 0 || x > f.max {
-		f.max = x
-	}
-	f.n++
-	f.sum += x
 }
 
 // ordCounts counts the matches of each ordinal of a segment's column:
@@ -264,11 +252,7 @@ func (fc *facetCounter) results() map[string]FacetResult {
 	for _, f := range fc.facets {
 		fr := FacetResult{Counts: f.top(), Stats: FacetStats{Count: f.total}}
 		if f.numbers != nil {
-			fr.Stats = FacetStats{Count: f.n}
-			if f.n > 0 {
-				avg, sum, mn, mx := f.sum/float64(f.n), f.sum, f.min, f.max
-				fr.Stats.Avg, fr.Stats.Sum, fr.Stats.Min, fr.Stats.Max = &avg, &sum, &mn, &mx
-			}
+			fr.Stats = f.stats()
 		}
 		out[f.path] = fr
 	}

@@ -682,12 +682,11 @@ func facetResults(p *Prepared, res bsearch.FacetResults, stats map[string]*stats
 }
 
 // statsBuilder sums a numeric field over the matches, from the doc values
-// of its $num. shadow (Bleve's facets count values but cannot sum them).
-// An array gives one value per element.
+// of its $num. shadow (Bleve's facets count values but cannot sum them):
+// the facets of a search whose columns are over their budget.
 type statsBuilder struct {
-	field         string
-	n             int64
-	sum, min, max float64
+	field string
+	numberStats
 }
 
 func (b *statsBuilder) StartDoc() {}
@@ -698,29 +697,39 @@ func (b *statsBuilder) Field() string {
 func (b *statsBuilder) Size() int { return 64 }
 
 func (b *statsBuilder) UpdateVisitor(term []byte) {
-	x, ok := numberOf(term)
-	if !ok {
-		return
+	if x, ok := numberOf(term); ok {
+		b.add(x)
 	}
-	if b.n == 0 || x < b.min {
-		b.min = x
-	}
-	if b.n == 0 || x > b.max {
-		b.max = x
-	}
-	b.n++
-	b.sum += x
 }
 
 func (b *statsBuilder) Result() *bsearch.FacetResult {
 	return &bsearch.FacetResult{Field: b.field, Total: int(b.n)}
 }
 
-func (b *statsBuilder) stats() FacetStats {
-	st := FacetStats{Count: b.n}
-	if b.n > 0 {
-		avg, sum, mn, mx := b.sum/float64(b.n), b.sum, b.min, b.max
-		st.Avg, st.Sum, st.Min, st.Max = &avg, &sum, &mn, &mx
+// numberStats are a facet's stats: the count, sum, minimum and maximum of
+// a number field's values over the matches, a document's distinct values
+// each once.
+type numberStats struct {
+	n             int64
+	sum, min, max float64
+}
+
+func (st *numberStats) add(x float64) {
+	if st.n == 0 || x < st.min {
+		st.min = x
 	}
-	return st
+	if st.n == 0 || x > st.max {
+		st.max = x
+	}
+	st.n++
+	st.sum += x
+}
+
+func (st *numberStats) stats() FacetStats {
+	out := FacetStats{Count: st.n}
+	if st.n > 0 {
+		avg, sum, mn, mx := st.sum/float64(st.n), st.sum, st.min, st.max
+		out.Avg, out.Sum, out.Min, out.Max = &avg, &sum, &mn, &mx
+	}
+	return out
 }
