@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -56,6 +57,8 @@ var ctx = context.Background()
 // read, as a read without a limit would, or the first take of them; for a plan that leaves the sort to
 // the caller, also the candidates in the order Sort.Key and Sort.Compare
 // give them ("sorted:").
+func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
+
 func TestPlans(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		c := &planCase{}
@@ -98,11 +101,16 @@ func (c *planCase) run(t *testing.T, d *datadriven.TestData) (string, error) {
 }
 
 func (c *planCase) create(t *testing.T, schema string) error {
+	return c.createOn(t, backendtest.OpenPebble, schema)
+}
+
+// createOn is create on the store open returns.
+func (c *planCase) createOn(t *testing.T, open func(testing.TB) kv.Store, schema string) error {
 	var s struct{ Title string }
 	if err := json.Unmarshal([]byte(schema), &s); err != nil {
 		return err
 	}
-	c.store, c.n = backendtest.OpenPebble(t), 0
+	c.store, c.n = open(t), 0
 	cat := catalog.New()
 	_, err := kv.Run(ctx, c.store, func(tx kv.Tx) error {
 		if err := cat.CreateDatabase(ctx, tx, ns, "db"); err != nil {
@@ -124,43 +132,46 @@ func (c *planCase) create(t *testing.T, schema string) error {
 // insert writes documents as the document operations do, but with the
 // JSON itself as the stored value.
 func (c *planCase) insert(docs []string) (string, error) {
-	sc, id := c.coll.Schema, c.coll.ID
-	_, err := kv.Run(ctx, c.store, func(tx kv.Tx) error {
-		for _, doc := range docs {
-			if err := sc.Validate([]byte(doc)); err != nil {
-				return fmt.Errorf("%s: %w", doc, err)
-			}
-			pk, err := sc.ExtractKey([]byte(doc))
-			if err != nil {
-				return err
-			}
-			key, err := keyspace.Document(id, pk)
-			if err != nil {
-				return err
-			}
-			if err := tx.Set(key, []byte(doc)); err != nil {
-				return err
-			}
-			entries, err := index.Entries(sc, []byte(doc))
-			if err != nil {
-				return err
-			}
-			for _, e := range entries {
-				if err := tx.Set(index.Key(id, e, key[len(keyspace.Documents(id).Begin):]), nil); err != nil {
-					return err
-				}
-			}
-			if err := tx.Add(keyspace.Count(id), 1); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	_, err := kv.Run(ctx, c.store, func(tx kv.Tx) error { return c.put(tx, docs) })
 	if err != nil {
 		return "", err
 	}
 	c.n += len(docs)
 	return fmt.Sprintf("%d documents\n", c.n), nil
+}
+
+// put writes new documents and their index entries in tx.
+func (c *planCase) put(tx kv.Tx, docs []string) error {
+	sc, id := c.coll.Schema, c.coll.ID
+	for _, doc := range docs {
+		if err := sc.Validate([]byte(doc)); err != nil {
+			return fmt.Errorf("%s: %w", doc, err)
+		}
+		pk, err := sc.ExtractKey([]byte(doc))
+		if err != nil {
+			return err
+		}
+		key, err := keyspace.Document(id, pk)
+		if err != nil {
+			return err
+		}
+		if err := tx.Set(key, []byte(doc)); err != nil {
+			return err
+		}
+		entries, err := index.Entries(sc, []byte(doc))
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := tx.Set(index.Key(id, e, key[len(keyspace.Documents(id).Begin):]), nil); err != nil {
+				return err
+			}
+		}
+		if err := tx.Add(keyspace.Count(id), 1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *planCase) plan(t *testing.T, d *datadriven.TestData) (string, error) {

@@ -22,7 +22,10 @@
 // what it reads it keeps, so a selective range costs one pass. The cap
 // comes from the collection's document count (kept with atomic adds) and
 // the caller's limit: an index plan that would fetch more documents than a
-// scan would read to find the limit loses to the scan.
+// scan would read to find the limit loses to the scan. With a limit the
+// two race, a step of each at a time: a range most documents match is
+// answered by the scan's first documents without the index first reading
+// its budget.
 //
 // A sorted lookup is served by the sort field's index when there is one sort
 // field whose entries hold whole values and the filter is empty or compares
@@ -174,19 +177,117 @@ func run(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (
 	if limit > 0 {
 		budget = min(budget, max(int64(math.Sqrt(float64(limit)*float64(n))), minCap))
 	}
-	if req.Filter.Root != nil {
-		if r, desc, ok := p.keyRange(req.Filter.Root); ok && p.onlyKey(req.Filter.Root) {
-			return tx.Scan(ctx, after(r, req.After), kv.ScanOptions{}), Plan{Kind: "primary key range", Detail: desc}, nil
-		}
-		if c, ok := p.plan(req.Filter.Root, int(budget)); ok {
-			keys := sortedUnique(c.keys, req.After)
-			return newFetchIterator(ctx, tx, keys, req.Limit), Plan{Kind: "index", Detail: c.desc, Candidates: len(keys)}, nil
-		}
-		if r, desc, ok := p.keyRange(req.Filter.Root); ok {
-			return tx.Scan(ctx, after(r, req.After), kv.ScanOptions{}), Plan{Kind: "primary key range", Detail: desc}, nil
+	if req.Filter.Root == nil {
+		return tx.Scan(ctx, after(docs, req.After), kv.ScanOptions{}), Plan{Kind: "scan"}, nil
+	}
+	// The plan of last resort: the primary key's range if the filter
+	// bounds its first field, or else the whole collection.
+	scan, scanPlan := docs, Plan{Kind: "scan"}
+	if r, desc, ok := p.keyRange(req.Filter.Root); ok {
+		scan, scanPlan = r, Plan{Kind: "primary key range", Detail: desc}
+		if p.onlyKey(req.Filter.Root) {
+			return tx.Scan(ctx, after(scan, req.After), kv.ScanOptions{}), scanPlan, nil
 		}
 	}
-	return tx.Scan(ctx, after(docs, req.After), kv.ScanOptions{}), Plan{Kind: "scan"}, nil
+	scan = after(scan, req.After)
+	index := func(c candidates) (Iterator, Plan, error) {
+		keys := sortedUnique(c.keys, req.After)
+		return newFetchIterator(ctx, tx, keys, req.Limit), Plan{Kind: "index", Detail: c.desc, Candidates: len(keys)}, nil
+	}
+	if limit > 0 && budget >= 4*minCap {
+		// Race the index against the scan, a step of each at a time, so
+		// that a wide range whose matches a scan finds at once does not
+		// first read its budget of entries: a selective index range in
+		// an eighth of the budget, then the scan's first documents (a
+		// quarter of the budget, about what the budget's entries cost),
+		// then the index up to its budget, then the rest of the scan.
+		if c, ok := p.plan(req.Filter.Root, int(budget/8)); ok {
+			return index(c)
+		}
+		probe := p.probeScan(scan, req, int(budget/4))
+		if probe.matched >= limit {
+			scanPlan.Detail = strings.TrimPrefix(scanPlan.Detail+"; ", "; ") + fmt.Sprintf("its first %d documents held the limit", probe.scanned)
+			return probe, scanPlan, nil
+		}
+		if c, ok := p.plan(req.Filter.Root, int(budget)); ok {
+			probe.Close()
+			return index(c)
+		}
+		return probe, scanPlan, nil
+	}
+	if c, ok := p.plan(req.Filter.Root, int(budget)); ok {
+		return index(c)
+	}
+	return tx.Scan(ctx, scan, kv.ScanOptions{}), scanPlan, nil
+}
+
+// probedScan is a scan whose first documents the planner has read and
+// checked: it yields the matches among them (copies), then the rest of
+// the scan.
+type probedScan struct {
+	Iterator         // the scan, past the documents probed
+	scanned, matched int64
+	keys, values     [][]byte
+	pos              int  // of keys, while it is less than len(keys)
+	exhausted        bool // the probe read the scan to its end (or its error)
+}
+
+// probeScan reads up to n documents of the scan range r and keeps those
+// that match req's filter. A document it cannot decode or check is kept
+// as well, and ends the probe: the caller's own check reports it.
+func (p *planner) probeScan(r kv.Range, req Request, n int) *probedScan {
+	ps := &probedScan{Iterator: p.tx.Scan(p.ctx, r, kv.ScanOptions{}), pos: -1}
+	for ps.scanned < int64(n) {
+		if !ps.Iterator.Next() {
+			ps.exhausted = true
+			break
+		}
+		ps.scanned++
+		doc := ps.Iterator.Value()
+		var err error
+		if req.Doc != nil {
+			doc, err = req.Doc(doc)
+		}
+		ok := true
+		if err == nil {
+			ok, err = req.Filter.Matches(doc)
+		}
+		if ok || err != nil {
+			ps.keys = append(ps.keys, bytes.Clone(ps.Iterator.Key()))
+			ps.values = append(ps.values, bytes.Clone(ps.Iterator.Value()))
+		}
+		if err != nil {
+			break
+		}
+		if ok {
+			ps.matched++
+		}
+	}
+	return ps
+}
+
+func (ps *probedScan) Next() bool {
+	if ps.pos < len(ps.keys) {
+		ps.pos++
+		if ps.pos < len(ps.keys) {
+			return true
+		}
+	}
+	return !ps.exhausted && ps.Iterator.Next()
+}
+
+func (ps *probedScan) Key() []byte {
+	if ps.pos < len(ps.keys) {
+		return ps.keys[ps.pos]
+	}
+	return ps.Iterator.Key()
+}
+
+func (ps *probedScan) Value() []byte {
+	if ps.pos < len(ps.keys) {
+		return ps.values[ps.pos]
+	}
+	return ps.Iterator.Value()
 }
 
 // after narrows r to the keys after the document key a (if any).

@@ -1,15 +1,22 @@
 package query
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/backendtest"
 )
 
 // thingsCase is a collection of 40 documents for the tests below, some of
@@ -133,5 +140,130 @@ func TestKeySlab(t *testing.T) {
 	}
 	if big := s.key(nil, make([]byte, 10000)); len(big) != 10000 {
 		t.Fatalf("a key larger than a slab: %d bytes", len(big))
+	}
+}
+
+// TestRaceMatchesBruteForce: lookups with a limit, where the index and the
+// scan race, give the first matches in primary-key order whichever wins,
+// with a resume key, with Request.Doc, and in a transaction whose own
+// uncommitted documents come before, among and after the stored ones.
+func TestRaceMatchesBruteForce(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) { raceMatchesBruteForce(t, b.Open) })
+}
+
+func raceMatchesBruteForce(t *testing.T, open func(testing.TB) kv.Store) {
+	c := &planCase{}
+	if err := c.createOn(t, open, `{"title":"things","primary_key":["id"],"properties":{"id":{"type":"integer"},"a":{"type":"integer"},"b":{"type":"integer"}}}`); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	doc := func(id int) string {
+		if rng.IntN(7) == 0 {
+			return fmt.Sprintf(`{"id":%d,"b":%d}`, id, rng.IntN(1000))
+		}
+		return fmt.Sprintf(`{"id":%d,"a":%d,"b":%d}`, id, rng.IntN(10), rng.IntN(1000))
+	}
+	var stored []string
+	for id := 0; id < 2000; id += 2 {
+		stored = append(stored, doc(id))
+	}
+	if _, err := c.insert(stored); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.store.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var own []string
+	for _, id := range []int{-5, -3, -1, 1, 3, 401, 999, 2001, 2003} {
+		own = append(own, doc(id))
+	}
+	if err := c.put(tx, own); err != nil {
+		t.Fatal(err)
+	}
+	all := map[int]string{}
+	for _, d := range append(stored, own...) {
+		var v struct{ ID int }
+		if err := json.Unmarshal([]byte(d), &v); err != nil {
+			t.Fatal(err)
+		}
+		all[v.ID] = d
+	}
+	ids := slices.Sorted(maps.Keys(all))
+
+	field := func() string { return []string{"a", "b"}[rng.IntN(2)] }
+	bound := func(f string) int {
+		if f == "a" {
+			return rng.IntN(11)
+		}
+		return rng.IntN(1001)
+	}
+	comparison := func() string {
+		f := field()
+		switch rng.IntN(3) {
+		case 0:
+			return fmt.Sprintf(`{%q:{"$gte":%d}}`, f, bound(f))
+		case 1:
+			return fmt.Sprintf(`{%q:{"$lt":%d}}`, f, bound(f))
+		}
+		lo := bound(f)
+		return fmt.Sprintf(`{%q:{"$gt":%d,"$lte":%d}}`, f, lo, lo+bound(f))
+	}
+	raced, won := 0, 0
+	for i := 0; i < 400; i++ {
+		raw := comparison()
+		switch rng.IntN(4) {
+		case 0:
+			raw = fmt.Sprintf(`{"$and":[%s,%s]}`, raw, comparison())
+		case 1:
+			raw = fmt.Sprintf(`{"$or":[%s,%s]}`, raw, comparison())
+		}
+		f, err := filter.Parse([]byte(raw), c.coll.Schema, filter.Collation{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := Request{Filter: f, Limit: []int64{1, 5, 10, 40}[rng.IntN(4)]}
+		after := math.MinInt
+		if rng.IntN(3) == 0 {
+			after = ids[rng.IntN(len(ids))]
+			req.After, _ = keyspace.Document(c.coll.ID, []any{after})
+		}
+		if rng.IntN(2) == 0 {
+			req.Doc = func(v []byte) ([]byte, error) { return v, nil }
+		}
+		var want []string
+		for _, id := range ids {
+			if ok, _ := f.Matches([]byte(all[id])); ok && id > after && int64(len(want)) < req.Limit {
+				want = append(want, all[id])
+			}
+		}
+		it, plan, err := Run(ctx, tx, c.coll, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for int64(len(got)) < req.Limit && it.Next() {
+			if ok, _ := f.Matches(it.Value()); ok {
+				got = append(got, string(it.Value()))
+			}
+		}
+		if err := it.Err(); err != nil {
+			t.Fatal(err)
+		}
+		it.Close()
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s limit %d after %d, plan %q:\n got %v\nwant %v", raw, req.Limit, after, plan, got, want)
+		}
+		if req.Limit >= 5 {
+			raced++
+			if strings.Contains(plan.Detail, "held the limit") {
+				won++
+			}
+		}
+	}
+	// The race ran, and the scan won some of it and lost some.
+	if won == 0 || won == raced {
+		t.Fatalf("the scan won %d of %d races", won, raced)
 	}
 }
