@@ -208,7 +208,11 @@ func run(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (
 		}
 		probe := p.probeScan(scan, req, int(budget/4))
 		if probe.matched >= limit {
-			scanPlan.Detail = strings.TrimPrefix(scanPlan.Detail+"; ", "; ") + fmt.Sprintf("its first %d documents held the limit", probe.scanned)
+			held := fmt.Sprintf("its first %d documents held the limit", probe.scanned)
+			if scanPlan.Detail != "" {
+				held = scanPlan.Detail + "; " + held
+			}
+			scanPlan.Detail = held
 			return probe, scanPlan, nil
 		}
 		if c, ok := p.plan(req.Filter.Root, int(budget)); ok {
@@ -239,6 +243,7 @@ type probedScan struct {
 // as well, and ends the probe: the caller's own check reports it.
 func (p *planner) probeScan(r kv.Range, req Request, n int) *probedScan {
 	ps := &probedScan{Iterator: p.tx.Scan(p.ctx, r, kv.ScanOptions{}), pos: -1}
+	var slab keySlab // the kept keys and values, copied into a few allocations
 	for ps.scanned < int64(n) {
 		if !ps.Iterator.Next() {
 			ps.exhausted = true
@@ -255,8 +260,8 @@ func (p *planner) probeScan(r kv.Range, req Request, n int) *probedScan {
 			ok, err = req.Filter.Matches(doc)
 		}
 		if ok || err != nil {
-			ps.keys = append(ps.keys, bytes.Clone(ps.Iterator.Key()))
-			ps.values = append(ps.values, bytes.Clone(ps.Iterator.Value()))
+			ps.keys = append(ps.keys, slab.key(nil, ps.Iterator.Key()))
+			ps.values = append(ps.values, slab.key(nil, ps.Iterator.Value()))
 		}
 		if err != nil {
 			break
