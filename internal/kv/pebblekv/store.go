@@ -54,8 +54,8 @@ type Options struct {
 	// CacheSize is Pebble's block cache in bytes. Default 128 MiB.
 	CacheSize int64
 	// MemTableSize is the largest a memtable grows before it is flushed.
-	// Pebble preallocates each WAL file to 110% of it, so it is also what
-	// a nearly empty store takes on disk. Default DefaultMemTableSize.
+	// A WAL file grows to about its size, and Pebble keeps up to three old
+	// ones to reuse. Default DefaultMemTableSize.
 	MemTableSize int64
 	// Compression is how tables are compressed: CompressSnappy (Pebble's
 	// default, the fastest) or CompressZstd (zstd in the bottom levels:
@@ -81,11 +81,14 @@ const (
 const (
 	DefaultMaxTxAge  = 10 * time.Minute
 	DefaultCacheSize = 128 << 20
-	// DefaultMemTableSize is Options.MemTableSize's default, Pebble's own:
-	// 64 MiB reserved 71 MB of disk for a store holding a few KiB, and
-	// measured no faster on durable commits of 100-byte or 1 KiB values
-	// (BenchmarkMemTableSize, docs/benchmarks.md).
-	DefaultMemTableSize = 4 << 20
+	// DefaultMemTableSize is Options.MemTableSize's default. Twice Pebble's
+	// own: with documents and their index entries, 4 MiB memtables flushed
+	// so often that compactions took a fifth more CPU per insert (server
+	// CPU per insert 549-654 µs at 4 MiB, 475 at 8, 440-482 at 16 and 32;
+	// docs/benchmarks.md). Larger ones keep more recycled WAL files of
+	// their size on disk; the WAL's preallocation is bounded apart
+	// (maxPreallocate), so a fresh store stays small.
+	DefaultMemTableSize = 8 << 20
 	defaultLogLimit     = 1000
 )
 
@@ -187,7 +190,7 @@ func Open(opts Options) (*Store, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		MemTableSize:       uint64(opts.MemTableSize),
 		Logger:             pebbleLogger{opts.Logger},
-		FS:                 opts.FS,
+		FS:                 boundedPreallocFS{opts.FS},
 	}
 	if opts.Compression == CompressZstd {
 		// Fast compression where tables are rewritten often, zstd in the
