@@ -193,6 +193,59 @@ func end(b []byte, i, depth int) (int, error) {
 	return 0, errAt(i, "unexpected %q where a value was expected", b[i])
 }
 
+// SkipValid returns the offset just past the value at b[i], which must
+// be valid JSON: a stored document's, checked when it was written. It finds
+// where strings and containers end without checking what they hold, so a
+// long string costs one bytes.IndexByte per quote in it (End checks every
+// run of text between escapes). On input that is not valid JSON it returns
+// an error or an offset that may be wrong, but it never reads outside b.
+func SkipValid(b []byte, i int) (int, error) {
+	switch KindAt(b, i) {
+	case String:
+		return skipString(b, i)
+	case Object, Array:
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e, err := skipString(b, j)
+				if err != nil {
+					return 0, err
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, errAt(i, "unexpected end of input")
+	}
+	return End(b, i) // a number or a literal: short
+}
+
+// skipString is the offset past the string that opens at b[i], found by
+// its closing quote: the first one after an even run of backslashes.
+func skipString(b []byte, i int) (int, error) {
+	for j := i + 1; ; {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			return 0, errAt(i, "unterminated string")
+		}
+		q += j
+		k := q - 1
+		for k > i && b[k] == '\\' {
+			k--
+		}
+		if (q-1-k)%2 == 0 {
+			return q + 1, nil
+		}
+		j = q + 1
+	}
+}
+
 func literalEnd(b []byte, i int) (int, error) {
 	var lit string
 	switch b[i] {

@@ -187,3 +187,46 @@ func BenchmarkStringEnd(b *testing.B) {
 		}
 	})
 }
+
+// SkipValid ends every valid value where End does, and never reads outside
+// its input, whatever it is given.
+func FuzzSkipValid(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e3,"x\u00e9",true,null]}`, `"a\\"`, `"a\\\"b"`, `["]","}",{"k":"\\\\"}]`,
+		`{"a":"unterminated`, `[[[`, `"\"`, `{"a":1}}`, `"ok" trailing`, `12`, `nul`, `{"body":"line\nline \"quoted\" \\ end"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		i := SkipSpace(b, 0)
+		got, gotErr := SkipValid(b, i)
+		if gotErr == nil && (got <= i || got > len(b)) {
+			t.Fatalf("SkipValid(%q) = %d: outside the input", b, got)
+		}
+		want, err := End(b, i)
+		if err != nil {
+			return
+		}
+		if gotErr != nil || got != want {
+			t.Fatalf("SkipValid(%q) = %d, %v; End gives %d", b, got, gotErr, want)
+		}
+	})
+}
+
+// BenchmarkSkip: a document with a mail body of 4 KB (a line break escaped
+// every 70 bytes), skipped by End and by SkipValid.
+func BenchmarkSkip(b *testing.B) {
+	line := strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do ", 2)[:68] + `\n`
+	doc := []byte(`{"id":12,"title":"a subject","body":"` + strings.Repeat(line, 4096/len(line)) + `","tag":"spam-1","size":3000}`)
+	for _, skip := range []struct {
+		name string
+		fn   func([]byte, int) (int, error)
+	}{{"End", End}, {"SkipValid", SkipValid}} {
+		b.Run(skip.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				if e, err := skip.fn(doc, 0); err != nil || e != len(doc) {
+					b.Fatal(e, err)
+				}
+			}
+		})
+	}
+}
