@@ -235,9 +235,11 @@ func (t *txn) getMany(ctx context.Context, keys [][]byte, conflict bool, buf *[]
 		}
 	}
 	values := make([][]byte, len(keys))
-	var stored [][]byte  // keys read from the backend
-	var storedAt []int   // their places in keys
-	var adds []*Mutation // their buffered counter additions, if any
+	// Sized once for every key: most are read from the backend, and
+	// growing three slices a key at a time was a sixth of a page's fetch.
+	stored := make([][]byte, 0, len(keys))  // keys read from the backend
+	storedAt := make([]int, 0, len(keys))   // their places in keys
+	adds := make([]*Mutation, 0, len(keys)) // their buffered counter additions, if any
 	for i, key := range keys {
 		t.noteRead(key, conflict)
 		m, cleared := t.buf.Lookup(key)
