@@ -82,12 +82,13 @@ const (
 	DefaultMaxTxAge  = 10 * time.Minute
 	DefaultCacheSize = 128 << 20
 	// DefaultMemTableSize is Options.MemTableSize's default. Twice Pebble's
-	// own: with documents and their index entries, 4 MiB memtables flushed
-	// so often that compactions took a fifth more CPU per insert (server
-	// CPU per insert 549-654 µs at 4 MiB, 475 at 8, 440-482 at 16 and 32;
-	// docs/benchmarks.md). Larger ones keep more recycled WAL files of
-	// their size on disk; the WAL's preallocation is bounded apart
-	// (maxPreallocate), so a fresh store stays small.
+	// own: with documents and their index entries, each flushed table
+	// overlaps most of the base level, and larger flushes give each
+	// compaction more to carry (a 1 KB insert wrote 38.8 KB to disk with
+	// 4 MiB, 31.7 KB with 8 MiB; server CPU per insert was lower in six
+	// pairs of seven; docs/benchmarks.md). Larger ones keep more recycled
+	// WAL files of their size on disk; the WAL's preallocation is bounded
+	// apart (maxPreallocate), so a fresh store stays small.
 	DefaultMemTableSize = 8 << 20
 	defaultLogLimit     = 1000
 )
