@@ -63,6 +63,21 @@ func (x *boundedIndex) Batch(b *bleve.Batch) error {
 	return err
 }
 
+// SetInternal and DeleteInternal go through Batch, so that Close waits
+// for them too: Bleve's own write them unawaited, and a Close right after
+// could lose them.
+func (x *boundedIndex) SetInternal(key, val []byte) error {
+	b := x.NewBatch()
+	b.SetInternal(key, val)
+	return x.Batch(b)
+}
+
+func (x *boundedIndex) DeleteInternal(key []byte) error {
+	b := x.NewBatch()
+	b.DeleteInternal(key)
+	return x.Batch(b)
+}
+
 // Close waits, up to closeWait, for the pending batches to be persisted,
 // then closes the index.
 func (x *boundedIndex) Close() error {
