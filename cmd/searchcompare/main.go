@@ -62,6 +62,15 @@ type config struct {
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-serve-floor" {
+		// The floor server runs in a process of its own, as the servers
+		// it stands beside do.
+		if err := serveFloor(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "searchcompare: floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -124,6 +133,9 @@ func parseFlags(args []string) (config, error) {
 	if len(cfg.profile) > 0 && !slices.Contains(cfg.engines, "folio") {
 		return cfg, errors.New("profile: the profiles are of folio, which -engines leaves out")
 	}
+	if slices.Contains(cfg.engines, "floor") && !slices.Contains(cfg.engines, "folio") {
+		return cfg, errors.New("engines: the floor answers with folio's answers, which -engines leaves out")
+	}
 	for _, k := range cfg.profile {
 		if !slices.ContainsFunc(kinds, func(x struct{ name, desc string }) bool { return x.name == k }) {
 			return cfg, fmt.Errorf("profile: unknown query kind %q", k)
@@ -156,13 +168,15 @@ func (c config) logf(format string, args ...any) {
 }
 
 // engineNames are the -engines names: Folio on Pebble and on
-// PostgreSQL, SQLite FTS5, PostgreSQL's full text search.
-var engineNames = []string{"folio", "folio-pg", "sqlite", "postgres"}
+// PostgreSQL, SQLite FTS5, PostgreSQL's full text search, and the floor
+// of an HTTP search (floor.go).
+var engineNames = []string{"folio", "folio-pg", "sqlite", "postgres", "floor"}
 
 // servers are the processes every corpus runs on.
 type servers struct {
 	pg                   *pgtest.Cluster
 	folioPebble, folioPG *benchrun.Process
+	floor                *benchrun.Process
 	tmp                  string
 }
 
@@ -208,6 +222,12 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer s.folioPG.Stop()
+	if slices.Contains(cfg.engines, "floor") {
+		if s.floor, err = startFloor(ctx); err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		defer s.floor.Stop()
+	}
 
 	var results []*corpusResult
 	for _, name := range cfg.corpora {
@@ -319,11 +339,20 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 		return nil, err
 	}
 	defer pgfts.close()
-	var engines []engine
-	for _, e := range []struct {
+	all := []struct {
 		flag string
 		e    engine
-	}{{"folio", folioPebble}, {"folio-pg", folioPG}, {"sqlite", lite}, {"postgres", pgfts}} {
+	}{{"folio", folioPebble}, {"folio-pg", folioPG}, {"sqlite", lite}, {"postgres", pgfts}}
+	if s.floor != nil {
+		floor := newFloor(s.floor.URL, folioPebble)
+		defer floor.close()
+		all = append(all, struct {
+			flag string
+			e    engine
+		}{"floor", floor})
+	}
+	var engines []engine
+	for _, e := range all {
 		if slices.Contains(cfg.engines, e.flag) {
 			engines = append(engines, e.e)
 		}
@@ -351,6 +380,11 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 			}
 		}
 	}
+	// The first searches built the indexes; their merges, and the
+	// compactions the load left, would otherwise take the queries' CPU.
+	if err := settle(ctx, cfg, c, s.folioPebble, s.folioPG); err != nil {
+		return nil, err
+	}
 	for round := range cfg.rounds {
 		for ki, q := range res.queries {
 			for i := range engines {
@@ -372,6 +406,9 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 	if cfg.ctsDuration > 0 {
 		filler := c.docs[0].Body
 		for _, e := range engines {
+			if _, ok := e.(*floorEngine); ok {
+				continue // it stores nothing
+			}
 			cfg.logf("%s: commit to searchable on %s, %d writers for %v", c.name, e.name(), cfg.writers, cfg.ctsDuration)
 			lat, err := commitToSearchable(ctx, e, cfg.writers, cfg.ctsDuration, int64(len(c.docs))+1_000_000, filler)
 			if err != nil {
@@ -384,21 +421,44 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 			cfg.logf("%s: commit to searchable on %s: %d writes, p50 %v p99 %v", c.name, e.name(), len(lat), lat.percentile(50), lat.percentile(99))
 		}
 	}
+	if len(cfg.profile) > 0 {
+		if err := settle(ctx, cfg, c, s.folioPebble); err != nil {
+			return nil, err
+		}
+	}
 	for _, kind := range cfg.profile {
-		path, err := profileFolio(ctx, cfg, s.folioPebble, folioPebble, c, kind)
+		note, err := profileFolio(ctx, cfg, s.folioPebble, folioPebble, c, kind)
 		if err != nil {
 			cfg.logf("%s: profile of %s: %v", c.name, kind, err)
 			continue
 		}
-		res.profiles = append(res.profiles, path)
-		cfg.logf("CPU profile of folio under %s on %s: %s", kind, c.name, path)
+		res.profiles = append(res.profiles, note)
+		cfg.logf("CPU profile of folio under %s on %s: %s", kind, c.name, note)
 	}
 	return res, nil
 }
 
+// settle waits, up to two minutes, until each of the servers has gone
+// idle: below 5% of a core over a second.
+func settle(ctx context.Context, cfg config, c *corpus, procs ...*benchrun.Process) error {
+	for _, p := range procs {
+		waited, idle, err := p.WaitIdle(ctx, 0.05, time.Second, 2*time.Minute)
+		if err != nil {
+			return err
+		}
+		cfg.logf("%s: waited %.1fs for folio to go idle (idle: %v)", c.name, waited.Seconds(), idle)
+	}
+	return nil
+}
+
 // profileFolio runs one query kind on Folio in a loop while the server
-// records a CPU profile, and writes the profile's top beside it.
+// records a CPU profile, and writes the profile's top beside it. It
+// returns the profile's path, with the queries run and the server's CPU
+// per query when /proc tells it.
 func profileFolio(ctx context.Context, cfg config, p *benchrun.Process, f *folioEngine, c *corpus, kind string) (string, error) {
+	// The server's CPU per query, printed beside the profile's path, is
+	// steadier than a latency on a shared machine: what to compare two
+	// revisions by.
 	if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
 		return "", err
 	}
@@ -411,14 +471,24 @@ func profileFolio(ctx context.Context, cfg config, p *benchrun.Process, f *folio
 	path := filepath.Join(cfg.profileDir, fmt.Sprintf("folio-%s-%s.pprof", c.name, kind))
 	got := make(chan error, 1)
 	go func() { got <- benchrun.FetchProfile(ctx, p.PprofURL, cfg.profileSeconds, path) }()
-	deadline := time.Now().Add(time.Duration(cfg.profileSeconds)*time.Second + 500*time.Millisecond)
-	for time.Now().Before(deadline) {
+	start := time.Now()
+	deadline := start.Add(time.Duration(cfg.profileSeconds)*time.Second + 500*time.Millisecond)
+	cpu0, cpuErr := p.CPUTime()
+	n := 0
+	for ; time.Now().Before(deadline); n++ {
 		if _, err := f.search(ctx, q); err != nil {
 			return "", err
 		}
 	}
+	elapsed := time.Since(start)
+	cpu1, err := p.CPUTime()
 	if err := <-got; err != nil {
 		return "", err
 	}
-	return path, benchrun.ProfileTop(ctx, path)
+	note := path
+	if cpuErr == nil && err == nil && n > 0 {
+		note = fmt.Sprintf("%s (%d queries of %v, server CPU %v a query)", path, n,
+			(elapsed / time.Duration(n)).Round(time.Microsecond), ((cpu1 - cpu0) / time.Duration(n)).Round(time.Microsecond))
+	}
+	return note, benchrun.ProfileTop(ctx, path)
 }

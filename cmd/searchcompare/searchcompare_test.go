@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -271,5 +274,24 @@ func TestReport(t *testing.T) {
 	var b strings.Builder
 	if err := writeText(&b, []*corpusResult{r}); err != nil || !strings.Contains(b.String(), "rare") {
 		t.Errorf("text: %v\n%s", err, b.String())
+	}
+}
+
+// The floor server answers a request with the answer recorded for its
+// body, byte for byte, and any other with 404.
+func TestFloorHandler(t *testing.T) {
+	srv := httptest.NewServer(floorHandler())
+	defer srv.Close()
+	from := &folioEngine{label: "recorded", base: srv.URL, coll: "/c", hc: srv.Client()}
+	rec, _ := json.Marshal(floorRecord{Request: []byte(`{"q":"a"}`), Response: []byte("{\"result\":{\"hits\":[]}}\n")})
+	if _, err := from.post(context.Background(), "/record", rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := from.post(context.Background(), "/c/documents/search", []byte(`{"q":"a"}`))
+	if err != nil || string(got) != "{\"result\":{\"hits\":[]}}\n" {
+		t.Fatalf("recorded request: %q, %v", got, err)
+	}
+	if _, err := from.post(context.Background(), "/c/documents/search", []byte(`{"q":"b"}`)); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("a request not recorded: %v", err)
 	}
 }

@@ -135,6 +135,65 @@ func (p *Process) Stop() {
 	}
 }
 
+// CPUTime is the user and system CPU the process has used so far, from
+// /proc (Linux only; an error elsewhere).
+func (p *Process) CPUTime() (time.Duration, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, may hold spaces: count from its end.
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unexpected /proc stat %q", stat)
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("unexpected /proc stat %q", stat)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] { // utime and stime, fields 14 and 15
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// WaitIdle waits until the process uses at most busy of one core over
+// a whole window (the work a load left behind, such as merges and
+// compactions, done), or until timeout has passed, or ctx ends. It
+// returns how long it waited, and whether the process went idle.
+func (p *Process) WaitIdle(ctx context.Context, busy float64, window, timeout time.Duration) (time.Duration, bool, error) {
+	start := time.Now()
+	prev, err := p.CPUTime()
+	if err != nil {
+		return 0, false, err
+	}
+	for time.Since(start) < timeout {
+		select {
+		case <-ctx.Done():
+			return time.Since(start), false, ctx.Err()
+		case <-time.After(window):
+		}
+		now, err := p.CPUTime()
+		if err != nil {
+			return time.Since(start), false, err
+		}
+		if float64(now-prev) <= busy*float64(window) {
+			return time.Since(start), true, nil
+		}
+		prev = now
+	}
+	return time.Since(start), false, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
+
 // FreeAddr returns a loopback address with a port free at the time of the
 // call.
 func FreeAddr() (string, error) {
