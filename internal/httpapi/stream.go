@@ -20,14 +20,19 @@ type stream struct {
 	public  func(error) *status.Error
 	flusher http.Flusher
 	started bool
-	buf     *[]byte // from lineBuffers, back there at finish
+	// buf holds the lines not yet written; from lineBuffers, back there
+	// at finish.
+	buf *[]byte
 	// batch: the items come as fast as they can be written (a read), so
-	// flush every batchBytes and at the end rather than after each.
-	batch   bool
-	pending int
+	// they are gathered and written batchBytes at a time, and at the end,
+	// rather than one by one.
+	batch bool
 }
 
-// batchBytes is how much a batched stream writes between flushes.
+// batchBytes is how much a batched stream gathers before it writes and
+// flushes. Written item by item, a scan of 100 documents of 1 KB went
+// out in a write(2) every 4 KB (net/http's buffer), and those writes were
+// a third of the server's CPU under short scans.
 const batchBytes = 32 << 10
 
 // maxPooledLine: a buffer grown past this by one large item is left to
@@ -74,50 +79,66 @@ func (s *stream) sendAppend(appendItem func([]byte) []byte) error {
 	s.start()
 	if s.buf == nil {
 		s.buf = lineBuffers.Get().(*[]byte)
+		*s.buf = (*s.buf)[:0]
 	}
-	b := append((*s.buf)[:0], `{"result":`...)
+	b := append(*s.buf, `{"result":`...)
 	b = appendItem(b)
 	b = append(b, "}\n"...)
 	*s.buf = b
-	if _, err := s.w.Write(b); err != nil {
-		return err // the client went away; the caller stops
+	if s.batch && len(b) < batchBytes {
+		return nil // written with the next ones
 	}
-	s.pending += len(b)
-	if !s.batch || s.pending >= batchBytes {
-		s.flush()
-	}
-	return nil
+	return s.writeOut(true)
 }
 
-func (s *stream) flush() {
-	s.pending = 0
-	if s.flusher != nil {
+// writeOut writes the lines gathered, in one write, and flushes them if
+// flush is set. An error means the client went away; the caller stops.
+func (s *stream) writeOut(flush bool) error {
+	if s.buf == nil || len(*s.buf) == 0 {
+		return nil
+	}
+	b := *s.buf
+	*s.buf = b[:0]
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	if flush && s.flusher != nil {
 		s.flusher.Flush()
 	}
+	return nil
 }
 
 // finish ends the stream, with err if the work failed. It returns an error
 // only when nothing was sent yet, for the caller to answer as usual.
 func (s *stream) finish(err error) error {
+	defer s.release()
+	if err == nil {
+		// No flush: net/http writes what is left when the handler returns
+		// with the end of the body, so a short read is one write, not two.
+		s.start()
+		s.writeOut(false)
+		return nil
+	}
+	if !s.started {
+		return err
+	}
+	// The lines gathered, then the error after them.
+	bj, _ := json.Marshal(errorJSON(s.public(err)))
+	if s.buf == nil {
+		s.buf = lineBuffers.Get().(*[]byte)
+		*s.buf = (*s.buf)[:0]
+	}
+	*s.buf = append(append(*s.buf, bj...), '\n')
+	s.writeOut(true)
+	return nil
+}
+
+// release gives the line buffer back to the pool.
+func (s *stream) release() {
 	if s.buf != nil {
 		if cap(*s.buf) <= maxPooledLine {
 			lineBuffers.Put(s.buf)
 		}
 		s.buf = nil
 	}
-	if err == nil {
-		// No flush: net/http writes what is left when the handler returns
-		// with the end of the body, so a short read is one write, not two.
-		s.start()
-		return nil
-	}
-	if !s.started {
-		return err
-	}
-	b, _ := json.Marshal(errorJSON(s.public(err)))
-	s.w.Write(append(b, '\n'))
-	if s.flusher != nil {
-		s.flusher.Flush()
-	}
-	return nil
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -73,5 +74,78 @@ func TestSearchStreamFlushesOnlyEveryPage(t *testing.T) {
 		if rec.Flushed == onePage {
 			t.Errorf("one page %v: flushed %v", onePage, rec.Flushed)
 		}
+	}
+}
+
+// countingWriter counts the writes and flushes a stream makes.
+type countingWriter struct {
+	*httptest.ResponseRecorder
+	writes, flushes int
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	c.writes++
+	return c.ResponseRecorder.Write(b)
+}
+
+func (c *countingWriter) Flush() {
+	c.flushes++
+	c.ResponseRecorder.Flush()
+}
+
+// A batched stream writes its items batchBytes at a time, each batch in
+// one write and flushed, and the rest in one write at the end; an error
+// goes out after the items gathered before it. A stream that is not
+// batched (events, subscribe) writes and flushes each item as it comes.
+func TestStreamWrites(t *testing.T) {
+	public := func(err error) *status.Error { return &status.Error{Code: status.Internal, Message: err.Error()} }
+	item := `{"text":"` + strings.Repeat("x", 1000) + `"}`
+	line := `{"result":` + item + "}\n"
+	for _, c := range []struct {
+		name            string
+		batched         bool
+		items           int
+		fail            bool
+		writes, flushes int
+		endsWithError   bool
+	}{
+		// 33 lines of 1,012 bytes pass batchBytes (32 KiB): three full
+		// batches, and the last line at the end.
+		{name: "batched", batched: true, items: 100, writes: 4, flushes: 3},
+		{name: "batched, short", batched: true, items: 3, writes: 1, flushes: 0},
+		{name: "batched, failing", batched: true, items: 40, fail: true, writes: 2, flushes: 2, endsWithError: true},
+		{name: "not batched", items: 5, writes: 5, flushes: 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+			s := newStream(w, public)
+			if c.batched {
+				s = newBatchedStream(w, public)
+			}
+			for range c.items {
+				if err := s.send([]byte(item)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var failure error
+			if c.fail {
+				failure = errors.New("the scan failed")
+			}
+			if err := s.finish(failure); err != nil {
+				t.Fatal(err)
+			}
+			if w.writes != c.writes || w.flushes != c.flushes {
+				t.Errorf("%d writes and %d flushes, want %d and %d", w.writes, w.flushes, c.writes, c.flushes)
+			}
+			want := strings.Repeat(line, c.items)
+			body := w.Body.String()
+			if c.endsWithError {
+				if !strings.HasPrefix(body, want) || !strings.HasSuffix(body, "\"the scan failed\"}}\n") {
+					t.Errorf("body does not hold the %d items then the error: ...%q", c.items, body[max(0, len(body)-120):])
+				}
+			} else if body != want {
+				t.Errorf("body of %d bytes, want the %d items' %d", len(body), c.items, len(want))
+			}
+		})
 	}
 }
