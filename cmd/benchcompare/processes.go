@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"time"
 
 	"github.com/foliodb/folio/internal/benchrun"
@@ -14,15 +12,7 @@ import (
 
 // startYardstick runs this program again as the trivial handler.
 func startYardstick(ctx context.Context) (*benchrun.Process, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	addr, err := benchrun.FreeAddr()
-	if err != nil {
-		return nil, err
-	}
-	p, err := benchrun.Start(ctx, exec.Command(self, "-serve-yardstick", addr), "http://"+addr)
+	p, err := benchrun.StartSelf(ctx, "-serve-yardstick")
 	if err != nil {
 		return nil, fmt.Errorf("yardstick: %w", err)
 	}

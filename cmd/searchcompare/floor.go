@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"sync"
 	"time"
 
@@ -100,15 +98,7 @@ func (f *floorEngine) record(ctx context.Context, body []byte) error {
 
 // startFloor runs this program again as the floor server.
 func startFloor(ctx context.Context) (*benchrun.Process, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	addr, err := benchrun.FreeAddr()
-	if err != nil {
-		return nil, err
-	}
-	return benchrun.Start(ctx, exec.Command(self, "-serve-floor", addr), "http://"+addr)
+	return benchrun.StartSelf(ctx, "-serve-floor")
 }
 
 // floorHandler is the floor server: /v1/health, /record, and every

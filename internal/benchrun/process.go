@@ -89,6 +89,22 @@ func StartFolio(ctx context.Context, bin string, args ...string) (*Process, erro
 	return p, nil
 }
 
+// StartSelf runs this program again, with flag and a free loopback
+// address as its arguments, as a server that answers /v1/health: a
+// benchmark's stand-in server, in a process of its own as the servers it
+// stands beside are.
+func StartSelf(ctx context.Context, flag string) (*Process, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	addr, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	return Start(ctx, exec.Command(self, flag, addr), "http://"+addr)
+}
+
 // Start starts cmd and waits until url answers /v1/health.
 func Start(ctx context.Context, cmd *exec.Cmd, url string) (*Process, error) {
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
