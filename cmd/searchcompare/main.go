@@ -362,6 +362,9 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 		lat: map[string]map[string]latencies{}, out: map[string]map[string]outcome{}, cts: map[string]latencies{}, ctsErr: map[string]string{}}
 	for _, e := range engines {
 		res.engines = append(res.engines, e.name())
+		if _, ok := e.(*floorEngine); ok {
+			continue // it stores nothing: no indexing figure
+		}
 		cfg.logf("%s: loading %s", c.name, e.name())
 		start := time.Now()
 		if err := e.load(ctx, c.docs, cfg.batch, cfg.loadClients); err != nil {
@@ -456,9 +459,6 @@ func settle(ctx context.Context, cfg config, c *corpus, procs ...*benchrun.Proce
 // returns the profile's path, with the queries run and the server's CPU
 // per query when /proc tells it.
 func profileFolio(ctx context.Context, cfg config, p *benchrun.Process, f *folioEngine, c *corpus, kind string) (string, error) {
-	// The server's CPU per query, printed beside the profile's path, is
-	// steadier than a latency on a shared machine: what to compare two
-	// revisions by.
 	if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
 		return "", err
 	}
@@ -481,12 +481,15 @@ func profileFolio(ctx context.Context, cfg config, p *benchrun.Process, f *folio
 		}
 	}
 	elapsed := time.Since(start)
-	cpu1, err := p.CPUTime()
+	cpu1, cpuErr1 := p.CPUTime()
 	if err := <-got; err != nil {
 		return "", err
 	}
+	// The server's CPU per query, printed beside the profile's path, is
+	// steadier than a latency on a shared machine: what to compare two
+	// revisions by.
 	note := path
-	if cpuErr == nil && err == nil && n > 0 {
+	if cpuErr == nil && cpuErr1 == nil && n > 0 {
 		note = fmt.Sprintf("%s (%d queries of %v, server CPU %v a query)", path, n,
 			(elapsed / time.Duration(n)).Round(time.Microsecond), ((cpu1 - cpu0) / time.Duration(n)).Round(time.Microsecond))
 	}
