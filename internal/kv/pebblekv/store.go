@@ -85,8 +85,9 @@ const (
 	// own: with documents and their index entries, each flushed table
 	// overlaps most of the base level, and larger flushes give each
 	// compaction more to carry (a 1 KB insert wrote 38.8 KB to disk with
-	// 4 MiB, 31.7 KB with 8 MiB; server CPU per insert was lower in six
-	// pairs of seven; docs/benchmarks.md). Larger ones keep more recycled
+	// 4 MiB, 31.7 KB with 8 MiB, both counting a warm-up's updates too;
+	// server CPU per insert was lower in six pairs of seven;
+	// docs/benchmarks.md). Larger ones keep more recycled
 	// WAL files of their size on disk; the WAL's preallocation is bounded
 	// apart (maxPreallocate), so a fresh store stays small.
 	DefaultMemTableSize = 8 << 20
