@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -53,6 +54,7 @@ func bench(args []string) error {
 	batch := fs.Int("batch", 500, "documents per insert request in the load")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of tables")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of this client, over the measured workloads only, to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -111,6 +113,15 @@ func bench(args []string) error {
 			return fmt.Errorf("bench: warm-up: %w", err)
 		}
 	}
+	if *cpuProfile != "" {
+		// The client's own cost: with the server on the same machine,
+		// every microsecond it spends is one the server does not get.
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		defer stopProfile()
+	}
 	var results []*loadgen.Result
 	for _, w := range list {
 		res, err := loadgen.Run(ctx, loadgen.RunConfig{Driver: d, Workload: w, Data: data, Clients: *clients,
@@ -140,4 +151,21 @@ func printResults(results []*loadgen.Result, asJSON bool) error {
 	}
 	_, err := io.WriteString(os.Stdout, sb.String())
 	return err
+}
+
+// startCPUProfile starts a CPU profile into path; the function it returns
+// stops it and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -435,6 +435,18 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 			cfg.logf("%s: profile of %s: %v", c.name, kind, err)
 			continue
 		}
+		if s.floor != nil {
+			// The floor's server pays for the request and its answer
+			// only: Folio's CPU less the floor's is Folio's own work.
+			floor := newFloor(s.floor.URL, folioPebble)
+			n, elapsed, cpu, err := cpuPerQuery(ctx, s.floor, floor, queryOfKind(c, kind), time.Duration(cfg.profileSeconds)*time.Second)
+			floor.close()
+			if err != nil {
+				cfg.logf("%s: the floor under %s: %v", c.name, kind, err)
+			} else {
+				note += fmt.Sprintf("; the floor: %d queries of %v, server CPU %v a query", n, elapsed.Round(time.Microsecond), cpu.Round(time.Microsecond))
+			}
+		}
 		res.profiles = append(res.profiles, note)
 		cfg.logf("CPU profile of folio under %s on %s: %s", kind, c.name, note)
 	}
@@ -462,26 +474,13 @@ func profileFolio(ctx context.Context, cfg config, p *benchrun.Process, f *folio
 	if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
 		return "", err
 	}
-	var q query
-	for _, x := range queries(c.terms) {
-		if x.kind == kind {
-			q = x
-		}
-	}
 	path := filepath.Join(cfg.profileDir, fmt.Sprintf("folio-%s-%s.pprof", c.name, kind))
 	got := make(chan error, 1)
 	go func() { got <- benchrun.FetchProfile(ctx, p.PprofURL, cfg.profileSeconds, path) }()
-	start := time.Now()
-	deadline := start.Add(time.Duration(cfg.profileSeconds)*time.Second + 500*time.Millisecond)
-	cpu0, cpuErr := p.CPUTime()
-	n := 0
-	for ; time.Now().Before(deadline); n++ {
-		if _, err := f.search(ctx, q); err != nil {
-			return "", err
-		}
+	n, elapsed, cpu, err := cpuPerQuery(ctx, p, f, queryOfKind(c, kind), time.Duration(cfg.profileSeconds)*time.Second+500*time.Millisecond)
+	if err != nil {
+		return "", err
 	}
-	elapsed := time.Since(start)
-	cpu1, cpuErr1 := p.CPUTime()
 	if err := <-got; err != nil {
 		return "", err
 	}
@@ -489,9 +488,38 @@ func profileFolio(ctx context.Context, cfg config, p *benchrun.Process, f *folio
 	// steadier than a latency on a shared machine: what to compare two
 	// revisions by.
 	note := path
-	if cpuErr == nil && cpuErr1 == nil && n > 0 {
-		note = fmt.Sprintf("%s (%d queries of %v, server CPU %v a query)", path, n,
-			(elapsed / time.Duration(n)).Round(time.Microsecond), ((cpu1 - cpu0) / time.Duration(n)).Round(time.Microsecond))
+	if n > 0 {
+		note = fmt.Sprintf("%s (%d queries of %v, server CPU %v a query)", path, n, elapsed.Round(time.Microsecond), cpu.Round(time.Microsecond))
 	}
 	return note, benchrun.ProfileTop(ctx, path)
+}
+
+func queryOfKind(c *corpus, kind string) query {
+	var q query
+	for _, x := range queries(c.terms) {
+		if x.kind == kind {
+			q = x
+		}
+	}
+	return q
+}
+
+// cpuPerQuery runs q on e, one query at a time, for d, and returns the
+// queries run, each one's mean latency and the server process's CPU per
+// query (n 0 when /proc does not tell the CPU).
+func cpuPerQuery(ctx context.Context, p *benchrun.Process, e engine, q query, d time.Duration) (n int, each, cpu time.Duration, err error) {
+	start := time.Now()
+	deadline := start.Add(d)
+	cpu0, cpuErr := p.CPUTime()
+	for ; time.Now().Before(deadline); n++ {
+		if _, err := e.search(ctx, q); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	elapsed := time.Since(start)
+	cpu1, cpuErr1 := p.CPUTime()
+	if cpuErr != nil || cpuErr1 != nil || n == 0 {
+		return 0, 0, 0, nil
+	}
+	return n, elapsed / time.Duration(n), (cpu1 - cpu0) / time.Duration(n), nil
 }
