@@ -63,6 +63,9 @@ var (
 	pebbleCacheBytes   = desc("folio_pebble_block_cache_bytes", "Bytes in use in Pebble's block cache.")
 	pebbleCacheHits    = desc("folio_pebble_block_cache_hits_total", "Block cache lookups that found their block.")
 	pebbleCacheMisses  = desc("folio_pebble_block_cache_misses_total", "Block cache lookups that had to read their block from disk.")
+	valueCacheBytes    = desc("folio_pebble_value_cache_bytes", "Bytes the value cache holds: values reads found, served again without reading Pebble.")
+	valueCacheHits     = desc("folio_pebble_value_cache_hits_total", "Reads of a key served by the value cache.")
+	valueCacheMisses   = desc("folio_pebble_value_cache_misses_total", "Reads of a key the value cache sent on to Pebble.")
 	pgMaxConns         = desc("folio_postgres_pool_max_connections", "Size of the PostgreSQL connection pool.")
 	pgConns            = desc("folio_postgres_pool_connections", "PostgreSQL connections by state: acquired (held by a transaction or a background task), idle, constructing.", "state")
 	pgAcquires         = desc("folio_postgres_pool_acquires_total", "Connections handed out by the pool.")
@@ -97,6 +100,7 @@ func (p *parts) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{txOpen, txOldestAge, txEnded,
 		kvCommits, kvConflicts, kvCommitErrors, kvRollbacks, kvRetries, kvAborts, kvCommitTime,
 		pebbleGroupSize, pebbleSyncTime, pebbleDisk, pebbleMemTables, pebbleCompactions, pebbleDebt, pebbleFlushes, pebbleReadAmp, pebbleCacheBytes, pebbleCacheHits, pebbleCacheMisses,
+		valueCacheBytes, valueCacheHits, valueCacheMisses,
 		pgMaxConns, pgConns, pgAcquires, pgEmptyAcquires, pgCanceledAcquires, pgAcquireWait, pgNewConns, pgRoundTrips, pgCommitRetries,
 		logPosition, logBytes, logReaders, logReaderLag, streamsOpen, streamsLive, streamsPending,
 		searchLag, searchLagTime, searchIndexes, searchDocuments, searchDisk, searchColumns, forwarded} {
@@ -205,6 +209,9 @@ func (e emitter) pebble(st pebblekv.Stats) {
 	e.gauge(pebbleCacheBytes, float64(st.BlockCacheBytes))
 	e.counter(pebbleCacheHits, float64(st.BlockCacheHits))
 	e.counter(pebbleCacheMisses, float64(st.BlockCacheMisses))
+	e.gauge(valueCacheBytes, float64(st.ValueCacheBytes))
+	e.counter(valueCacheHits, float64(st.ValueCacheHits))
+	e.counter(valueCacheMisses, float64(st.ValueCacheMisses))
 }
 
 func (e emitter) postgres(st sqlkv.Stats) {

@@ -127,7 +127,7 @@ func (q *sequencer) process(pending []*commitRequest) {
 			return
 		}
 		q.conflicts.record(c.pos, c.writes)
-		q.s.known.wrote(c.pos, c.req.Writes)
+		q.s.values.wrote(c.pos, c.req.Writes)
 		accepted = append(accepted, c)
 	}
 	if len(accepted) == 0 {

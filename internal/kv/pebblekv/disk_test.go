@@ -3,6 +3,7 @@ package pebblekv
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -162,8 +163,15 @@ func TestBlockCache(t *testing.T) {
 		if err := s.db.Flush(); err != nil { // into a table, read through the cache
 			t.Fatal(err)
 		}
-		for range 2 {
-			if _, err := kv.Run(ctx, s, func(tx kv.Tx) error { _, err := tx.Get(ctx, []byte("k")); return err }); err != nil {
+		for range 2 { // a scan: a Get's second read would come from the value cache
+			if _, err := kv.Run(ctx, s, func(tx kv.Tx) error {
+				it := tx.Scan(ctx, kv.Range{Begin: []byte("k"), End: []byte("l")}, kv.ScanOptions{})
+				defer it.Close()
+				if !it.Next() {
+					return fmt.Errorf("scan found nothing: %v", it.Err())
+				}
+				return nil
+			}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -29,6 +29,11 @@ type Stats struct {
 	// BlockCacheMisses count its lookups since the store opened.
 	BlockCacheBytes                  int64
 	BlockCacheHits, BlockCacheMisses int64
+	// ValueCacheBytes is what the value cache holds (keys, values and
+	// their overhead); ValueCacheHits and ValueCacheMisses count the reads
+	// it served and those it sent on to Pebble.
+	ValueCacheBytes                  int64
+	ValueCacheHits, ValueCacheMisses int64
 }
 
 // TxCounters are the outcomes of the store's transactions (kv.Counted).
@@ -49,5 +54,8 @@ func (s *Store) Stats() Stats {
 		BlockCacheBytes:     m.BlockCache.Size,
 		BlockCacheHits:      m.BlockCache.Hits,
 		BlockCacheMisses:    m.BlockCache.Misses,
+		ValueCacheBytes:     s.values.size(),
+		ValueCacheHits:      s.values.hits.Load(),
+		ValueCacheMisses:    s.values.misses.Load(),
 	}
 }

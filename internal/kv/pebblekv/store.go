@@ -51,7 +51,9 @@ type Options struct {
 	// data and conflict history. Older transactions fail with
 	// kv.ErrTxTooOld and are reclaimed. Default 10 minutes.
 	MaxTxAge time.Duration
-	// CacheSize is Pebble's block cache in bytes. Default 128 MiB.
+	// CacheSize is the memory of the store's caches in bytes: an eighth
+	// for the values reads found (valueCache, in the Go heap), the rest
+	// for Pebble's block cache (outside it). Default 128 MiB.
 	CacheSize int64
 	// MemTableSize is the largest a memtable grows before it is flushed.
 	// A WAL file grows to about its size, and Pebble keeps up to three old
@@ -92,6 +94,12 @@ const (
 	// apart (maxPreallocate), so a fresh store stays small.
 	DefaultMemTableSize = 8 << 20
 	defaultLogLimit     = 1000
+
+	// valueCacheFraction: the value cache gets 1/valueCacheFraction of
+	// Options.CacheSize. Its bytes are Go heap, which the collector lets
+	// grow to 1 + GOGC/100 times what is live, so it is kept small; an
+	// eighth of the default holds about 12,000 documents of 1 KB.
+	valueCacheFraction = 8
 
 	// l0CompactionThreshold is how many overlapping tables L0 gathers
 	// before they are compacted into the base level: twice Pebble's 4.
@@ -147,8 +155,9 @@ type Store struct {
 	// logSizes: the sizes of the log entries written since open, which
 	// the sequencer notes and LogBytes reads.
 	logSizes *logSizes
-	// known vouches for values transactions expect (kv.KnownValues).
-	known *knownValues
+	// values keeps values reads found, and vouches for values
+	// transactions expect (kv.KnownValues).
+	values *valueCache
 
 	txs      *kv.Tracker    // open transactions, reclaimed when too old
 	inflight sync.WaitGroup // commits between their check of closed and their outcome
@@ -195,7 +204,7 @@ func Open(opts Options) (*Store, error) {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
-	cache := pebble.NewCache(opts.CacheSize)
+	cache := pebble.NewCache(opts.CacheSize - opts.CacheSize/valueCacheFraction)
 	defer cache.Unref()
 	popts := &pebble.Options{
 		Cache:                 cache,
@@ -246,7 +255,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.current = &view{version: version, snap: db.NewSnapshot(), refs: 1}
 	s.logSizes = newLogSizes(version)
-	s.known = newKnownValues(version)
+	s.values = newValueCache(version, opts.CacheSize/valueCacheFraction)
 	seq := newSequencer(s, version)
 	s.txs = kv.NewTracker(opts.MaxTxAge, s.log)
 	s.wg.Add(2)

@@ -33,8 +33,10 @@ func (t *backendTx) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return t.AppendValue(ctx, nil, key)
 }
 
-// AppendValue implements kv.ValueAppender: Pebble's value is valid only
-// until its closer runs, so it is copied either way.
+// AppendValue implements kv.ValueAppender: from the value cache if it
+// knows the key's value at the transaction's version, else from Pebble
+// (whose value is valid only until its closer runs, so it is copied
+// either way), and the cache learns it.
 func (t *backendTx) AppendValue(ctx context.Context, dst, key []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return dst, err
@@ -44,6 +46,12 @@ func (t *backendTx) AppendValue(ctx context.Context, dst, key []byte) ([]byte, e
 	if err := t.readable(); err != nil {
 		return dst, err
 	}
+	if dst, present, ok := t.s.values.appendValue(dst, key, t.view.version); ok {
+		if !present {
+			return dst, kv.ErrNotFound
+		}
+		return dst, nil
+	}
 	v, closer, err := t.view.snap.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return dst, kv.ErrNotFound
@@ -52,6 +60,7 @@ func (t *backendTx) AppendValue(ctx context.Context, dst, key []byte) ([]byte, e
 		return dst, fmt.Errorf("pebblekv: get: %w", err)
 	}
 	dst = append(dst, v...)
+	t.s.values.saw(key, v, true, t.view.version)
 	closer.Close()
 	return dst, nil
 }
