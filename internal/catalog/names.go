@@ -1,18 +1,30 @@
 package catalog
 
-import (
-	"regexp"
-
-	"github.com/foliodb/folio/internal/status"
-)
+import "github.com/foliodb/folio/internal/status"
 
 // MaxNameLength bounds database and collection names.
 const MaxNameLength = 128
 
-// The original server's rule (as of its last /v1/databases release): a
-// letter first, then letters, digits, '_' or '-', at least two characters
-// in all.
-var namePattern = regexp.MustCompile(`^[a-zA-Z]+[a-zA-Z0-9_-]+$`)
+// nameRule is the original server's rule (as of its last /v1/databases
+// release): a letter first, then letters, digits, '_' or '-', at least two
+// characters in all. Every request checks its names, so they are checked
+// by hand (FuzzNameRule holds this to the pattern).
+func nameRule(name string) bool {
+	if len(name) < 2 || !isLetter(name[0]) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !isLetter(c) && !('0' <= c && c <= '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// namePattern is nameRule as the pattern the original server used.
+const namePattern = `^[a-zA-Z]+[a-zA-Z0-9_-]+$`
 
 // reservedNames are words of the client languages that the original server
 // refused as names, since clients generate code from them.
@@ -36,7 +48,7 @@ func init() {
 }
 
 func validName(name string) bool {
-	return len(name) <= MaxNameLength && namePattern.MatchString(name) && !reservedNames[name]
+	return len(name) <= MaxNameLength && nameRule(name) && !reservedNames[name]
 }
 
 // CheckDatabaseName refuses a database name the API does not allow.
