@@ -475,7 +475,9 @@ func readItem(key []byte, r Record, req ReadRequest) (ReadItem, error) {
 // request is slow), and logs it at debug level.
 func (s *Service) logPlan(ctx context.Context, coll *catalog.Collection, plan query.Plan) {
 	reqinfo.From(ctx).NotePlan(coll.Name, plan)
-	if s.Log != nil {
+	// Enabled first: the arguments (the plan's text) cost even when the
+	// line is dropped, on every read.
+	if s.Log != nil && s.Log.Enabled(ctx, slog.LevelDebug) {
 		s.Log.Debug("query plan", "collection", coll.Name, "plan", plan.String(), "candidates", plan.Candidates)
 	}
 }

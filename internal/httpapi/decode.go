@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +32,13 @@ const maxPooledBody = 64 << 10
 // the request's envelope (its top level or its options) is refused rather
 // than resolved by a rule the client may not expect; documents, filters
 // and schemas inside it are checked for duplicates where they are parsed.
-func decode(r *http.Request, v any) error {
+func decode(r *http.Request, v any) error { return decodeFast(r, v, nil) }
+
+// decodeFast is decode with a fast path: fast, if not nil, decodes a body
+// it recognizes into v without reflection and reports true, or leaves v
+// alone and reports false for encoding/json to decode the body (and word
+// its errors). It must copy what it keeps, as json.Unmarshal does.
+func decodeFast(r *http.Request, v any, fast func(body []byte) bool) error {
 	buf := bodyBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledBody {
@@ -53,6 +60,9 @@ func decode(r *http.Request, v any) error {
 		return status.Errorf(status.InvalidArgument, "reading request body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if fast != nil && fast(body) {
 		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
@@ -177,4 +187,50 @@ func (n *int64Option) UnmarshalJSON(b []byte) error {
 	}
 	*n = int64Option(v)
 	return nil
+}
+
+// rawMembers is a fast path for decodeFast: a body that is an object of
+// only the members named in names (spelled exactly, each at most once, none
+// null) whose values are valid JSON, which encoding/json would store as
+// they are written in json.RawMessage fields. It copies each value into
+// its field and reports true; for any other body it stores nothing and
+// reports false. The names are few, so they are a slice, not a map.
+func rawMembers(body []byte, names []string, fields []*json.RawMessage) bool {
+	start, _, err := jsonscan.Whole(body)
+	if err != nil {
+		return false
+	}
+	obj, err := jsonscan.ObjectAt(body, start)
+	if err != nil {
+		return false
+	}
+	var found [4][2]int // each name's value: start and end offsets
+	if len(names) > len(found) {
+		return false
+	}
+	for {
+		key, escaped, value, ok, err := obj.Next()
+		if err != nil {
+			return false
+		}
+		if !ok {
+			break
+		}
+		n := slices.Index(names, string(key))
+		if escaped || n < 0 || found[n][1] > 0 || body[value] == 'n' {
+			return false // escaped, unknown, repeated or null: encoding/json decides
+		}
+		end, err := jsonscan.End(body, value)
+		if err != nil {
+			return false
+		}
+		found[n] = [2]int{value, end}
+		obj.Resume(end)
+	}
+	for i, f := range found[:len(names)] {
+		if f[1] > 0 {
+			*fields[i] = append(json.RawMessage(nil), body[f[0]:f[1]]...)
+		}
+	}
+	return true
 }

@@ -103,6 +103,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 }
 
 // decodeRead reads the body of a read (and of an explain).
+// readMembers are the members of a read body that rawMembers decodes.
+var readMembers = []string{"filter", "fields", "sort"}
+
 func decodeRead(r *http.Request) ops.ReadRequest {
 	var body struct {
 		Filter  json.RawMessage `json:"filter"`
@@ -115,7 +118,11 @@ func decodeRead(r *http.Request) ops.ReadRequest {
 			Collation collation   `json:"collation"`
 		} `json:"options"`
 	}
-	malformed := decode(r, &body)
+	// Most reads are only a filter, perhaps with fields or a sort: those
+	// skip encoding/json's reflection, a twentieth of a point read's CPU.
+	malformed := decodeFast(r, &body, func(b []byte) bool {
+		return rawMembers(b, readMembers, []*json.RawMessage{&body.Filter, &body.Fields, &body.Sort})
+	})
 	return ops.ReadRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
 		Filter: body.Filter, Fields: body.Fields, Sort: body.Sort, Limit: int64(body.Options.Limit), Skip: int64(body.Options.Skip),
 		Offset: body.Options.Offset, Collation: body.Options.Collation.ops()}
