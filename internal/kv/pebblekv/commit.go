@@ -120,7 +120,7 @@ func (q *sequencer) process(pending []*commitRequest) {
 		}
 		q.last++
 		c.pos = q.last
-		if err := writeCommit(b, c.req, c.pos, q.s.logSizes); err != nil {
+		if err := writeCommit(b, c.req, c.pos, q.s.logSizes, q.s.logTail); err != nil {
 			// Only a malformed request can fail here; the batch may hold
 			// part of it, so the whole group goes.
 			q.failGroup(b, pending, fmt.Errorf("pebblekv: build batch: %w", err))
@@ -166,8 +166,8 @@ func (q *sequencer) failGroup(b *pebble.Batch, pending []*commitRequest, err err
 
 // writeCommit adds one transaction's writes and log entry to b: cleared
 // ranges first, then single-key mutations (which are newer); it notes the
-// entry's size in sizes.
-func writeCommit(b *pebble.Batch, req *kv.CommitRequest, pos kv.Position, sizes *logSizes) error {
+// entry's size in sizes, and the entry in tail.
+func writeCommit(b *pebble.Batch, req *kv.CommitRequest, pos kv.Position, sizes *logSizes, tail *logTail) error {
 	for _, r := range req.Writes.ClearedRanges() {
 		if err := b.DeleteRange(r.Begin, r.End, nil); err != nil {
 			return err
@@ -194,6 +194,7 @@ func writeCommit(b *pebble.Batch, req *kv.CommitRequest, pos kv.Position, sizes 
 			return err
 		}
 		sizes.add(pos, int64(len(key)+len(value)))
+		tail.add(pos, value)
 	}
 	return nil
 }

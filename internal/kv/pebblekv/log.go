@@ -30,6 +30,21 @@ func (s *Store) ReadLog(ctx context.Context, after kv.Position, limit int) ([]kv
 	if after >= v.version {
 		return nil, v.version, nil
 	}
+	if tail, ok := s.logTail.read(nil, after, v.version, limit); ok {
+		entries := make([]kv.LogEntry, len(tail))
+		for i, e := range tail {
+			// A copy: readers may keep or change what they are given.
+			records, err := kv.DecodeLogRecords(append([]byte(nil), e.value...))
+			if err != nil {
+				return nil, 0, fmt.Errorf("pebblekv: read log at %d: %w", e.pos, err)
+			}
+			entries[i] = kv.LogEntry{Pos: e.pos, Records: records}
+		}
+		if len(entries) == limit {
+			return entries, entries[len(entries)-1].Pos, nil
+		}
+		return entries, v.version, nil
+	}
 	it, err := v.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: logKey(after + 1), UpperBound: logKey(v.version + 1)})
 	if err != nil {
 		return nil, 0, fmt.Errorf("pebblekv: read log: %w", err)

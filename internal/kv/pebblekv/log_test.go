@@ -1,8 +1,10 @@
 package pebblekv
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"testing"
 
@@ -229,4 +231,93 @@ func TestLogBytesFromMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(s, 25, 30, true)
+}
+
+// ReadLog answers recent positions from the entries the sequencer keeps in
+// memory, and older ones (before the store opened, or past what it keeps)
+// from Pebble: both give the same entries and position for every start and
+// limit, commits that logged nothing and a trim included.
+func TestReadLogFromMemory(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitN := func(s *Store, n int) {
+		for i := 0; i < n; i++ {
+			if _, err := kv.Run(bg, s, func(tx kv.Tx) error {
+				if i%7 == 3 { // a commit that logs nothing
+					return tx.Set([]byte("k"), []byte("v"))
+				}
+				return tx.AppendLog(bytes.Repeat([]byte{byte(i)}, 1+(i*37)%300))
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	commitN(s, 10)
+	s.Close()
+	if s, err = Open(Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.logTail = newLogTail(s.current.version, 1000) // a few entries; one of 1,000+ bytes drops them all
+	commitN(s, 40)
+	if _, err := kv.Run(bg, s, func(tx kv.Tx) error { return tx.AppendLog(make([]byte, 1500)) }); err != nil {
+		t.Fatal(err)
+	}
+	commitN(s, 15)
+	last := s.current.version
+	readAll := func() map[[2]int]string {
+		out := map[[2]int]string{}
+		for after := kv.Position(0); after <= last; after++ {
+			for _, limit := range []int{0, 1, 2, 5} {
+				entries, upTo, err := s.ReadLog(bg, after, limit)
+				if errors.Is(err, kv.ErrLogTrimmed) {
+					out[[2]int{int(after), limit}] = "trimmed"
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Positions, and a digest of the records, so that a
+				// failure names the entries without printing them.
+				var pos []kv.Position
+				h := fnv.New64a()
+				for _, e := range entries {
+					pos = append(pos, e.Pos)
+					fmt.Fprint(h, e.Records)
+				}
+				out[[2]int{int(after), limit}] = fmt.Sprintf("entries %v (records %x), up to %d", pos, h.Sum64(), upTo)
+			}
+		}
+		return out
+	}
+	check := func(when string) {
+		t.Helper()
+		tail := s.logTail
+		fromMemory := 0
+		for after := kv.Position(0); after <= last; after++ {
+			if _, ok := tail.read(nil, after, last, 0); ok {
+				fromMemory++
+			}
+		}
+		if fromMemory == 0 || fromMemory > int(last)/2 {
+			t.Fatalf("%s: %d of %d starts read from memory: the test does not compare the two ways", when, fromMemory, last)
+		}
+		got := readAll()
+		s.logTail = newLogTail(last, 1000) // everything from Pebble
+		want := readAll()
+		s.logTail = tail
+		for k, w := range want {
+			if got[k] != w {
+				t.Fatalf("%s: ReadLog(%d, limit %d) from memory: %s; from Pebble: %s", when, k[0], k[1], got[k], w)
+			}
+		}
+	}
+	check("before a trim")
+	if err := s.TrimLog(bg, last-3); err != nil {
+		t.Fatal(err)
+	}
+	check("after a trim")
 }

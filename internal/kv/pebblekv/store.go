@@ -155,6 +155,8 @@ type Store struct {
 	// logSizes: the sizes of the log entries written since open, which
 	// the sequencer notes and LogBytes reads.
 	logSizes *logSizes
+	// logTail: the newest log entries, which ReadLog serves from memory.
+	logTail *logTail
 	// values keeps values reads found, and vouches for values
 	// transactions expect (kv.KnownValues).
 	values *valueCache
@@ -255,6 +257,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.current = &view{version: version, snap: db.NewSnapshot(), refs: 1}
 	s.logSizes = newLogSizes(version)
+	s.logTail = newLogTail(version, maxLogTail)
 	s.values = newValueCache(version, opts.CacheSize/valueCacheFraction)
 	seq := newSequencer(s, version)
 	s.txs = kv.NewTracker(opts.MaxTxAge, s.log)
