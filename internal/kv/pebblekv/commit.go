@@ -223,6 +223,11 @@ func (s *Store) runSyncer() {
 		if err != nil {
 			err = fmt.Errorf("pebblekv: sync: %w", err)
 			s.fail(err)
+		} else if ferr := s.failed(); ferr != nil {
+			// A sync that failed before this one stopped the store: what
+			// this one made durable came after the failure, and is never
+			// published (see fail), even if Pebble's WAL took it.
+			err = ferr
 		}
 		last := groups[len(groups)-1]
 		for _, g := range groups {

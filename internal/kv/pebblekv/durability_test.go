@@ -386,3 +386,42 @@ func TestSeenSurvivesCrash(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// A commit queued behind one whose sync fails is not published, even if
+// its own sync would succeed: the store stopped at the failure.
+func TestNothingPublishedAfterAFailedSync(t *testing.T) {
+	gate := newWALGate(vfs.NewMem())
+	defer gate.unblock()
+	s := openOn(t, gate)
+	defer s.Close()
+	first, err := commitKey(s, "seen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate.holdSyncs(true)
+	failed, queued := make(chan error, 1), make(chan error, 1)
+	go func() { _, err := commitKey(s, "failed"); failed <- err }()
+	<-gate.entered // the first commit's sync is held
+	go func() { _, err := commitKey(s, "queued"); queued <- err }()
+	for deadline := time.Now().Add(10 * time.Second); len(s.groups) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the second commit never reached the syncer's queue")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	gate.release <- errors.New("injected sync failure")
+	if err := <-failed; err == nil {
+		t.Fatal("a commit whose sync failed succeeded")
+	}
+	// The queued commit's sync, if Pebble tries one, succeeds.
+	select {
+	case gate.release <- nil:
+	case err := <-queued:
+		queued <- err
+	case <-time.After(10 * time.Second):
+	}
+	if err := <-queued; err == nil {
+		t.Fatal("a commit queued behind a failed sync succeeded")
+	}
+	mustNotSee(t, s, "queued", first, "after the sync before it failed")
+}

@@ -321,3 +321,35 @@ func TestReadLogFromMemory(t *testing.T) {
 	}
 	check("after a trim")
 }
+
+// The tail gives no entry past the published position it is asked up to
+// (the sequencer adds an entry before its commit is published), stays
+// within its bytes with many small entries, and starts after an entry too
+// big to keep.
+func TestLogTailBounds(t *testing.T) {
+	l := newLogTail(0, 400)
+	for pos := kv.Position(1); pos <= 5; pos++ {
+		l.add(pos, []byte{byte(pos)})
+	}
+	got, ok := l.read(nil, 0, 3, 0)
+	if !ok || len(got) != 3 || got[2].pos != 3 {
+		t.Fatalf("read up to 3: %v, %v", got, ok)
+	}
+	for pos := kv.Position(6); pos <= 100; pos++ {
+		l.add(pos, []byte{1})
+		if l.bytes > l.max {
+			t.Fatalf("after %d entries of one byte the tail holds %d bytes, above %d", pos, l.bytes, l.max)
+		}
+	}
+	if _, ok := l.read(nil, 0, 100, 0); ok {
+		t.Fatal("the tail answered from position 0 after dropping its oldest entries")
+	}
+	l.add(101, make([]byte, 500))
+	if _, ok := l.read(nil, 100, 101, 0); ok {
+		t.Fatal("the tail answered for an entry too big to keep")
+	}
+	l.add(102, []byte{2})
+	if got, ok := l.read(nil, 101, 102, 0); !ok || len(got) != 1 || got[0].pos != 102 {
+		t.Fatalf("after the big entry: %v, %v", got, ok)
+	}
+}

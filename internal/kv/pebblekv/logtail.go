@@ -15,7 +15,7 @@ import (
 type logTail struct {
 	mu sync.Mutex
 	// floor: every entry written after it is in entries, in position
-	// order; bytes is what their values take, at most max.
+	// order; bytes is the memory they hold (tailEntrySize), at most max.
 	floor   kv.Position
 	entries []tailEntry
 	bytes   int
@@ -41,16 +41,18 @@ func newLogTail(opened kv.Position, max int) *logTail {
 func (l *logTail) add(pos kv.Position, value []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(value) > l.max {
+	size := tailEntrySize(value)
+	if size > l.max {
 		// Too big to keep: the tail starts after it.
+		clear(l.entries)
 		l.floor, l.entries, l.bytes = pos, l.entries[:0], 0
 		return
 	}
-	if l.bytes+len(value) > l.max {
+	if l.bytes+size > l.max {
 		// Drop the older half (by bytes), so that dropping is rare.
 		drop, freed := 0, 0
-		for drop < len(l.entries) && (freed < l.bytes/2 || l.bytes-freed+len(value) > l.max) {
-			freed += len(l.entries[drop].value)
+		for drop < len(l.entries) && (freed < l.bytes/2 || l.bytes-freed+size > l.max) {
+			freed += tailEntrySize(l.entries[drop].value)
 			drop++
 		}
 		l.floor = l.entries[drop-1].pos
@@ -60,11 +62,16 @@ func (l *logTail) add(pos kv.Position, value []byte) {
 		l.entries = l.entries[:n]
 	}
 	l.entries = append(l.entries, tailEntry{pos: pos, value: value})
-	l.bytes += len(value)
+	l.bytes += size
 }
 
-// read appends to dst the entries in (after, upTo], at most limit of them,
-// if it holds every entry there; ok false sends the reader to Pebble.
+// tailEntrySize is the memory an entry holds: its value's array and the
+// entry itself, so that many small entries count too.
+func tailEntrySize(value []byte) int { return cap(value) + 32 }
+
+// read appends to dst the entries in (after, upTo], at most limit of them
+// (0: no limit), if it holds every entry there; ok false sends the reader
+// to Pebble.
 func (l *logTail) read(dst []tailEntry, after, upTo kv.Position, limit int) (_ []tailEntry, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -81,7 +88,7 @@ func (l *logTail) read(dst []tailEntry, after, upTo kv.Position, limit int) (_ [
 		}
 	}
 	for _, e := range l.entries[lo:] {
-		if e.pos > upTo || len(dst) == limit {
+		if e.pos > upTo || limit > 0 && len(dst) == limit {
 			break
 		}
 		dst = append(dst, e)

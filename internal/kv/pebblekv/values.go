@@ -172,15 +172,15 @@ func (sh *valueShard) evict(keep *cachedValue) {
 // wrote notes a commit at pos, before it is published.
 func (c *valueCache) wrote(pos kv.Position, w *kv.WriteBuffer) {
 	c.assigned.Store(uint64(pos))
-	for _, r := range w.ClearedRanges() {
+	if len(w.ClearedRanges()) > 0 {
+		// A cleared range (a collection dropped) empties the cache rather
+		// than find its keys: that would take the sequencer through every
+		// entry while commits wait. A key read again is marked as first
+		// seen, at or after pos.
 		for i := range c.shards {
 			sh := &c.shards[i]
 			sh.mu.Lock()
-			for key, e := range sh.entries {
-				if r.Contains([]byte(key)) {
-					e.lastWrite = pos
-				}
-			}
+			sh.entries, sh.bytes = make(map[string]*cachedValue), 0
 			sh.mu.Unlock()
 		}
 	}
