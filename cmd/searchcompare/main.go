@@ -110,7 +110,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.pgBin, "pg-bin", "", "directory of PostgreSQL's initdb and postgres (default: the newest /usr/lib/postgresql/*/bin)")
 	fs.StringVar(&cfg.mdPath, "md", "docs/benchmarks.md", "markdown file whose issue 14 section gets the results (empty: none)")
 	engines := fs.String("engines", strings.Join(engineNames, ","), "engines to run, comma-separated")
-	profile := fs.String("profile", "", "query kinds to run again on Folio (Pebble) under a CPU profile of the server, comma-separated")
+	profile := fs.String("profile", "", "query kinds to run again on Folio (Pebble) under a CPU profile of the server, comma-separated; cts profiles its commit-to-searchable run")
 	fs.StringVar(&cfg.profileDir, "profile-dir", filepath.Join(os.TempDir(), "folio-searchcompare-profiles"), "where the CPU profiles go")
 	fs.IntVar(&cfg.profileSeconds, "profile-seconds", 10, "seconds of each profile")
 	quiet := fs.Bool("quiet", false, "no progress lines")
@@ -137,6 +137,9 @@ func parseFlags(args []string) (config, error) {
 		return cfg, errors.New("engines: the floor answers with folio's answers, which -engines leaves out")
 	}
 	for _, k := range cfg.profile {
+		if k == ctsProfile {
+			continue
+		}
 		if !slices.ContainsFunc(kinds, func(x struct{ name, desc string }) bool { return x.name == k }) {
 			return cfg, fmt.Errorf("profile: unknown query kind %q", k)
 		}
@@ -413,7 +416,20 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 				continue // it stores nothing
 			}
 			cfg.logf("%s: commit to searchable on %s, %d writers for %v", c.name, e.name(), cfg.writers, cfg.ctsDuration)
+			var profiled func(writes int) (string, error)
+			if e == folioPebble && slices.Contains(cfg.profile, ctsProfile) {
+				profiled = profileFolioDuring(ctx, cfg, s.folioPebble, c, cfg.ctsDuration)
+			}
 			lat, err := commitToSearchable(ctx, e, cfg.writers, cfg.ctsDuration, int64(len(c.docs))+1_000_000, filler)
+			if profiled != nil {
+				note, perr := profiled(len(lat))
+				if perr != nil {
+					cfg.logf("%s: profile of %s: %v", c.name, ctsProfile, perr)
+				} else {
+					res.profiles = append(res.profiles, note)
+					cfg.logf("CPU profile of folio under %s on %s: %s", ctsProfile, c.name, note)
+				}
+			}
 			if err != nil {
 				// Recorded, not fatal: the run's other figures stand.
 				cfg.logf("%s: %v", c.name, err)
@@ -430,6 +446,9 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 		}
 	}
 	for _, kind := range cfg.profile {
+		if kind == ctsProfile {
+			continue // taken during the run above
+		}
 		note, err := profileFolio(ctx, cfg, s.folioPebble, folioPebble, c, kind)
 		if err != nil {
 			cfg.logf("%s: profile of %s: %v", c.name, kind, err)
@@ -492,6 +511,35 @@ func profileFolio(ctx context.Context, cfg config, p *benchrun.Process, f *folio
 		note = fmt.Sprintf("%s (%d queries of %v, server CPU %v a query)", path, n, elapsed.Round(time.Microsecond), cpu.Round(time.Microsecond))
 	}
 	return note, benchrun.ProfileTop(ctx, path)
+}
+
+// ctsProfile names, in -profile, the commit-to-searchable run.
+const ctsProfile = "cts"
+
+// profileFolioDuring starts a CPU profile of the server for d and returns
+// the function that waits for it once the work is done, given the writes
+// it did: the profile's path with the server's CPU per write (an insert
+// and the search that finds it).
+func profileFolioDuring(ctx context.Context, cfg config, p *benchrun.Process, c *corpus, d time.Duration) func(writes int) (string, error) {
+	path := filepath.Join(cfg.profileDir, fmt.Sprintf("folio-%s-%s.pprof", c.name, ctsProfile))
+	got := make(chan error, 1)
+	cpu0, cpuErr := p.CPUTime()
+	if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
+		got <- err
+	} else {
+		go func() { got <- benchrun.FetchProfile(ctx, p.PprofURL, max(1, int(d.Seconds())), path) }()
+	}
+	return func(writes int) (string, error) {
+		cpu1, cpuErr1 := p.CPUTime()
+		if err := <-got; err != nil {
+			return "", err
+		}
+		note := path
+		if cpuErr == nil && cpuErr1 == nil && writes > 0 {
+			note = fmt.Sprintf("%s (%d writes, server CPU %v a write and its search)", path, writes, ((cpu1 - cpu0) / time.Duration(writes)).Round(time.Microsecond))
+		}
+		return note, benchrun.ProfileTop(ctx, path)
+	}
 }
 
 func queryOfKind(c *corpus, kind string) query {
