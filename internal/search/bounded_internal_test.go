@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/foliodb/folio/internal/kv"
@@ -33,77 +36,251 @@ func (h *heldIndex) Batch(b *bleve.Batch) error {
 
 func (h *heldIndex) Close() error { return nil }
 
-// At most maxUnpersisted batches wait to be persisted: the next waits for
-// the oldest; a failed batch frees its slot; Close waits for the rest.
+// The batches waiting to be persisted weigh at most the budget: the next
+// waits for the oldest; a batch weighs its documents' bytes, at least a
+// 256th of the budget and at most all of it; a failed batch gives its
+// weight back; Close waits for the rest.
 func TestBoundedIndexWaitsForPersistence(t *testing.T) {
-	held := &heldIndex{persisted: make(chan index.BatchCallback, 100)}
-	x := newBoundedIndex(held)
+	held := &heldIndex{persisted: make(chan index.BatchCallback, 1000)}
+	const budget = 1024 // the lightest batch weighs 4
+	x := newBoundedIndex(held, budget, nil, 0)
 	mem, err := bleve.NewMemOnly(bleve.NewIndexMapping()) // a maker of batches
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mem.Close()
-	for range maxUnpersisted {
-		if err := x.Batch(mem.NewBatch()); err != nil {
-			t.Fatal(err)
+	write := func(bytes int) chan error {
+		done := make(chan error, 1)
+		go func() { done <- x.batch(mem.NewBatch(), bytes) }()
+		return done
+	}
+	returns := func(what string, done chan error) {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still waiting", what)
 		}
 	}
-	done := make(chan error, 1)
-	go func() { done <- x.Batch(mem.NewBatch()) }()
-	select {
-	case err := <-done:
-		t.Fatalf("batch %d returned (%v) with %d unpersisted", maxUnpersisted+1, err, maxUnpersisted)
-	case <-time.After(100 * time.Millisecond):
+	waits := func(what string, done chan error) {
+		t.Helper()
+		select {
+		case err := <-done:
+			t.Fatalf("%s returned (%v)", what, err)
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	(<-held.persisted)(nil)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	persistOne := func() { (<-held.persisted)(nil) }
 
-	// A failed batch gives its slot back: with one slot free, a failed
-	// batch and then a good one both go through at once.
-	(<-held.persisted)(nil)
+	returns("the first batch of 400 bytes", write(400))
+	returns("the second", write(400))
+	third := write(400)
+	waits("a third batch of 400 bytes with 800 of 1024 unpersisted", third)
+	persistOne()
+	returns("the third, once the first is persisted", third)
+
+	// 800 bytes unpersisted: light batches weigh 4 each, so 56 more go
+	// through and the 57th waits.
+	for i := range 56 {
+		returns(fmt.Sprintf("light batch %d", i+1), write(0))
+	}
+	light := write(10)
+	waits("light batch 57", light)
+	persistOne()
+	returns("light batch 57, once a batch is persisted", light)
+
+	// Everything persisted: a batch heavier than the budget weighs the
+	// budget, and goes through alone.
+	for range 3 + 57 - 2 { // written, less persisted
+		persistOne()
+	}
+	returns("a batch of 5000 bytes", write(5000))
+	next := write(0)
+	waits("a batch after one that weighs the whole budget", next)
+	persistOne()
+	returns("the batch after, once the heavy one is persisted", next)
+
+	// A failed batch gives its weight back.
 	held.fail = true
-	if err := x.Batch(mem.NewBatch()); err == nil {
+	if err := x.batch(mem.NewBatch(), 1000); err == nil {
 		t.Fatal("a failed batch reported success")
 	}
 	held.fail = false
-	go func() { done <- x.Batch(mem.NewBatch()) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the failed batch kept its slot")
-	}
+	returns("a batch of 1000 bytes after a failed one of 1000", write(1000))
 
 	closed := make(chan error, 1)
 	go func() { closed <- x.Close() }()
-	select {
-	case <-closed:
-		t.Fatal("Close returned with batches not persisted")
-	case <-time.After(100 * time.Millisecond):
-	}
-	for range maxUnpersisted {
-		(<-held.persisted)(nil)
-	}
-	if err := <-closed; err != nil {
-		t.Fatal(err)
-	}
-	// Closed, with every slot taken: a batch is refused at once.
+	waits("Close with batches not persisted", closed)
+	persistOne()
+	persistOne()
+	returns("Close", closed)
+	// Closed: a batch is refused at once.
 	if err := x.Batch(mem.NewBatch()); !errors.Is(err, bleve.ErrorIndexClosed) {
 		t.Fatalf("a batch after Close: %v", err)
 	}
 
 	// An index about to be removed is closed without waiting.
-	y := newBoundedIndex(&heldIndex{persisted: make(chan index.BatchCallback, 1)})
+	y := newBoundedIndex(&heldIndex{persisted: make(chan index.BatchCallback, 1)}, budget, nil, 0)
 	if err := y.Batch(mem.NewBatch()); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	if err := discardIndex(y); err != nil || time.Since(start) > closeWait/2 {
 		t.Fatalf("discard: %v after %s", err, time.Since(start))
+	}
+}
+
+// countingMerger counts the merges asked of it, with their plans.
+type countingMerger struct {
+	mu    sync.Mutex
+	plans []mergeplan.MergePlanOptions
+}
+
+func (m *countingMerger) ForceMerge(_ context.Context, mo *mergeplan.MergePlanOptions) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.plans = append(m.plans, *mo)
+	return nil
+}
+
+func (m *countingMerger) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.plans)
+}
+
+// The index is merged down once writes pause, by the settled plan: not
+// while batches keep coming, once per pause, and never after Close.
+func TestSettleMergesOncePerPause(t *testing.T) {
+	held := &heldIndex{persisted: make(chan index.BatchCallback, 1000)}
+	merger := &countingMerger{}
+	const pause = 80 * time.Millisecond
+	x := newBoundedIndex(held, 1<<20, merger, pause)
+	mem, err := bleve.NewMemOnly(bleve.NewIndexMapping())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	time.Sleep(3 * pause)
+	if n := merger.count(); n != 0 {
+		t.Fatalf("%d merges before any batch", n)
+	}
+	// Batches every pause/4 for 5 pauses: no merge meanwhile.
+	for range 20 {
+		if err := x.Batch(mem.NewBatch()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(pause / 4)
+	}
+	if n := merger.count(); n != 0 {
+		t.Fatalf("%d merges while batches kept coming", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for merger.count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(pause / 8)
+	}
+	time.Sleep(4 * pause)
+	if n := merger.count(); n != 1 {
+		t.Fatalf("%d merges after one pause, want 1", n)
+	}
+	if got := merger.plans[0]; got.FloorSegmentSize != settledMergePlan.FloorSegmentSize || got.MaxSegmentsPerTier != settledMergePlan.MaxSegmentsPerTier {
+		t.Errorf("merged by %+v, want the settled plan %+v", merger.plans[0], settledMergePlan)
+	}
+	for range cap(held.persisted) {
+		select {
+		case cb := <-held.persisted:
+			cb(nil)
+		default:
+		}
+	}
+	if err := x.Batch(mem.NewBatch()); err != nil {
+		t.Fatal(err)
+	}
+	(<-held.persisted)(nil)
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * pause)
+	if n := merger.count(); n != 1 {
+		t.Fatalf("%d merges, want none after Close", n)
+	}
+}
+
+// A real index written in small batches is left with several segments by
+// the write plan, and merged down to one once the writes pause.
+func TestSettleMergesSegmentsDown(t *testing.T) {
+	idx, err := bleve.NewUsing(filepath.Join(t.TempDir(), "idx"), newMapping(), scorch.Name, scorch.Name, scorchConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	adv, err := idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := &gatedMerger{merger: adv.(forceMerger)}
+	x := newBoundedIndex(idx, 64<<20, stopped, 100*time.Millisecond)
+	defer x.Close()
+	segments := func() uint64 {
+		m, _ := x.StatsMap()["index"].(map[string]any)
+		files, _ := m["TotFileSegmentsAtRoot"].(uint64)
+		mem, _ := m["TotMemorySegmentsAtRoot"].(uint64)
+		return files + mem
+	}
+	// 12 batches of 100 documents, each persisted (a file of its own)
+	// before the next: the write plan allows 11 segments for 1,200
+	// documents, the settled plan one.
+	for i := range 12 {
+		b := x.NewBatch()
+		for j := range 100 {
+			if err := b.Index(fmt.Sprintf("%05d", i*100+j), map[string]any{"n": j}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := x.batch(b, 100*20); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "batch persisted", func() bool { return persistedItems(x) >= uint64((i+1)*100) })
+	}
+	if n := segments(); n < 3 {
+		t.Fatalf("%d segments after 12 persisted batches under the write plan; the test needs several", n)
+	}
+	stopped.open.Store(true)
+	waitFor(t, "segments merged down to one", func() bool { return segments() == 1 })
+	if n, err := x.DocCount(); err != nil || n != 1200 {
+		t.Fatalf("after the merge: %d documents (%v), want 1200", n, err)
+	}
+}
+
+// gatedMerger passes merges on once the test opens it.
+type gatedMerger struct {
+	merger forceMerger
+	open   atomic.Bool
+}
+
+func (g *gatedMerger) ForceMerge(ctx context.Context, mo *mergeplan.MergePlanOptions) error {
+	if !g.open.Load() {
+		return errors.New("not yet")
+	}
+	return g.merger.ForceMerge(ctx, mo)
+}
+
+func persistedItems(idx bleve.Index) uint64 {
+	m, _ := idx.StatsMap()["index"].(map[string]any)
+	n, _ := m["TotPersistedItems"].(uint64)
+	return n
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -155,7 +332,7 @@ func TestBatchesAreWrittenOutsideTheLock(t *testing.T) {
 	}
 	defer mem.Close()
 	idx := &batchMaker{heldIndex: held, mem: mem}
-	ci := &collIndex{id: 1, db: "db", name: "c", idx: newBoundedIndex(idx), applied: 1}
+	ci := &collIndex{id: 1, db: "db", name: "c", idx: newBoundedIndex(idx, 1<<20, nil, 0), applied: 1}
 	ix := &Indexer{colls: map[int64]*collIndex{1: ci}, changed: make(chan struct{}), readerPos: 1,
 		opts: Options{WatermarkEvery: time.Nanosecond}}
 	done := make(chan error, 1)

@@ -272,7 +272,7 @@ func (ix *Indexer) apply(ctx context.Context, entries []changelog.Entry, upTo kv
 		}
 	}
 	ix.mu.Unlock()
-	batches := make(map[*collIndex]*bleve.Batch)
+	batches := make(map[*collIndex]*pendingBatch)
 	for _, e := range entries {
 		for _, rec := range e.Records {
 			if err := ix.applyRecord(e.Pos, rec, eligible, batches, an); err != nil {
@@ -288,6 +288,7 @@ func (ix *Indexer) apply(ctx context.Context, entries []changelog.Entry, upTo kv
 		ci            *collIndex
 		idx           bleve.Index
 		b             *bleve.Batch
+		bytes         int
 		watermarkOnly bool
 		err           error
 	}
@@ -299,7 +300,7 @@ func (ix *Indexer) apply(ctx context.Context, entries []changelog.Entry, upTo kv
 			continue
 		}
 		b.SetInternal(watermarkKey, encodePosition(upTo))
-		writes = append(writes, &write{ci: ci, idx: ci.idx, b: b})
+		writes = append(writes, &write{ci: ci, idx: ci.idx, b: b.Batch, bytes: b.bytes})
 	}
 	for ci := range eligible {
 		if _, written := batches[ci]; written || ci.dropped || ci.rebuilding || ci.idx == nil || ci.applied >= upTo {
@@ -316,7 +317,7 @@ func (ix *Indexer) apply(ctx context.Context, entries []changelog.Entry, upTo kv
 	}
 	ix.mu.Unlock()
 	for _, w := range writes {
-		w.err = w.idx.Batch(w.b)
+		w.err = writeBatch(w.idx, w.b, w.bytes)
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -359,7 +360,7 @@ func buildAnalyzers() (analyzers, error) {
 
 // applyRecord applies one record: DDL at once, document changes into
 // their collection's batch.
-func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible map[*collIndex]bool, batches map[*collIndex]*bleve.Batch, an analyzers) error {
+func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible map[*collIndex]bool, batches map[*collIndex]*pendingBatch, an analyzers) error {
 	ix.mu.Lock()
 	ci := ix.colls[rec.CollID]
 	ix.mu.Unlock()
@@ -424,9 +425,10 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 		}
 		b := batches[ci]
 		if b == nil {
-			b = idx.NewBatch()
+			b = &pendingBatch{Batch: idx.NewBatch()}
 			batches[ci] = b
 		}
+		b.bytes += len(rec.Key) + len(rec.Data)
 		if rec.Op == changelog.Delete {
 			b.Delete(docID(rec.Key))
 			return nil
@@ -440,6 +442,13 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 		return b.IndexAdvanced(d)
 	}
 	return nil
+}
+
+// pendingBatch is a collection's batch being gathered, with the bytes of
+// the records in it (what it weighs in boundedIndex).
+type pendingBatch struct {
+	*bleve.Batch
+	bytes int
 }
 
 // drop closes a dropped collection's index and removes its files.

@@ -224,7 +224,9 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 			return total, nil
 		}
 		b := idx.NewBatch()
+		bytes := 0
 		for i, k := range keys {
+			bytes += len(k) + len(datas[i])
 			d, err := buildDocument(k, datas[i], s, an)
 			if err != nil {
 				ix.log.Error("search: a stored document does not parse; it is not indexed", "db", ci.db, "collection", ci.name, "err", err)
@@ -234,7 +236,7 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 				return total, err
 			}
 		}
-		if err := idx.Batch(b); err != nil {
+		if err := writeBatch(idx, b, bytes); err != nil {
 			return total, fmt.Errorf("search: index the documents of %s.%s: %w", ci.db, ci.name, err)
 		}
 		total += len(keys)
