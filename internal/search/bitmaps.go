@@ -79,7 +79,14 @@ type evaluator struct {
 func (ev *evaluator) eval(q query.Query) (sets []*roaring.Bitmap, rest []query.Query, err error) {
 	switch q := q.(type) {
 	case *query.ConjunctionQuery:
-		for _, c := range q.Conjuncts {
+		// Ranges come last: beside a smaller set they narrow it rather
+		// than make bitmaps of their own.
+		var ranges []*numberRange
+		for _, c := range conjuncts(q, nil) {
+			if r, ok := c.(*numberRange); ok {
+				ranges = append(ranges, r)
+				continue
+			}
 			cs, crest, err := ev.eval(c)
 			if err != nil {
 				return nil, nil, err
@@ -94,6 +101,17 @@ func (ev *evaluator) eval(q query.Query) (sets []*roaring.Bitmap, rest []query.Q
 			}
 			for i := range sets {
 				sets[i].And(cs[i])
+			}
+		}
+		for _, r := range ranges {
+			if sets == nil {
+				if sets, err = r.bitmaps(ev.snap, ev.cols); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+			if err := r.narrow(ev.snap, ev.cols, sets); err != nil {
+				return nil, nil, err
 			}
 		}
 		return sets, rest, nil
@@ -138,6 +156,20 @@ func (ev *evaluator) eval(q query.Query) (sets []*roaring.Bitmap, rest []query.Q
 		return ev.empty(), nil, nil
 	}
 	return nil, []query.Query{q}, nil
+}
+
+// conjuncts appends q's conjuncts to out, with those of the conjunctions
+// among them spliced in: a range within a nested conjunction (a field's
+// two bounds) narrows the sets of the conjunction around it too.
+func conjuncts(q *query.ConjunctionQuery, out []query.Query) []query.Query {
+	for _, c := range q.Conjuncts {
+		if inner, ok := c.(*query.ConjunctionQuery); ok {
+			out = conjuncts(inner, out)
+		} else {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // live takes the deleted documents of each of segs out of sets, in

@@ -396,6 +396,59 @@ func (q *numberRange) Searcher(ctx context.Context, r index.IndexReader, m mappi
 	return newBitmapSearcher(snap, live(snap.Segments(), sets), opts), nil
 }
 
+// narrow takes out of sets, the documents of each of snap's segments that
+// the other parts of a conjunction match, those outside the range: it
+// marks the range's documents in a bitset and keeps the set's that are
+// marked. The tag and size filter of the search benchmark (10,000
+// documents of a tag, 30,000 in the range, of 100,000) spent a fifth of
+// its server CPU making the range's bitmaps and intersecting them.
+func (q *numberRange) narrow(snap *scorch.IndexSnapshot, cols indexColumns, sets []*roaring.Bitmap) error {
+	var marked []uint64
+	var batch, kept []uint32
+	for n, ss := range snap.Segments() {
+		if sets[n].IsEmpty() {
+			continue
+		}
+		c, err := cols.nc.column(cols.index, ss, numberField(q.path))
+		if err != nil {
+			return err
+		}
+		i, j := c.between(q.lo, q.hi)
+		if i >= j {
+			sets[n].Clear()
+			continue
+		}
+		words := int((ss.Segment().Count() + 63) / 64)
+		marked = slices.Grow(marked[:0], words)[:words]
+		clear(marked)
+		for _, d := range c.docs[i:j] {
+			marked[d>>6] |= 1 << (d & 63)
+		}
+		if batch == nil {
+			batch = make([]uint32, 256)
+		}
+		kept = kept[:0]
+		it := sets[n].ManyIterator()
+		for k := it.NextMany(batch); k > 0; k = it.NextMany(batch) {
+			for _, d := range batch[:k] {
+				if marked[d>>6]&(1<<(d&63)) != 0 {
+					kept = append(kept, d)
+				}
+			}
+		}
+		sets[n] = roaring.New()
+		sets[n].AddMany(kept) // in order, as AddMany wants them
+	}
+	return nil
+}
+
+// between is where the keys in [lo, hi] are: keys[i:j].
+func (c *numberColumn) between(lo, hi uint64) (i, j int) {
+	i = sort.Search(len(c.keys), func(i int) bool { return c.keys[i] >= lo })
+	j = sort.Search(len(c.keys), func(j int) bool { return c.keys[j] > hi })
+	return i, j
+}
+
 // bitmaps are the range's documents in each of snap's segments.
 func (q *numberRange) bitmaps(snap *scorch.IndexSnapshot, cols indexColumns) ([]*roaring.Bitmap, error) {
 	segs := snap.Segments()
@@ -406,9 +459,7 @@ func (q *numberRange) bitmaps(snap *scorch.IndexSnapshot, cols indexColumns) ([]
 		if err != nil {
 			return nil, err
 		}
-		i := sort.Search(len(c.keys), func(i int) bool { return c.keys[i] >= q.lo })
-		j := sort.Search(len(c.keys), func(j int) bool { return c.keys[j] > q.hi })
-		if i < j {
+		if i, j := c.between(q.lo, q.hi); i < j {
 			sets[n] = bitmapOf(c.docs[i:j], seg.Count())
 		} else {
 			sets[n] = roaring.New()
