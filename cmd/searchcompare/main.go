@@ -136,6 +136,9 @@ func parseFlags(args []string) (config, error) {
 	if slices.Contains(cfg.engines, "floor") && !slices.Contains(cfg.engines, "folio") {
 		return cfg, errors.New("engines: the floor answers with folio's answers, which -engines leaves out")
 	}
+	if slices.Contains(cfg.engines, "folio-grpc") && !slices.Contains(cfg.engines, "folio") {
+		return cfg, errors.New("engines: folio-grpc searches what folio loads, which -engines leaves out")
+	}
 	for _, k := range cfg.profile {
 		if k == ctsProfile {
 			continue
@@ -164,6 +167,16 @@ func splitList(s string) []string {
 	return out
 }
 
+// readsOnly tells whether e searches what another engine loaded: it has
+// no load or commit-to-searchable figure of its own.
+func readsOnly(e engine) bool {
+	switch e.(type) {
+	case *floorEngine, *grpcEngine:
+		return true
+	}
+	return false
+}
+
 func (c config) logf(format string, args ...any) {
 	if c.progress != nil {
 		fmt.Fprintf(c.progress, "searchcompare: "+format+"\n", args...)
@@ -171,9 +184,9 @@ func (c config) logf(format string, args ...any) {
 }
 
 // engineNames are the -engines names: Folio on Pebble and on
-// PostgreSQL, SQLite FTS5, PostgreSQL's full text search, and the floor
-// of an HTTP search (floor.go).
-var engineNames = []string{"folio", "folio-pg", "sqlite", "postgres", "floor"}
+// PostgreSQL, SQLite FTS5, PostgreSQL's full text search, the floor of an
+// HTTP search (floor.go), and Folio on Pebble searched over gRPC (grpc.go).
+var engineNames = []string{"folio", "folio-pg", "sqlite", "postgres", "floor", "folio-grpc"}
 
 // servers are the processes every corpus runs on.
 type servers struct {
@@ -346,6 +359,17 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 		flag string
 		e    engine
 	}{{"folio", folioPebble}, {"folio-pg", folioPG}, {"sqlite", lite}, {"postgres", pgfts}}
+	if slices.Contains(cfg.engines, "folio-grpc") {
+		g, err := newGRPC(folioPebble, db)
+		if err != nil {
+			return nil, err
+		}
+		defer g.close()
+		all = append(all, struct {
+			flag string
+			e    engine
+		}{"folio-grpc", g})
+	}
 	if s.floor != nil {
 		floor := newFloor(s.floor.URL, folioPebble)
 		defer floor.close()
@@ -365,7 +389,7 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 		lat: map[string]map[string]latencies{}, out: map[string]map[string]outcome{}, cts: map[string]latencies{}, ctsErr: map[string]string{}}
 	for _, e := range engines {
 		res.engines = append(res.engines, e.name())
-		if _, ok := e.(*floorEngine); ok {
+		if readsOnly(e) {
 			continue // it stores nothing: no indexing figure
 		}
 		cfg.logf("%s: loading %s", c.name, e.name())
@@ -412,7 +436,7 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 	if cfg.ctsDuration > 0 {
 		filler := c.docs[0].Body
 		for _, e := range engines {
-			if _, ok := e.(*floorEngine); ok {
+			if readsOnly(e) {
 				continue // it stores nothing
 			}
 			cfg.logf("%s: commit to searchable on %s, %d writers for %v", c.name, e.name(), cfg.writers, cfg.ctsDuration)

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/foliodb/folio/internal/kv/pebblekv"
+	"github.com/foliodb/folio/internal/node"
 )
 
 // The generated corpus is the same for a seed, of the promised shape, and
@@ -293,5 +296,50 @@ func TestFloorHandler(t *testing.T) {
 	}
 	if _, err := from.post(context.Background(), "/c/documents/search", []byte(`{"q":"b"}`)); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("a request not recorded: %v", err)
+	}
+}
+
+// The gRPC engine asks the same server the same questions as the HTTP
+// engine, and reads the same answers.
+func TestGRPCAnswersAsHTTP(t *testing.T) {
+	store, err := pebblekv.Open(pebblekv.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.Start(context.Background(), node.Config{Store: store, Addr: "127.0.0.1:0", SearchDir: t.TempDir(), ShutdownTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	ctx := context.Background()
+	f, err := newFolio(ctx, folioFirst, "http://"+n.Addr().String(), "bench_t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	docs := generate(2000, 5)
+	if err := f.load(ctx, docs, 500, 2); err != nil {
+		t.Fatal(err)
+	}
+	g, err := newGRPC(f, "bench_t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	for _, q := range queries(pickTerms(docs)) {
+		want, err := f.search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := g.search(ctx, q)
+		if err != nil {
+			t.Fatalf("%s over gRPC: %v", q.kind, err)
+		}
+		if got != want || want.found == 0 || want.hits == 0 {
+			t.Errorf("%s: over gRPC %+v, over HTTP %+v", q.kind, got, want)
+		}
+		if q.facets && want.facets == "" {
+			t.Errorf("%s: no facets", q.kind)
+		}
 	}
 }
