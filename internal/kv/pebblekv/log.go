@@ -30,45 +30,57 @@ func (s *Store) ReadLog(ctx context.Context, after kv.Position, limit int) ([]kv
 	if after >= v.version {
 		return nil, v.version, nil
 	}
+	entries, err := s.logEntries(ctx, v, after, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	// A full read ends at its last entry (more may follow); a short one
+	// has read everything up to the view's version.
+	if len(entries) == limit {
+		return entries, entries[len(entries)-1].Pos, nil
+	}
+	return entries, v.version, nil
+}
+
+// logEntries reads up to limit entries after position after, as of view
+// v: from the log's tail in memory when it holds them, else from Pebble.
+// Each entry's records are a copy: readers may keep or change them.
+func (s *Store) logEntries(ctx context.Context, v *view, after kv.Position, limit int) ([]kv.LogEntry, error) {
 	if tail, ok := s.logTail.read(nil, after, v.version, limit); ok {
 		entries := make([]kv.LogEntry, len(tail))
 		for i, e := range tail {
-			// A copy: readers may keep or change what they are given.
 			records, err := kv.DecodeLogRecords(append([]byte(nil), e.value...))
 			if err != nil {
-				return nil, 0, fmt.Errorf("pebblekv: read log at %d: %w", e.pos, err)
+				return nil, fmt.Errorf("pebblekv: read log at %d: %w", e.pos, err)
 			}
 			entries[i] = kv.LogEntry{Pos: e.pos, Records: records}
 		}
-		if len(entries) == limit {
-			return entries, entries[len(entries)-1].Pos, nil
-		}
-		return entries, v.version, nil
+		return entries, nil
 	}
 	it, err := v.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: logKey(after + 1), UpperBound: logKey(v.version + 1)})
 	if err != nil {
-		return nil, 0, fmt.Errorf("pebblekv: read log: %w", err)
+		return nil, fmt.Errorf("pebblekv: read log: %w", err)
 	}
 	defer it.Close()
 	var entries []kv.LogEntry
 	for ok := it.First(); ok; ok = it.Next() {
 		val, err := it.ValueAndErr()
 		if err != nil {
-			return nil, 0, fmt.Errorf("pebblekv: read log: %w", err)
+			return nil, fmt.Errorf("pebblekv: read log: %w", err)
 		}
 		records, err := kv.DecodeLogRecords(append([]byte(nil), val...))
 		if err != nil {
-			return nil, 0, fmt.Errorf("pebblekv: read log at %x: %w", it.Key(), err)
+			return nil, fmt.Errorf("pebblekv: read log at %x: %w", it.Key(), err)
 		}
 		entries = append(entries, kv.LogEntry{Pos: kv.Position(binary.BigEndian.Uint64(it.Key()[len(logPrefix):])), Records: records})
 		if len(entries) == limit {
-			return entries, entries[len(entries)-1].Pos, nil
+			return entries, nil
 		}
 	}
 	if err := it.Error(); err != nil {
-		return nil, 0, fmt.Errorf("pebblekv: read log: %w", err)
+		return nil, fmt.Errorf("pebblekv: read log: %w", err)
 	}
-	return entries, v.version, nil
+	return entries, nil
 }
 
 // WaitLog blocks until a commit after position after is durable. Once a
