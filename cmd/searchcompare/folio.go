@@ -203,13 +203,11 @@ func parseFolioPage(out []byte) (outcome, error) {
 	r := page.Result
 	o := outcome{found: r.Meta.Found, hits: len(r.Hits)}
 	if len(r.Hits) > 0 {
-		var first struct {
-			ID int64 `json:"id"`
-		}
-		if err := json.Unmarshal(r.Hits[0].Data, &first); err != nil {
+		id, err := idOf(r.Hits[0].Data)
+		if err != nil {
 			return outcome{}, err
 		}
-		o.firstID = first.ID
+		o.firstID = id
 	}
 	if len(r.Facets) > 0 {
 		top := func(name string) (string, int64) {
@@ -228,6 +226,15 @@ func parseFolioPage(out []byte) (outcome, error) {
 		o.facets = facetDigest(tag, tagN, src, srcN, rank.Count, sum)
 	}
 	return o, nil
+}
+
+// idOf is the id of a hit's document.
+func idOf(data []byte) (int64, error) {
+	var doc struct {
+		ID int64 `json:"id"`
+	}
+	err := json.Unmarshal(data, &doc)
+	return doc.ID, err
 }
 
 // inBatches calls store with the documents cut into batches, from

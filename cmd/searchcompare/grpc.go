@@ -106,13 +106,11 @@ func grpcOutcome(resp *api.SearchResponse) (outcome, error) {
 		o.found = resp.Meta.Found
 	}
 	if len(resp.Hits) > 0 {
-		var first struct {
-			ID int64 `json:"id"`
-		}
-		if err := json.Unmarshal(resp.Hits[0].Data, &first); err != nil {
+		id, err := idOf(resp.Hits[0].Data)
+		if err != nil {
 			return outcome{}, err
 		}
-		o.firstID = first.ID
+		o.firstID = id
 	}
 	if len(resp.Facets) > 0 {
 		top := func(name string) (string, int64) {
