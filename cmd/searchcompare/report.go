@@ -165,7 +165,7 @@ func markdown(cfg config, env *environment, results []*corpusResult) string {
 	fmt.Fprintf(&b, "Measured %s on %s, %d cores, %s RAM, %s; %s; PostgreSQL %s; Folio built from %s. "+
 		"Load average (1, 5, 15 min) %s at the start, %s at the end. Whole run: %.1f minutes. "+
 		"Each query kind ran on each engine up to %d times (at most %v) per round, %d rounds, one query at a time, "+
-		"rotating which engine goes first; %d documents per loading transaction from %d clients.\n",
+		"the engines taking turns query by query; %d documents per loading transaction from %d clients.\n",
 		env.Date.Format("2006-01-02 15:04 MST"), env.CPU, env.Cores, env.Memory, env.OS, env.GoVersion, env.postgres, env.folio,
 		orDash(env.loadBefore), orDash(env.loadAfter), env.took.Minutes(), cfg.runs, cfg.limit, cfg.rounds, cfg.batch, cfg.loadClients)
 	for _, r := range results {

@@ -343,3 +343,44 @@ func TestGRPCAnswersAsHTTP(t *testing.T) {
 		}
 	}
 }
+
+// stubEngine answers every search after its delay, and records the order
+// of the searches across engines.
+type stubEngine struct {
+	label string
+	delay time.Duration
+	order *[]string
+}
+
+func (s *stubEngine) close()                                      {}
+func (s *stubEngine) name() string                                { return s.label }
+func (s *stubEngine) load(context.Context, []doc, int, int) error { return nil }
+func (s *stubEngine) insert(context.Context, doc) error           { return nil }
+func (s *stubEngine) search(context.Context, query) (outcome, error) {
+	*s.order = append(*s.order, s.label)
+	time.Sleep(s.delay)
+	return outcome{found: 1}, nil
+}
+
+// The engines take turns, query by query, each starting turn from the
+// next; an engine over its time stops after the least runs, the others
+// go on to theirs.
+func TestMeasureInterleaved(t *testing.T) {
+	var order []string
+	fast1 := &stubEngine{label: "a", order: &order}
+	fast2 := &stubEngine{label: "b", order: &order}
+	slow := &stubEngine{label: "slow", delay: 20 * time.Millisecond, order: &order}
+	lat, out, err := measureInterleaved(context.Background(), []engine{fast1, fast2, slow}, query{kind: "rare"}, 12, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lat["a"]) != 12 || len(lat["b"]) != 12 || len(lat["slow"]) != 5 {
+		t.Fatalf("runs: a %d, b %d, slow %d; want 12, 12 and the least, 5", len(lat["a"]), len(lat["b"]), len(lat["slow"]))
+	}
+	if out["slow"].found != 1 {
+		t.Errorf("outcome %+v", out["slow"])
+	}
+	if got := strings.Join(order[:6], ","); got != "a,b,slow,b,slow,a" {
+		t.Errorf("first two turns %s, want a,b,slow,b,slow,a", got)
+	}
+}
