@@ -21,7 +21,7 @@ import (
 //
 // boundedIndex keeps Bleve's memory bounded: the documents of the batches
 // waiting to be persisted weigh at most its budget (four batches of
-// Options.BatchBytes), each batch at least a 64th of it, and the next
+// Options.BatchBytes), each batch at least a 256th of it, and the next
 // Batch waits for the oldest, as long as the persister takes (a disk that
 // stalls stalls the indexer, as it did when every Batch waited for its
 // file; the indexer writes outside its lock, so searches still answer,
@@ -45,8 +45,8 @@ type bleveIndex = bleve.Index
 const (
 	// unpersistedBatches batches of at most Options.BatchBytes of
 	// documents each (a rebuild's: of RebuildChunk documents) are what an
-	// index holds in memory that is not in a file, and lighter batches at
-	// most unpersistedBatches*64.
+	// index holds in memory that is not in a file; lighter batches, at
+	// most unpersistedBatches*64 of them.
 	unpersistedBatches = 4
 	// closeWait is how long Close waits for pending batches to be
 	// persisted; what is not is replayed from the log at the next start.

@@ -14,6 +14,7 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	index "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 
 	"github.com/foliodb/folio/internal/kv"
 )
@@ -223,11 +224,23 @@ func TestSettleMergesSegmentsDown(t *testing.T) {
 	stopped := &gatedMerger{merger: adv.(forceMerger)}
 	x := newBoundedIndex(idx, 64<<20, stopped, 100*time.Millisecond)
 	defer x.Close()
-	segments := func() uint64 {
-		m, _ := x.StatsMap()["index"].(map[string]any)
-		files, _ := m["TotFileSegmentsAtRoot"].(uint64)
-		mem, _ := m["TotMemorySegmentsAtRoot"].(uint64)
-		return files + mem
+	// The segments of the index's current snapshot, and whether each is
+	// in a file. (Not from StatsMap: Bleve counts force merges without
+	// the atomics StatsMap reads them with.)
+	segments := func() (n int, persisted bool) {
+		r, err := adv.Reader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		persisted = true
+		for _, ss := range r.(*scorch.IndexSnapshot).Segments() {
+			if _, ok := ss.Segment().(segment.PersistedSegment); !ok {
+				persisted = false
+			}
+			n++
+		}
+		return n, persisted
 	}
 	// 12 batches of 100 documents, each persisted (a file of its own)
 	// before the next: the write plan allows 11 segments for 1,200
@@ -242,13 +255,13 @@ func TestSettleMergesSegmentsDown(t *testing.T) {
 		if err := x.batch(b, 100*20); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "batch persisted", func() bool { return persistedItems(x) >= uint64((i+1)*100) })
+		waitFor(t, "batch persisted", func() bool { _, persisted := segments(); return persisted })
 	}
-	if n := segments(); n < 3 {
+	if n, _ := segments(); n < 3 {
 		t.Fatalf("%d segments after 12 persisted batches under the write plan; the test needs several", n)
 	}
 	stopped.open.Store(true)
-	waitFor(t, "segments merged down to one", func() bool { return segments() == 1 })
+	waitFor(t, "segments merged down to one", func() bool { n, _ := segments(); return n == 1 })
 	if n, err := x.DocCount(); err != nil || n != 1200 {
 		t.Fatalf("after the merge: %d documents (%v), want 1200", n, err)
 	}
@@ -265,12 +278,6 @@ func (g *gatedMerger) ForceMerge(ctx context.Context, mo *mergeplan.MergePlanOpt
 		return errors.New("not yet")
 	}
 	return g.merger.ForceMerge(ctx, mo)
-}
-
-func persistedItems(idx bleve.Index) uint64 {
-	m, _ := idx.StatsMap()["index"].(map[string]any)
-	n, _ := m["TotPersistedItems"].(uint64)
-	return n
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
