@@ -53,6 +53,7 @@ type config struct {
 	profileSlowest  int
 	profileDir      string
 	profileSeconds  int
+	httpClient      string // the client that sends Folio's and the yardstick's requests
 	progress        io.Writer
 }
 
@@ -102,6 +103,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.profileSlowest, "profile-slowest", 3, "also profile this many workloads with the lowest Folio/PostgreSQL ratio")
 	fs.StringVar(&cfg.profileDir, "profile-dir", filepath.Join(os.TempDir(), "folio-bench-profiles"), "where the CPU profiles go")
 	fs.IntVar(&cfg.profileSeconds, "profile-seconds", 10, "seconds of each profile")
+	fs.StringVar(&cfg.httpClient, "http-client", loadgen.ClientFast, "HTTP client of Folio's and the yardstick's side: "+loadgen.ClientFast+" or "+loadgen.ClientStd)
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -181,11 +183,15 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer pgDriver.Close()
+	folioDriver, err := loadgen.NewFolio(loadgen.FolioOptions{URL: folio.URL, Clients: cfg.clients, HTTPClient: cfg.httpClient})
+	if err != nil {
+		return err
+	}
+	defer folioDriver.Close()
 	sides := []*side{
-		{driver: loadgen.NewFolio(loadgen.FolioOptions{URL: folio.URL, Clients: cfg.clients}), results: map[string]*loadgen.Result{}},
+		{driver: folioDriver, results: map[string]*loadgen.Result{}},
 		{driver: pgDriver, results: map[string]*loadgen.Result{}},
 	}
-	defer sides[0].driver.Close()
 	env, err := describeEnvironment(ctx, pg.URL)
 	if err != nil {
 		return err
@@ -213,8 +219,12 @@ func run(ctx context.Context, cfg config) error {
 	}
 	var yardSide *side
 	if yard != nil {
-		yardSide = &side{driver: loadgen.NewFolio(loadgen.FolioOptions{URL: yard.URL, Clients: cfg.clients, Name: "yardstick"}), results: map[string]*loadgen.Result{}}
-		defer yardSide.driver.Close()
+		yardDriver, err := loadgen.NewFolio(loadgen.FolioOptions{URL: yard.URL, Clients: cfg.clients, Name: "yardstick", HTTPClient: cfg.httpClient})
+		if err != nil {
+			return err
+		}
+		defer yardDriver.Close()
+		yardSide = &side{driver: yardDriver, results: map[string]*loadgen.Result{}}
 	}
 
 	for round := 1; round <= cfg.rounds; round++ {

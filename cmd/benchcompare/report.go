@@ -134,9 +134,9 @@ func (c *comparison) markdown(cfg config, env *environment, svgPath, mdPath stri
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %s, %d cores, %s RAM, %s; %s, PostgreSQL %s; Folio built from %s. ",
 		env.Date.Format("2006-01-02 15:04 MST"), env.CPU, env.Cores, env.Memory, env.OS, env.GoVersion, env.postgres, env.folio)
-	fmt.Fprintf(&b, "%d documents of about 1 KB on each side, %d clients, %d round(s) of %v per workload per side, "+
+	fmt.Fprintf(&b, "%d documents of about 1 KB on each side, %d clients (Folio's over %s's HTTP client, PostgreSQL's over pgx), %d round(s) of %v per workload per side, "+
 		"interleaved and alternating which side goes first; seed %d. Load (not compared): %s; then a warm-up of workload A, unreported: %s. Whole run: %.1f minutes.\n\n",
-		cfg.docs, cfg.clients, cfg.rounds, cfg.duration, cfg.seed, strings.Join(env.loadTimes, ", "), orNone(env.warmups), env.took.Minutes())
+		cfg.docs, cfg.clients, cfg.httpClient, cfg.rounds, cfg.duration, cfg.seed, strings.Join(env.loadTimes, ", "), orNone(env.warmups), env.took.Minutes())
 	b.WriteString("| workload | operations | Folio ops/s | PostgreSQL ops/s | Folio / PostgreSQL | Folio p50 / p99 | PostgreSQL p50 / p99 | errors Folio / PG | aborted Folio / PG |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range c.rows {

@@ -54,6 +54,7 @@ func bench(args []string) error {
 	batch := fs.Int("batch", 500, "documents per insert request in the load")
 	asJSON := fs.Bool("json", false, "print the results as JSON instead of tables")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	httpClient := fs.String("http-client", loadgen.ClientFast, "HTTP client of the folio driver: "+loadgen.ClientFast+" (reuses its buffers, reads and writes in the calling goroutine) or "+loadgen.ClientStd+" (Go's standard client)")
 	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of this client, over the measured workloads only, to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -83,7 +84,9 @@ func bench(args []string) error {
 	var d loadgen.Driver
 	switch *driver {
 	case "folio":
-		d = loadgen.NewFolio(loadgen.FolioOptions{URL: *url, Database: *db, Collection: *coll, Clients: *clients})
+		if d, err = loadgen.NewFolio(loadgen.FolioOptions{URL: *url, Database: *db, Collection: *coll, Clients: *clients, HTTPClient: *httpClient}); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
 	case "postgres":
 		if d, err = loadgen.NewPostgres(ctx, *url, *coll, *clients); err != nil {
 			return fmt.Errorf("bench: %w", err)

@@ -70,21 +70,40 @@ func runAll(t *testing.T, d loadgen.Driver, each time.Duration, skip ...string) 
 	}
 }
 
-// Every workload against a real Folio server: the driver speaks the API
-// right, and the server answers what the driver checks.
+// newFolio returns a Folio driver that the test closes.
+func newFolio(t *testing.T, opts loadgen.FolioOptions) *loadgen.FolioDriver {
+	t.Helper()
+	d, err := loadgen.NewFolio(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+var httpClients = []string{loadgen.ClientFast, loadgen.ClientStd}
+
+// Every workload against a real Folio server, over each HTTP client: the
+// driver speaks the API right, and the server answers what the driver
+// checks.
 func TestFolioEndToEnd(t *testing.T) {
 	t.Parallel()
-	d := loadgen.NewFolio(loadgen.FolioOptions{URL: folioServer(t), Clients: 4})
-	defer d.Close()
-	runAll(t, d, 150*time.Millisecond)
+	for _, c := range httpClients {
+		t.Run(c, func(t *testing.T) {
+			runAll(t, newFolio(t, loadgen.FolioOptions{URL: folioServer(t), Clients: 4, HTTPClient: c}), 150*time.Millisecond)
+		})
+	}
 }
 
 func TestYardstickAnswersTheFolioDriver(t *testing.T) {
 	t.Parallel()
-	d := loadgen.NewFolio(loadgen.FolioOptions{URL: serve(t, loadgen.Yardstick()), Clients: 4, Name: "yardstick"})
-	defer d.Close()
-	// It answers every read with one document, where these two want ten.
-	runAll(t, d, 50*time.Millisecond, "eq-few", "range-wide")
+	for _, c := range httpClients {
+		t.Run(c, func(t *testing.T) {
+			d := newFolio(t, loadgen.FolioOptions{URL: serve(t, loadgen.Yardstick()), Clients: 4, Name: "yardstick", HTTPClient: c})
+			// It answers every read with one document, where these two want ten.
+			runAll(t, d, 50*time.Millisecond, "eq-few", "range-wide")
+		})
+	}
 }
 
 func TestPostgresEndToEnd(t *testing.T) {
@@ -119,9 +138,7 @@ func TestFolioAcrossNodes(t *testing.T) {
 		t.Cleanup(func() { n.Close() })
 		urls = append(urls, "http://"+n.Addr().String())
 	}
-	d := loadgen.NewFolio(loadgen.FolioOptions{URL: strings.Join(urls, ","), Clients: 4})
-	defer d.Close()
-	runAll(t, d, 150*time.Millisecond)
+	runAll(t, newFolio(t, loadgen.FolioOptions{URL: strings.Join(urls, ","), Clients: 4}), 150*time.Millisecond)
 	res, err := http.Get(urls[1] + "/metrics")
 	if err != nil {
 		t.Fatal(err)

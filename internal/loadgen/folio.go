@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -29,6 +28,9 @@ type FolioOptions struct {
 	Clients int
 	// Name names the driver in reports (default "folio").
 	Name string
+	// HTTPClient is the client that sends the requests: ClientFast (the
+	// default) or ClientStd.
+	HTTPClient string
 }
 
 // FolioDriver runs workloads over the Tigris v1 HTTP API that Folio serves,
@@ -39,7 +41,7 @@ type FolioDriver struct {
 	dbURL  string // …/v1/databases/{db}
 	coll   string
 	docURL string // …/collections/{coll}/documents/
-	client *http.Client
+	client transport
 	// bases are the servers' base URLs; the URLs above are built on the
 	// first, and call sends each request to the next in turn.
 	bases []string
@@ -47,7 +49,7 @@ type FolioDriver struct {
 }
 
 // NewFolio returns a driver for the server at opts.URL.
-func NewFolio(opts FolioOptions) *FolioDriver {
+func NewFolio(opts FolioOptions) (*FolioDriver, error) {
 	if opts.Database == "" {
 		opts.Database = "bench"
 	}
@@ -61,6 +63,10 @@ func NewFolio(opts FolioOptions) *FolioDriver {
 	for _, u := range strings.Split(opts.URL, ",") {
 		bases = append(bases, strings.TrimRight(strings.TrimSpace(u), "/"))
 	}
+	client, err := newTransport(opts.HTTPClient, opts.Clients)
+	if err != nil {
+		return nil, err
+	}
 	dbURL := bases[0] + "/v1/databases/" + opts.Database
 	return &FolioDriver{
 		bases:  bases,
@@ -68,13 +74,8 @@ func NewFolio(opts FolioOptions) *FolioDriver {
 		dbURL:  dbURL,
 		coll:   opts.Collection,
 		docURL: dbURL + "/collections/" + opts.Collection + "/documents/",
-		client: &http.Client{Transport: &http.Transport{
-			MaxIdleConns:        2 * max(opts.Clients, 1),
-			MaxIdleConnsPerHost: 2 * max(opts.Clients, 1),
-			IdleConnTimeout:     time.Minute,
-			DisableCompression:  true,
-		}},
-	}
+		client: client,
+	}, nil
 }
 
 // Name implements Driver.
@@ -82,7 +83,7 @@ func (d *FolioDriver) Name() string { return d.name }
 
 // Close implements Driver.
 func (d *FolioDriver) Close() error {
-	d.client.CloseIdleConnections()
+	d.client.close()
 	return nil
 }
 
@@ -95,9 +96,6 @@ type APIError struct {
 
 func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
 
-// bodies recycles response buffers: most answers are counted, not kept.
-var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
 // txHeaders are the headers that put a request in an interactive
 // transaction.
 type txHeaders struct{ id, origin string }
@@ -108,33 +106,15 @@ func (d *FolioDriver) call(ctx context.Context, method, url string, body []byte,
 	if len(d.bases) > 1 {
 		url = d.bases[d.next.Add(1)%uint64(len(d.bases))] + strings.TrimPrefix(url, d.bases[0])
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if tx != nil {
-		req.Header.Set("Tigris-Tx-Id", tx.id)
-		req.Header.Set("Tigris-Tx-Origin", tx.origin)
-	}
-	resp, err := d.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	buf := bodies.Get().(*bytes.Buffer)
-	defer bodies.Put(buf)
-	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return fmt.Errorf("%s %s: reading the answer: %w", method, url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return apiError(resp.StatusCode, buf.Bytes())
-	}
-	if check == nil {
-		return nil
-	}
-	return check(buf.Bytes())
+	return d.client.do(ctx, method, url, body, tx, func(status int, answer []byte) error {
+		if status != http.StatusOK {
+			return apiError(status, answer)
+		}
+		if check == nil {
+			return nil
+		}
+		return check(answer)
+	})
 }
 
 func apiError(code int, body []byte) error {
