@@ -137,6 +137,35 @@ type side struct {
 	driver loadgen.Driver
 	// results holds the merged rounds, by workload name.
 	results map[string]*loadgen.Result
+	// serverCPU reads the CPU the side's server has used so far; cpu sums,
+	// by workload name, what its server and this client spent in the rounds.
+	serverCPU func() (time.Duration, error)
+	cpu       map[string]*cpuUse
+}
+
+// cpuUse is the CPU a workload's operations cost on one side, over the
+// rounds: on a machine whose cores the client shares with the server, what
+// each spends per operation bounds the throughput of both.
+type cpuUse struct {
+	server, client time.Duration
+	ops            int64
+}
+
+// perOp returns the server's and the client's CPU per operation, in µs.
+func (u *cpuUse) perOp() (server, client float64) {
+	if u == nil || u.ops == 0 {
+		return 0, 0
+	}
+	return float64(u.server.Microseconds()) / float64(u.ops), float64(u.client.Microseconds()) / float64(u.ops)
+}
+
+// clientCPU is the user and system CPU this process has used so far.
+func clientCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func run(ctx context.Context, cfg config) error {
@@ -189,8 +218,9 @@ func run(ctx context.Context, cfg config) error {
 	}
 	defer folioDriver.Close()
 	sides := []*side{
-		{driver: folioDriver, results: map[string]*loadgen.Result{}},
-		{driver: pgDriver, results: map[string]*loadgen.Result{}},
+		{driver: folioDriver, results: map[string]*loadgen.Result{}, serverCPU: folio.CPUTime, cpu: map[string]*cpuUse{}},
+		{driver: pgDriver, results: map[string]*loadgen.Result{}, serverCPU: func() (time.Duration, error) { return benchrun.TreeCPUTime(pg.PID()) },
+			cpu: map[string]*cpuUse{}},
 	}
 	env, err := describeEnvironment(ctx, pg.URL)
 	if err != nil {
@@ -224,7 +254,7 @@ func run(ctx context.Context, cfg config) error {
 			return err
 		}
 		defer yardDriver.Close()
-		yardSide = &side{driver: yardDriver, results: map[string]*loadgen.Result{}}
+		yardSide = &side{driver: yardDriver, results: map[string]*loadgen.Result{}, serverCPU: yard.CPUTime, cpu: map[string]*cpuUse{}}
 	}
 
 	for round := 1; round <= cfg.rounds; round++ {
@@ -276,13 +306,32 @@ func run(ctx context.Context, cfg config) error {
 	return nil
 }
 
-// run runs one workload on the side and merges the result into its rounds.
+// run runs one workload on the side and merges the result into its rounds,
+// and what the run cost the server and the client into its CPU.
 func (s *side) run(ctx context.Context, cfg config, w loadgen.Workload, data loadgen.Dataset) error {
+	server0, err := s.serverCPU()
+	if err != nil {
+		return fmt.Errorf("%s's CPU: %w", s.driver.Name(), err)
+	}
+	client0 := clientCPU()
 	res, err := loadgen.Run(ctx, loadgen.RunConfig{Driver: s.driver, Workload: w, Data: data, Clients: cfg.clients,
 		Duration: cfg.duration, Seed: cfg.seed, Progress: cfg.progress, ProgressInterval: 5 * time.Second})
 	if err != nil {
 		return err
 	}
+	client := clientCPU() - client0
+	server1, err := s.serverCPU()
+	if err != nil {
+		return fmt.Errorf("%s's CPU: %w", s.driver.Name(), err)
+	}
+	u := s.cpu[w.Name]
+	if u == nil {
+		u = &cpuUse{}
+		s.cpu[w.Name] = u
+	}
+	u.server += server1 - server0
+	u.client += client
+	u.ops += res.Total().Hist.Count()
 	if prev := s.results[w.Name]; prev != nil {
 		return prev.Merge(res)
 	}

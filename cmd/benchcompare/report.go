@@ -18,6 +18,9 @@ import (
 type row struct {
 	workload  loadgen.Workload
 	folio, pg *loadgen.Result
+	// folioCPU and pgCPU are what the operations cost each side's server
+	// and the client.
+	folioCPU, pgCPU *cpuUse
 	// ratio is Folio's operations per second over PostgreSQL's; 0 when
 	// either side did nothing.
 	ratio float64
@@ -30,13 +33,14 @@ type comparison struct {
 	// yardstick is the trivial handler's result, and yardstickPG the
 	// PostgreSQL result of the same workload, if it ran.
 	yardstick, yardstickPG *loadgen.Result
+	yardstickCPU           *cpuUse
 }
 
 func compare(cfg config, folio, pg, yard *side) *comparison {
 	c := &comparison{}
 	var ratios []float64
 	for _, w := range cfg.workloads {
-		r := row{workload: w, folio: folio.results[w.Name], pg: pg.results[w.Name]}
+		r := row{workload: w, folio: folio.results[w.Name], pg: pg.results[w.Name], folioCPU: folio.cpu[w.Name], pgCPU: pg.cpu[w.Name]}
 		if r.folio == nil || r.pg == nil {
 			continue
 		}
@@ -50,6 +54,7 @@ func compare(cfg config, folio, pg, yard *side) *comparison {
 	if yard != nil {
 		c.yardstick = yard.results[cfg.yardstick]
 		c.yardstickPG = pg.results[cfg.yardstick]
+		c.yardstickCPU = yard.cpu[cfg.yardstick]
 	}
 	return c
 }
@@ -115,6 +120,21 @@ func (c *comparison) writeText(w io.Writer) error {
 		ye, _ := failures(c.yardstick)
 		fmt.Fprintf(tw, "yardstick %s\t%.0f\t\t\t%s\t\t%d/-\t\t\n", c.yardstick.Workload, c.yardstick.OpsPerSecond(), latencies(c.yardstick), ye)
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "CPU µs/op\tfolio server\tfolio's client\tpostgres server\tpostgres's client\t")
+	for _, r := range c.rows {
+		fs, fc := r.folioCPU.perOp()
+		ps, pc := r.pgCPU.perOp()
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.workload.Name, fs, fc, ps, pc)
+	}
+	if c.yardstick != nil {
+		ys, yc := c.yardstickCPU.perOp()
+		fmt.Fprintf(tw, "yardstick %s\t%.1f\t%.1f\t\t\t\n", c.yardstick.Workload, ys, yc)
+	}
 	return tw.Flush()
 }
 
@@ -158,6 +178,19 @@ func (c *comparison) markdown(cfg config, env *environment, svgPath, mdPath stri
 	b.WriteString("\nops/s counts successful operations (a transaction, a read-modify-write or a scan is one); latencies are " +
 		"over all operations of the mix. The yardstick's ratio, in parentheses, is over PostgreSQL's figure for the same " +
 		"workload: the most an HTTP/JSON server could reach against PostgreSQL with this client on this machine.\n")
+	b.WriteString("\nCPU per operation, µs, over the rounds: the server's (Folio's process; PostgreSQL's postmaster and every " +
+		"process under it) and the client's (this benchmark's process, while it drove that side). Client and servers share the " +
+		"machine's cores, so the sum of the two bounds the throughput.\n\n")
+	b.WriteString("| workload | Folio server | Folio's client | PostgreSQL server | PostgreSQL's client |\n|---|---:|---:|---:|---:|\n")
+	for _, r := range c.rows {
+		fs, fc := r.folioCPU.perOp()
+		ps, pc := r.pgCPU.perOp()
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f |\n", r.workload.Name, fs, fc, ps, pc)
+	}
+	if c.yardstick != nil {
+		ys, yc := c.yardstickCPU.perOp()
+		fmt.Fprintf(&b, "| yardstick (%s) | %.1f | %.1f | | |\n", c.yardstick.Workload, ys, yc)
+	}
 	if svgPath != "" {
 		rel, err := filepath.Rel(filepath.Dir(mdPath), svgPath)
 		if err != nil {

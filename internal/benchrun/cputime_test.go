@@ -83,3 +83,48 @@ func selfProcess(t *testing.T) *Process {
 	}
 	return &Process{cmd: &exec.Cmd{Process: self}}
 }
+
+// TreeCPUTime counts a child's CPU while it runs and after it has been
+// waited for: this test's process and a shell it starts that spins.
+func TestTreeCPUTime(t *testing.T) {
+	self := selfProcess(t).cmd.Process.Pid
+	before, err := TreeCPUTime(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used0 := rusage(t)
+	child := exec.Command("sh", "-c", "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// While it runs, once it has spent 100 ms, the tree holds them.
+	var live time.Duration
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		st, err := readStat(child.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live = st.own(); live >= 100*time.Millisecond {
+			break
+		}
+	}
+	during, err := TreeCPUTime(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during-before < live {
+		t.Errorf("while the child runs having spent %v, the tree grew by %v", live, during-before)
+	}
+	if err := child.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := TreeCPUTime(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// After the wait, the child's CPU is the parent's reaped CPU.
+	want := child.ProcessState.UserTime() + child.ProcessState.SystemTime() + rusage(t) - used0
+	if got := after - before; got < want-50*time.Millisecond || got > want+50*time.Millisecond {
+		t.Fatalf("the tree grew by %v; the child and this process spent %v", got, want)
+	}
+}

@@ -154,28 +154,78 @@ func (p *Process) Stop() {
 // CPUTime is the user and system CPU the process has used so far, from
 // /proc (Linux only; an error elsewhere).
 func (p *Process) CPUTime() (time.Duration, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	st, err := readStat(p.cmd.Process.Pid)
 	if err != nil {
 		return 0, err
+	}
+	return st.own(), nil
+}
+
+// TreeCPUTime is the CPU a server of several processes has used so far:
+// the process pid's own, that of its children still running, and that of
+// those it has waited for (PostgreSQL's postmaster and its backends).
+// Linux only.
+func TreeCPUTime(pid int) (time.Duration, error) {
+	root, err := readStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	total := root.own() + root.reaped()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil || child == pid {
+			continue
+		}
+		st, err := readStat(child)
+		if err != nil || st.ppid != pid {
+			continue // gone since the listing, or not a child
+		}
+		total += st.own() + st.reaped()
+	}
+	return total, nil
+}
+
+// procStat is what a process's /proc stat line says of its CPU.
+type procStat struct {
+	ppid                         int
+	utime, stime, cutime, cstime int64 // clock ticks
+}
+
+func (s procStat) own() time.Duration {
+	return time.Duration(s.utime+s.stime) * time.Second / clockTicks
+}
+
+// reaped is the CPU of the children the process has waited for.
+func (s procStat) reaped() time.Duration {
+	return time.Duration(s.cutime+s.cstime) * time.Second / clockTicks
+}
+
+func readStat(pid int) (procStat, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, err
 	}
 	// The command name, field 2, may hold spaces: count from its end.
 	i := strings.LastIndexByte(string(stat), ')')
 	if i < 0 {
-		return 0, fmt.Errorf("unexpected /proc stat %q", stat)
+		return procStat{}, fmt.Errorf("unexpected /proc stat %q", stat)
 	}
 	fields := strings.Fields(string(stat[i+1:]))
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("unexpected /proc stat %q", stat)
+	if len(fields) < 15 {
+		return procStat{}, fmt.Errorf("unexpected /proc stat %q", stat)
 	}
-	var ticks int64
-	for _, f := range fields[11:13] { // utime and stime, fields 14 and 15
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0, err
+	// Counted from field 3 (state): ppid is field 4, utime to cstime 14 to 17.
+	var n [5]int64
+	for j, f := range []string{fields[1], fields[11], fields[12], fields[13], fields[14]} {
+		if n[j], err = strconv.ParseInt(f, 10, 64); err != nil {
+			return procStat{}, fmt.Errorf("unexpected /proc stat %q: %w", stat, err)
 		}
-		ticks += n
 	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
+	return procStat{ppid: int(n[0]), utime: n[1], stime: n[2], cutime: n[3], cstime: n[4]}, nil
 }
 
 // WaitIdle waits until the process uses at most busy of one core over

@@ -32,5 +32,9 @@ func StartCluster(bin string) (*Cluster, error) {
 	return &Cluster{URL: s.url.String(), srv: s}, nil
 }
 
+// PID is the process id of the cluster's postmaster, whose children are
+// its backends and background workers.
+func (c *Cluster) PID() int { return c.srv.pid }
+
 // Stop shuts the cluster down and removes its directory.
 func (c *Cluster) Stop() { c.srv.stop() }

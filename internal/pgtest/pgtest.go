@@ -111,6 +111,7 @@ func NewDatabase(tb testing.TB) string {
 type server struct {
 	url  *url.URL // of the maintenance database
 	stop func()
+	pid  int // the postmaster's, if this program started it
 }
 
 func (s *server) admin(ctx context.Context, sql string) error {
@@ -238,7 +239,7 @@ func runPostgres(bin, dir, data string, cred *syscall.Credential, durable bool) 
 	go func() { cmd.Wait(); close(exited) }()
 	u := &url.URL{Scheme: "postgres", User: url.User("folio"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		Path: "/postgres", RawQuery: "sslmode=disable"}
-	s := &server{url: u}
+	s := &server{url: u, pid: cmd.Process.Pid}
 	s.stop = func() {
 		cmd.Process.Signal(syscall.SIGINT) // fast shutdown
 		select {
