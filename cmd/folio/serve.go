@@ -194,7 +194,7 @@ func settings() []setting {
 		{"data-dir", "FOLIO_DATA_DIR", "directory of the embedded store, and of the search indexes unless --search-dir says otherwise", "./data", text(func(c *serveConfig) *string { return &c.DataDir })},
 		{"search-dir", "FOLIO_SEARCH_DIR", "directory of the search indexes, one per collection, rebuilt from the documents if removed", "<data-dir>/search", text(func(c *serveConfig) *string { return &c.SearchDir })},
 		{"search-wait", "FOLIO_SEARCH_WAIT", "how long a search waits for the index to catch up with the writes acknowledged before it, then answers 503 UNAVAILABLE", "5s", dur(func(c *serveConfig) *duration { return &c.SearchWait })},
-		{"cache-mib", "FOLIO_CACHE_MIB", "embedded engine's caches in MiB: an eighth for documents read, the rest for Pebble's block cache", "128", mebibytes(func(c *serveConfig) *int64 { return &c.CacheBytes })},
+		{"cache-mib", "FOLIO_CACHE_MIB", "embedded engine's caches in MiB: a quarter for documents read, the rest for Pebble's block cache", "128", mebibytes(func(c *serveConfig) *int64 { return &c.CacheBytes })},
 		{"compression", "FOLIO_COMPRESSION", "embedded engine's table compression: snappy (fastest) or zstd (about a third less disk for text, fewer writes a second where CPU is short)", "snappy", text(func(c *serveConfig) *string { return &c.Compression })},
 		{"log-level", "FOLIO_LOG_LEVEL", "debug, info, warn or error", "info", text(func(c *serveConfig) *string { return &c.LogLevel })},
 		{"log-format", "FOLIO_LOG_FORMAT", "text or json", "text", text(func(c *serveConfig) *string { return &c.LogFormat })},
