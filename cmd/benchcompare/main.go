@@ -147,17 +147,31 @@ type side struct {
 // rounds: on a machine whose cores the client shares with the server, what
 // each spends per operation bounds the throughput of both.
 type cpuUse struct {
-	server, client time.Duration
-	ops            int64
+	// server holds after: what the server spent once the run was over,
+	// until it went idle (compactions, checkpoints: the work its writes
+	// left behind, which the next workload is not made to pay).
+	server, after, client time.Duration
+	ops                   int64
 }
 
-// perOp returns the server's and the client's CPU per operation, in µs.
-func (u *cpuUse) perOp() (server, client float64) {
+// perOp returns the server's CPU (all of it, and what came after the
+// run) and the client's per operation, in µs.
+func (u *cpuUse) perOp() (server, after, client float64) {
 	if u == nil || u.ops == 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
-	return float64(u.server.Microseconds()) / float64(u.ops), float64(u.client.Microseconds()) / float64(u.ops)
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(u.ops) }
+	return per(u.server), per(u.after), per(u.client)
 }
+
+// Waiting for a side's server to go idle after each run: it is idle when
+// it uses at most idleBusy of a core over idleWindow; it is waited for
+// idleTimeout at most.
+const (
+	idleBusy    = 0.05
+	idleWindow  = time.Second
+	idleTimeout = time.Minute
+)
 
 // clientCPU is the user and system CPU this process has used so far.
 func clientCPU() time.Duration {
@@ -245,6 +259,10 @@ func run(ctx context.Context, cfg config) error {
 				return err
 			}
 			env.warmups = append(env.warmups, fmt.Sprintf("%s %.0f ops/s in %.1fs", s.driver.Name(), res.OpsPerSecond(), res.Elapsed.Seconds()))
+			// The rounds start from a quiet server, as each run ends with one.
+			if _, _, err := benchrun.WaitIdle(ctx, s.serverCPU, idleBusy, idleWindow, idleTimeout); err != nil {
+				return fmt.Errorf("waiting for %s to go idle: %w", s.driver.Name(), err)
+			}
 		}
 	}
 	var yardSide *side
@@ -324,12 +342,24 @@ func (s *side) run(ctx context.Context, cfg config, w loadgen.Workload, data loa
 	if err != nil {
 		return fmt.Errorf("%s's CPU: %w", s.driver.Name(), err)
 	}
+	waited, idle, err := benchrun.WaitIdle(ctx, s.serverCPU, idleBusy, idleWindow, idleTimeout)
+	if err != nil {
+		return fmt.Errorf("waiting for %s to go idle: %w", s.driver.Name(), err)
+	}
+	if !idle {
+		cfg.logf("%s still busy %v after %s", s.driver.Name(), waited.Round(time.Second), w.Name)
+	}
+	server2, err := s.serverCPU()
+	if err != nil {
+		return fmt.Errorf("%s's CPU: %w", s.driver.Name(), err)
+	}
 	u := s.cpu[w.Name]
 	if u == nil {
 		u = &cpuUse{}
 		s.cpu[w.Name] = u
 	}
-	u.server += server1 - server0
+	u.server += server2 - server0
+	u.after += server2 - server1
 	u.client += client
 	u.ops += res.Total().Hist.Count()
 	if prev := s.results[w.Name]; prev != nil {

@@ -125,15 +125,15 @@ func (c *comparison) writeText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "CPU µs/op\tfolio server\tfolio's client\tpostgres server\tpostgres's client\t")
+	fmt.Fprintln(tw, "CPU µs/op\tfolio server\t(after)\tfolio's client\tpostgres server\t(after)\tpostgres's client\t")
 	for _, r := range c.rows {
-		fs, fc := r.folioCPU.perOp()
-		ps, pc := r.pgCPU.perOp()
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.workload.Name, fs, fc, ps, pc)
+		fs, fa, fc := r.folioCPU.perOp()
+		ps, pa, pc := r.pgCPU.perOp()
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.workload.Name, fs, fa, fc, ps, pa, pc)
 	}
 	if c.yardstick != nil {
-		ys, yc := c.yardstickCPU.perOp()
-		fmt.Fprintf(tw, "yardstick %s\t%.1f\t%.1f\t\t\t\n", c.yardstick.Workload, ys, yc)
+		ys, ya, yc := c.yardstickCPU.perOp()
+		fmt.Fprintf(tw, "yardstick %s\t%.1f\t%.1f\t%.1f\t\t\t\t\n", c.yardstick.Workload, ys, ya, yc)
 	}
 	return tw.Flush()
 }
@@ -179,17 +179,18 @@ func (c *comparison) markdown(cfg config, env *environment, svgPath, mdPath stri
 		"over all operations of the mix. The yardstick's ratio, in parentheses, is over PostgreSQL's figure for the same " +
 		"workload: the most an HTTP/JSON server could reach against PostgreSQL with this client on this machine.\n")
 	b.WriteString("\nCPU per operation, µs, over the rounds: the server's (Folio's process; PostgreSQL's postmaster and every " +
-		"process under it) and the client's (this benchmark's process, while it drove that side). Client and servers share the " +
-		"machine's cores, so the sum of the two bounds the throughput.\n\n")
-	b.WriteString("| workload | Folio server | Folio's client | PostgreSQL server | PostgreSQL's client |\n|---|---:|---:|---:|---:|\n")
+		"process under it), with, in parentheses, what it spent after the run until it went idle (each run waits for both " +
+		"servers to go idle, so that no workload pays for the compactions or checkpoints of the one before), and the client's " +
+		"(this benchmark's process, while it drove that side). Client and servers share the machine's cores.\n\n")
+	b.WriteString("| workload | Folio server (after) | Folio's client | PostgreSQL server (after) | PostgreSQL's client |\n|---|---:|---:|---:|---:|\n")
 	for _, r := range c.rows {
-		fs, fc := r.folioCPU.perOp()
-		ps, pc := r.pgCPU.perOp()
-		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f |\n", r.workload.Name, fs, fc, ps, pc)
+		fs, fa, fc := r.folioCPU.perOp()
+		ps, pa, pc := r.pgCPU.perOp()
+		fmt.Fprintf(&b, "| %s | %.1f (%.1f) | %.1f | %.1f (%.1f) | %.1f |\n", r.workload.Name, fs, fa, fc, ps, pa, pc)
 	}
 	if c.yardstick != nil {
-		ys, yc := c.yardstickCPU.perOp()
-		fmt.Fprintf(&b, "| yardstick (%s) | %.1f | %.1f | | |\n", c.yardstick.Workload, ys, yc)
+		ys, ya, yc := c.yardstickCPU.perOp()
+		fmt.Fprintf(&b, "| yardstick (%s) | %.1f (%.1f) | %.1f | | |\n", c.yardstick.Workload, ys, ya, yc)
 	}
 	if svgPath != "" {
 		rel, err := filepath.Rel(filepath.Dir(mdPath), svgPath)

@@ -98,7 +98,7 @@ func TestCompareAndRender(t *testing.T) {
 	eq, _ := loadgen.LookupWorkload("eq")
 	cfg := config{workloads: []loadgen.Workload{a, eq}, yardstick: "C", docs: 1000, clients: 4, rounds: 2, duration: time.Second}
 	folio := &side{results: map[string]*loadgen.Result{"A": result("folio", "A", 200), "eq": result("folio", "eq", 50)},
-		cpu: map[string]*cpuUse{"A": {server: 50 * time.Millisecond, client: 10 * time.Millisecond, ops: 400}}}
+		cpu: map[string]*cpuUse{"A": {server: 50 * time.Millisecond, after: 20 * time.Millisecond, client: 10 * time.Millisecond, ops: 400}}}
 	pg := &side{results: map[string]*loadgen.Result{"A": result("postgres", "A", 100), "eq": result("postgres", "eq", 500), "C": result("postgres", "C", 1000)},
 		cpu: map[string]*cpuUse{"A": {server: 30 * time.Millisecond, client: 6 * time.Millisecond, ops: 200}}}
 	yard := &side{results: map[string]*loadgen.Result{"C": result("yardstick", "C", 2000)},
@@ -113,14 +113,14 @@ func TestCompareAndRender(t *testing.T) {
 	env := &environment{Machine: benchrun.Machine{CPU: "Test CPU", Cores: 2, Memory: "1 GiB", OS: "test", GoVersion: "go"}, postgres: "15"}
 	md := cmp.markdown(cfg, env, "docs/bench-compare.svg", "docs/benchmarks.md")
 	for _, want := range []string{"| A |", "| 200 | 100 | 2.00 |", "| eq |", "0.10", "**0.45**", "yardstick", "(2.00)", "Test CPU, 2 cores", "](bench-compare.svg)",
-		"| A | 125.0 | 25.0 | 150.0 | 30.0 |", "| eq | 0.0 | 0.0 | 0.0 | 0.0 |", "| yardstick (C) | 22.5 | 20.0 |"} {
+		"| A | 125.0 (50.0) | 25.0 | 150.0 (0.0) | 30.0 |", "| eq | 0.0 (0.0) | 0.0 | 0.0 (0.0) | 0.0 |", "| yardstick (C) | 22.5 (0.0) | 20.0 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown has no %q:\n%s", want, md)
 		}
 	}
 	var text strings.Builder
 	if err := cmp.writeText(&text); err != nil || !strings.Contains(text.String(), "geomean") ||
-		!regexp.MustCompile(`\n +A +125\.0 +25\.0 +150\.0 +30\.0 *\n`).MatchString(text.String()) {
+		!regexp.MustCompile(`\n +A +125\.0 +50\.0 +25\.0 +150\.0 +0\.0 +30\.0 *\n`).MatchString(text.String()) {
 		t.Errorf("text table (%v):\n%s", err, text.String())
 	}
 

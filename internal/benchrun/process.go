@@ -233,8 +233,14 @@ func readStat(pid int) (procStat, error) {
 // compactions, done), or until timeout has passed, or ctx ends. It
 // returns how long it waited, and whether the process went idle.
 func (p *Process) WaitIdle(ctx context.Context, busy float64, window, timeout time.Duration) (time.Duration, bool, error) {
+	return WaitIdle(ctx, p.CPUTime, busy, window, timeout)
+}
+
+// WaitIdle is Process.WaitIdle for a server whose CPU cpu reads (such as
+// TreeCPUTime's).
+func WaitIdle(ctx context.Context, cpu func() (time.Duration, error), busy float64, window, timeout time.Duration) (time.Duration, bool, error) {
 	start := time.Now()
-	prev, err := p.CPUTime()
+	prev, err := cpu()
 	if err != nil {
 		return 0, false, err
 	}
@@ -244,7 +250,7 @@ func (p *Process) WaitIdle(ctx context.Context, busy float64, window, timeout ti
 			return time.Since(start), false, ctx.Err()
 		case <-time.After(window):
 		}
-		now, err := p.CPUTime()
+		now, err := cpu()
 		if err != nil {
 			return time.Since(start), false, err
 		}
