@@ -327,6 +327,15 @@ func run(ctx context.Context, cfg config) error {
 // run runs one workload on the side and merges the result into its rounds,
 // and what the run cost the server and the client into its CPU.
 func (s *side) run(ctx context.Context, cfg config, w loadgen.Workload, data loadgen.Dataset) error {
+	// Run deletes what earlier runs inserted before it starts; do it here
+	// and let the server settle, so that neither the deletes nor the
+	// compactions they cause count towards this workload.
+	if err := s.driver.Trim(ctx, data.Docs); err != nil {
+		return fmt.Errorf("trim %s: %w", s.driver.Name(), err)
+	}
+	if _, _, err := benchrun.WaitIdle(ctx, s.serverCPU, idleBusy, idleWindow, idleTimeout); err != nil {
+		return fmt.Errorf("waiting for %s to go idle: %w", s.driver.Name(), err)
+	}
 	server0, err := s.serverCPU()
 	if err != nil {
 		return fmt.Errorf("%s's CPU: %w", s.driver.Name(), err)
