@@ -180,7 +180,8 @@ func (c *comparison) markdown(cfg config, env *environment, svgPath, mdPath stri
 		"workload: the most an HTTP/JSON server could reach against PostgreSQL with this client on this machine.\n")
 	b.WriteString("\nCPU per operation, µs, over the rounds: the server's (Folio's process; PostgreSQL's postmaster and every " +
 		"process under it), with, in parentheses, what it spent after the run until it went idle (each run waits for both " +
-		"servers to go idle, so that no workload pays for the compactions or checkpoints of the one before), and the client's " +
+		"servers to go idle, so that no workload pays for the compactions or checkpoints of the one before; the documents " +
+		"earlier runs inserted are deleted before that wait, unmeasured), and the client's " +
 		"(this benchmark's process, while it drove that side). Client and servers share the machine's cores.\n\n")
 	b.WriteString("| workload | Folio server (after) | Folio's client | PostgreSQL server (after) | PostgreSQL's client |\n|---|---:|---:|---:|---:|\n")
 	for _, r := range c.rows {
