@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -106,6 +107,9 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.httpClient, "http-client", loadgen.ClientFast, "HTTP client of Folio's and the yardstick's side: "+loadgen.ClientFast+" or "+loadgen.ClientStd)
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if err := loadgen.CheckHTTPClient(cfg.httpClient); err != nil {
 		return cfg, err
 	}
 	var err error
@@ -275,6 +279,10 @@ func run(ctx context.Context, cfg config) error {
 		yardSide = &side{driver: yardDriver, results: map[string]*loadgen.Result{}, serverCPU: yard.CPUTime, cpu: map[string]*cpuUse{}}
 	}
 
+	all := sides
+	if yardSide != nil {
+		all = append(slices.Clone(sides), yardSide)
+	}
 	for round := 1; round <= cfg.rounds; round++ {
 		order := sides
 		if round%2 == 0 {
@@ -283,7 +291,7 @@ func run(ctx context.Context, cfg config) error {
 		for _, w := range cfg.workloads {
 			for _, s := range order {
 				cfg.logf("round %d of %d: workload %s on %s", round, cfg.rounds, w.Name, s.driver.Name())
-				if err := s.run(ctx, cfg, w, data); err != nil {
+				if err := s.run(ctx, cfg, w, data, all); err != nil {
 					return err
 				}
 			}
@@ -291,7 +299,7 @@ func run(ctx context.Context, cfg config) error {
 		if yardSide != nil {
 			w, _ := loadgen.LookupWorkload(cfg.yardstick)
 			cfg.logf("round %d of %d: workload %s on the yardstick", round, cfg.rounds, w.Name)
-			if err := yardSide.run(ctx, cfg, w, data); err != nil {
+			if err := yardSide.run(ctx, cfg, w, data, all); err != nil {
 				return err
 			}
 		}
@@ -324,17 +332,29 @@ func run(ctx context.Context, cfg config) error {
 	return nil
 }
 
+// settle waits for every side's server to go idle (or idleTimeout to pass
+// for each).
+func settle(ctx context.Context, sides []*side) error {
+	for _, s := range sides {
+		if _, _, err := benchrun.WaitIdle(ctx, s.serverCPU, idleBusy, idleWindow, idleTimeout); err != nil {
+			return fmt.Errorf("waiting for %s to go idle: %w", s.driver.Name(), err)
+		}
+	}
+	return nil
+}
+
 // run runs one workload on the side and merges the result into its rounds,
-// and what the run cost the server and the client into its CPU.
-func (s *side) run(ctx context.Context, cfg config, w loadgen.Workload, data loadgen.Dataset) error {
+// and what the run cost the server and the client into its CPU. all are
+// every side's servers, which share the machine.
+func (s *side) run(ctx context.Context, cfg config, w loadgen.Workload, data loadgen.Dataset, all []*side) error {
 	// Run deletes what earlier runs inserted before it starts; do it here
-	// and let the server settle, so that neither the deletes nor the
-	// compactions they cause count towards this workload.
+	// (Run's own then finds nothing) and let every server settle, so that
+	// neither the deletes nor the work they leave count towards this run.
 	if err := s.driver.Trim(ctx, data.Docs); err != nil {
 		return fmt.Errorf("trim %s: %w", s.driver.Name(), err)
 	}
-	if _, _, err := benchrun.WaitIdle(ctx, s.serverCPU, idleBusy, idleWindow, idleTimeout); err != nil {
-		return fmt.Errorf("waiting for %s to go idle: %w", s.driver.Name(), err)
+	if err := settle(ctx, all); err != nil {
+		return err
 	}
 	server0, err := s.serverCPU()
 	if err != nil {

@@ -82,6 +82,16 @@ func geomean(vs []float64) float64 {
 	return math.Exp(sum / float64(len(vs)))
 }
 
+// columns renders the server's CPU, what of it came after the run, and the
+// client's, per operation in µs; "–" where nothing was measured.
+func (u *cpuUse) columns() (server, after, client string) {
+	if u == nil || u.ops == 0 {
+		return "–", "–", "–"
+	}
+	s, a, c := u.perOp()
+	return fmt.Sprintf("%.1f", s), fmt.Sprintf("%.1f", a), fmt.Sprintf("%.1f", c)
+}
+
 // latencies renders an operation mix's p50 and p99 over all its operations.
 func latencies(r *loadgen.Result) string {
 	t := r.Summary().Total
@@ -127,13 +137,13 @@ func (c *comparison) writeText(w io.Writer) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "CPU µs/op\tfolio server\t(after)\tfolio's client\tpostgres server\t(after)\tpostgres's client\t")
 	for _, r := range c.rows {
-		fs, fa, fc := r.folioCPU.perOp()
-		ps, pa, pc := r.pgCPU.perOp()
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.workload.Name, fs, fa, fc, ps, pa, pc)
+		fs, fa, fc := r.folioCPU.columns()
+		ps, pa, pc := r.pgCPU.columns()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.workload.Name, fs, fa, fc, ps, pa, pc)
 	}
 	if c.yardstick != nil {
-		ys, ya, yc := c.yardstickCPU.perOp()
-		fmt.Fprintf(tw, "yardstick %s\t%.1f\t%.1f\t%.1f\t\t\t\t\n", c.yardstick.Workload, ys, ya, yc)
+		ys, ya, yc := c.yardstickCPU.columns()
+		fmt.Fprintf(tw, "yardstick %s\t%s\t%s\t%s\t\t\t\t\n", c.yardstick.Workload, ys, ya, yc)
 	}
 	return tw.Flush()
 }
@@ -178,20 +188,21 @@ func (c *comparison) markdown(cfg config, env *environment, svgPath, mdPath stri
 	b.WriteString("\nops/s counts successful operations (a transaction, a read-modify-write or a scan is one); latencies are " +
 		"over all operations of the mix. The yardstick's ratio, in parentheses, is over PostgreSQL's figure for the same " +
 		"workload: the most an HTTP/JSON server could reach against PostgreSQL with this client on this machine.\n")
-	b.WriteString("\nCPU per operation, µs, over the rounds: the server's (Folio's process; PostgreSQL's postmaster and every " +
-		"process under it), with, in parentheses, what it spent after the run until it went idle (each run waits for both " +
-		"servers to go idle, so that no workload pays for the compactions or checkpoints of the one before; the documents " +
-		"earlier runs inserted are deleted before that wait, unmeasured), and the client's " +
-		"(this benchmark's process, while it drove that side). Client and servers share the machine's cores.\n\n")
+	b.WriteString("\nCPU per successful operation (aborted and failed ones' CPU included), µs, over the rounds: the server's " +
+		"(Folio's process; PostgreSQL's postmaster and its children, running or ended) and the client's (this benchmark's " +
+		"process, while it drove that side). Before each run the documents earlier runs inserted are deleted (PostgreSQL's " +
+		"table then vacuumed) and every server is left to go idle, unmeasured; after it, the run's server is waited for again " +
+		"and what it spends until idle, in parentheses, is charged to the run. PostgreSQL's timed checkpoints fall where " +
+		"they fall. Client and servers share the machine's cores.\n\n")
 	b.WriteString("| workload | Folio server (after) | Folio's client | PostgreSQL server (after) | PostgreSQL's client |\n|---|---:|---:|---:|---:|\n")
 	for _, r := range c.rows {
-		fs, fa, fc := r.folioCPU.perOp()
-		ps, pa, pc := r.pgCPU.perOp()
-		fmt.Fprintf(&b, "| %s | %.1f (%.1f) | %.1f | %.1f (%.1f) | %.1f |\n", r.workload.Name, fs, fa, fc, ps, pa, pc)
+		fs, fa, fc := r.folioCPU.columns()
+		ps, pa, pc := r.pgCPU.columns()
+		fmt.Fprintf(&b, "| %s | %s (%s) | %s | %s (%s) | %s |\n", r.workload.Name, fs, fa, fc, ps, pa, pc)
 	}
 	if c.yardstick != nil {
-		ys, ya, yc := c.yardstickCPU.perOp()
-		fmt.Fprintf(&b, "| yardstick (%s) | %.1f (%.1f) | %.1f | | |\n", c.yardstick.Workload, ys, ya, yc)
+		ys, ya, yc := c.yardstickCPU.columns()
+		fmt.Fprintf(&b, "| yardstick (%s) | %s (%s) | %s | | |\n", c.yardstick.Workload, ys, ya, yc)
 	}
 	if svgPath != "" {
 		rel, err := filepath.Rel(filepath.Dir(mdPath), svgPath)

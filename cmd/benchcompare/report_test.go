@@ -113,7 +113,7 @@ func TestCompareAndRender(t *testing.T) {
 	env := &environment{Machine: benchrun.Machine{CPU: "Test CPU", Cores: 2, Memory: "1 GiB", OS: "test", GoVersion: "go"}, postgres: "15"}
 	md := cmp.markdown(cfg, env, "docs/bench-compare.svg", "docs/benchmarks.md")
 	for _, want := range []string{"| A |", "| 200 | 100 | 2.00 |", "| eq |", "0.10", "**0.45**", "yardstick", "(2.00)", "Test CPU, 2 cores", "](bench-compare.svg)",
-		"| A | 125.0 (50.0) | 25.0 | 150.0 (0.0) | 30.0 |", "| eq | 0.0 (0.0) | 0.0 | 0.0 (0.0) | 0.0 |", "| yardstick (C) | 22.5 (0.0) | 20.0 |"} {
+		"| A | 125.0 (50.0) | 25.0 | 150.0 (0.0) | 30.0 |", "| eq | – (–) | – | – (–) | – |", "| yardstick (C) | 22.5 (0.0) | 20.0 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown has no %q:\n%s", want, md)
 		}

@@ -166,15 +166,36 @@ func (p *Process) CPUTime() (time.Duration, error) {
 // those it has waited for (PostgreSQL's postmaster and its backends).
 // Linux only.
 func TreeCPUTime(pid int) (time.Duration, error) {
-	root, err := readStat(pid)
-	if err != nil {
-		return 0, err
+	// A child reaped while the children are read would count in neither
+	// the root's reaped CPU read before nor the listing: read again until
+	// the root has reaped nothing meanwhile.
+	for attempt := 0; ; attempt++ {
+		root, err := readStat(pid)
+		if err != nil {
+			return 0, err
+		}
+		children, err := childrenCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		again, err := readStat(pid)
+		if err != nil {
+			return 0, err
+		}
+		if again.reaped() == root.reaped() || attempt == 10 {
+			return root.own() + root.reaped() + children, nil
+		}
 	}
-	total := root.own() + root.reaped()
+}
+
+// childrenCPU sums the CPU of pid's children still running, and of those
+// they have waited for.
+func childrenCPU(pid int) (time.Duration, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, err
 	}
+	var total time.Duration
 	for _, e := range entries {
 		child, err := strconv.Atoi(e.Name())
 		if err != nil || child == pid {

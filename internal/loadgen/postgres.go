@@ -203,8 +203,15 @@ func (d *PostgresDriver) FinishLoad(ctx context.Context) error {
 }
 
 // Trim implements Driver.
+// A trim that deleted rows vacuums the table, so that it is left as the
+// load left it rather than to an autovacuum that may come during a later
+// run (Folio's store likewise compacts after its deletes).
 func (d *PostgresDriver) Trim(ctx context.Context, from int64) error {
-	_, err := d.pool.Exec(ctx, "DELETE FROM "+d.table+" WHERE id >= $1", from)
+	tag, err := d.pool.Exec(ctx, "DELETE FROM "+d.table+" WHERE id >= $1", from)
+	if err != nil || tag.RowsAffected() == 0 {
+		return err
+	}
+	_, err = d.pool.Exec(ctx, "VACUUM "+d.table)
 	return err
 }
 

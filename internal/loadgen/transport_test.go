@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/foliodb/folio/internal/loadgen"
 )
@@ -107,5 +108,36 @@ func TestHTTPClientsSendAndRead(t *testing.T) {
 func TestUnknownHTTPClient(t *testing.T) {
 	if _, err := loadgen.NewFolio(loadgen.FolioOptions{URL: "http://127.0.0.1:1", HTTPClient: "curl"}); err == nil {
 		t.Fatal("an unknown HTTP client was accepted")
+	}
+}
+
+// A request whose context has a deadline ends by it, on either client,
+// against a server that never answers.
+func TestHTTPClientsKeepTheDeadline(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release) })
+	for _, c := range httpClients {
+		t.Run(c, func(t *testing.T) {
+			d := newFolio(t, loadgen.FolioOptions{URL: url, Clients: 1, HTTPClient: c})
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- d.Read(ctx, 1) }()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("a read the server never answered succeeded")
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the read outlived its 200ms deadline by 5s")
+			}
+		})
 	}
 }
