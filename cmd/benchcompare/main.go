@@ -168,7 +168,7 @@ func (u *cpuUse) perOp() (server, after, client float64) {
 	return per(u.server), per(u.after), per(u.client)
 }
 
-// Waiting for a side's server to go idle after each run: it is idle when
+// Waiting for the servers to go idle around each run: one is idle when
 // it uses at most idleBusy of a core over idleWindow; it is waited for
 // idleTimeout at most.
 const (
@@ -263,10 +263,6 @@ func run(ctx context.Context, cfg config) error {
 				return err
 			}
 			env.warmups = append(env.warmups, fmt.Sprintf("%s %.0f ops/s in %.1fs", s.driver.Name(), res.OpsPerSecond(), res.Elapsed.Seconds()))
-			// The rounds start from a quiet server, as each run ends with one.
-			if _, _, err := benchrun.WaitIdle(ctx, s.serverCPU, idleBusy, idleWindow, idleTimeout); err != nil {
-				return fmt.Errorf("waiting for %s to go idle: %w", s.driver.Name(), err)
-			}
 		}
 	}
 	var yardSide *side
