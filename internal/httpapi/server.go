@@ -211,8 +211,29 @@ func (s *Server) serve(sw *statusWriter, r *http.Request, requestID string) *htt
 		return r
 	}
 	r = s.withCaller(r)
+	if s.muxAnswersItself(r) {
+		s.noRoute(sw, r)
+		return r
+	}
 	s.mux.ServeHTTP(sw, r) // an unknown route or method reaches noRoute
 	return r
+}
+
+// muxAnswersItself reports whether the mux would answer r before, or
+// instead of, matching it to a route: a CONNECT to a host and port and
+// the request target "*" match no pattern, and a path the mux would clean
+// is redirected to its clean form even where that form has no route.
+// Such a request gets the API's 404 or 405 instead, as every unknown route
+// does; one whose clean form has a route is still redirected.
+func (s *Server) muxAnswersItself(r *http.Request) bool {
+	if r.URL.Path == "" || r.RequestURI == "*" {
+		return true
+	}
+	if !strings.Contains(r.URL.Path, "/.") && !strings.Contains(r.URL.Path, "//") {
+		return false // clean: the common case, matched once
+	}
+	_, pattern := s.mux.Handler(r)
+	return pattern == "" || pattern == anyRoute
 }
 
 // isStream reports whether a path is one of the streams (events,

@@ -1,10 +1,17 @@
 package apitest
 
 import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/node"
 )
 
 // errorCase is one request and the error it must get.
@@ -229,6 +236,67 @@ func TestRouting(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Requests that Go's client never sends or would clean first, written on
+// the wire: a CONNECT names a host and port, not a path; "*" names no
+// resource; a path with "." or empty segments is one the mux would
+// redirect to its clean form. Those with no route get the API's JSON 404
+// or 405, as any unknown route, not the mux's plain text or a redirect;
+// an unclean path to a route is still redirected to it.
+func TestRoutingOfRequestsOnTheWire(t *testing.T) {
+	c := startServer(t, backendtest.OpenPebble(t), node.Config{})
+	for _, tc := range []struct {
+		requestLine string
+		status      int
+		code, allow string
+		location    string // for a redirect
+	}{
+		{requestLine: "CONNECT example.com:443 HTTP/1.1", status: 404, code: "NOT_FOUND"},
+		{requestLine: "CONNECT /v1/health HTTP/1.1", status: 405, code: "METHOD_NOT_ALLOWED", allow: "GET"},
+		{requestLine: "GET * HTTP/1.1", status: 404, code: "NOT_FOUND"},
+		{requestLine: "GET /v1/./nope HTTP/1.1", status: 404, code: "NOT_FOUND"},
+		{requestLine: "GET /v1/../x HTTP/1.1", status: 404, code: "NOT_FOUND"},
+		{requestLine: "POST /v1/./health HTTP/1.1", status: 405, code: "METHOD_NOT_ALLOWED", allow: "GET"},
+		{requestLine: "POST /a///b HTTP/1.1", status: 404, code: "NOT_FOUND"},
+		{requestLine: "GET /v1/./health HTTP/1.1", status: http.StatusTemporaryRedirect, location: "/v1/health"},
+	} {
+		t.Run(tc.requestLine, func(t *testing.T) {
+			res := rawRequest(t, c, tc.requestLine)
+			if tc.location != "" {
+				if res.status != tc.status || res.header.Get("Location") != tc.location {
+					t.Fatalf("got %d to %q, want %d to %q", res.status, res.header.Get("Location"), tc.status, tc.location)
+				}
+				return
+			}
+			wantError(t, res, tc.status, tc.code, anyMessage)
+			if allow := res.header.Get("Allow"); allow != tc.allow {
+				t.Errorf("Allow %q, want %q", allow, tc.allow)
+			}
+		})
+	}
+}
+
+// rawRequest sends a request with no body, its request line as given, on a
+// connection of its own.
+func rawRequest(t testing.TB, c *client, requestLine string) *response {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(c.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "%s\r\nHost: example.com\r\n\r\n", requestLine)
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("%s: %v", requestLine, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s: %v", requestLine, err)
+	}
+	return &response{status: res.StatusCode, header: res.Header, body: body}
 }
 
 // A body that is not JSON, or not the JSON of the request, is a 400 on every
