@@ -328,6 +328,15 @@ func run(ctx context.Context, cfg config) error {
 	return nil
 }
 
+// readServerCPU is serverCPU with the side named in its error.
+func (s *side) readServerCPU() (time.Duration, error) {
+	d, err := s.serverCPU()
+	if err != nil {
+		return 0, fmt.Errorf("%s's CPU: %w", s.driver.Name(), err)
+	}
+	return d, nil
+}
+
 // settle waits for every side's server to go idle (or idleTimeout to pass
 // for each).
 func settle(ctx context.Context, sides []*side) error {
@@ -352,9 +361,9 @@ func (s *side) run(ctx context.Context, cfg config, w loadgen.Workload, data loa
 	if err := settle(ctx, all); err != nil {
 		return err
 	}
-	server0, err := s.serverCPU()
+	server0, err := s.readServerCPU()
 	if err != nil {
-		return fmt.Errorf("%s's CPU: %w", s.driver.Name(), err)
+		return err
 	}
 	client0 := clientCPU()
 	res, err := loadgen.Run(ctx, loadgen.RunConfig{Driver: s.driver, Workload: w, Data: data, Clients: cfg.clients,
@@ -363,9 +372,9 @@ func (s *side) run(ctx context.Context, cfg config, w loadgen.Workload, data loa
 		return err
 	}
 	client := clientCPU() - client0
-	server1, err := s.serverCPU()
+	server1, err := s.readServerCPU()
 	if err != nil {
-		return fmt.Errorf("%s's CPU: %w", s.driver.Name(), err)
+		return err
 	}
 	waited, idle, err := benchrun.WaitIdle(ctx, s.serverCPU, idleBusy, idleWindow, idleTimeout)
 	if err != nil {
@@ -374,9 +383,9 @@ func (s *side) run(ctx context.Context, cfg config, w loadgen.Workload, data loa
 	if !idle {
 		cfg.logf("%s still busy %v after %s", s.driver.Name(), waited.Round(time.Second), w.Name)
 	}
-	server2, err := s.serverCPU()
+	server2, err := s.readServerCPU()
 	if err != nil {
-		return fmt.Errorf("%s's CPU: %w", s.driver.Name(), err)
+		return err
 	}
 	u := s.cpu[w.Name]
 	if u == nil {
