@@ -6,6 +6,7 @@
 //	folio namespace ...     manage namespaces of a running server
 //	folio key rotate        make a new key sign a running server's tokens
 //	folio backup, restore   copy the embedded store while it serves, and back
+//	folio check             verify a stopped embedded store's blocks offline
 //	folio export            a database or collection as JSON lines (import: cli.go)
 //	folio version           print the version
 //	folio db|collection|insert|read|... the data commands (cli.go, docs/cli.md)
@@ -43,6 +44,8 @@ func main() {
 		err = backupCommand(os.Args[2:], os.Stdout)
 	case "restore":
 		err = restoreCommand(os.Args[2:], os.Stdout)
+	case "check":
+		err = checkCommand(os.Args[2:], os.Stdout)
 	case "export":
 		err = exportCommand(os.Args[2:], os.Stdout)
 	case "version":
@@ -71,6 +74,7 @@ commands:
   key       rotate the key that signs tokens (folio key rotate -h)
   backup    copy the store while it serves: --to DIR (folio backup -h)
   restore   put a backup into a new data directory (folio restore -h)
+  check     verify every block of a stopped embedded store: --data-dir D (folio check -h)
   export    write a database or collection as JSON lines (folio export -h)
   version   print the version
 

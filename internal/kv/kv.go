@@ -224,6 +224,9 @@ var (
 	ErrInvalidRange  = errors.New("kv: invalid range")
 	ErrLogTrimmed    = errors.New("kv: change-log position has been trimmed")
 	ErrClosed        = errors.New("kv: store closed")
+	// ErrDataLoss: the store found stored data damaged (a checksum that
+	// does not match). Retrying does not help; restoring a backup does.
+	ErrDataLoss = errors.New("kv: stored data is damaged")
 	// ErrUnavailable: the storage cannot be reached now (its server is
 	// down or restarting, the network is cut, the connection broke); trying
 	// again later may work. It is not retryable in the sense of

@@ -376,6 +376,9 @@ func apiError(ctx context.Context, err error) error {
 		return &status.Error{Code: status.Cancelled, Message: "request cancelled"}
 	case errors.Is(err, kv.ErrClosed):
 		return &status.Error{Code: status.Unavailable, Message: "server is shutting down"}
+	// The cause names the damaged file: the operator's log gets it.
+	case errors.Is(err, kv.ErrDataLoss):
+		return &status.Error{Code: status.DataLoss, Message: "stored data is damaged: the server takes no writes and answers reads of the damaged part with this error until its operator restores the store (the server's log names the damaged file)", Cause: err}
 	// The causes of these may name the storage's address and user: the
 	// log gets them, the client a fixed message.
 	case errors.Is(err, kv.ErrBusy):

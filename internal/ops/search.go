@@ -143,7 +143,7 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 		return apiError(ctx, err)
 	}
 	if err := o.search.WaitFor(wctx, coll.ID, arrived); err != nil {
-		return err
+		return apiError(ctx, err)
 	}
 	searcher, err := o.search.Searcher(coll.ID)
 	if err != nil {

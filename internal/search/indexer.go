@@ -217,10 +217,14 @@ type collIndex struct {
 	dormant      bool // no index until the collection is first searched
 	firstBuild   bool // rebuilding is its first build, for its first search
 	rebuilds     int  // rebuilds started since the indexer started
-	dropped      bool
-	applied      kv.Position // every entry at or before it is in idx
-	persisted    kv.Position // the watermark last written into idx (persisted by Bleve soon after)
-	persistAt    time.Time
+	// damaged is why the last rebuild cannot succeed: the documents it
+	// reads are damaged (kv.ErrDataLoss). Searches answer it rather than
+	// wait; the rebuild is not tried again before the next start.
+	damaged   error
+	dropped   bool
+	applied   kv.Position // every entry at or before it is in idx
+	persisted kv.Position // the watermark last written into idx (persisted by Bleve soon after)
+	persistAt time.Time
 }
 
 // New returns an indexer over log's store; Start starts it.
@@ -639,6 +643,9 @@ func (ix *Indexer) WaitFor(ctx context.Context, collID int64, at kv.Position) er
 		}
 		ci := ix.colls[collID]
 		switch {
+		case ci != nil && ci.damaged != nil:
+			ix.mu.Unlock()
+			return ci.damaged
 		case ci != nil && ci.dormant:
 			ci.dormant, ci.firstBuild = false, true
 			ix.log.Info("search: first search of a collection: building its index", "db", ci.db, "collection", ci.name)

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -98,6 +99,14 @@ func (ix *Indexer) rebuild(ctx context.Context, ci *collIndex) {
 			return
 		}
 		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, kv.ErrDataLoss) {
+			ix.log.Error("search: rebuilding an index failed on damaged data: its searches answer DATA_LOSS until the store is restored", "db", ci.db, "collection", ci.name, "err", err)
+			ix.mu.Lock()
+			ci.damaged = err
+			ix.signal()
+			ix.mu.Unlock()
 			return
 		}
 		ix.log.Error("search: rebuilding an index failed; retrying", "db", ci.db, "collection", ci.name, "err", err, "retry_in", delay)

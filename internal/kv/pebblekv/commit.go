@@ -44,6 +44,10 @@ func (s *Store) commit(ctx context.Context, req *kv.CommitRequest) (kv.Position,
 		s.mu.Unlock()
 		return 0, s.failure
 	}
+	if err := s.damage.err(); err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
 	s.inflight.Add(1)
 	s.mu.Unlock()
 	defer s.inflight.Done()

@@ -51,7 +51,7 @@ func (s *Store) logEntries(ctx context.Context, v *view, after kv.Position, limi
 		for i, e := range tail {
 			records, err := kv.DecodeLogRecords(append([]byte(nil), e.value...))
 			if err != nil {
-				return nil, fmt.Errorf("pebblekv: read log at %d: %w", e.pos, err)
+				return nil, readError(fmt.Sprintf("read log at %d", e.pos), err)
 			}
 			entries[i] = kv.LogEntry{Pos: e.pos, Records: records}
 		}
@@ -59,18 +59,18 @@ func (s *Store) logEntries(ctx context.Context, v *view, after kv.Position, limi
 	}
 	it, err := v.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: logKey(after + 1), UpperBound: logKey(v.version + 1)})
 	if err != nil {
-		return nil, fmt.Errorf("pebblekv: read log: %w", err)
+		return nil, readError("read log", err)
 	}
 	defer it.Close()
 	var entries []kv.LogEntry
 	for ok := it.First(); ok; ok = it.Next() {
 		val, err := it.ValueAndErr()
 		if err != nil {
-			return nil, fmt.Errorf("pebblekv: read log: %w", err)
+			return nil, readError("read log", err)
 		}
 		records, err := kv.DecodeLogRecords(append([]byte(nil), val...))
 		if err != nil {
-			return nil, fmt.Errorf("pebblekv: read log at %x: %w", it.Key(), err)
+			return nil, readError(fmt.Sprintf("read log at %x", it.Key()), err)
 		}
 		entries = append(entries, kv.LogEntry{Pos: kv.Position(binary.BigEndian.Uint64(it.Key()[len(logPrefix):])), Records: records})
 		if len(entries) == limit {
@@ -78,7 +78,7 @@ func (s *Store) logEntries(ctx context.Context, v *view, after kv.Position, limi
 		}
 	}
 	if err := it.Error(); err != nil {
-		return nil, fmt.Errorf("pebblekv: read log: %w", err)
+		return nil, readError("read log", err)
 	}
 	return entries, nil
 }
@@ -132,7 +132,7 @@ func (s *Store) LogBytes(ctx context.Context, after, upTo kv.Position) (int64, e
 	}
 	it, err := v.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: logKey(from), UpperBound: logKey(upTo + 1)})
 	if err != nil {
-		return 0, fmt.Errorf("pebblekv: size of the log: %w", err)
+		return 0, readError("size of the log", err)
 	}
 	defer it.Close()
 	var n int64
@@ -141,7 +141,7 @@ func (s *Store) LogBytes(ctx context.Context, after, upTo kv.Position) (int64, e
 		n += int64(len(it.Key()) + lv.Len())
 	}
 	if err := it.Error(); err != nil {
-		return 0, fmt.Errorf("pebblekv: size of the log: %w", err)
+		return 0, readError("size of the log", err)
 	}
 	return n, nil
 }

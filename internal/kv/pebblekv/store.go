@@ -146,6 +146,9 @@ type Store struct {
 	trimmed kv.Position   // log entries below this position are gone
 	closed  bool
 	failure error // set when a write to disk failed: the store refuses work
+	// damage is what Pebble found damaged while serving: from the first
+	// find on, commits fail (damage.go has the rule).
+	damage *damage
 
 	// batches counts the groups written, so that tests can tell that
 	// groups held several commits.
@@ -209,36 +212,23 @@ func Open(opts Options) (*Store, error) {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
+	if err := checkMarkers(opts.FS, opts.Dir); err != nil {
+		return nil, err
+	}
+	dmg := newDamage(opts.Logger)
 	cache := pebble.NewCache(opts.CacheSize - opts.CacheSize/valueCacheFraction)
 	defer cache.Unref()
-	popts := &pebble.Options{
-		Cache:                 cache,
-		Merger:                counterMerger,
-		FormatMajorVersion:    pebble.FormatNewest,
-		MemTableSize:          uint64(opts.MemTableSize),
-		L0CompactionThreshold: l0CompactionThreshold,
-		Logger:                pebbleLogger{opts.Logger},
-		FS:                    boundedPreallocFS{opts.FS},
-	}
-	if opts.Compression == CompressZstd {
-		// Fast compression where tables are rewritten often, zstd in the
-		// bottom levels where most of the data settles.
-		popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
-	}
-	db, err := pebble.Open(opts.Dir, popts)
-	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
-		// Pebble holds an exclusive lock on its LOCK file while open.
-		return nil, fmt.Errorf("pebblekv: data directory %s is in use by another Folio process (it holds the lock on %s): stop that one, or give this one another --data-dir: %w",
-			opts.Dir, filepath.Join(opts.Dir, "LOCK"), err)
-	}
+	popts := pebbleOptions(opts, cache, dmg)
+	db, err := openPebble(opts.Dir, popts)
 	if err != nil {
-		return nil, fmt.Errorf("pebblekv: open %s: %w", opts.Dir, err)
+		return nil, err
 	}
 	s := &Store{
 		db:          db,
 		opts:        opts,
 		limits:      opts.Limits.WithDefaults(),
 		log:         opts.Logger,
+		damage:      dmg,
 		notify:      make(chan struct{}),
 		commits:     make(chan *commitRequest, 1024),
 		checkpoints: make(chan *checkpointRequest),
@@ -271,13 +261,50 @@ func Open(opts Options) (*Store, error) {
 	return s, nil
 }
 
+// openPebble opens Pebble's store in dir, saying so when another process
+// has it open.
+func openPebble(dir string, popts *pebble.Options) (*pebble.DB, error) {
+	db, err := pebble.Open(dir, popts)
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) {
+		// Pebble holds an exclusive lock on its LOCK file while open.
+		return nil, fmt.Errorf("pebblekv: data directory %s is in use by another Folio process (it holds the lock on %s): stop that one, or give this one another --data-dir: %w",
+			dir, filepath.Join(dir, "LOCK"), err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pebblekv: open %s: %w", dir, err)
+	}
+	return db, nil
+}
+
+// pebbleOptions are the Pebble options of a store opened with opts.
+func pebbleOptions(opts Options, cache *pebble.Cache, dmg *damage) *pebble.Options {
+	popts := &pebble.Options{
+		Cache:                 cache,
+		Merger:                counterMerger,
+		FormatMajorVersion:    pebble.FormatNewest,
+		MemTableSize:          uint64(opts.MemTableSize),
+		L0CompactionThreshold: l0CompactionThreshold,
+		Logger:                pebbleLogger{opts.Logger},
+		FS:                    boundedPreallocFS{opts.FS},
+		// Pebble's default for damaged data is its logger's Fatalf: the
+		// process would end in the middle of a request.
+		EventListener: &pebble.EventListener{DataCorruption: dmg.report},
+	}
+	if opts.Compression == CompressZstd {
+		// Fast compression where tables are rewritten often, zstd in the
+		// bottom levels where most of the data settles.
+		popts.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionBalanced })
+	}
+	return popts
+}
+
 func readPosition(db *pebble.DB, key []byte) (kv.Position, error) {
 	v, closer, err := db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("pebblekv: read %q: %w", key, err)
+		return 0, readError(fmt.Sprintf("read %q", key), err)
 	}
 	defer closer.Close()
 	if len(v) != 8 {
@@ -361,15 +388,20 @@ func (s *Store) LastPosition(ctx context.Context) (kv.Position, error) {
 }
 
 // Ping reports whether the store still serves: ErrClosed once closed, the
-// write failure that stopped it if one did, and nil otherwise. An embedded
-// store has nothing to reach.
+// write failure that stopped it if one did, the damaged data that stopped
+// its writes if some was found, and nil otherwise. An embedded store has
+// nothing to reach.
 func (s *Store) Ping(ctx context.Context) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	closed, failure := s.closed, s.failure
+	s.mu.Unlock()
+	if closed {
 		return kv.ErrClosed
 	}
-	return s.failure
+	if failure != nil {
+		return failure
+	}
+	return s.damage.err()
 }
 
 // Close waits for in-flight commits, then closes Pebble. Transactions still

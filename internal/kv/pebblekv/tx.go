@@ -57,7 +57,7 @@ func (t *backendTx) AppendValue(ctx context.Context, dst, key []byte) ([]byte, e
 		return dst, kv.ErrNotFound
 	}
 	if err != nil {
-		return dst, fmt.Errorf("pebblekv: get: %w", err)
+		return dst, readError("get", err)
 	}
 	dst = append(dst, v...)
 	t.s.values.saw(key, v, true, t.view.version)
@@ -94,7 +94,7 @@ func (t *backendTx) Scan(ctx context.Context, r kv.Range, reverse bool) kv.RawIt
 	}
 	it, err := t.view.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: r.End})
 	if err != nil {
-		return &rawIterator{err: fmt.Errorf("pebblekv: scan: %w", err)}
+		return &rawIterator{err: readError("scan", err)}
 	}
 	t.s.mu.Lock()
 	t.view.refs++
@@ -171,13 +171,13 @@ func (r *rawIterator) Next() bool {
 	r.started = true
 	if !ok {
 		if err := r.it.Error(); err != nil {
-			r.err = fmt.Errorf("pebblekv: scan: %w", err)
+			r.err = readError("scan", err)
 		}
 		return false
 	}
 	v, err := r.it.ValueAndErr()
 	if err != nil {
-		r.err = fmt.Errorf("pebblekv: scan value: %w", err)
+		r.err = readError("scan value", err)
 		return false
 	}
 	r.value = v
