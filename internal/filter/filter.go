@@ -5,6 +5,8 @@
 //
 //	{"f": v}                               f equals v
 //	{"f": {"$gt": v, "$lte": w}}           comparisons: $eq $gt $gte $lt $lte
+//	{"f": {"$in": [v, w]}}                 and $ne, $exists, and on strings
+//	                                       $contains, $not, $regex (operators.go)
 //	{"f": {"$eq": "x", "collation": {"case": "ci"}}}
 //	{"$and": [filter, filter, ...]}        at least two filters each
 //	{"$or": [filter, filter, ...]}
@@ -79,8 +81,8 @@ func (o Op) holds(cmp int) bool {
 	return false
 }
 
-// Node is one node of a filter tree: *And, *Or, *Comparison, *Elements or
-// *ArrayEquals.
+// Node is one node of a filter tree: *And, *Or, *Comparison, *Elements,
+// *ArrayEquals, or one of operators.go's: *Not, *Exists, *Like.
 type Node interface {
 	node()
 }
@@ -195,5 +197,7 @@ func walk(n Node, fn func(Node)) {
 		for _, c := range n.Nodes {
 			walk(c, fn)
 		}
+	case *Not:
+		walk(n.Node, fn)
 	}
 }

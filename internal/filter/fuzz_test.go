@@ -12,6 +12,8 @@ var fuzzFilters = []string{
 	`{"$or":[{"pkey_int":1},{"$and":[{"double_value":1.5},{"bool_value":true}]}]}`,
 	`{"string_value":{"$eq":"Ab","collation":{"case":"ci"}}}`, `{"object_value.inner.x":{"$gte":-3}}`,
 	`{"bytes_value":"aGk=","uuid_value":"x","date_time_value":{"$lt":"2023"}}`, `{"$and":[{"x":1}]}`, `{"int_value":1.5}`,
+	`{"int_value":{"$ne":1}}`, `{"pkey_int":{"$in":[1,2]}}`, `{"int_value":{"$exists":false}}`,
+	`{"string_value":{"$contains":"a","collation":{"case":"ci"}}}`, `{"string_value":{"$not":"b"}}`, `{"object_value.nested_str":{"$regex":"^\\w+$"}}`,
 }
 
 func FuzzParse(f *testing.F) {
@@ -74,6 +76,17 @@ func checkTree(t *testing.T, n Node, fields FieldTypes) {
 		}
 		if !ok2 || n.CaseInsensitive && n.Type != schema.String {
 			t.Fatalf("bad value in %s", show(n))
+		}
+	case *Not:
+		checkTree(t, n.Node, fields)
+	case *Exists:
+		if _, ok := fields.Field(n.Path); !ok {
+			t.Fatalf("$exists on unknown path %s", n.Path)
+		}
+	case *Like:
+		f, ok := fields.Field(n.Path)
+		if !ok || f.Type != schema.String || (n.Op == Regex) != (n.re != nil) {
+			t.Fatalf("bad %s on %s", n.Op, n.Path)
 		}
 	default:
 		t.Fatalf("unknown node %T", n)

@@ -39,6 +39,10 @@ func newPathTree(root Node) *pathTree {
 			n.slot = t.add(slots, n.Path)
 		case *ArrayEquals:
 			n.slot = t.add(slots, n.Path)
+		case *Exists:
+			n.slot = t.add(slots, n.Path)
+		case *Like:
+			n.slot = t.add(slots, n.Path)
 		}
 	})
 	t.slots = len(slots)
@@ -209,6 +213,13 @@ func eval(n Node, doc []byte, spans []span) bool {
 	case *ArrayEquals:
 		sp := spans[n.slot]
 		return sp.start >= 0 && equalElements(doc[sp.start:sp.end], n.Elements)
+	case *Not:
+		return !eval(n.Node, doc, spans)
+	case *Exists:
+		return n.holds(doc, spans[n.slot])
+	case *Like:
+		sp := spans[n.slot]
+		return sp.start >= 0 && n.holds(doc[sp.start:sp.end])
 	}
 	return false
 }

@@ -22,7 +22,7 @@ import (
 //
 //	querying on non schema field 'x'
 //	unsupported value type               (1.5 for an integer, an object field...)
-//	unsupported operator '$ne'
+//	unsupported operator '$nin'
 //	and filter needs minimum 2 filters   (or: or filter needs minimum 2 filters)
 //	collation 'xx' is not supported
 //	duplicate filter 'x'                 (the same member twice in one object)
@@ -239,6 +239,14 @@ func (p *parser) field(path string, v int) ([]Node, error) {
 	nodes := make([]Node, 0, len(ops))
 	var elements []*Comparison // an array's: one element must satisfy them all
 	for _, op := range ops {
+		if op.op == 0 {
+			n, err := p.special(f, array, op.name, op.at, ci)
+			if err != nil {
+				return nil, err
+			}
+			nodes = append(nodes, n)
+			continue
+		}
 		if array && jsonscan.KindAt(p.raw, op.at) != jsonscan.Array {
 			c, err := p.comparison(f.Items, op.op, op.at, ci)
 			if err != nil {
@@ -259,11 +267,19 @@ func (p *parser) field(path string, v int) ([]Node, error) {
 	return nodes, nil
 }
 
-// operand is an operator and where its value is in the filter.
+// operand is an operator and where its value is in the filter: a
+// comparison (op set) or one of the operators of operators.go (op 0).
 type operand struct {
-	op Op
-	at int
+	name string
+	op   Op
+	at   int
 }
+
+// comparisonOps are the comparison operators by name.
+var comparisonOps = map[string]Op{"$eq": Eq, "$gt": Gt, "$gte": Gte, "$lt": Lt, "$lte": Lte}
+
+// specialOps are the operators of operators.go.
+var specialOps = map[string]bool{"$ne": true, "$in": true, "$exists": true, "$not": true, "$contains": true, "$regex": true}
 
 // operators reads the object of operators at raw[v] on the field path, and
 // the collation that governs them (the request's unless one is given
@@ -281,42 +297,34 @@ func (p *parser) operators(path string, v int) ([]operand, bool, error) {
 			break
 		}
 		name := unquote(key, escaped)
-		var op Op
-		switch name {
-		case "$eq":
-			op = Eq
-		case "$gt":
-			op = Gt
-		case "$gte":
-			op = Gte
-		case "$lt":
-			op = Lt
-		case "$lte":
-			op = Lte
-		case "collation":
+		op, comparison := comparisonOps[name]
+		switch {
+		case name == "collation":
 			if ci, err = p.fieldCollation(at); err != nil {
 				return nil, false, err
 			}
-		default:
-			return nil, false, invalidf("unsupported operator '%s'", name)
-		}
-		if op != 0 {
+		case comparison || specialOps[name]:
 			for _, prev := range ops {
-				if prev.op == op {
+				if prev.name == name {
 					return nil, false, invalidf("duplicate filter '%s'", name)
 				}
 			}
-			ops = append(ops, operand{op, at})
+			ops = append(ops, operand{name, op, at})
+		default:
+			return nil, false, invalidf("unsupported operator '%s'", name)
 		}
 		if err := o.Skip(); err != nil {
 			return nil, false, invalidf("filter is not valid JSON: %v", err)
 		}
 	}
 	if len(ops) == 0 {
-		return nil, false, invalidf("filter on field '%s' needs one of the operators $eq, $gt, $gte, $lt, $lte", path)
+		return nil, false, invalidf("filter on field '%s' needs one of the operators %s", path, operatorList)
 	}
 	return ops, ci, nil
 }
+
+// operatorList names the operators a field's object takes, for errors.
+const operatorList = "$eq, $gt, $gte, $lt, $lte, $ne, $in, $exists, $not, $contains, $regex"
 
 // operand builds the node comparing field f by op with the value at
 // raw[i]: a comparison, or on an array of scalars (array set) the
@@ -401,9 +409,8 @@ func (p *parser) comparison(f *schema.Field, op Op, i int, ci bool) (*Comparison
 	default: // null, arrays and objects compare with nothing
 		return nil, invalidf(errValueType)
 	}
-	p.comparisons++
-	if p.comparisons > MaxComparisons {
-		return nil, invalidf("filter has more than %d comparisons", MaxComparisons)
+	if err := p.count(); err != nil {
+		return nil, err
 	}
 	c := &Comparison{Path: f.Path, Type: f.Type, Op: op}
 	switch f.Type {

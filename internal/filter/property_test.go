@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,8 +145,46 @@ func bruteTree(n Node, doc map[string]any) bool {
 		return false
 	case *Comparison:
 		return bruteCompare(doc, n.Path, n.Type, n.Op, n.Value, n.CaseInsensitive)
+	case *Not:
+		return !bruteTree(n.Node, doc)
+	case *Exists:
+		v, _ := bruteValue(doc, n.Path)
+		return (v != nil) == n.Want
+	case *Like:
+		v, _ := bruteValue(doc, n.Path)
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		pattern := n.Pattern
+		if n.CaseInsensitive {
+			s, pattern = strings.ToLower(s), strings.ToLower(pattern)
+		}
+		switch n.Op {
+		case Contains:
+			return strings.Contains(s, pattern)
+		case NotContains:
+			return !strings.Contains(s, pattern)
+		case Regex:
+			return regexp.MustCompile(map[bool]string{true: "(?i)"}[n.CaseInsensitive] + n.Pattern).MatchString(v.(string))
+		}
 	}
 	panic("bad node")
+}
+
+// bruteValue is the decoded value at path in doc (nil if missing or null).
+func bruteValue(doc map[string]any, path string) (any, bool) {
+	var v any = doc
+	for _, seg := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[seg]; !ok {
+			return nil, false
+		}
+	}
+	return v, v != nil
 }
 
 // The random world: a schema, and small pools of values per type so that

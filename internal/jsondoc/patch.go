@@ -98,3 +98,28 @@ func splice(doc []byte, from, to int, with []byte) []byte {
 	out = append(out, with...)
 	return append(out, doc[to:]...)
 }
+
+// Get returns the value at the dot path in doc (nil if a part of the path
+// is missing or not an object); the slice aliases doc.
+func Get(doc []byte, path string) ([]byte, error) {
+	at := jsonscan.SkipSpace(doc, 0)
+	for _, part := range strings.Split(path, ".") {
+		if jsonscan.KindAt(doc, at) != jsonscan.Object {
+			return nil, nil
+		}
+		ms, _, err := Members(doc, at)
+		if err != nil {
+			return nil, err
+		}
+		m, ok := find(ms, part)
+		if !ok {
+			return nil, nil
+		}
+		at = m.ValueStart
+	}
+	end, err := jsonscan.End(doc, at)
+	if err != nil {
+		return nil, err
+	}
+	return doc[at:end], nil
+}

@@ -239,7 +239,14 @@ func parseSearchFilter(raw []byte, s *schema.Schema, c Collation) (filter.Filter
 	if isNull(raw) {
 		return filter.Filter{}, nil
 	}
-	return filter.Parse(raw, s, c.filter())
+	f, err := filter.Parse(raw, s, c.filter())
+	if err != nil {
+		return f, err
+	}
+	if op := f.DocumentOnly(); op != "" {
+		return f, status.Errorf(status.InvalidArgument, "search filters do not take %s: the search index counts and facets what a filter selects, and cannot answer it; use it in a read's filter", op)
+	}
+	return f, nil
 }
 
 // pageSearch serves the pages of one search.

@@ -133,10 +133,10 @@ func TestRequestLimits(t *testing.T) {
 		{"delete's filter of 1001 comparisons", "DELETE", del, `{"filter":` + orOf(1001) + `}`, 400, "INVALID_ARGUMENT", "filter has more than 1000 comparisons"},
 		{"filter nested 33 deep", "POST", read, `{"filter":` + nestedOr(33) + `}`, 400, "INVALID_ARGUMENT", "filter nests $and and $or more than 32 deep"},
 		{"delete's filter nested 33 deep", "DELETE", del, `{"filter":` + nestedOr(33) + `}`, 400, "INVALID_ARGUMENT", "filter nests $and and $or more than 32 deep"},
-		{"update of 257 paths", "PUT", updateWide, `{"filter":{"id":1},"fields":` + setOf(256, `"$unset":["f299"]`) + `}`, 400, "INVALID_ARGUMENT", "update sets and unsets more than 256 fields"},
-		{"update of 257 paths, $unset first", "PUT", updateWide, `{"filter":{"id":1},"fields":` + setOf(256, `"$unset":["f299"]`, true) + `}`, 400, "INVALID_ARGUMENT", "update sets and unsets more than 256 fields"},
-		{"$set of 257 paths", "PUT", updateWide, `{"filter":{"id":1},"fields":` + setOf(257, "") + `}`, 400, "INVALID_ARGUMENT", "update sets and unsets more than 256 fields"},
-		{"$unset of 257 paths", "PUT", updateWide, `{"filter":{"id":1},"fields":{"$unset":[` + strings.Repeat(`"f1",`, 256) + `"f2"]}}`, 400, "INVALID_ARGUMENT", "update sets and unsets more than 256 fields"},
+		{"update of 257 paths", "PUT", updateWide, `{"filter":{"id":1},"fields":` + setOf(256, `"$unset":["f299"]`) + `}`, 400, "INVALID_ARGUMENT", "update changes more than 256 fields"},
+		{"update of 257 paths, $unset first", "PUT", updateWide, `{"filter":{"id":1},"fields":` + setOf(256, `"$unset":["f299"]`, true) + `}`, 400, "INVALID_ARGUMENT", "update changes more than 256 fields"},
+		{"$set of 257 paths", "PUT", updateWide, `{"filter":{"id":1},"fields":` + setOf(257, "") + `}`, 400, "INVALID_ARGUMENT", "update changes more than 256 fields"},
+		{"$unset of 257 paths", "PUT", updateWide, `{"filter":{"id":1},"fields":{"$unset":[` + strings.Repeat(`"f1",`, 256) + `"f2"]}}`, 400, "INVALID_ARGUMENT", "update changes more than 256 fields"},
 		{"schema of 2001 fields", "POST", create, `{"schema":` + wideSchema("other", 2001) + `}`, 400, "INVALID_ARGUMENT", "schema has more than 2000 fields"},
 		{"schema nested 17 deep", "POST", create, `{"schema":` + deepSchema("other", 17) + `}`, 400, "INVALID_ARGUMENT", "schema nests fields more than 16 deep, at field '" + strings.Repeat("o.", 15) + "o[]'"},
 	}
@@ -169,7 +169,7 @@ func TestHugeRequestsRefusedQuickly(t *testing.T) {
 		{"schema of 2.5 MB", "POST", collPath("db1", "big", "createOrUpdate"), `{"schema":` + wideSchema("big", 93_000) + `}`,
 			400, "INVALID_ARGUMENT", "schema has more than 2000 fields"},
 		{"$set of 9,999 fields", "PUT", docPath("db1", "users", "update"), `{"filter":{"id":1},"fields":` + setOf(9999, "") + `}`,
-			400, "INVALID_ARGUMENT", "update sets and unsets more than 256 fields"},
+			400, "INVALID_ARGUMENT", "update changes more than 256 fields"},
 	}
 	eachBackend(t, func(t *testing.T, c *client) {
 		withUsers(t, c)

@@ -67,7 +67,7 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 		// Filters.
 		{"update: filter is a number", "PUT", users("update"), `{"filter":5,"fields":{"$set":{"name":"x"}}}`},
 		{"update: filter is an array", "PUT", users("update"), `{"filter":[{"id":1}],"fields":{"$set":{"name":"x"}}}`},
-		{"update: unknown operator", "PUT", users("update"), `{"filter":{"id":{"$ne":1}},"fields":{"$set":{"name":"x"}}}`},
+		{"update: unknown operator", "PUT", users("update"), `{"filter":{"id":{"$nin":[1]}},"fields":{"$set":{"name":"x"}}}`},
 		{"update: unknown logical operator", "PUT", users("update"), `{"filter":{"$nor":[{"id":1},{"id":2}]},"fields":{"$set":{"name":"x"}}}`},
 		{"update: text for an integer", "PUT", users("update"), `{"filter":{"id":"one"},"fields":{"$set":{"name":"x"}}}`},
 		{"update: unknown field", "PUT", users("update"), `{"filter":{"nope":1},"fields":{"$set":{"name":"x"}}}`},

@@ -1,0 +1,75 @@
+package docs
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/foliodb/folio/internal/schema"
+)
+
+func TestUpdateOperators(t *testing.T) {
+	s, err := schema.Parse("c", []byte(`{"title":"c","primary_key":["id"],"properties":{
+		"id":{"type":"integer"},"n":{"type":"integer"},"small":{"type":"integer","format":"int32"},
+		"x":{"type":"number"},"s":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},
+		"nums":{"type":"array","items":{"type":"integer"}},"o":{"type":"object","properties":{"k":{"type":"integer"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, doc, fields, want, err string
+	}{
+		{"increment", `{"id":1,"n":5}`, `{"$increment":{"n":3}}`, `{"id":1,"n":8}`, ""},
+		{"decrement", `{"id":1,"n":5}`, `{"$decrement":{"n":7}}`, `{"id":1,"n":-2}`, ""},
+		{"multiply", `{"id":1,"n":5}`, `{"$multiply":{"n":-3}}`, `{"id":1,"n":-15}`, ""},
+		{"divide truncates", `{"id":1,"n":-7}`, `{"$divide":{"n":2}}`, `{"id":1,"n":-3}`, ""},
+		{"whole float operand on an integer", `{"id":1,"n":5}`, `{"$increment":{"n":2.0}}`, `{"id":1,"n":7}`, ""},
+		{"exact past 2^53", `{"id":1,"n":9007199254740993}`, `{"$increment":{"n":2}}`, `{"id":1,"n":9007199254740995}`, ""},
+		{"number", `{"id":1,"x":1.5}`, `{"$multiply":{"x":3}}`, `{"id":1,"x":4.5}`, ""},
+		{"number divide", `{"id":1,"x":1}`, `{"$divide":{"x":4}}`, `{"id":1,"x":0.25}`, ""},
+		{"nested", `{"id":1,"o":{"k":1}}`, `{"$increment":{"o.k":1}}`, `{"id":1,"o":{"k":2}}`, ""},
+		{"missing stays missing", `{"id":1}`, `{"$increment":{"n":1}}`, `{"id":1}`, ""},
+		{"null stays null", `{"id":1,"n":null}`, `{"$increment":{"n":1}}`, `{"id":1,"n":null}`, ""},
+		{"set then increment", `{"id":1,"n":1}`, `{"$increment":{"n":1},"$set":{"n":10}}`, `{"id":1,"n":11}`, ""},
+		{"several", `{"id":1,"n":1,"x":2}`, `{"$increment":{"n":1},"$divide":{"x":2}}`, `{"id":1,"n":2,"x":1}`, ""},
+		{"push", `{"id":1,"tags":["a"]}`, `{"$push":{"tags":"b"}}`, `{"id":1,"tags":["a","b"]}`, ""},
+		{"push to empty", `{"id":1,"tags":[ ]}`, `{"$push":{"tags":"b"}}`, `{"id":1,"tags":["b"]}`, ""},
+		{"push to missing", `{"id":1}`, `{"$push":{"tags":"b"}}`, `{"id":1,"tags":["b"]}`, ""},
+		{"push conforms a 64-bit string", `{"id":1,"nums":[1]}`, `{"$push":{"nums":"2"}}`, `{"id":1,"nums":[1,2]}`, ""},
+		{"push after unset", `{"id":1,"tags":["a"]}`, `{"$unset":["tags"],"$push":{"tags":"b"}}`, `{"id":1,"tags":["b"]}`, ""},
+
+		{"divide by zero", `{"id":1,"n":5}`, `{"$divide":{"n":0}}`, "", "division by 0 is not allowed"},
+		{"divide a number by zero", `{"id":1,"x":5}`, `{"$divide":{"x":0.0}}`, "", "division by 0 is not allowed"},
+		{"fraction on an integer", `{"id":1,"n":5}`, `{"$increment":{"n":1.5}}`, "", "floating operations are not allowed on integer field 'n'"},
+		{"not a number", `{"id":1,"n":5}`, `{"$increment":{"n":"1"}}`, "", "$increment of 'n' takes a number"},
+		{"string field", `{"id":1,"s":"a"}`, `{"$increment":{"s":1}}`, "", "$increment applies to integer and number fields, and 's' is not one"},
+		{"unknown field", `{"id":1}`, `{"$multiply":{"zz":1}}`, "", "$multiply: field 'zz' is not in the schema"},
+		{"primary key", `{"id":1}`, `{"$increment":{"id":1}}`, "", "primary key field can't be updated"},
+		{"overflow", `{"id":1,"n":9223372036854775807}`, `{"$increment":{"n":1}}`, "", "$increment of 'n' overflows the field: 9223372036854775807 + 1"},
+		{"overflow down", `{"id":1,"n":-9223372036854775808}`, `{"$decrement":{"n":1}}`, "", "$decrement of 'n' overflows the field"},
+		{"multiply overflow", `{"id":1,"n":4611686018427387904}`, `{"$multiply":{"n":2}}`, "", "$multiply of 'n' overflows the field"},
+		{"min over -1", `{"id":1,"n":-9223372036854775808}`, `{"$divide":{"n":-1}}`, "", "$divide of 'n' overflows the field"},
+		{"int32 overflow", `{"id":1,"small":2147483647}`, `{"$increment":{"small":1}}`, "", "$increment of 'small' overflows the field"},
+		{"number overflow", `{"id":1,"x":1e308}`, `{"$multiply":{"x":10}}`, "", "$multiply of 'x' overflows the field"},
+		{"push to a non-array", `{"id":1,"s":"a"}`, `{"$push":{"s":"b"}}`, "", "$push applies to array fields, and 's' is not one"},
+		{"push of the wrong type", `{"id":1,"tags":[]}`, `{"$push":{"tags":1}}`, "", "json schema validation failed"},
+		{"arith takes an object", `{"id":1}`, `{"$increment":["n"]}`, "", "$increment takes an object of fields and numbers"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u, err := parseUpdate(s, []byte(c.fields))
+			var got []byte
+			if err == nil {
+				got, err = u.apply([]byte(c.doc))
+			}
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("%s on %s: %s, %v; want error %q", c.fields, c.doc, got, err, c.err)
+				}
+				return
+			}
+			if err != nil || string(got) != c.want {
+				t.Fatalf("%s on %s: %s, %v; want %s", c.fields, c.doc, got, err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,154 @@
+package filter
+
+import (
+	"strings"
+	"testing"
+)
+
+const operatorsSchema = `{"title":"c","properties":{
+	"id":{"type":"integer"},
+	"n":{"type":"integer"},
+	"name":{"type":"string"},
+	"tags":{"type":"array","items":{"type":"string"}},
+	"nums":{"type":"array","items":{"type":"integer"}},
+	"addr":{"type":"object","properties":{"city":{"type":"string"}}}
+},"primary_key":["id"]}`
+
+func TestOperatorsMatch(t *testing.T) {
+	s := mustSchema(t, operatorsSchema)
+	const doc = `{"id":1,"n":5,"name":"Hello W\u00f6rld","tags":["red","Blue"],"nums":[1,2],"addr":{"city":"Oslo"}}`
+	cases := []struct {
+		name, filter string
+		collation    Collation
+		doc          string // doc when empty
+		want         bool
+	}{
+		{"$ne other", `{"n":{"$ne":4}}`, Collation{}, "", true},
+		{"$ne same", `{"n":{"$ne":5}}`, Collation{}, "", false},
+		{"$ne missing matches", `{"n":{"$ne":5}}`, Collation{}, `{"id":1}`, true},
+		{"$ne null matches", `{"n":{"$ne":5}}`, Collation{}, `{"id":1,"n":null}`, true},
+		{"$ne ci", `{"name":{"$ne":"hello wörld"}}`, Collation{Case: "ci"}, "", false},
+		{"$ne array element", `{"tags":{"$ne":"red"}}`, Collation{}, "", false},
+		{"$ne array no element", `{"tags":{"$ne":"green"}}`, Collation{}, "", true},
+		{"$ne with a range", `{"n":{"$gt":1,"$ne":5}}`, Collation{}, "", false},
+		{"$in one of", `{"n":{"$in":[3,5,7]}}`, Collation{}, "", true},
+		{"$in none", `{"n":{"$in":[3,7]}}`, Collation{}, "", false},
+		{"$in single", `{"n":{"$in":[5]}}`, Collation{}, "", true},
+		{"$in missing", `{"n":{"$in":[5]}}`, Collation{}, `{"id":1}`, false},
+		{"$in array element", `{"tags":{"$in":["green","Blue"]}}`, Collation{}, "", true},
+		{"$in array whole", `{"nums":{"$in":[[1,2],[3]]}}`, Collation{}, "", true},
+		{"$in ci", `{"name":{"$in":["HELLO WÖRLD"]}}`, Collation{Case: "ci"}, "", true},
+		{"$in nested", `{"addr.city":{"$in":["Bergen","Oslo"]}}`, Collation{}, "", true},
+		{"$exists true", `{"n":{"$exists":true}}`, Collation{}, "", true},
+		{"$exists true missing", `{"n":{"$exists":true}}`, Collation{}, `{"id":1}`, false},
+		{"$exists true null", `{"n":{"$exists":true}}`, Collation{}, `{"id":1,"n":null}`, false},
+		{"$exists false missing", `{"n":{"$exists":false}}`, Collation{}, `{"id":1}`, true},
+		{"$exists false null", `{"n":{"$exists":false}}`, Collation{}, `{"id":1,"n":null}`, true},
+		{"$exists false present", `{"n":{"$exists":false}}`, Collation{}, "", false},
+		{"$exists nested missing object", `{"addr.city":{"$exists":false}}`, Collation{}, `{"id":1}`, true},
+		{"$exists array", `{"tags":{"$exists":true}}`, Collation{}, "", true},
+		{"$contains", `{"name":{"$contains":"lo W"}}`, Collation{}, "", true},
+		{"$contains escaped document", `{"name":{"$contains":"Wö"}}`, Collation{}, "", true},
+		{"$contains case", `{"name":{"$contains":"hello"}}`, Collation{}, "", false},
+		{"$contains ci", `{"name":{"$contains":"WÖR"}}`, Collation{Case: "ci"}, "", true},
+		{"$contains ci field", `{"name":{"$contains":"hello","collation":{"case":"ci"}}}`, Collation{}, "", true},
+		{"$contains missing", `{"name":{"$contains":""}}`, Collation{}, `{"id":1}`, false},
+		{"$contains array", `{"tags":{"$contains":"lu"}}`, Collation{}, "", true},
+		{"$contains array none", `{"tags":{"$contains":"x"}}`, Collation{}, "", false},
+		{"$not", `{"name":{"$not":"xyz"}}`, Collation{}, "", true},
+		{"$not holds it", `{"name":{"$not":"Hello"}}`, Collation{}, "", false},
+		{"$not ci", `{"name":{"$not":"HELLO"}}`, Collation{Case: "ci"}, "", false},
+		{"$not missing", `{"name":{"$not":"x"}}`, Collation{}, `{"id":1}`, false},
+		{"$not null", `{"name":{"$not":"x"}}`, Collation{}, `{"id":1,"name":null}`, false},
+		{"$not array none holds", `{"tags":{"$not":"gre"}}`, Collation{}, "", true},
+		{"$not array one holds", `{"tags":{"$not":"re"}}`, Collation{}, "", false},
+		{"$regex", `{"name":{"$regex":"^Hel+o\\s"}}`, Collation{}, "", true},
+		{"$regex anywhere", `{"name":{"$regex":"ö"}}`, Collation{}, "", true},
+		{"$regex miss", `{"name":{"$regex":"^hello"}}`, Collation{}, "", false},
+		{"$regex ci", `{"name":{"$regex":"^hello"}}`, Collation{Case: "ci"}, "", true},
+		{"$regex array", `{"tags":{"$regex":"^B"}}`, Collation{}, "", true},
+		{"$regex missing", `{"name":{"$regex":""}}`, Collation{}, `{"id":1}`, false},
+		{"in $or", `{"$or":[{"n":{"$ne":5}},{"name":{"$contains":"W"}}]}`, Collation{}, "", true},
+		{"in $and", `{"$and":[{"n":{"$in":[5]}},{"name":{"$not":"W"}}]}`, Collation{}, "", false},
+		{"beside a comparison", `{"id":1,"addr.city":{"$regex":"^O"}}`, Collation{}, "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := Parse([]byte(c.filter), s, c.collation)
+			if err != nil {
+				t.Fatalf("parse %s: %v", c.filter, err)
+			}
+			d := c.doc
+			if d == "" {
+				d = doc
+			}
+			got, err := f.Matches([]byte(d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("%s on %s = %v, want %v (tree %s)", c.filter, d, got, c.want, show(f.Root))
+			}
+		})
+	}
+}
+
+func TestOperatorsParseErrors(t *testing.T) {
+	s := mustSchema(t, operatorsSchema)
+	cases := []struct{ name, filter, want string }{
+		{"$in not an array", `{"n":{"$in":5}}`, "$in on field 'n' takes an array of values"},
+		{"$in empty", `{"n":{"$in":[]}}`, "$in on field 'n' needs at least one value"},
+		{"$in wrong type", `{"n":{"$in":["x"]}}`, "unsupported value type"},
+		{"$in twice", `{"n":{"$in":[1],"$in":[2]}}`, "duplicate filter '$in'"},
+		{"$ne null", `{"n":{"$ne":null}}`, "unsupported value type"},
+		{"$exists not bool", `{"n":{"$exists":1}}`, "$exists on field 'n' takes true or false"},
+		{"$exists on object", `{"addr":{"$exists":true}}`, "unsupported value type"},
+		{"$contains on integer", `{"n":{"$contains":"1"}}`, "$contains applies to string fields, and 'n' is not one"},
+		{"$not on integer array", `{"nums":{"$not":"1"}}`, "$not applies to string fields, and 'nums' is not one"},
+		{"$contains not a string", `{"name":{"$contains":1}}`, "$contains on field 'name' takes a string"},
+		{"$regex invalid", `{"name":{"$regex":"a("}}`, "$regex is not a valid regular expression: error parsing regexp: missing closing ): `a(`"},
+		{"$regex too long", `{"name":{"$regex":"` + strings.Repeat("a", MaxRegexBytes+1) + `"}}`, "$regex is longer than 1024 bytes"},
+		{"$regex too costly", `{"name":{"$regex":"a{1000}b{1000}c{1000}d{1000}e{1000}"}}`, "$regex is too costly: it compiles to"},
+		{"$regex backreference", `{"name":{"$regex":"(a)\\1"}}`, "$regex is not a valid regular expression: error parsing regexp: invalid escape sequence: `\\1`"},
+		{"$nin", `{"n":{"$nin":[1]}}`, "unsupported operator '$nin'"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.filter), s, Collation{})
+			if e, ok := err.(*Error); !ok || e.Code != CodeInvalidArgument || !strings.HasPrefix(e.Message, c.want) {
+				t.Errorf("%s: %v, want INVALID_ARGUMENT %q", c.filter, err, c.want)
+			}
+		})
+	}
+}
+
+// Each comparison inside $in and each of the other operators counts
+// against MaxComparisons.
+func TestOperatorsCountAsComparisons(t *testing.T) {
+	s := mustSchema(t, operatorsSchema)
+	values := strings.TrimSuffix(strings.Repeat("1,", MaxComparisons+1), ",")
+	if _, err := Parse([]byte(`{"n":{"$in":[`+values+`]}}`), s, Collation{}); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("$in of %d values: %v, want the comparisons' bound", MaxComparisons+1, err)
+	}
+}
+
+func TestDocumentOnly(t *testing.T) {
+	s := mustSchema(t, operatorsSchema)
+	for filter, want := range map[string]string{
+		`{"n":{"$in":[1,2]}}`:                        "",
+		`{"n":1}`:                                    "",
+		`{"$or":[{"n":1},{"n":{"$ne":2}}]}`:          "$ne",
+		`{"n":{"$exists":true}}`:                     "$exists",
+		`{"$and":[{"n":1},{"name":{"$regex":"x"}}]}`: "$regex",
+		`{"name":{"$not":"x"}}`:                      "$not",
+		`{"tags":{"$contains":"x"}}`:                 "$contains",
+	} {
+		f, err := Parse([]byte(filter), s, Collation{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.DocumentOnly(); got != want {
+			t.Errorf("DocumentOnly of %s = %q, want %q", filter, got, want)
+		}
+	}
+}
