@@ -3,32 +3,13 @@ package pebblekv
 import (
 	"context"
 	"errors"
-	"os"
-	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/pebblekv/nospacefs"
 )
-
-// fullDisk wraps a filesystem whose new tables fail with ENOSPC while full
-// is set: what a full disk does to Pebble while its WAL still has room (it
-// reuses old WAL files, whose blocks are allocated). Its flushes fail and
-// are retried, its memtables pile up, and a write waits for room.
-type fullDisk struct {
-	vfs.FS
-	full atomic.Bool
-}
-
-func (d *fullDisk) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	if d.full.Load() && strings.HasSuffix(name, ".sst") {
-		return nil, &os.PathError{Op: "write", Path: name, Err: syscall.ENOSPC}
-	}
-	return d.FS.Create(name, c)
-}
 
 func openFull(t *testing.T, fs vfs.FS) *Store {
 	t.Helper()
@@ -52,14 +33,14 @@ func commitBig(s *Store, key string, timeout time.Duration) error {
 // than wait for room, Ping and Stats say so, and once there is room again
 // commits succeed without a restart.
 func TestDiskFullRefusesCommits(t *testing.T) {
-	disk := &fullDisk{FS: vfs.NewMem()}
+	disk := nospacefs.New(vfs.NewMem())
 	s := openFull(t, disk)
 	defer s.Close()
-	defer disk.full.Store(false) // so that Close can flush
+	defer disk.Full.Store(false) // so that Close can flush
 	if err := commitBig(s, "before", 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	disk.full.Store(true)
+	disk.Full.Store(true)
 	var err error
 	for i := 0; i < 100 && err == nil; i++ {
 		start := time.Now()
@@ -82,7 +63,7 @@ func TestDiskFullRefusesCommits(t *testing.T) {
 		t.Errorf("a read on a full disk: %v", err)
 	}
 
-	disk.full.Store(false) // space freed: Pebble's next flush succeeds
+	disk.Full.Store(false) // space freed: Pebble's next flush succeeds
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		err := commitBig(s, "after", 5*time.Second)
