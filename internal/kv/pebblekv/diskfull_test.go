@@ -3,6 +3,8 @@ package pebblekv
 import (
 	"context"
 	"errors"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -166,4 +168,51 @@ func TestCommitPastDeadlineNotApplied(t *testing.T) {
 	if _, err := tx.Get(bg, []byte("late")); !errors.Is(err, kv.ErrNotFound) {
 		t.Fatalf("the commit that gave up at its deadline was applied (Get: %v)", err)
 	}
+}
+
+// A WAL sync that finds the disk full stops the store (Pebble's WAL cannot
+// be written after a failed write) with kv.ErrStorageFull, which the API
+// answers as a full disk rather than as an internal error.
+func TestWALFullStopsStoreAsStorageFull(t *testing.T) {
+	gate := newWALGate(vfs.NewMem())
+	s := openOn(t, gate)
+	defer s.Close()
+	defer gate.unblock() // before the Close
+	gate.holdSyncs(true)
+	committed := make(chan error, 1)
+	go func() { _, err := commitKey(s, "k"); committed <- err }()
+	<-gate.entered
+	gate.release <- &os.PathError{Op: "sync", Path: "000002.log", Err: syscall.ENOSPC}
+	if err := <-committed; !errors.Is(err, kv.ErrStorageFull) {
+		t.Fatalf("a commit whose WAL sync found the disk full: %v, want kv.ErrStorageFull", err)
+	}
+	if err := s.Ping(bg); !errors.Is(err, kv.ErrStorageFull) {
+		t.Fatalf("Ping after the WAL found the disk full: %v, want kv.ErrStorageFull", err)
+	}
+}
+
+// Pebble's commit path panics with a WAL write's error where an earlier
+// write failed; the store turns that into a failure, not a crash.
+func TestFatalToError(t *testing.T) {
+	cause := errors.New("write 000002.log: no space left on device")
+	for _, tc := range []struct {
+		name  string
+		panic any
+		want  func(error) bool
+	}{
+		{"Fatalf", fatalError{msg: "fatal commit error", cause: cause}, func(err error) bool { return errors.Is(err, cause) }},
+		{"an error", cause, func(err error) bool { return errors.As(err, new(pipelineStuck)) && errors.Is(err, cause) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := fatalToError(func() error { panic(tc.panic) }); !tc.want(err) {
+				t.Errorf("fatalToError of a panic with %#v: %v", tc.panic, err)
+			}
+		})
+	}
+	defer func() {
+		if r := recover(); r != "not an error" {
+			t.Errorf("a panic with a string came out as %v, want it to go on", r)
+		}
+	}()
+	fatalToError(func() error { panic("not an error") })
 }
