@@ -3,6 +3,7 @@ package pebblekv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 	"testing"
@@ -119,17 +120,20 @@ func TestCommitPastDeadlineNotApplied(t *testing.T) {
 	defer s.Close()
 	defer gate.unblock() // before the Close
 	gate.holdSyncs(true)
-	// Fill the pipeline: the syncer holds one group in its held sync, the
-	// queue to it holds cap(groups), and the sequencer waits to hand it
+	// Fill the pipeline: the syncer holds the groups it took in its held
+	// sync, the queue to it fills up, and the sequencer waits to hand it
 	// one more. Each commit waits for the group before it, so that each
 	// is a group of its own.
-	held := make(chan error, cap(s.groups)+2)
-	for i := range cap(s.groups) + 2 {
+	held := make(chan error, 64)
+	fills := 0
+	for full := false; !full; fills++ {
+		full = len(s.groups) == cap(s.groups) // this commit is the one more
 		before := s.batches.Load()
-		go func() { _, err := commitKey(s, "fill"+string(rune('a'+i))); held <- err }()
+		key := fmt.Sprint("fill", fills)
+		go func() { _, err := commitKey(s, key); held <- err }()
 		for deadline := time.Now().Add(10 * time.Second); s.batches.Load() == before; {
-			if time.Now().After(deadline) {
-				t.Fatalf("commit %d never reached Pebble", i)
+			if time.Now().After(deadline) || fills == cap(held) {
+				t.Fatalf("commit %d never reached Pebble", fills)
 			}
 			time.Sleep(time.Millisecond)
 		}
@@ -151,7 +155,7 @@ func TestCommitPastDeadlineNotApplied(t *testing.T) {
 	}
 	gate.holdSyncs(false)
 	gate.release <- nil // the held sync
-	for range cap(s.groups) + 2 {
+	for range fills {
 		if err := <-held; err != nil {
 			t.Fatal(err)
 		}
