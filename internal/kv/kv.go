@@ -236,6 +236,10 @@ var (
 	// but had no connection to it free within the time it waits for one:
 	// too much work at once.
 	ErrBusy = fmt.Errorf("%w: no connection free", ErrUnavailable)
+	// ErrStorageFull: the storage has no room for more writes (its disk is
+	// full, or nearly); reads still work. Writes may work again once space
+	// is freed.
+	ErrStorageFull = errors.New("kv: storage full")
 )
 
 // IsRetryable reports whether err is one that a new attempt of the same

@@ -39,6 +39,8 @@ func TestAPIError(t *testing.T) {
 			status.Unavailable, "the storage cannot be reached right now; retry later", true, true},
 		{"no connection free", fmt.Errorf("sqlkv: begin: %w within 2s", kv.ErrBusy),
 			status.Unavailable, "no storage connection free: the server has too many requests at once; retry later", true, true},
+		{"disk full", fmt.Errorf("%w: 1048576 bytes free on the disk of /data, under the 20971520 kept for Pebble's flushes", kv.ErrStorageFull),
+			status.ResourceExhausted, "the server's disk is full: writes are refused until space is freed; retry later", true, false},
 		{"anything else", broken, status.Internal, "disk on fire", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -345,6 +345,10 @@ const conflictRetryDelay = 10 * time.Millisecond
 // server to come back, short enough not to matter to a client.
 const unavailableRetryDelay = time.Second
 
+// storageFullRetryDelay is the retry advice sent while the store's disk is
+// full: freeing space takes someone's hand, not a second.
+const storageFullRetryDelay = 5 * time.Second
+
 // apiError turns any error of the layers below into an API error: the one
 // place where errors get their codes. An error that is the server's fault
 // becomes INTERNAL with the original error as its cause, for the log. ctx
@@ -364,6 +368,11 @@ func apiError(ctx context.Context, err error) error {
 	switch {
 	case kv.IsRetryable(err):
 		return &status.Error{Code: status.Aborted, Message: "transaction not committed due to conflict with another transaction", RetryDelay: conflictRetryDelay}
+	// Before the deadline's: a write refused for want of space says so,
+	// even if the request's time ran out meanwhile. No cause: the store
+	// logs the full disk once, not each write it refuses.
+	case errors.Is(err, kv.ErrStorageFull):
+		return &status.Error{Code: status.ResourceExhausted, Message: "the server's disk is full: writes are refused until space is freed; retry later", RetryDelay: storageFullRetryDelay}
 	case errors.Is(err, kv.ErrTxTooLarge):
 		return &status.Error{Code: status.InvalidArgument, Message: "the request writes too much for one transaction (" + detail(err, kv.ErrTxTooLarge) + "): split it into smaller requests"}
 	case errors.Is(err, kv.ErrKeyTooLarge):

@@ -61,7 +61,10 @@ func Check(ctx context.Context, dir string) (*CheckReport, error) {
 	}
 	cache := pebble.NewCache(32 << 20)
 	defer cache.Unref()
-	popts := pebbleOptions(Options{Dir: dir, FS: fs, Logger: slog.New(slog.DiscardHandler)}, cache, newDamage(slog.New(slog.DiscardHandler)))
+	// Check reports damage itself; Pebble's default hook would end the
+	// process on the first.
+	quiet := slog.New(slog.DiscardHandler)
+	popts := pebbleOptions(Options{Dir: dir, FS: fs, Logger: quiet}, cache, &pebble.EventListener{DataCorruption: newDamage(quiet).report})
 	popts.ReadOnly = true
 	popts.EnsureDefaults()
 	db, err := openPebble(dir, popts)

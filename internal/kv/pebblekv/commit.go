@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -16,7 +17,13 @@ const maxGroup = 512
 // commitRequest travels from a committing transaction to the sequencer and
 // back with the outcome.
 type commitRequest struct {
-	req *kv.CommitRequest
+	// ctx is the committing caller's: a commit still queued when it ends
+	// is dropped, not applied.
+	ctx context.Context
+	// state is queued until the sequencer takes the commit (taken) or its
+	// caller gives up waiting (abandoned), whichever comes first.
+	state atomic.Int32
+	req   *kv.CommitRequest
 	// writes are req's write ranges, worked out by the committing
 	// goroutine so that the sequencer, which everyone waits on, does not.
 	writes []kv.Range
@@ -24,6 +31,13 @@ type commitRequest struct {
 	err    error
 	done   chan struct{}
 }
+
+// The states of a commitRequest.
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
 
 // group is a set of accepted commits written to Pebble as one batch and
 // awaiting the WAL sync.
@@ -51,13 +65,29 @@ func (s *Store) commit(ctx context.Context, req *kv.CommitRequest) (kv.Position,
 	s.inflight.Add(1)
 	s.mu.Unlock()
 	defer s.inflight.Done()
+	if err := s.disk.check(); err != nil {
+		return 0, err
+	}
 
-	c := &commitRequest{req: req, writes: req.WriteRanges(), done: make(chan struct{})}
-	s.commits <- c
-	// The commit is in the pipeline now: it will be applied or rejected
-	// whatever the caller's context does, so wait for the outcome rather
-	// than report a commit as failed that then lands.
-	<-c.done
+	c := &commitRequest{ctx: ctx, req: req, writes: req.WriteRanges(), done: make(chan struct{})}
+	select {
+	case s.commits <- c:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		if c.state.CompareAndSwap(queued, abandoned) {
+			// The sequencer will skip it: the caller may be told it failed.
+			return 0, ctx.Err()
+		}
+		// The sequencer took it: it will be applied or rejected whatever
+		// the caller's context does, so wait for the outcome rather than
+		// report a commit as failed that then lands. It is not applied
+		// when the disk is full (see diskfull.go), so this wait is short.
+		<-c.done
+	}
 	return c.pos, c.err
 }
 
@@ -102,11 +132,21 @@ func (q *sequencer) run() {
 
 // process checks and applies one group.
 func (q *sequencer) process(pending []*commitRequest) {
-	if err := q.s.failed(); err != nil {
+	pending = take(pending)
+	err := q.s.failed()
+	if err == nil {
+		// Pebble may wait for room without end on a full disk, and apply
+		// the group whenever room comes back: never hand it one then.
+		err = q.s.disk.check()
+	}
+	if err != nil {
 		for _, c := range pending {
 			c.err = err
 			close(c.done)
 		}
+		return
+	}
+	if len(pending) == 0 {
 		return
 	}
 	// Pruning asks every open transaction for its read version: do it
@@ -153,11 +193,30 @@ func (q *sequencer) process(pending []*commitRequest) {
 	q.s.groups <- &group{commits: accepted, view: &view{version: q.last, snap: q.s.db.NewSnapshot(), refs: 1}}
 }
 
+// take claims the commits whose callers still wait, and rejects those whose
+// context ended while they were queued: pending's commits that remain are
+// applied or rejected by the sequencer, whatever their callers do.
+func take(pending []*commitRequest) []*commitRequest {
+	kept := pending[:0]
+	for _, c := range pending {
+		if !c.state.CompareAndSwap(queued, taken) {
+			continue // abandoned: its caller has returned
+		}
+		if err := c.ctx.Err(); err != nil {
+			c.err = err
+			close(c.done)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept
+}
+
 // failGroup rejects every commit of the group and stops the store: the
 // sequencer's state may no longer match the disk.
 func (q *sequencer) failGroup(b *pebble.Batch, pending []*commitRequest, err error) {
 	b.Close()
-	q.s.fail(err)
+	err = q.s.fail(err)
 	for _, c := range pending {
 		select {
 		case <-c.done:
@@ -219,19 +278,19 @@ func (s *Store) runSyncer() {
 				break drain
 			}
 		}
-		// One fsync makes every group so far durable: the WAL is written
-		// in order.
-		start := time.Now()
-		err := fatalToError(func() error { return s.db.LogData(nil, pebble.Sync) })
-		s.syncTimes.Observe(time.Since(start).Seconds())
-		if err != nil {
-			err = fmt.Errorf("pebblekv: sync: %w", err)
-			s.fail(err)
-		} else if ferr := s.failed(); ferr != nil {
-			// A sync that failed before this one stopped the store: what
-			// this one made durable came after the failure, and is never
-			// published (see fail), even if Pebble's WAL took it.
-			err = ferr
+		// A write or sync that failed before stopped the store: what these
+		// groups hold came after the failure, and is never published (see
+		// fail), nor synced, since Pebble's WAL is unusable then.
+		err := s.failed()
+		if err == nil {
+			// One fsync makes every group so far durable: the WAL is
+			// written in order.
+			start := time.Now()
+			err = fatalToError(func() error { return s.db.LogData(nil, pebble.Sync) })
+			s.syncTimes.Observe(time.Since(start).Seconds())
+			if err != nil {
+				err = s.fail(fmt.Errorf("pebblekv: sync: %w", err))
+			}
 		}
 		last := groups[len(groups)-1]
 		for _, g := range groups {
@@ -258,15 +317,21 @@ func (s *Store) runSyncer() {
 // for commits that will never come. Nothing written after the failure is
 // ever published: whether Pebble still holds it is not known, and a crash
 // could take it back.
-func (s *Store) fail(err error) {
+//
+// It returns the failure that stopped the store: err, or one before it.
+func (s *Store) fail(err error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failure == nil {
+		if isNoSpace(err) {
+			err = fmt.Errorf("%w: Pebble's WAL cannot be written after a failed write: restart the server once space is freed: %w", kv.ErrStorageFull, err)
+		}
 		s.failure = err
 		s.log.Error("store stopped after a write failure", "err", err)
 		close(s.notify)
 		s.notify = make(chan struct{})
 	}
+	return s.failure
 }
 
 func (s *Store) failed() error {

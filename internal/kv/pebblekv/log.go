@@ -153,6 +153,16 @@ func (s *Store) TrimLog(ctx context.Context, below kv.Position) error {
 		s.mu.Unlock()
 		return kv.ErrClosed
 	}
+	if s.failure != nil {
+		s.mu.Unlock()
+		return s.failure
+	}
+	if err := s.disk.err(); err != nil {
+		// A trim is a write too: Pebble would wait for room, or fail its
+		// WAL. It frees space only once compacted, which needs room too.
+		s.mu.Unlock()
+		return err
+	}
 	if below > s.current.version+1 {
 		below = s.current.version + 1
 	}
@@ -174,8 +184,8 @@ func (s *Store) TrimLog(ctx context.Context, below kv.Position) error {
 	if err := b.Set(metaTrimKey, pos[:], nil); err != nil {
 		return err
 	}
-	if err := s.db.Apply(b, pebble.Sync); err != nil {
-		return fmt.Errorf("pebblekv: trim log: %w", err)
+	if err := fatalToError(func() error { return s.db.Apply(b, pebble.Sync) }); err != nil {
+		return s.fail(fmt.Errorf("pebblekv: trim log: %w", err))
 	}
 	return nil
 }

@@ -1,6 +1,11 @@
 package pebblekv
 
-import "github.com/foliodb/folio/internal/kv"
+import (
+	"context"
+	"errors"
+
+	"github.com/foliodb/folio/internal/kv"
+)
 
 // groupSizeBuckets are the bounds of commits per group: 1 when commits
 // come one at a time, up to maxGroup under a burst.
@@ -34,6 +39,8 @@ type Stats struct {
 	// it served and those it sent on to Pebble.
 	ValueCacheBytes                  int64
 	ValueCacheHits, ValueCacheMisses int64
+	// DiskFull: commits are refused for want of disk space (see diskfull.go).
+	DiskFull bool
 }
 
 // TxCounters are the outcomes of the store's transactions (kv.Counted).
@@ -57,5 +64,6 @@ func (s *Store) Stats() Stats {
 		ValueCacheBytes:     s.values.size(),
 		ValueCacheHits:      s.values.hits.Load(),
 		ValueCacheMisses:    s.values.misses.Load(),
+		DiskFull:            errors.Is(s.Ping(context.Background()), kv.ErrStorageFull),
 	}
 }

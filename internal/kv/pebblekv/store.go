@@ -149,6 +149,8 @@ type Store struct {
 	// damage is what Pebble found damaged while serving: from the first
 	// find on, commits fail (damage.go has the rule).
 	damage *damage
+	// disk says whether there is room for commits (diskfull.go).
+	disk *diskSpace
 
 	// batches counts the groups written, so that tests can tell that
 	// groups held several commits.
@@ -216,9 +218,14 @@ func Open(opts Options) (*Store, error) {
 		return nil, err
 	}
 	dmg := newDamage(opts.Logger)
+	disk := newDiskSpace(opts.FS, opts.Dir, diskReserve(opts.MemTableSize), opts.Logger)
+	listener := disk.listener()
+	// Pebble's default for damaged data is its logger's Fatalf: the
+	// process would end in the middle of a request.
+	listener.DataCorruption = dmg.report
 	cache := pebble.NewCache(opts.CacheSize - opts.CacheSize/valueCacheFraction)
 	defer cache.Unref()
-	popts := pebbleOptions(opts, cache, dmg)
+	popts := pebbleOptions(opts, cache, listener)
 	db, err := openPebble(opts.Dir, popts)
 	if err != nil {
 		return nil, err
@@ -234,6 +241,7 @@ func Open(opts Options) (*Store, error) {
 		checkpoints: make(chan *checkpointRequest),
 		groups:      make(chan *group, 16),
 		stop:        make(chan struct{}),
+		disk:        disk,
 
 		counters:   kv.NewTxCounters(),
 		groupSizes: kv.NewHistogram(groupSizeBuckets),
@@ -277,7 +285,7 @@ func openPebble(dir string, popts *pebble.Options) (*pebble.DB, error) {
 }
 
 // pebbleOptions are the Pebble options of a store opened with opts.
-func pebbleOptions(opts Options, cache *pebble.Cache, dmg *damage) *pebble.Options {
+func pebbleOptions(opts Options, cache *pebble.Cache, listener *pebble.EventListener) *pebble.Options {
 	popts := &pebble.Options{
 		Cache:                 cache,
 		Merger:                counterMerger,
@@ -286,9 +294,7 @@ func pebbleOptions(opts Options, cache *pebble.Cache, dmg *damage) *pebble.Optio
 		L0CompactionThreshold: l0CompactionThreshold,
 		Logger:                pebbleLogger{opts.Logger},
 		FS:                    boundedPreallocFS{opts.FS},
-		// Pebble's default for damaged data is its logger's Fatalf: the
-		// process would end in the middle of a request.
-		EventListener: &pebble.EventListener{DataCorruption: dmg.report},
+		EventListener:         listener,
 	}
 	if opts.Compression == CompressZstd {
 		// Fast compression where tables are rewritten often, zstd in the
@@ -389,7 +395,8 @@ func (s *Store) LastPosition(ctx context.Context) (kv.Position, error) {
 
 // Ping reports whether the store still serves: ErrClosed once closed, the
 // write failure that stopped it if one did, the damaged data that stopped
-// its writes if some was found, and nil otherwise. An embedded store has
+// its writes if some was found, kv.ErrStorageFull while its disk has no
+// room for commits, and nil otherwise. An embedded store has
 // nothing to reach.
 func (s *Store) Ping(ctx context.Context) error {
 	s.mu.Lock()
@@ -401,7 +408,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	if failure != nil {
 		return failure
 	}
-	return s.damage.err()
+	if err := s.damage.err(); err != nil {
+		return err
+	}
+	return s.disk.check()
 }
 
 // Close waits for in-flight commits, then closes Pebble. Transactions still
@@ -423,7 +433,13 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	s.releaseLocked(s.current)
 	close(s.notify)
+	failure := s.failure
 	s.mu.Unlock()
+	if errors.As(failure, new(pipelineStuck)) {
+		// Pebble's Close would wait forever for the commit lock its panic
+		// left held. What the WAL holds is recovered at the next open.
+		return fmt.Errorf("pebblekv: not closed, Pebble's commit pipeline stopped at a failed WAL write: %w", failure)
+	}
 	return s.db.Close()
 }
 
@@ -445,29 +461,53 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 // turn back into an error (see fatalToError); anywhere else the panic
 // ends the process, as Pebble intends.
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	p.l.Error(msg, "component", "pebble")
-	panic(fatalError(msg))
+	f := fatalError{msg: fmt.Sprintf(format, args...)}
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			f.cause = err
+			break
+		}
+	}
+	p.l.Error(f.msg, "component", "pebble")
+	panic(f)
 }
 
-// fatalError is the panic value of pebbleLogger.Fatalf.
-type fatalError string
+// fatalError is the panic value of pebbleLogger.Fatalf. It keeps the error
+// among the message's arguments, so that a full disk is told apart.
+type fatalError struct {
+	msg   string
+	cause error
+}
 
-func (e fatalError) Error() string { return string(e) }
+func (e fatalError) Error() string { return e.msg }
+func (e fatalError) Unwrap() error { return e.cause }
+
+// pipelineStuck is a WAL write error that Pebble's commit path panicked
+// with (rather than through Fatalf): it does so when a write into the WAL
+// finds that an earlier one failed, holding its commit pipeline's lock,
+// which then stays held.
+type pipelineStuck struct{ err error }
+
+func (e pipelineStuck) Error() string { return e.err.Error() }
+func (e pipelineStuck) Unwrap() error { return e.err }
 
 // fatalToError runs fn, a call into Pebble's commit path, and returns a
-// fatal error Pebble raised in it as an error. Pebble raises one there only
-// once the commit pipeline has returned (it holds no lock then), when a
-// write or sync of the WAL failed: its WAL is unusable from then on, which
-// is why the caller stops the store.
+// fatal error Pebble raised in it as an error. Pebble raises one when a
+// write or sync of the WAL failed: through Fatalf once the commit pipeline
+// has returned (it holds no lock then), or by panicking with the write's
+// error (a pipelineStuck). Its WAL is unusable from then on, which is why
+// the caller stops the store.
 func fatalToError(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			f, ok := r.(fatalError)
-			if !ok {
+			switch r := r.(type) {
+			case fatalError:
+				err = r
+			case error:
+				err = pipelineStuck{r}
+			default:
 				panic(r)
 			}
-			err = f
 		}
 	}()
 	return fn()

@@ -1,0 +1,222 @@
+package pebblekv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/kv/pebblekv/nospacefs"
+)
+
+func openFull(t *testing.T, fs vfs.FS) *Store {
+	t.Helper()
+	// Small memtables fill, and stall, after a few commits.
+	s, err := Open(Options{Dir: memDir, FS: fs, CacheSize: 8 << 20, MemTableSize: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// commitBig commits a 32 KiB value under key, within timeout.
+func commitBig(s *Store, key string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(bg, timeout)
+	defer cancel()
+	_, err := kv.Run(ctx, s, func(tx kv.Tx) error { return tx.Set([]byte(key), make([]byte, 32<<10)) })
+	return err
+}
+
+// On a full disk a commit is refused at once with kv.ErrStorageFull rather
+// than wait for room, Ping and Stats say so, and once there is room again
+// commits succeed without a restart.
+func TestDiskFullRefusesCommits(t *testing.T) {
+	disk := nospacefs.New(vfs.NewMem())
+	s := openFull(t, disk)
+	defer s.Close()
+	defer disk.Full.Store(false) // so that Close can flush
+	if err := commitBig(s, "before", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	disk.Full.Store(true)
+	var err error
+	for i := 0; i < 100 && err == nil; i++ {
+		start := time.Now()
+		err = commitBig(s, "k"+string(rune('a'+i%26))+string(rune('a'+i/26)), 5*time.Second)
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("commit %d on a full disk took %v (err %v), want an answer at once", i, took, err)
+		}
+	}
+	if !errors.Is(err, kv.ErrStorageFull) {
+		t.Fatalf("commits on a full disk: %v, want kv.ErrStorageFull", err)
+	}
+	if err := s.Ping(bg); !errors.Is(err, kv.ErrStorageFull) {
+		t.Errorf("Ping on a full disk: %v, want kv.ErrStorageFull", err)
+	}
+	if !s.Stats().DiskFull {
+		t.Error("Stats().DiskFull is false on a full disk")
+	}
+	// Reads still work.
+	if _, err := kv.Run(bg, s, func(tx kv.Tx) error { _, err := tx.Get(bg, []byte("before")); return err }); err != nil {
+		t.Errorf("a read on a full disk: %v", err)
+	}
+
+	disk.Full.Store(false) // space freed: Pebble's next flush succeeds
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := commitBig(s, "after", 5*time.Second)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, kv.ErrStorageFull) || time.Now().After(deadline) {
+			t.Fatalf("a commit once space is freed: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := s.Ping(bg); err != nil {
+		t.Errorf("Ping once space is freed: %v", err)
+	}
+	if s.Stats().DiskFull {
+		t.Error("Stats().DiskFull is still true once space is freed")
+	}
+}
+
+// When the filesystem reports less free space than the store keeps in
+// reserve, commits are refused before Pebble runs out (its WAL cannot be
+// written after a failed write), and accepted again once there is room.
+func TestDiskReserveRefusesCommits(t *testing.T) {
+	mem := vfs.NewMem()
+	mem.TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: 1 << 30, TotalBytes: 2 << 30, UsedBytes: 1 << 30})
+	s := openFull(t, mem)
+	defer s.Close()
+	if err := commitBig(s, "a", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	mem.TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: 1 << 20, TotalBytes: 2 << 30, UsedBytes: 2<<30 - 1<<20})
+	time.Sleep(2 * diskCheckEvery)
+	if err := commitBig(s, "b", 5*time.Second); !errors.Is(err, kv.ErrStorageFull) {
+		t.Fatalf("a commit with 1 MiB free: %v, want kv.ErrStorageFull", err)
+	}
+	if err := s.Ping(bg); !errors.Is(err, kv.ErrStorageFull) {
+		t.Errorf("Ping with 1 MiB free: %v, want kv.ErrStorageFull", err)
+	}
+	mem.TestingSetDiskUsage(vfs.DiskUsage{AvailBytes: 1 << 30, TotalBytes: 2 << 30, UsedBytes: 1 << 30})
+	time.Sleep(2 * diskCheckEvery)
+	if err := commitBig(s, "c", 5*time.Second); err != nil {
+		t.Fatalf("a commit once space is freed: %v", err)
+	}
+}
+
+// A commit still queued when its context ends is dropped, never applied
+// later: its caller was told it failed.
+func TestCommitPastDeadlineNotApplied(t *testing.T) {
+	gate := newWALGate(vfs.NewMem())
+	s := openOn(t, gate)
+	defer s.Close()
+	defer gate.unblock() // before the Close
+	gate.holdSyncs(true)
+	// Fill the pipeline: the syncer holds the groups it took in its held
+	// sync, the queue to it fills up, and the sequencer waits to hand it
+	// one more. Each commit waits for the group before it, so that each
+	// is a group of its own.
+	held := make(chan error, 64)
+	fills := 0
+	for full := false; !full; fills++ {
+		full = len(s.groups) == cap(s.groups) // this commit is the one more
+		before := s.batches.Load()
+		key := fmt.Sprint("fill", fills)
+		go func() { _, err := commitKey(s, key); held <- err }()
+		for deadline := time.Now().Add(10 * time.Second); s.batches.Load() == before; {
+			if time.Now().After(deadline) || fills == cap(held) {
+				t.Fatalf("commit %d never reached Pebble", fills)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := kv.Run(ctx, s, func(tx kv.Tx) error { return tx.Set([]byte("late"), []byte("v")) })
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a commit queued past its deadline: %v, want context.DeadlineExceeded", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a commit queued past its deadline did not return")
+	}
+	gate.holdSyncs(false)
+	gate.release <- nil // the held sync
+	for range fills {
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The sequencer has passed the late commit's place in the queue.
+	if _, err := commitKey(s, "last"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Get(bg, []byte("late")); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("the commit that gave up at its deadline was applied (Get: %v)", err)
+	}
+}
+
+// A WAL sync that finds the disk full stops the store (Pebble's WAL cannot
+// be written after a failed write) with kv.ErrStorageFull, which the API
+// answers as a full disk rather than as an internal error.
+func TestWALFullStopsStoreAsStorageFull(t *testing.T) {
+	gate := newWALGate(vfs.NewMem())
+	s := openOn(t, gate)
+	defer s.Close()
+	defer gate.unblock() // before the Close
+	gate.holdSyncs(true)
+	committed := make(chan error, 1)
+	go func() { _, err := commitKey(s, "k"); committed <- err }()
+	<-gate.entered
+	gate.release <- &os.PathError{Op: "sync", Path: "000002.log", Err: syscall.ENOSPC}
+	if err := <-committed; !errors.Is(err, kv.ErrStorageFull) {
+		t.Fatalf("a commit whose WAL sync found the disk full: %v, want kv.ErrStorageFull", err)
+	}
+	if err := s.Ping(bg); !errors.Is(err, kv.ErrStorageFull) {
+		t.Fatalf("Ping after the WAL found the disk full: %v, want kv.ErrStorageFull", err)
+	}
+}
+
+// Pebble's commit path panics with a WAL write's error where an earlier
+// write failed; the store turns that into a failure, not a crash.
+func TestFatalToError(t *testing.T) {
+	cause := errors.New("write 000002.log: no space left on device")
+	for _, tc := range []struct {
+		name  string
+		panic any
+		want  func(error) bool
+	}{
+		{"Fatalf", fatalError{msg: "fatal commit error", cause: cause}, func(err error) bool { return errors.Is(err, cause) }},
+		{"an error", cause, func(err error) bool { return errors.As(err, new(pipelineStuck)) && errors.Is(err, cause) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := fatalToError(func() error { panic(tc.panic) }); !tc.want(err) {
+				t.Errorf("fatalToError of a panic with %#v: %v", tc.panic, err)
+			}
+		})
+	}
+	defer func() {
+		if r := recover(); r != "not an error" {
+			t.Errorf("a panic with a string came out as %v, want it to go on", r)
+		}
+	}()
+	fatalToError(func() error { panic("not an error") })
+}
