@@ -68,9 +68,48 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// namespaceJSON is a namespace as the 2022 clients read it (id) and as
+// beta.19 and later read it (code, the same number).
 type namespaceJSON struct {
 	ID   int64  `json:"id"`
+	Code int64  `json:"code"`
 	Name string `json:"name"`
+}
+
+// createNamespaceNamedInBody is create namespace as the original's last
+// /v1/databases release (beta.19) took it: the name in the body, the
+// number as "code", and the namespace in the answer. Folio names a
+// namespace by its name, which the answer gives as its "id" too.
+func (s *Server) createNamespaceNamedInBody(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		Name string      `json:"name"`
+		Code json.Number `json:"code"`
+		ID   string      `json:"id"`
+	}
+	req := ops.CreateNamespaceRequest{Malformed: decode(r, &body)}
+	if req.Malformed == nil {
+		req.Name = body.Name
+		switch {
+		case body.Name == "":
+			req.Malformed = status.Errorf(status.InvalidArgument, "'name' is required")
+		case body.ID != "" && body.ID != body.Name:
+			req.Malformed = status.Errorf(status.InvalidArgument, "'id' must be the namespace's name or left out: Folio names a namespace by its name")
+		case body.Code != "":
+			code, err := strconv.ParseInt(string(body.Code), 10, 64)
+			if err != nil {
+				req.Malformed = status.Errorf(status.InvalidArgument, "'code' must be an integer")
+			}
+			req.ID = code
+		}
+	}
+	ns, err := s.ops.CreateNamespace(r.Context(), caller(r), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "created",
+		"message":   fmt.Sprintf("Namespace created, with code=%d, and id=%s", ns.ID, ns.Name),
+		"namespace": namespaceJSON{ID: ns.ID, Code: ns.ID, Name: ns.Name}})
+	return nil
 }
 
 func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request) error {
@@ -104,7 +143,7 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := make([]namespaceJSON, len(list))
 	for i, ns := range list {
-		out[i] = namespaceJSON{ID: ns.ID, Name: ns.Name}
+		out[i] = namespaceJSON{ID: ns.ID, Code: ns.ID, Name: ns.Name}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out})
 	return nil

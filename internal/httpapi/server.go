@@ -147,6 +147,7 @@ func (s *Server) routes() {
 		handle("POST "+appPath+"/rotate", s.rotateApplicationSecret)
 		handle("DELETE "+appPath+"/delete", s.deleteApplication)
 	}
+	handle("POST /v1/management/namespaces/create", s.createNamespaceNamedInBody)
 	handle("POST /v1/management/keys/rotate", s.rotateSigningKey)
 	handle("POST /v1/management/backup", s.backup)
 

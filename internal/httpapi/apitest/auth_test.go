@@ -383,9 +383,22 @@ func TestNamespacesKeptApart(t *testing.T) {
 		beta.ok(t, "DELETE", dbPath("shop", "drop"), "")
 		equalStrings(t, "acme's documents after beta's drop", acme.all(t, "shop", "items"), []string{`{"id":"acme-1","v":1}`, `{"id":"acme-2","v":4}`})
 		list := s.owner.okObject(t, "POST", "/v1/management/namespaces/list", "")
-		if b, _ := json.Marshal(list["namespaces"]); string(b) != `[{"id":1,"name":"default_namespace"},{"id":10,"name":"acme"},{"id":11,"name":"beta"}]` {
+		if b, _ := json.Marshal(list["namespaces"]); string(b) != `[{"code":1,"id":1,"name":"default_namespace"},{"code":10,"id":10,"name":"acme"},{"code":11,"id":11,"name":"beta"}]` {
 			t.Fatalf("namespaces %s", b)
 		}
+		// beta.19's create: the name in the body, the number as code.
+		created := s.owner.ok(t, "POST", "/v1/management/namespaces/create", `{"name":"zeta","code":20}`)
+		if got, want := strings.TrimSpace(string(created.body)), `{"message":"Namespace created, with code=20, and id=zeta","namespace":{"id":20,"code":20,"name":"zeta"},"status":"created"}`; got != want {
+			t.Errorf("create namespace (name in the body): %s, want %s", got, want)
+		}
+		created = s.owner.ok(t, "POST", "/v1/management/namespaces/create", `{"name":"eta","id":"eta"}`)
+		if !strings.Contains(string(created.body), `"code":21`) {
+			t.Errorf("create namespace with the next free code: %s", created.body)
+		}
+		wantError(t, s.owner.do(t, "POST", "/v1/management/namespaces/create", `{}`), 400, "INVALID_ARGUMENT", "'name' is required")
+		wantError(t, s.owner.do(t, "POST", "/v1/management/namespaces/create", `{"name":"eps","id":"other"}`), 400, "INVALID_ARGUMENT",
+			"'id' must be the namespace's name or left out: Folio names a namespace by its name")
+		wantError(t, s.owner.do(t, "POST", "/v1/management/namespaces/create", `{"name":"zeta"}`), 409, "ALREADY_EXISTS", "namespace 'zeta' already exists")
 		wantError(t, s.owner.do(t, "POST", "/v1/admin/namespaces/acme/create", `{"id":12}`), 409, "ALREADY_EXISTS", "namespace 'acme' already exists")
 		wantError(t, s.owner.do(t, "POST", "/v1/admin/namespaces/gamma/create", `{"id":10}`), 409, "ALREADY_EXISTS", "namespace id 10 is taken by 'acme'")
 		wantError(t, s.owner.do(t, "POST", "/v1/management/applications/create", `{"name":"x","namespace":"nowhere"}`), 404, "NOT_FOUND", "namespace 'nowhere' doesn't exist")
