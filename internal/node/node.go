@@ -637,7 +637,7 @@ func (n *Node) serveHTTP() {
 	ln := n.ln
 	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, n.log)
 	n.http = &http.Server{
-		Handler: n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, ForwardTLS: n.forwardTLS(),
+		Handler: n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, HTTPS: n.tls != nil, ForwardTLS: n.forwardTLS(),
 			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout})),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       idleTimeout,
