@@ -32,6 +32,8 @@ type Application struct {
 	CreatedBy   string
 	UpdatedAt   time.Time
 	UpdatedBy   string
+	// WithoutAuth: see appRecord.
+	WithoutAuth bool
 }
 
 type appRecord struct {
@@ -45,6 +47,15 @@ type appRecord struct {
 	CreatedBy   string    `json:"created_by"`
 	UpdatedAt   time.Time `json:"updated_at,omitzero"`
 	UpdatedBy   string    `json:"updated_by,omitempty"`
+	// CreatedByOwner and UpdatedByOwner: CreatedBy and UpdatedBy have the
+	// owner's role, and other callers see "owner" instead (seenBy).
+	CreatedByOwner bool `json:"created_by_owner,omitempty"`
+	UpdatedByOwner bool `json:"updated_by_owner,omitempty"`
+	// WithoutAuth marks an application made, or given its secret, by the
+	// anonymous caller of a server without authentication: anyone who
+	// could reach the server may hold its secret, so a start with
+	// authentication refuses it (MadeWithoutAuth).
+	WithoutAuth bool `json:"without_auth,omitempty"`
 }
 
 // Limits of an application's fields.
@@ -63,6 +74,10 @@ type NewApplication struct {
 	Namespace         Namespace
 	Role              Role
 	CreatedBy         string // the caller's application id, "" for the server itself
+	CreatedByOwner    bool   // the caller has the owner's role
+	// WithoutAuth: the caller is the anonymous one of a server without
+	// authentication.
+	WithoutAuth bool
 	// ID and Secret, if set, are used instead of generated ones (the
 	// owner's credential at first start).
 	ID, Secret string
@@ -103,7 +118,8 @@ func (s *Service) CreateApplication(ctx context.Context, tx kv.Tx, a NewApplicat
 		return nil, err
 	}
 	rec := appRecord{Name: a.Name, Description: a.Description, NS: a.Namespace.Name, Role: a.Role,
-		SecretHash: s.hash(a.Secret), SecretGen: 1, CreatedAt: s.now().UTC(), CreatedBy: a.CreatedBy}
+		SecretHash: s.hash(a.Secret), SecretGen: 1, CreatedAt: s.now().UTC(), CreatedBy: a.CreatedBy,
+		CreatedByOwner: a.CreatedByOwner, WithoutAuth: a.WithoutAuth}
 	if err := putApp(tx, a.ID, rec); err != nil {
 		return nil, err
 	}
@@ -114,7 +130,32 @@ func (s *Service) CreateApplication(ctx context.Context, tx kv.Tx, a NewApplicat
 
 func (r appRecord) application(id string, ns Namespace) *Application {
 	return &Application{ID: id, Name: r.Name, Description: r.Description, Namespace: ns, Role: r.Role,
-		CreatedAt: r.CreatedAt, CreatedBy: r.CreatedBy, UpdatedAt: r.UpdatedAt, UpdatedBy: r.UpdatedBy}
+		CreatedAt: r.CreatedAt, CreatedBy: r.CreatedBy, UpdatedAt: r.UpdatedAt, UpdatedBy: r.UpdatedBy,
+		WithoutAuth: r.WithoutAuth}
+}
+
+// ownerAlias is what created_by and updated_by show callers other than
+// the owner where the owner made or changed an application: its id is half
+// of its credentials, and no tenant's business.
+const ownerAlias = "owner"
+
+// seenBy is the application as by may see it.
+func (r appRecord) seenBy(by Caller, id string, ns Namespace) *Application {
+	a := r.application(id, ns)
+	if by.Role != RoleOwner {
+		if r.CreatedByOwner && a.CreatedBy != "" {
+			a.CreatedBy = ownerAlias
+		}
+		if r.UpdatedByOwner && a.UpdatedBy != "" {
+			a.UpdatedBy = ownerAlias
+		}
+	}
+	return a
+}
+
+// updatedBy stamps rec as changed now by by.
+func (s *Service) updatedBy(rec *appRecord, by Caller) {
+	rec.UpdatedAt, rec.UpdatedBy, rec.UpdatedByOwner = s.now().UTC(), by.App, by.Role == RoleOwner
 }
 
 func putApp(tx kv.Tx, id string, rec appRecord) error {
@@ -178,12 +219,12 @@ func (s *Service) UpdateApplication(ctx context.Context, tx kv.Tx, by Caller, u 
 		rec.Role = u.Role
 	}
 	rec.Name, rec.Description = u.Name, u.Description
-	rec.UpdatedAt, rec.UpdatedBy = s.now().UTC(), by.App
+	s.updatedBy(&rec, by)
 	if err := putApp(tx, u.ID, rec); err != nil {
 		return nil, err
 	}
 	s.apps.forget(u.ID)
-	return rec.application(u.ID, ns), nil
+	return rec.seenBy(by, u.ID, ns), nil
 }
 
 // canGrant checks that by may give an application role r: nobody grants
@@ -212,12 +253,16 @@ func (s *Service) RotateSecret(ctx context.Context, tx kv.Tx, by Caller, id stri
 	secret := newSecret()
 	rec.SecretHash = s.hash(secret)
 	rec.SecretGen++
-	rec.UpdatedAt, rec.UpdatedBy = s.now().UTC(), by.App
+	s.updatedBy(&rec, by)
+	// The new secret is known to whoever asked: to anyone, if nobody
+	// signed in (ops gives a server without authentication's callers no
+	// application).
+	rec.WithoutAuth = by.App == ""
 	if err := putApp(tx, id, rec); err != nil {
 		return nil, err
 	}
 	s.apps.forget(id)
-	app := rec.application(id, ns)
+	app := rec.seenBy(by, id, ns)
 	app.Secret = secret
 	return app, nil
 }
@@ -258,12 +303,32 @@ func (s *Service) ListApplications(ctx context.Context, tx kv.Tx, by Caller) ([]
 			}
 			namespaces[rec.NS] = ns
 		}
-		out = append(out, rec.application(id, ns))
+		out = append(out, rec.seenBy(by, id, ns))
 	}
 	if err := it.Err(); err != nil {
 		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// MadeWithoutAuth returns the applications made, or given their secret,
+// while the server ran without authentication, in id order.
+func (s *Service) MadeWithoutAuth(ctx context.Context) ([]*Application, error) {
+	var all []*Application
+	_, err := kv.Run(ctx, s.store, func(tx kv.Tx) (err error) {
+		all, err = s.ListApplications(ctx, tx, Caller{Role: RoleOwner})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []*Application
+	for _, a := range all {
+		if a.WithoutAuth {
+			out = append(out, a)
+		}
+	}
 	return out, nil
 }
 

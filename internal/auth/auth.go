@@ -72,8 +72,9 @@ type Config struct {
 	// AppCacheTTL is how long a node trusts what it read of an
 	// application when it verifies a token (default 5s).
 	AppCacheTTL time.Duration
-	// FailedPerMinute bounds failed token requests per client id; an
-	// address gets twice as many (default 10).
+	// FailedPerMinute bounds failed token requests per client id from
+	// one address; an address gets twice as many across client ids
+	// (default 10).
 	FailedPerMinute int
 	Logger          *slog.Logger
 }

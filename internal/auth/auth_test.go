@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -428,23 +429,36 @@ func kidOf(t *testing.T, token string) string {
 func TestFailedTokenRequestsLimited(t *testing.T) {
 	f := newFixture(t, backendtest.OpenPebble)
 	app := f.createApp(t, Default, RoleReader)
-	bad := TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID, ClientSecret: "wrong", From: "10.0.0.1"}
-	for i := range DefaultFailedPerMinute {
-		bad.From = "10.0.1." + string(rune('a'+i)) // spread over addresses: the id's bucket fills
+	bad := TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID, ClientSecret: "wrong", From: "10.0.1.1"}
+	for range DefaultFailedPerMinute {
 		_, err := f.svc.Token(bg, bad)
 		wantCode(t, err, status.Unauthenticated, "")
 	}
-	_, err := f.svc.Token(bg, TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID, ClientSecret: app.Secret, From: "10.0.2.1"})
+	right := TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID, ClientSecret: app.Secret, From: bad.From}
+	_, err := f.svc.Token(bg, right)
 	wantCode(t, err, status.ResourceExhausted, "too many failed token requests")
 	if se, _ := status.From(err); se.RetryDelay <= 0 || se.RetryDelay > time.Minute {
 		t.Fatalf("retry delay %v", se.RetryDelay)
 	}
-	// Another application is not limited by this one's failures.
+	// Neither another address nor another application from this one is
+	// limited by these failures.
+	f.token(t, app) // from 10.0.0.1
 	other := f.createApp(t, Default, RoleReader)
-	f.token(t, other)
+	if _, err := f.svc.Token(bg, TokenRequest{GrantType: GrantClientCredentials, ClientID: other.ID, ClientSecret: other.Secret, From: bad.From}); err != nil {
+		t.Fatalf("another application from the same address: %v", err)
+	}
+	// Nor do failures spread over addresses add up.
+	for i := range DefaultFailedPerMinute {
+		bad.From = fmt.Sprintf("10.0.2.%d", i)
+		_, err := f.svc.Token(bg, bad)
+		wantCode(t, err, status.Unauthenticated, "")
+	}
+	f.token(t, app)
 	// Once a failure has drained, the right secret works again.
 	f.now = f.now.Add(time.Minute / DefaultFailedPerMinute)
-	f.token(t, app)
+	if _, err := f.svc.Token(bg, right); err != nil {
+		t.Fatalf("after a failure drained: %v", err)
+	}
 
 	// An address is limited across client ids, at twice the rate.
 	for i := range 2 * DefaultFailedPerMinute {
@@ -545,4 +559,56 @@ func BenchmarkVerify(b *testing.B) {
 			}
 		}
 	})
+}
+
+// An application whose secret an anonymous caller (of a server without
+// authentication) got, by making it or rotating its secret, is one a start
+// with authentication refuses, until someone signed in rotates it again.
+func TestMadeWithoutAuth(t *testing.T) {
+	f := newFixture(t, backendtest.OpenPebble)
+	anonymous := Caller{Namespace: Default, Role: RoleOwner} // ops.principal's
+	owner := Caller{App: "ops", Namespace: Default, Role: RoleOwner}
+	var made, kept, rotated *Application
+	f.run(t, func(tx kv.Tx) (err error) {
+		if made, err = f.svc.CreateApplication(bg, tx, NewApplication{Name: "made", Namespace: Default, Role: RoleOwner, WithoutAuth: true}); err != nil {
+			return err
+		}
+		if kept, err = f.svc.CreateApplication(bg, tx, NewApplication{Name: "kept", Namespace: Default, Role: RoleEditor, CreatedBy: owner.App}); err != nil {
+			return err
+		}
+		if rotated, err = f.svc.CreateApplication(bg, tx, NewApplication{Name: "rotated", Namespace: Default, Role: RoleEditor, CreatedBy: owner.App}); err != nil {
+			return err
+		}
+		_, err = f.svc.RotateSecret(bg, tx, anonymous, rotated.ID)
+		return err
+	})
+	madeWithoutAuth := func() []string {
+		apps, err := f.svc.MadeWithoutAuth(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, a := range apps {
+			names = append(names, a.Name)
+		}
+		return names
+	}
+	if got, want := madeWithoutAuth(), sortedNames(made, rotated); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("made without auth: %v, want %v (not %s)", got, want, kept.Name)
+	}
+	f.run(t, func(tx kv.Tx) error {
+		_, err := f.svc.RotateSecret(bg, tx, owner, rotated.ID)
+		return err
+	})
+	if got := madeWithoutAuth(); len(got) != 1 || got[0] != made.Name {
+		t.Fatalf("after the owner rotated %s's secret, made without auth: %v, want [made]", rotated.Name, got)
+	}
+}
+
+// sortedNames are the names of apps in the order of their ids.
+func sortedNames(a, b *Application) []string {
+	if a.ID > b.ID {
+		a, b = b, a
+	}
+	return []string{a.Name, b.Name}
 }

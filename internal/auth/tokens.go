@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -57,21 +58,26 @@ var errBadCredentials = status.Errorf(status.Unauthenticated, "invalid client cr
 
 // Token answers a token request: the grant's credentials checked, an
 // access token and a refresh token. Failed requests are counted per
-// client id and per address; past the limit a request is refused with
-// RESOURCE_EXHAUSTED before its credentials are looked at.
+// address and per client id from that address; past the limit a request
+// is refused with RESOURCE_EXHAUSTED before its credentials are looked
+// at. No count spans addresses: wrong secrets sent by one must not lock
+// the application out for the others (a tenant the owner, say). What the
+// limit bounds is the bcrypt time one address costs; guessing a secret
+// (32 random bytes, or 16 at least) is hopeless at any rate.
 func (s *Service) Token(ctx context.Context, req TokenRequest) (*Tokens, error) {
 	switch req.GrantType {
 	case GrantClientCredentials:
 		if req.ClientID == "" || req.ClientSecret == "" {
 			return nil, status.Errorf(status.InvalidArgument, "client_id and client_secret are required with grant_type client_credentials")
 		}
-		if err := s.failed.check(s.now(), limit{"addr:" + req.From, 2}, limit{"id:" + req.ClientID, 1}); err != nil {
+		idFrom := fmt.Sprintf("from:%q id:%s", req.From, req.ClientID) // quoted: one key names one pair
+		if err := s.failed.check(s.now(), limit{"addr:" + req.From, 2}, limit{idFrom, 1}); err != nil {
 			return nil, err
 		}
 		rec, ns, err := s.checkSecret(ctx, req.ClientID, req.ClientSecret)
 		if err != nil {
 			if status.CodeOf(err) == status.Unauthenticated {
-				s.failed.fail(s.now(), "addr:"+req.From, "id:"+req.ClientID)
+				s.failed.fail(s.now(), "addr:"+req.From, idFrom)
 				s.log.Info("token refused", "reason", "bad client credentials", "client_id", req.ClientID, "from", req.From)
 			}
 			return nil, err

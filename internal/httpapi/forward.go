@@ -44,6 +44,9 @@ func (s *Server) newForwarder(tlsConfig *tls.Config) *httputil.ReverseProxy {
 			pr.SetURL(&url.URL{Scheme: scheme, Host: f.route.Addr})
 			pr.SetXForwarded()
 			pr.Out.Header.Set(forwardedHeader, s.ops.NodeID())
+			// This node checked the origin against itself (checkOrigin);
+			// the next one would take its own for the page's and refuse it.
+			pr.Out.Header.Del("Origin")
 			// Both nodes log the request under one id.
 			pr.Out.Header.Set(requestIDHeader, f.requestID)
 		},

@@ -30,6 +30,10 @@ type Config struct {
 	// CORSOrigins are the origins whose browser pages may call the API
 	// ("*" for any). None: cross-origin calls stay off.
 	CORSOrigins []string
+	// HTTPS says that requests come over TLS, where r.TLS cannot tell: the
+	// node splits its port by protocol after the handshake. Same-origin
+	// checks need the scheme.
+	HTTPS bool
 	// ForwardTLS is the TLS configuration to reach other nodes that serve
 	// TLS with, when forwarding a request to the node that holds its
 	// transaction; nil: the system's roots.
@@ -204,6 +208,10 @@ func (s *Server) serve(sw *statusWriter, r *http.Request, requestID string) *htt
 	}
 	if s.cors(sw, r) {
 		return r // a preflight, answered
+	}
+	if err := s.checkOrigin(r); err != nil {
+		s.fail(sw, r, err)
+		return r
 	}
 	if err := checkContentType(r); err != nil {
 		writeJSON(sw, http.StatusUnsupportedMediaType, errorJSON(s.public(r, err)))

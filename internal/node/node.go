@@ -39,6 +39,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -366,6 +367,9 @@ func (n *Node) startAuth(ctx context.Context) error {
 	if !n.cfg.Auth {
 		return nil
 	}
+	if err := n.refuseAppsMadeWithoutAuth(ctx); err != nil {
+		return err
+	}
 	file := n.cfg.OwnerFile
 	if file == "" {
 		file = filepath.Join(n.cfg.DataDir, "owner.json")
@@ -379,6 +383,28 @@ func (n *Node) startAuth(ctx context.Context) error {
 	}
 	n.log.Info("authentication on: calls need a bearer token", "token_ttl", n.auth.AccessTTL())
 	return nil
+}
+
+// refuseAppsMadeWithoutAuth keeps a node from turning authentication on
+// while applications made without it exist: anyone who could reach the
+// server then may have made them (an owner, even, which would also keep
+// the owner file from being read). The operator deletes them, or makes
+// them again, knowingly.
+func (n *Node) refuseAppsMadeWithoutAuth(ctx context.Context) error {
+	apps, err := n.auth.MadeWithoutAuth(ctx)
+	if err != nil {
+		return fmt.Errorf("authentication: list the applications: %w", err)
+	}
+	if len(apps) == 0 {
+		return nil
+	}
+	names := make([]string, len(apps))
+	for i, a := range apps {
+		names[i] = fmt.Sprintf("%s (%q, role %s, namespace %s)", a.ID, a.Name, a.Role, a.Namespace.Name)
+	}
+	return fmt.Errorf("authentication on, but %d application(s) got their secret while it was off, when anyone who could reach "+
+		"the server could have asked: %s; start without --auth, delete them (folio app delete ID), then start with --auth "+
+		"and make the ones you need again with the owner's credentials", len(apps), strings.Join(names, ", "))
 }
 
 // startSearch starts the search indexer over the change log, before the
@@ -611,7 +637,7 @@ func (n *Node) serveHTTP() {
 	ln := n.ln
 	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, n.log)
 	n.http = &http.Server{
-		Handler: n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, ForwardTLS: n.forwardTLS(),
+		Handler: n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, HTTPS: n.tls != nil, ForwardTLS: n.forwardTLS(),
 			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout})),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       idleTimeout,

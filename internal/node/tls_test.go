@@ -45,6 +45,23 @@ func TestTLS(t *testing.T) {
 			t.Fatalf("HTTPS (h2 %v): %s %s %s", h2, res.Proto, res.Status, body)
 		}
 	}
+	// Over TLS the server's own origin is https://: a page it served may
+	// post (here to the token endpoint, which refuses the credentials);
+	// http:// on the same port is another origin, refused.
+	for origin, want := range map[string]int{base: 401, "http://127.0.0.1:" + port: 403} {
+		req, _ := http.NewRequest("POST", base+"/v1/auth/token", strings.NewReader("grant_type=client_credentials&client_id=x&client_secret=y"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", origin)
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}
+		res, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("a POST over HTTPS from origin %s: %d, want %d", origin, res.StatusCode, want)
+		}
+	}
 	if res, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://127.0.0.1:" + port + "/v1/health"); err == nil {
 		res.Body.Close()
 		if res.StatusCode == 200 {

@@ -122,14 +122,23 @@ func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplica
 		}
 		var err error
 		app, err = o.auth.CreateApplication(ctx, tx, auth.NewApplication{Name: req.Name, Description: req.Description,
-			Namespace: ns, Role: role, CreatedBy: by.App})
+			Namespace: ns, Role: role, CreatedBy: by.App, CreatedByOwner: by.Role == auth.RoleOwner, WithoutAuth: !o.cfg.RequireAuth})
 		return err
 	})
 	if err != nil {
 		return nil, apiError(ctx, err)
 	}
 	o.log.Info("application created", "application", app.ID, "namespace", app.Namespace.Name, "role", app.Role, "by", by.App)
+	o.warnWithoutAuth(app)
 	return app, nil
+}
+
+// warnWithoutAuth tells the operator, when it happens, why a later start
+// with --auth will refuse an application.
+func (o *Ops) warnWithoutAuth(app *auth.Application) {
+	if app.WithoutAuth {
+		o.log.Warn("an application got its secret without authentication: a start with --auth refuses it until it is deleted", "application", app.ID)
+	}
 }
 
 // UpdateApplicationRequest changes an application's name and description,
@@ -187,6 +196,7 @@ func (o *Ops) RotateApplicationSecret(ctx context.Context, c Caller, req Applica
 		return nil, apiError(ctx, err)
 	}
 	o.log.Info("application secret rotated", "application", app.ID, "by", c.App)
+	o.warnWithoutAuth(app)
 	return app, nil
 }
 

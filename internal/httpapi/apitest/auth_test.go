@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -325,9 +326,8 @@ func TestTokenEndpoint(t *testing.T) {
 	})
 }
 
-// Failed token requests are limited per client id: past the limit even
-// the right secret gets 429 with a retry delay, and another application is
-// not held back.
+// Failed token requests are limited per client id and address: past the
+// limit even the right secret gets 429 with a retry delay.
 func TestFailedTokenRequestsLimited(t *testing.T) {
 	s := startAuthServer(t, backendtest.OpenPebble(t), authConfig(t))
 	id, secret := s.app(t, s.owner, `{"name":"app"}`)
@@ -340,6 +340,35 @@ func TestFailedTokenRequestsLimited(t *testing.T) {
 	if e, _ := errorOf(t, r); e.Retry == nil || e.Retry.Delay <= 0 || r.header.Get("Retry-After") == "" {
 		t.Errorf("a 429 without its retry delay: %s, Retry-After %q", r.body, r.header.Get("Retry-After"))
 	}
+}
+
+// Wrong secrets sent for an application from one address lock it out
+// there only: a namespace's admin guessing at the owner's secret is held
+// back, the owner is not.
+func TestFailedTokenRequestsLockOutOnlyTheirSource(t *testing.T) {
+	s := startAuthServer(t, backendtest.OpenPebble(t), authConfig(t))
+	intruder := s.anon.from(t, "127.0.0.2")
+	bad := url.Values{"grant_type": {"client_credentials"}, "client_id": {s.creds.ClientID}, "client_secret": {"a guess"}}
+	for range auth.DefaultFailedPerMinute {
+		r := intruder.sendTyped(t, "POST", "/v1/auth/token", "application/x-www-form-urlencoded", bad.Encode())
+		wantError(t, r, 401, "UNAUTHENTICATED", "invalid client credentials")
+	}
+	r := intruder.sendTyped(t, "POST", "/v1/auth/token", "application/x-www-form-urlencoded", bad.Encode())
+	wantError(t, r, 429, "RESOURCE_EXHAUSTED", anyMessage)
+	s.token(t, s.creds.ClientID, s.creds.ClientSecret) // from 127.0.0.1
+}
+
+// from is the client sending its requests from the loopback address ip
+// (any of 127.0.0.0/8 on Linux), as another host would.
+func (c *client) from(t testing.TB, ip string) *client {
+	addr := net.ParseIP(ip)
+	if addr == nil {
+		t.Fatalf("not an IP address: %s", ip)
+	}
+	cc := *c
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: addr}}
+	cc.hc = &http.Client{Timeout: c.hc.Timeout, Transport: &http.Transport{DialContext: dialer.DialContext}}
+	return &cc
 }
 
 // Two namespaces may hold databases of the same name; neither sees the
@@ -569,8 +598,8 @@ func TestSecretsNeverLogged(t *testing.T) {
 
 // Without --auth the Authorization header is not read: every caller may do
 // everything, in the default namespace, as on the original's local
-// instance; the management calls work, so applications can be made before
-// authentication is turned on.
+// instance; the management calls work (though a start with --auth then
+// refuses the applications made: internal/node's auth_test.go).
 func TestWithoutAuth(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		c.as("garbage").ok(t, "POST", "/v1/databases/list", "")
@@ -580,4 +609,40 @@ func TestWithoutAuth(t *testing.T) {
 			t.Fatal("no secret")
 		}
 	})
+}
+
+// The owner's client id is half of its credentials and no tenant's
+// business: where the owner made or changed an application, its
+// namespace's admin sees "owner" in created_by and updated_by, in a
+// listing and in what updating or rotating answers. The owner sees its id.
+func TestOwnerIDHiddenFromAdmins(t *testing.T) {
+	s := startAuthServer(t, backendtest.OpenPebble(t), authConfig(t))
+	s.owner.ok(t, "POST", "/v1/management/namespaces/acme/create", `{}`)
+	adminID, adminSecret := s.app(t, s.owner, `{"name":"a","namespace":"acme","role":"admin"}`)
+	access, _ := s.token(t, adminID, adminSecret)
+	admin := s.anon.as(access)
+	svcID, _ := s.app(t, admin, `{"name":"svc"}`)
+	s.owner.ok(t, "POST", "/v1/management/applications/rotate", `{"id":"`+svcID+`"}`)
+
+	byID := func(r *response) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for _, a := range r.object(t)["applications"].([]any) {
+			out[a.(map[string]any)["id"].(string)] = a.(map[string]any)
+		}
+		return out
+	}
+	seen := byID(admin.ok(t, "POST", "/v1/management/applications/list", ""))
+	if seen[adminID]["created_by"] != "owner" || seen[svcID]["created_by"] != adminID || seen[svcID]["updated_by"] != "owner" {
+		t.Errorf("acme's admin lists itself as %v and svc as %v; want the owner's hand shown as \"owner\"", seen[adminID], seen[svcID])
+	}
+	updated := admin.ok(t, "POST", "/v1/management/applications/update", `{"id":"`+adminID+`","name":"a2"}`)
+	rotated := admin.ok(t, "POST", "/v1/management/applications/rotate", `{"id":"`+adminID+`"}`) // revokes admin's token: last
+	for _, r := range []*response{updated, rotated} {
+		if strings.Contains(string(r.body), s.creds.ClientID) || !strings.Contains(string(r.body), `"created_by":"owner"`) {
+			t.Errorf("acme's admin got %s, which shows the owner's id %s or not \"owner\"", r.body, s.creds.ClientID)
+		}
+	}
+	if owned := byID(s.owner.ok(t, "POST", "/v1/management/applications/list", "")); owned[adminID]["created_by"] != s.creds.ClientID || owned[svcID]["updated_by"] != s.creds.ClientID {
+		t.Errorf("the owner lists acme's admin as %v and svc as %v; want its own id", owned[adminID], owned[svcID])
+	}
 }

@@ -237,6 +237,69 @@ func TestCORS(t *testing.T) {
 	})
 }
 
+// A page of another site can make a browser send a "simple" request (a
+// POST without a body, or with text/plain) without asking first: every
+// request but GET, HEAD and OPTIONS that names another origin than the
+// server's, and one CORS does not allow, is refused with 403 before it
+// does anything, whatever its body and content type.
+func TestCrossOriginWritesRefused(t *testing.T) {
+	c := startServer(t, backendtest.OpenPebble(t), node.Config{CORSOrigins: []string{"https://app.example"}})
+	c.createDB(t, "db1")
+	c.createColl(t, "db1", "users", usersSchema)
+	self := c.base // http://127.0.0.1:port
+	_, port, _ := strings.Cut(strings.TrimPrefix(self, "http://"), ":")
+	send := func(t *testing.T, method, path, origin, contentType, body string) *response {
+		t.Helper()
+		var rd io.Reader = http.NoBody
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, err := http.NewRequest(method, c.base+path, rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", origin)
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		return c.doRequest(t, req)
+	}
+	insert := docPath("db1", "users", "insert")
+	for _, tc := range []struct {
+		name, method, path, origin, contentType, body string
+		refused                                       bool
+	}{
+		{"no body, text/plain", "POST", dbPath("db2", "create"), "https://evil.example", "text/plain", "", true},
+		{"no body, no type", "POST", dbPath("db2", "create"), "https://evil.example", "", "", true},
+		{"a JSON body", "POST", insert, "https://evil.example", "application/json", `{"documents":[{"id":7}]}`, true},
+		{"delete", "DELETE", dbPath("db1", "drop"), "https://evil.example", "", "", true},
+		{"put", "PUT", docPath("db1", "users", "update"), "https://evil.example", "application/json", `{"filter":{"id":1},"fields":{"$set":{"a":1}}}`, true},
+		{"a sandboxed page", "POST", dbPath("db2", "create"), "null", "text/plain", "", true},
+		{"the same host, another port", "POST", dbPath("db2", "create"), "http://127.0.0.1:1", "", "", true},
+		{"the same host and port, another scheme", "POST", dbPath("db2", "create"), "https://127.0.0.1:" + port, "", "", true},
+		{"the token endpoint", "POST", "/v1/auth/token", "https://evil.example", "application/x-www-form-urlencoded", "grant_type=client_credentials", true},
+		{"a read by GET", "GET", "/v1/health", "https://evil.example", "", "", false},
+		{"same origin", "POST", dbPath("db3", "create"), self, "text/plain", "", false},
+		{"same origin, a JSON body", "POST", insert, self, "application/json", `{"documents":[{"id":8}]}`, false},
+		{"an allowed origin", "POST", dbPath("db5", "create"), "https://app.example", "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := c.snapshot(t)
+			r := send(t, tc.method, tc.path, tc.origin, tc.contentType, tc.body)
+			if !tc.refused {
+				if r.status == http.StatusForbidden {
+					t.Fatalf("refused: %s", r)
+				}
+				return
+			}
+			wantError(t, r, 403, "PERMISSION_DENIED", "cross-origin request refused: the origin '"+tc.origin+"' is not this server's, nor one --cors-origins allows")
+			if after := c.snapshot(t); after != before {
+				t.Errorf("the request changed the data:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}
+
 // brokenStore fails every transaction with an error that holds what a
 // client must never see: an address, a user and a database name.
 type brokenStore struct{ kv.Store }

@@ -67,6 +67,16 @@ func TestTransactionForwarding(t *testing.T) {
 	if got := onB.docs(t, "items", `{}`); !slices.Equal(got, want) {
 		t.Fatalf("read in the transaction on node-b: %v, want %v", got, want)
 	}
+	// A page node-b served may call it: node-a, which the request is
+	// relayed to, does not take node-b's origin for a foreign one.
+	req, _ := http.NewRequest("POST", b.base+docPath("db1", "items", "read"), strings.NewReader(`{"filter":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", b.base)
+	req.Header.Set("Tigris-Tx-Id", tx.id)
+	req.Header.Set("Tigris-Tx-Origin", tx.origin)
+	if r := b.doRequest(t, req); r.status != http.StatusOK {
+		t.Fatalf("a read in the transaction on node-b from node-b's origin: %s", r)
+	}
 	// Outside the transaction, on either node, nothing of it yet.
 	if got := b.all(t, "db1", "items"); len(got) != 2 || !strings.Contains(got[0], `"one"`) {
 		t.Fatalf("before the commit node-b shows %v", got)
@@ -90,10 +100,10 @@ func TestTransactionForwarding(t *testing.T) {
 		t.Fatalf("commit after the rollback: %s, want 404", r)
 	}
 
-	// node-b relayed the nine requests above, and counted them.
+	// node-b relayed the ten requests above, and counted them.
 	m := b.do(t, "GET", "/metrics", "")
-	if !strings.Contains(string(m.body), "\nfolio_forwarded_requests_total{result=\"relayed\"} 9\n") {
-		t.Errorf("node-b's metrics do not count 9 relayed requests:\n%s", grepLines(string(m.body), "folio_forwarded"))
+	if !strings.Contains(string(m.body), "\nfolio_forwarded_requests_total{result=\"relayed\"} 10\n") {
+		t.Errorf("node-b's metrics do not count 10 relayed requests:\n%s", grepLines(string(m.body), "folio_forwarded"))
 	}
 
 	// A transaction of a node that is gone is lost, with the original's
