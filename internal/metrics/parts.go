@@ -60,6 +60,7 @@ var (
 	pebbleDebt         = desc("folio_pebble_compaction_debt_bytes", "Pebble's estimate of the bytes to compact before the LSM is in shape.")
 	pebbleFlushes      = desc("folio_pebble_flushes_total", "Memtable flushes since the store opened.")
 	pebbleDiskFull     = desc("folio_pebble_disk_full", "1 while commits are refused for want of disk space (RESOURCE_EXHAUSTED), else 0.")
+	pebbleDamaged      = desc("folio_pebble_damaged_data", "1 once Pebble found damaged data: writes are refused (DATA_LOSS) until the store is restored, else 0.")
 	pebbleReadAmp      = desc("folio_pebble_read_amplification", "Sublevels and levels a read may have to look into.")
 	pebbleCacheBytes   = desc("folio_pebble_block_cache_bytes", "Bytes in use in Pebble's block cache.")
 	pebbleCacheHits    = desc("folio_pebble_block_cache_hits_total", "Block cache lookups that found their block.")
@@ -100,7 +101,7 @@ var (
 func (p *parts) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{txOpen, txOldestAge, txEnded,
 		kvCommits, kvConflicts, kvCommitErrors, kvRollbacks, kvRetries, kvAborts, kvCommitTime,
-		pebbleGroupSize, pebbleSyncTime, pebbleDisk, pebbleMemTables, pebbleCompactions, pebbleDebt, pebbleFlushes, pebbleDiskFull, pebbleReadAmp, pebbleCacheBytes, pebbleCacheHits, pebbleCacheMisses,
+		pebbleGroupSize, pebbleSyncTime, pebbleDisk, pebbleMemTables, pebbleCompactions, pebbleDebt, pebbleFlushes, pebbleDiskFull, pebbleDamaged, pebbleReadAmp, pebbleCacheBytes, pebbleCacheHits, pebbleCacheMisses,
 		valueCacheBytes, valueCacheHits, valueCacheMisses,
 		pgMaxConns, pgConns, pgAcquires, pgEmptyAcquires, pgCanceledAcquires, pgAcquireWait, pgNewConns, pgRoundTrips, pgCommitRetries,
 		logPosition, logBytes, logReaders, logReaderLag, streamsOpen, streamsLive, streamsPending,
@@ -207,11 +208,8 @@ func (e emitter) pebble(st pebblekv.Stats) {
 	e.gauge(pebbleDebt, float64(st.CompactionDebtBytes))
 	e.counter(pebbleFlushes, float64(st.Flushes))
 	e.gauge(pebbleReadAmp, float64(st.ReadAmp))
-	diskFull := 0.0
-	if st.DiskFull {
-		diskFull = 1
-	}
-	e.gauge(pebbleDiskFull, diskFull)
+	e.gauge(pebbleDiskFull, oneIf(st.DiskFull))
+	e.gauge(pebbleDamaged, oneIf(st.Damaged))
 	e.gauge(pebbleCacheBytes, float64(st.BlockCacheBytes))
 	e.counter(pebbleCacheHits, float64(st.BlockCacheHits))
 	e.counter(pebbleCacheMisses, float64(st.BlockCacheMisses))
@@ -279,4 +277,12 @@ func (e emitter) search(st search.Stats) {
 	e.gauge(searchIndexes, dormant, "not_built")
 	e.gauge(searchDocuments, docs)
 	e.gauge(searchDisk, disk)
+}
+
+// oneIf is a boolean as a gauge's value.
+func oneIf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

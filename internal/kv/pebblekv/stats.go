@@ -1,7 +1,6 @@
 package pebblekv
 
 import (
-	"context"
 	"errors"
 
 	"github.com/foliodb/folio/internal/kv"
@@ -41,6 +40,9 @@ type Stats struct {
 	ValueCacheHits, ValueCacheMisses int64
 	// DiskFull: commits are refused for want of disk space (see diskfull.go).
 	DiskFull bool
+	// Damaged: Pebble found damaged data, and the store takes no writes
+	// (see damage.go).
+	Damaged bool
 }
 
 // TxCounters are the outcomes of the store's transactions (kv.Counted).
@@ -64,6 +66,7 @@ func (s *Store) Stats() Stats {
 		ValueCacheBytes:     s.values.size(),
 		ValueCacheHits:      s.values.hits.Load(),
 		ValueCacheMisses:    s.values.misses.Load(),
-		DiskFull:            errors.Is(s.Ping(context.Background()), kv.ErrStorageFull),
+		DiskFull:            errors.Is(s.failed(), kv.ErrStorageFull) || errors.Is(s.disk.check(), kv.ErrStorageFull),
+		Damaged:             s.damage.err() != nil,
 	}
 }
