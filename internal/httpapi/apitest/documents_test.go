@@ -303,6 +303,29 @@ func TestReadProjection(t *testing.T) {
 	})
 }
 
+// A projection names nested fields by dot path: the nested value comes
+// back inside its enclosing objects, as the original returned it.
+func TestReadProjectionNested(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		withUsers(t, c)
+		c.insert(t, "db1", "users", `{"id":1,"name":"a","address":{"city":"Paris","zip":75}}`, `{"id":2,"name":"b"}`)
+		for _, tc := range []struct {
+			fields string
+			want   []string
+		}{
+			{`{"address.city":1}`, []string{`{"address":{"city":"Paris"}}`, `{}`}},
+			{`{"id":1,"address.zip":true}`, []string{`{"id":1,"address":{"zip":75}}`, `{"id":2}`}},
+			{`{"address":1,"address.city":1}`, []string{`{"address":{"city":"Paris","zip":75}}`, `{}`}},
+			{`{"address.nope":1}`, []string{`{}`, `{}`}},
+			{`{"name.first":1}`, []string{`{}`, `{}`}}, // name is not an object
+			{`{"address.city":0}`, []string{`{"id":1,"name":"a","address":{"zip":75}}`, `{"id":2,"name":"b"}`}},
+			{`{"address.city":0,"name":0}`, []string{`{"id":1,"address":{"zip":75}}`, `{"id":2}`}},
+		} {
+			equalStrings(t, "fields "+tc.fields, c.docs(t, "db1", "users", `{"filter":{},"fields":`+tc.fields+`}`), tc.want)
+		}
+	})
+}
+
 // Filters of reference §9, the same for read, update and delete.
 func TestFilters(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
