@@ -152,9 +152,10 @@ type BackupResult struct {
 }
 
 // Backup has the server copy its embedded store, consistent at one
-// position while it goes on serving, into dir: an absolute path of a new
-// or empty directory on the server's machine (owner only; a server on
-// PostgreSQL answers FAILED_PRECONDITION). `folio restore` restores it
+// position while it goes on serving, into dir: a new or empty directory
+// under the server's --backup-dir, named relative to it or by an absolute
+// path inside it (owner only; a server without --backup-dir, or on
+// PostgreSQL, answers FAILED_PRECONDITION). `folio restore` restores it
 // (docs/operations.md). HTTP only: the gRPC API has no such call.
 func (c *Client) Backup(ctx context.Context, dir string) (*BackupResult, error) {
 	var res struct {

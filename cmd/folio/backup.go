@@ -27,7 +27,7 @@ import (
 // runs on it.
 func backupCommand(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
-	to := fs.String("to", "", "the backup's directory, new or empty (required); with --url, on the server's machine")
+	to := fs.String("to", "", "the backup's directory, new or empty (required); with --url, under the server's --backup-dir: a name relative to it, or an absolute path inside it")
 	dataDir := fs.String("data-dir", "", "back up this data directory directly, when no server runs on it (instead of --url)")
 	connect := remoteFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -36,13 +36,13 @@ func backupCommand(args []string, out io.Writer) error {
 	if *to == "" || fs.NArg() > 0 {
 		return errors.New("usage: folio backup --to DIR [--url URL | --data-dir D] (folio backup -h)")
 	}
-	dir, err := filepath.Abs(*to)
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if *dataDir != "" {
+		dir, err := filepath.Abs(*to)
+		if err != nil {
+			return err
+		}
 		return backupDirectly(ctx, *dataDir, dir, out)
 	}
 	r, err := connect(out)
@@ -51,7 +51,9 @@ func backupCommand(args []string, out io.Writer) error {
 	}
 	defer r.c.Close()
 	done := ticker(os.Stderr, "backing up") // a backup takes what the disk takes; Ctrl-C ends it
-	res, err := r.c.Backup(ctx, dir)
+	// Sent as given: a relative name is the server's to resolve, under
+	// its backup directory, not under this process's working directory.
+	res, err := r.c.Backup(ctx, *to)
 	done()
 	if err != nil {
 		return err

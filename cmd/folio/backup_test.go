@@ -90,7 +90,8 @@ func TestBackupUnderWritesAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := &snapshotAtCheckpoint{Store: src}
-	n, err := node.Start(ctx, node.Config{Store: store, Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second})
+	backups := t.TempDir()
+	n, err := node.Start(ctx, node.Config{Store: store, Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second, BackupDir: backups})
 	if err != nil {
 		src.Close()
 		t.Fatal(err)
@@ -140,9 +141,9 @@ func TestBackupUnderWritesAndRestore(t *testing.T) {
 		}
 	}
 	waitWrites(300)
-	target := filepath.Join(t.TempDir(), "backup")
+	target := filepath.Join(backups, "backup")
 	var out bytes.Buffer
-	if err := backupCommand([]string{"--url", base, "--to", target, "--json"}, &out); err != nil {
+	if err := backupCommand([]string{"--url", base, "--to", "backup", "--json"}, &out); err != nil {
 		t.Fatalf("folio backup: %v", err)
 	}
 	var res struct {

@@ -33,6 +33,8 @@ type serveConfig struct {
 	Engine      string `json:"engine"`
 	PostgresURL string `json:"postgres_url"`
 	DataDir     string `json:"data_dir"`
+	// BackupDir is where the backup call writes (empty: the call is off).
+	BackupDir string `json:"backup_dir"`
 	// SearchDir holds the search indexes (empty: <data_dir>/search);
 	// SearchWait bounds a search's wait for the index to catch up.
 	SearchDir    string   `json:"search_dir"`
@@ -192,6 +194,7 @@ func settings() []setting {
 		{"engine", "FOLIO_ENGINE", "storage engine: pebble (embedded) or postgres", "pebble", text(func(c *serveConfig) *string { return &c.Engine })},
 		{"postgres-url", "FOLIO_POSTGRES_URL", "PostgreSQL connection URL for --engine postgres", "none", text(func(c *serveConfig) *string { return &c.PostgresURL })},
 		{"data-dir", "FOLIO_DATA_DIR", "directory of the embedded store, and of the search indexes unless --search-dir says otherwise", "./data", text(func(c *serveConfig) *string { return &c.DataDir })},
+		{"backup-dir", "FOLIO_BACKUP_DIR", "directory the backup call (folio backup --url) writes under: a backup's --to names a directory in it; without it the call is refused", "off", text(func(c *serveConfig) *string { return &c.BackupDir })},
 		{"search-dir", "FOLIO_SEARCH_DIR", "directory of the search indexes, one per collection, rebuilt from the documents if removed", "<data-dir>/search", text(func(c *serveConfig) *string { return &c.SearchDir })},
 		{"search-wait", "FOLIO_SEARCH_WAIT", "how long a search waits for the index to catch up with the writes acknowledged before it, then answers 503 UNAVAILABLE", "5s", dur(func(c *serveConfig) *duration { return &c.SearchWait })},
 		{"cache-mib", "FOLIO_CACHE_MIB", "embedded engine's caches in MiB: a quarter for documents read, the rest for Pebble's block cache", "128", mebibytes(func(c *serveConfig) *int64 { return &c.CacheBytes })},
@@ -453,6 +456,7 @@ func nodeConfig(cfg serveConfig, log *slog.Logger) node.Config {
 		Engine:                 cfg.Engine,
 		DataDir:                cfg.DataDir,
 		SearchDir:              cfg.SearchDir,
+		BackupDir:              cfg.BackupDir,
 		SearchWait:             time.Duration(cfg.SearchWait),
 		PostgresURL:            cfg.PostgresURL,
 		CacheBytes:             cfg.CacheBytes,

@@ -452,3 +452,45 @@ func TestStats(t *testing.T) {
 		}
 	})
 }
+
+// A burst of writes between two ticks that goes past the byte bound is
+// trimmed down to the bound, its newest entries kept: the bound caps the
+// log, it does not empty it.
+func TestTrimmerMaxBytesAfterABurst(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := b.Open(t)
+		const maxBytes = 20_000
+		l := changelog.NewLog(s, changelog.Options{MaxBytes: maxBytes})
+		tick(t, l, 0)
+		var pos []kv.Position
+		for i := 0; i < 30; i++ {
+			pos = append(pos, commit(t, s, strings.Repeat(string(rune('a'+i%26)), 1000)))
+		}
+		tick(t, l, time.Second)
+		held, err := s.LogBytes(ctx, 0, last(t, s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An entry takes a little over 2,000 bytes (its datum twice, as key
+		// and document): the log keeps what fits, so it is within one
+		// entry of the bound.
+		if held > maxBytes || held < maxBytes-2500 {
+			t.Errorf("after the burst the log holds %d bytes, want at most %d and within one entry of it", held, maxBytes)
+		}
+		newest := pos[len(pos)-1]
+		if !keeps(t, s, newest-1) {
+			t.Errorf("the newest entry was trimmed")
+		}
+		if keeps(t, s, pos[0]-1) {
+			t.Errorf("the oldest entry was kept past the bound")
+		}
+		if got := wantExact(t, "after the burst's trim", s, l); got != held {
+			t.Errorf("Bytes %d, the log holds %d", got, held)
+		}
+		// The next tick, with nothing new, keeps what fits.
+		tick(t, l, 2*time.Second)
+		if again, _ := s.LogBytes(ctx, 0, last(t, s)); again != held {
+			t.Errorf("a quiet tick changed the log from %d to %d bytes", held, again)
+		}
+	})
+}

@@ -114,14 +114,14 @@ func (l *Log) Tick(ctx context.Context, now time.Time) error {
 		retained = t.newestBefore(now.Add(-l.opts.Retention))
 		bound = t.newestBefore(now.Add(-l.opts.Retention - l.opts.MaxHold))
 	}
-	// The byte bound: trim through the newest note that leaves the entries
-	// after it within the bound, whoever still needs them.
+	// The byte bound: trim the oldest entries, whoever still needs them,
+	// down to the newest that fit in the bound.
 	l.mu.Lock()
 	floor := l.floor
 	l.mu.Unlock()
-	over := -1
+	over, room := -1, int64(0)
 	if l.opts.MaxBytes > 0 {
-		over = t.overBytes(l.opts.MaxBytes, floor)
+		over, room = t.overBytes(l.opts.MaxBytes, floor)
 	}
 	if retained < 0 && over < 0 {
 		return nil
@@ -132,7 +132,9 @@ func (l *Log) Tick(ctx context.Context, now time.Time) error {
 		below = t.notes[retained].pos + 1
 	}
 	if over >= 0 {
-		sizeBelow = t.notes[over].pos + 1
+		if sizeBelow, err = l.splitNote(ctx, over, room, floor); err != nil {
+			return err
+		}
 	}
 	l.mu.Lock()
 	for r := range l.readers {
@@ -193,22 +195,54 @@ func (l *Log) publishCounted() {
 
 // overBytes is the index of the oldest note whose following notes' entries
 // take at most max bytes, when the entries above floor take more than
-// that (the log must then be trimmed through that note); -1 when they fit.
-// A note's entries count until floor passes its position: a segment the
-// trim cut in the middle still counts whole, which errs on the side of
-// trimming a little early.
-func (t *trimmer) overBytes(max int64, floor kv.Position) int {
+// that (the log must then be trimmed into that note), and the room the
+// bound leaves for that note's newest entries; -1 when they fit. A note's
+// entries count until floor passes its position: one that a trim cut in
+// the middle (a reader held it) may count too much, which splitNote then
+// finds out.
+func (t *trimmer) overBytes(max int64, floor kv.Position) (int, int64) {
 	var tail int64
 	for i := len(t.notes) - 1; i >= 0; i-- {
 		if t.notes[i].pos < floor {
-			return -1
+			return -1, 0
 		}
 		if tail+t.notes[i].bytes > max {
-			return i
+			return i, max - tail
 		}
 		tail += t.notes[i].bytes
 	}
-	return -1
+	return -1, 0
+}
+
+// splitNote returns the lowest position from which the entries of note i
+// take at most room bytes, and makes the note count only those. The note
+// may hold a whole burst of writes (every entry between two ticks): trimming
+// it whole would empty the log rather than keep it to the bound. Sizes only
+// grow towards older entries, so a binary search of LogBytes finds the
+// position; LogBytes answers recent ranges from memory on the embedded
+// store, and with one indexed sum on PostgreSQL.
+func (l *Log) splitNote(ctx context.Context, i int, room int64, floor kv.Position) (kv.Position, error) {
+	n := &l.trim.notes[i]
+	lo := max(floor, 1) // the lowest position the note may still hold (the log starts at 1)
+	if i > 0 {
+		lo = max(lo, l.trim.notes[i-1].pos+1)
+	}
+	// The answer is in [lo, n.pos+1]; from n.pos+1 the note keeps nothing.
+	hi, kept := n.pos+1, int64(0)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		b, err := l.store.LogBytes(ctx, mid-1, n.pos)
+		if err != nil {
+			return 0, err
+		}
+		if b <= room {
+			hi, kept = mid, b
+		} else {
+			lo = mid + 1
+		}
+	}
+	n.bytes = kept
+	return hi, nil
 }
 
 // newestBefore is the index of the newest note taken at or before t, or -1.

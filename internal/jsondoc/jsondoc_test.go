@@ -41,7 +41,14 @@ func TestProject(t *testing.T) {
 		{"nope", "", `{}`},
 		{"", "tags addr", `{"id":1,"name" : "ann"}`},
 		{"", "id", `{"name" : "ann","tags":["x"],"addr":{"city":"Oslo"}}`},
-		{"addr.city", "", `{}`}, // top-level members only
+		{"addr.city", "", `{"addr":{"city":"Oslo"}}`},
+		{"id addr.city", "", `{"id":1,"addr":{"city":"Oslo"}}`},
+		{"addr addr.city", "", `{"addr":{"city":"Oslo"}}`},
+		{"addr.city addr", "", `{"addr":{"city":"Oslo"}}`},
+		{"addr.nope", "", `{}`},
+		{"name.x tags.x", "", `{}`}, // not objects
+		{"", "addr.city", `{"id":1,"name" : "ann","tags":["x"],"addr":{}}`},
+		{"", "name.x addr.nope", `{"id":1,"name" : "ann","tags":["x"],"addr":{"city":"Oslo"}}`},
 	} {
 		got, err := Project([]byte(doc), set(tc.include), set(tc.exclude))
 		if err != nil {
@@ -49,6 +56,33 @@ func TestProject(t *testing.T) {
 		}
 		if string(got) != tc.want {
 			t.Errorf("include %q exclude %q: %s, want %s", tc.include, tc.exclude, got, tc.want)
+		}
+	}
+}
+
+// Deeper paths, and paths that share their start.
+func TestProjectDeep(t *testing.T) {
+	doc := `{"a":{"b":{"c":1,"d":2},"e":3},"f":{"g":4}}`
+	for _, tc := range []struct {
+		include, exclude string
+		want             string
+	}{
+		{"a.b.c", "", `{"a":{"b":{"c":1}}}`},
+		{"a.b.c a.e f.g", "", `{"a":{"b":{"c":1},"e":3},"f":{"g":4}}`},
+		{"a.b a.b.c", "", `{"a":{"b":{"c":1,"d":2}}}`},
+		{"a.b.x f.x", "", `{}`},
+		{"", "a.b.c", `{"a":{"b":{"d":2},"e":3},"f":{"g":4}}`},
+		{"", "a.b.c a.b.d f", `{"a":{"b":{},"e":3}}`},
+	} {
+		got, err := Project([]byte(doc), set(tc.include), set(tc.exclude))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("include %q exclude %q: %s, want %s", tc.include, tc.exclude, got, tc.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("include %q exclude %q: %s is not JSON", tc.include, tc.exclude, got)
 		}
 	}
 }

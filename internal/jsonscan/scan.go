@@ -302,11 +302,12 @@ func StringEnd(b []byte, i int) (end int, escaped bool, err error) {
 			escaped = true
 			j += 2
 		case 'u':
-			if len(b)-j < 6 || unhex(b[j+2])|unhex(b[j+3])|unhex(b[j+4])|unhex(b[j+5]) < 0 {
+			n := escapeLen(b[j:])
+			if n == 0 {
 				return stringEndFrom(b, i, j, escaped)
 			}
 			escaped = true
-			j += 6
+			j += n
 		default:
 			return stringEndFrom(b, i, j, escaped)
 		}
@@ -361,7 +362,11 @@ func stringEndFrom(b []byte, i, j int, escaped bool) (end int, _ bool, err error
 						return 0, false, errAt(k, "invalid hex digit in \\u escape")
 					}
 				}
-				j += 6
+				n := escapeLen(b[j:])
+				if n == 0 {
+					return 0, false, errAt(j, "lone UTF-16 surrogate in \\u escape: it stands for no character")
+				}
+				j += n
 			default:
 				return 0, false, errAt(j, "invalid escape \\%c", b[j+1])
 			}
@@ -381,6 +386,26 @@ func stringEndFrom(b []byte, i, j int, escaped bool) (end int, _ bool, err error
 		}
 	}
 	return 0, false, errAt(i, "unterminated string")
+}
+
+// escapeLen is the length of the \\u escape that s starts with: 6, or 12
+// for a surrogate pair; 0 if it is short, not hex, or a surrogate that is
+// not the high half of a pair followed by the low half. A lone surrogate
+// encodes no character: kept, it would reach the store as text that is
+// not UTF-8 once decoded, which is refused like invalid UTF-8 bytes.
+func escapeLen(s []byte) int {
+	r := hex4(s)
+	switch {
+	case r < 0:
+		return 0
+	case !utf16.IsSurrogate(r):
+		return 6
+	case r < 0xdc00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u':
+		if r2 := hex4(s[6:]); r2 >= 0xdc00 && r2 <= 0xdfff {
+			return 12
+		}
+	}
+	return 0
 }
 
 // plain marks the bytes that stand for themselves inside a string: ASCII

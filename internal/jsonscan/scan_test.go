@@ -31,6 +31,83 @@ func TestWhole(t *testing.T) {
 	}
 }
 
+// A \u escape of a UTF-16 surrogate stands for a character only as the
+// high half of a pair followed by the low half; alone it is no text, and is
+// refused as invalid UTF-8 is. Both of StringEnd's loops (the run at a
+// time and the byte loop after something amiss) check it.
+func TestSurrogateEscapes(t *testing.T) {
+	long := strings.Repeat("x", 40) // past the run-at-a-time path's first run
+	for _, tc := range []struct {
+		s  string
+		ok bool
+	}{
+		{`"\ud83d\ude00"`, true},
+		{`"\uD83D\uDE00"`, true},
+		{`"a\ud7ff\ue000b"`, true}, // just outside the surrogates
+		{`"\ud800"`, false},
+		{`"\udbff"`, false},
+		{`"\udc00"`, false},
+		{`"\udfff\ud800"`, false}, // low then high: not a pair
+		{`"\ud800\ud800"`, false},
+		{`"\ud800x"`, false},
+		{`"\ud800\n"`, false},
+		{`"\ud800\u0041"`, false},
+		{`"\ud83d\ude00\ud800"`, false},
+		{`"` + long + `\ud800` + long + `"`, false},
+		{"\"\xff\\ud800\"", false}, // the byte loop
+		{"\"\t\\ud800\"", false},
+	} {
+		b := []byte(tc.s)
+		_, _, err := StringEnd(b, 0)
+		if (err == nil) != tc.ok {
+			t.Errorf("StringEnd(%s) = %v, want ok %v", tc.s, err, tc.ok)
+		}
+		_, _, err = stringEndFrom(b, 0, 1, false)
+		if (err == nil) != tc.ok {
+			t.Errorf("the byte loop on %s: %v, want ok %v", tc.s, err, tc.ok)
+		}
+		if _, _, err := Whole([]byte(`{"k":` + tc.s + `}`)); (err == nil) != tc.ok {
+			t.Errorf("Whole of a document holding %s: %v, want ok %v", tc.s, err, tc.ok)
+		}
+		if _, _, err := Whole([]byte(`{` + tc.s + `:1}`)); (err == nil) != tc.ok {
+			t.Errorf("Whole of a document whose key is %s: %v, want ok %v", tc.s, err, tc.ok)
+		}
+	}
+}
+
+// loneSurrogate reports whether JSON text that encoding/json accepts holds
+// a \u escape of a surrogate that is not half of a pair, which
+// encoding/json lets through (decoding it to U+FFFD). Backslashes occur
+// only in strings in valid JSON.
+func loneSurrogate(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		if b[i+1] != 'u' {
+			i++
+			continue
+		}
+		r, _ := strconv.ParseUint(string(b[i+2:i+6]), 16, 32)
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return true
+		case r >= 0xd800 && r <= 0xdbff:
+			if i+12 > len(b) || b[i+6] != '\\' || b[i+7] != 'u' {
+				return true
+			}
+			r2, _ := strconv.ParseUint(string(b[i+8:i+12]), 16, 32)
+			if r2 < 0xdc00 || r2 > 0xdfff {
+				return true
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
 func TestDepth(t *testing.T) {
 	ok := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
 	if _, _, err := Whole([]byte(ok)); err != nil {
@@ -118,8 +195,9 @@ func FuzzWhole(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, e, err := Whole(b)
 		// JSON text must be UTF-8 (RFC 8259); encoding/json lets invalid
-		// bytes through inside strings, Whole does not.
-		if valid := json.Valid(b) && utf8.Valid(b); valid != (err == nil) {
+		// bytes and lone surrogate escapes through inside strings, Whole
+		// does not.
+		if valid := json.Valid(b) && utf8.Valid(b) && !loneSurrogate(b); valid != (err == nil) {
 			t.Fatalf("Whole(%q): err=%v, json.Valid=%v", b, err, valid)
 		}
 		if err != nil {
@@ -152,7 +230,7 @@ func FuzzWhole(f *testing.F) {
 func FuzzStringEnd(f *testing.F) {
 	for _, s := range []string{`"plain text, long enough for words"`, `"a\nb\"c\\d\/e\u00e9f"`, `"\u12"`, `"\uzzzz and more"`,
 		"\"bad \xff byte in a long string\"", "\"control \x01 character after eight\"", `"unterminated`, `"ends in a backslash\`,
-		`"\"`, `"\\"`, `"x\q"`, `"\ud83d\ude00 fine"`, "\"\xe2\x82\"", `""`, `"abc"def"`} {
+		`"\"`, `"\\"`, `"x\q"`, `"\ud83d\ude00 fine"`, `"\ud800 lone"`, `"\udc00\ud800"`, "\"\xe2\x82\"", `""`, `"abc"def"`} {
 		f.Add([]byte(s[1:])) // the target adds the opening quote
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -117,6 +117,20 @@ func Document(collID int64, pk []any) ([]byte, error) {
 	return keyenc.Pack(t)
 }
 
+// DocumentKey decodes the key of a document of collection collID (a read's
+// resume token) into its primary key values, with Unpack's types. It fails
+// for anything else: another collection's key, or bytes that are no key.
+func DocumentKey(collID int64, key []byte) ([]any, error) {
+	t, err := keyenc.Unpack(key)
+	if err != nil {
+		return nil, err
+	}
+	if len(t) < 3 || t[0] != tagDocument || t[1] != collID {
+		return nil, errors.New("keyspace: not a document key of the collection")
+	}
+	return t[2:], nil
+}
+
 // Documents is the range of every document of a collection.
 func Documents(collID int64) kv.Range { return prefix(tagDocument, collID) }
 
@@ -164,19 +178,33 @@ func MessagePartition(collID, partition int64) kv.Range {
 
 // MessageKey decodes a message key into its partition and publish time.
 func MessageKey(key []byte) (partition, unixNano int64, err error) {
+	_, partition, unixNano, err = messageKey(key)
+	return partition, unixNano, err
+}
+
+// IsMessageKey reports whether key is the key of a message of collection
+// collID (a read's resume token).
+func IsMessageKey(collID int64, key []byte) bool {
+	coll, _, _, err := messageKey(key)
+	return err == nil && coll == collID
+}
+
+func messageKey(key []byte) (collID, partition, unixNano int64, err error) {
 	t, err := keyenc.Unpack(key)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if len(t) != 5 || t[0] != tagMessage {
-		return 0, 0, errors.New("keyspace: not a message key")
+		return 0, 0, 0, errors.New("keyspace: not a message key")
 	}
+	collID, ok0 := t[1].(int64)
 	partition, ok1 := t[2].(int64)
 	unixNano, ok2 := t[3].(int64)
-	if !ok1 || !ok2 {
-		return 0, 0, errors.New("keyspace: malformed message key")
+	_, ok3 := t[4].(int64)
+	if !ok0 || !ok1 || !ok2 || !ok3 {
+		return 0, 0, 0, errors.New("keyspace: malformed message key")
 	}
-	return partition, unixNano, nil
+	return collID, partition, unixNano, nil
 }
 
 // CollectionData is every range that holds a collection's data, for

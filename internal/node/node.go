@@ -157,6 +157,9 @@ type Config struct {
 	// ShutdownTimeout bounds how long a shutdown waits for requests in
 	// flight. Default 30s.
 	ShutdownTimeout time.Duration
+	// BackupDir is the directory the backup call writes under; empty turns
+	// the call off.
+	BackupDir string
 
 	// Auth makes every call but health, info and the token endpoint need
 	// an access token (docs/operations.md). OwnerFile holds the owner
@@ -241,6 +244,13 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if cfg.BackupDir != "" {
+		// Backups answer with their whole path, which a restore needs
+		// whatever directory the server was started in.
+		if cfg.BackupDir, err = filepath.Abs(cfg.BackupDir); err != nil {
+			return nil, fmt.Errorf("backup directory: %w", err)
+		}
+	}
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
@@ -311,7 +321,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		Auth: n.auth, RequireAuth: cfg.Auth, Upgrade: n.upgrade,
 		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout,
-		LogRequests: cfg.LogRequests, SlowRequest: max(cfg.SlowRequest, 0), Cluster: n.cluster})
+		LogRequests: cfg.LogRequests, SlowRequest: max(cfg.SlowRequest, 0), Cluster: n.cluster, BackupDir: cfg.BackupDir})
 	n.forwarder = grpcapi.NewForwarder(n.forwardTLS())
 	// Joined before serving: a transaction begun here before the other
 	// nodes can locate this one would look lost to them ("session is

@@ -3,9 +3,11 @@ package ops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/foliodb/folio/internal/auth"
@@ -14,8 +16,9 @@ import (
 	"github.com/foliodb/folio/internal/status"
 )
 
-// BackupRequest backs the store up into Dir, a directory on the server's
-// machine that must not exist or be empty.
+// BackupRequest backs the store up into Dir: a new or empty directory
+// under the server's backup directory (Config.BackupDir), named relative
+// to it or by an absolute path inside it.
 type BackupRequest struct {
 	Malformed error // see Malformed
 	Dir       string
@@ -48,37 +51,78 @@ func (o *Ops) Backup(ctx context.Context, c Caller, req BackupRequest) (_ *Backu
 	if req.Malformed != nil {
 		return nil, req.Malformed
 	}
-	if req.Dir == "" || !filepath.IsAbs(req.Dir) {
-		return nil, status.Errorf(status.InvalidArgument, "a backup needs 'dir': an absolute path of a new or empty directory on the server's machine")
+	if req.Dir == "" {
+		return nil, status.Errorf(status.InvalidArgument, "a backup needs 'dir': the name of a new or empty directory under the server's backup directory (--backup-dir), or an absolute path inside it")
 	}
 	cp, ok := o.store.(kv.Checkpointer)
 	if !ok {
 		return nil, status.Errorf(status.FailedPrecondition, "%s", noBackupAdvice)
 	}
+	if o.cfg.BackupDir == "" {
+		return nil, status.Errorf(status.FailedPrecondition, "backups over the API are off on this server: start it with --backup-dir, the directory they go under")
+	}
+	dir, err := backupTarget(o.cfg.BackupDir, req.Dir)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
-	m, err := backup.Write(ctx, cp, filepath.Clean(req.Dir), nil)
+	m, err := backup.Write(ctx, cp, dir, nil)
 	if err != nil {
 		return nil, backupError(ctx, req.Dir, err)
 	}
-	res := &BackupResult{Dir: req.Dir, Position: m.Position, Bytes: m.Bytes(), Files: len(m.Files), CreatedAt: m.CreatedAt, Duration: time.Since(start)}
+	res := &BackupResult{Dir: dir, Position: m.Position, Bytes: m.Bytes(), Files: len(m.Files), CreatedAt: m.CreatedAt, Duration: time.Since(start)}
 	o.log.Info("backup written", "dir", res.Dir, "position", res.Position, "bytes", res.Bytes, "duration", res.Duration, "by", c.App)
 	return res, nil
 }
 
+// errOutsideBackupDir refuses a target the backup directory does not
+// hold. It says the same whatever is there, so that the call tells the
+// caller nothing of the server's other files.
+var errOutsideBackupDir = status.Errorf(status.InvalidArgument, "a backup's 'dir' must be under the server's backup directory (--backup-dir): a name relative to it, or an absolute path inside it, not through a symbolic link")
+
+// backupTarget returns the directory a backup into dir writes: dir under
+// root, which must hold it (not be it). A symbolic link below root could
+// lead anywhere, so the path must not pass through one.
+func backupTarget(root, dir string) (string, error) {
+	root = filepath.Clean(root)
+	target := filepath.Clean(dir)
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(root, target)
+	}
+	rel, err := filepath.Rel(root, target)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", errOutsideBackupDir
+	}
+	p := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			break // backup.Write makes the rest
+		}
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+			return "", errOutsideBackupDir
+		}
+	}
+	return target, nil
+}
+
 // backupError gives a failed backup its code: what the caller can mend (the
-// directory, its permissions, another backup running) says so.
+// directory, another backup running) says so. Messages name the directory
+// as the caller gave it, and neither the files it holds nor the server's
+// own errors, which go to the log (as a cause).
 func backupError(ctx context.Context, dir string, err error) error {
 	var pathErr *fs.PathError
 	var linkErr *os.LinkError
 	switch {
 	case errors.Is(err, backup.ErrNotEmpty):
-		return status.Errorf(status.AlreadyExists, "backup into %s", err)
+		return status.Errorf(status.AlreadyExists, "backup into '%s': the directory is not empty: give a new or empty one", dir)
 	case errors.Is(err, backup.ErrRunning):
 		return status.Errorf(status.FailedPrecondition, "%s on this server: wait for it to end", backup.ErrRunning)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, kv.ErrClosed):
 		return apiError(ctx, err)
 	case errors.As(err, &pathErr), errors.As(err, &linkErr):
-		return status.Errorf(status.FailedPrecondition, "backup into %s: %v", dir, err)
+		return &status.Error{Code: status.FailedPrecondition, Message: fmt.Sprintf("backup into '%s': the server cannot create or write that directory", dir), Cause: err}
 	}
 	return apiError(ctx, err)
 }

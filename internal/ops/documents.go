@@ -10,6 +10,7 @@ import (
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/messages"
 	"github.com/foliodb/folio/internal/schema"
@@ -267,6 +268,9 @@ func (o *Ops) readRequest(req ReadRequest) (docs.ReadRequest, error) {
 // messages of a messages collection. The original served documents/read
 // and messages/read with one operation, so both read either kind.
 func (o *Ops) readItems(ctx context.Context, tx kv.Tx, coll *catalog.Collection, rr docs.ReadRequest, emit func(Item) error) error {
+	if err := checkOffset(coll, rr.After); err != nil {
+		return err
+	}
 	if coll.Schema.CollectionType() != schema.Messages {
 		return o.docs.Read(ctx, tx, coll, rr, func(item docs.ReadItem) error { return emit(Item(item)) })
 	}
@@ -277,6 +281,28 @@ func (o *Ops) readItems(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 	return o.messages.Read(ctx, tx, coll, mr, func(m messages.Item) error {
 		return emit(Item{Data: m.Data, CreatedAt: m.CreatedAt, ResumeToken: m.ResumeToken})
 	})
+}
+
+// checkOffset refuses a read's offset that is not the resume token of an
+// item of coll: the token is the item's key, and any other bytes would be
+// read as a position before or after the whole collection (reading all of
+// it, or nothing) instead of being refused. A token does not tell the
+// filter it was read with: one of another read of the collection resumes
+// after its item.
+func checkOffset(coll *catalog.Collection, offset []byte) error {
+	if offset == nil {
+		return nil
+	}
+	ok := false
+	if coll.Schema.CollectionType() == schema.Messages {
+		ok = keyspace.IsMessageKey(coll.ID, offset)
+	} else if pk, err := keyspace.DocumentKey(coll.ID, offset); err == nil {
+		ok = coll.Schema.IsKey(pk)
+	}
+	if !ok {
+		return status.Errorf(status.InvalidArgument, "options.offset is not a resume token of this collection: pass the resume_token of an item that a read of it returned")
+	}
+	return nil
 }
 
 // Explanation tells how a read's lookup runs: Folio's own call, for
@@ -304,6 +330,9 @@ func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (_ *Explan
 	var ex *docs.Explanation
 	err = o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		rr.Filter = f
+		if err := checkOffset(coll, rr.After); err != nil {
+			return err
+		}
 		ex, err = o.docs.Explain(ctx, tx, coll, rr)
 		return err
 	})

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/status"
@@ -119,5 +121,41 @@ func TestCheckNamesOrder(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("checkNames(%q, %q, %v, %v) = %q, want %q", tc.db, tc.coll, tc.hasColl, tc.malformed, got, tc.want)
 		}
+	}
+}
+
+// A message past maxMessageBytes keeps its start and end, cut between
+// characters; a shared error is not changed.
+func TestBoundedMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name, msg string
+		cut       bool
+	}{
+		{"short", "field 'a' is unknown", false},
+		{"at the bound", strings.Repeat("x", maxMessageBytes), false},
+		{"ASCII past the bound", "field '" + strings.Repeat("x", 5000) + "' is unknown", true},
+		{"multibyte", "field '" + strings.Repeat("é", 5000) + "' is unknown", true},
+		{"four-byte", "field '" + strings.Repeat("😀", 5000) + "' is unknown", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &status.Error{Code: status.InvalidArgument, Message: tc.msg}
+			got := bounded(e)
+			if e.Message != tc.msg {
+				t.Fatal("bounded changed the error it was given")
+			}
+			if !tc.cut {
+				if got.Message != tc.msg {
+					t.Errorf("cut a message within the bound: %q", got.Message)
+				}
+				return
+			}
+			m := got.Message
+			if len(m) > maxMessageBytes+len("…") || !utf8.ValidString(m) || got.Code != e.Code {
+				t.Errorf("got %d bytes (valid UTF-8 %v, code %s): %q", len(m), utf8.ValidString(m), got.Code, m)
+			}
+			if !strings.HasPrefix(m, "field '") || !strings.HasSuffix(m, "' is unknown") || strings.Count(m, "…") != 1 {
+				t.Errorf("the start, the end or the ellipsis is missing: %q", m)
+			}
+		})
 	}
 }

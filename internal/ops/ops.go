@@ -188,6 +188,10 @@ type Config struct {
 	Cluster *cluster.Registry
 	// Observer, if set, hears how every call ended (the request metrics).
 	Observer Observer
+	// BackupDir is the directory the backup call writes under, so that a
+	// caller cannot have the server write (or probe) anywhere else; empty
+	// turns the call off.
+	BackupDir string
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"unicode/utf8"
 
 	"github.com/foliodb/folio/internal/reqinfo"
 	"github.com/foliodb/folio/internal/status"
@@ -22,7 +23,7 @@ func (o *Ops) Public(ctx context.Context, err error, attrs ...any) *status.Error
 	info := reqinfo.From(ctx)
 	info.NoteCode(e.Code)
 	if e.Cause == nil {
-		return e
+		return bounded(e)
 	}
 	id := requestID()
 	if info != nil {
@@ -35,9 +36,38 @@ func (o *Ops) Public(ctx context.Context, err error, attrs ...any) *status.Error
 	o.log.Log(ctx, level, "request failed", append(append([]any{"request_id", id}, attrs...), "code", e.Code, "err", e.Cause)...)
 	msg := "internal error"
 	if e.Code != status.Internal {
-		msg = e.Message
+		msg = bounded(e).Message
 	}
 	return &status.Error{Code: e.Code, Message: msg + "; the server's log has the details under request id " + id, RetryDelay: e.RetryDelay}
+}
+
+// Bounds of an error's message: messages echo the request (a field name,
+// a value), which may be as long as the body. A longer message keeps its
+// start and its end, which say what was wrong, around an ellipsis.
+const (
+	maxMessageBytes  = 512
+	keptMessageStart = 300
+	keptMessageEnd   = 200
+)
+
+// bounded returns e with its message cut to maxMessageBytes, or e itself
+// if it fits (errors can be shared values: e is not changed).
+func bounded(e *status.Error) *status.Error {
+	m := e.Message
+	if len(m) <= maxMessageBytes {
+		return e
+	}
+	start, end := keptMessageStart, len(m)-keptMessageEnd
+	// Cut between characters, not inside one.
+	for start > 0 && !utf8.RuneStart(m[start]) {
+		start--
+	}
+	for end < len(m) && !utf8.RuneStart(m[end]) {
+		end++
+	}
+	cut := *e
+	cut.Message = m[:start] + "…" + m[end:]
+	return &cut
 }
 
 // AsStatus returns the API error err carries. The operations give every

@@ -59,6 +59,33 @@ func (s *Schema) ExtractKey(doc []byte) ([]any, error) {
 	return key, nil
 }
 
+// IsKey reports whether pk (values as keyspace.DocumentKey decodes them)
+// can be the primary key of a document of this schema: one value per key
+// field, each of the type ExtractKey gives that field.
+func (s *Schema) IsKey(pk []any) bool {
+	if len(pk) != len(s.primaryKey) {
+		return false
+	}
+	for n, f := range s.primaryKey {
+		var ok bool
+		switch f.Type {
+		case Int32:
+			v, isInt := pk[n].(int64)
+			ok = isInt && int64(int32(v)) == v
+		case Int64:
+			_, ok = pk[n].(int64)
+		case String, UUID, DateTime:
+			_, ok = pk[n].(string)
+		case Bytes:
+			_, ok = pk[n].([]byte)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // keyValue converts the JSON value of a key field.
 func keyValue(val []byte, f *Field) (any, error) {
 	fail := func(fe *fieldError) error {

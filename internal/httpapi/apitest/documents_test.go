@@ -2,7 +2,9 @@ package apitest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -300,6 +302,69 @@ func TestReadProjection(t *testing.T) {
 		}
 		wantError(t, c.do(t, "POST", docPath("db1", "users", "read"), `{"filter":{},"fields":{"name":1,"age":0}}`), 400, "INVALID_ARGUMENT", anyMessage)
 		wantError(t, c.do(t, "POST", docPath("db1", "users", "read"), `{"filter":{},"fields":{"name":2}}`), 400, "INVALID_ARGUMENT", anyMessage)
+	})
+}
+
+// An offset that is not the resume token of a document of this
+// collection is refused: it used to be taken as a raw key, so "AAAA"
+// (before every key) read the whole collection and random bytes (past
+// them) read nothing, both answered as if they were positions.
+func TestReadOffsetMustBeAResumeToken(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		withUsers(t, c)
+		c.insert(t, "db1", "users", `{"id":1}`, `{"id":2}`)
+		c.createColl(t, "db1", "named", `{"title":"named","properties":{"k":{"type":"string"}},"primary_key":["k"]}`)
+		c.insert(t, "db1", "named", `{"k":"x"}`)
+		c.createColl(t, "db1", "msgs", `{"title":"msgs","collection_type":"messages","properties":{"text":{"type":"string"}}}`)
+		c.ok(t, "POST", msgPath("db1", "msgs", "publish"), `{"messages":[{"text":"a"},{"text":"b"}]}`)
+		users := c.read(t, "db1", "users", `{"filter":{}}`)
+		named := c.read(t, "db1", "named", `{"filter":{}}`)
+		msgs := c.read(t, "db1", "msgs", `{"filter":{}}`)
+		b64 := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+		userToken, _ := base64.StdEncoding.DecodeString(users[0].resumeToken)
+		const msg = "options.offset is not a resume token of this collection: pass the resume_token of an item that a read of it returned"
+		for _, tc := range []struct{ name, path, offset string }{
+			{"AAAA", docPath("db1", "users", "read"), "AAAA"},
+			{"random bytes", docPath("db1", "users", "read"), b64([]byte{0xd3, 0x17, 0x9a, 0x42, 0xfe, 0x01, 0x88})},
+			{"another collection's token", docPath("db1", "named", "read"), users[0].resumeToken},
+			{"a key of another type", docPath("db1", "users", "read"), named[0].resumeToken},
+			{"a token cut short", docPath("db1", "users", "read"), b64(userToken[:len(userToken)-1])},
+			{"a token with more", docPath("db1", "users", "read"), b64(append(bytes.Clone(userToken), userToken[len(userToken)-3:]...))},
+			{"a document's token for messages", msgPath("db1", "msgs", "read"), users[0].resumeToken},
+			{"a message's token for documents", docPath("db1", "users", "read"), msgs[0].resumeToken},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				wantError(t, c.do(t, "POST", tc.path, `{"filter":{},"options":{"offset":"`+tc.offset+`"}}`), 400, "INVALID_ARGUMENT", msg)
+			})
+		}
+		// The tokens a read returned still resume it.
+		equalStrings(t, "documents after the first", c.docs(t, "db1", "users", `{"filter":{},"options":{"offset":"`+users[0].resumeToken+`"}}`), []string{`{"id":2}`})
+		if got := c.read(t, "db1", "msgs", `{"filter":{},"options":{"offset":"`+msgs[0].resumeToken+`"}}`); len(got) != 1 || string(got[0].data) != `{"text":"b"}` {
+			t.Errorf("messages after the first: %v", got)
+		}
+	})
+}
+
+// A projection names nested fields by dot path: the nested value comes
+// back inside its enclosing objects, as the original returned it.
+func TestReadProjectionNested(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		withUsers(t, c)
+		c.insert(t, "db1", "users", `{"id":1,"name":"a","address":{"city":"Paris","zip":75}}`, `{"id":2,"name":"b"}`)
+		for _, tc := range []struct {
+			fields string
+			want   []string
+		}{
+			{`{"address.city":1}`, []string{`{"address":{"city":"Paris"}}`, `{}`}},
+			{`{"id":1,"address.zip":true}`, []string{`{"id":1,"address":{"zip":75}}`, `{"id":2}`}},
+			{`{"address":1,"address.city":1}`, []string{`{"address":{"city":"Paris","zip":75}}`, `{}`}},
+			{`{"address.nope":1}`, []string{`{}`, `{}`}},
+			{`{"name.first":1}`, []string{`{}`, `{}`}}, // name is not an object
+			{`{"address.city":0}`, []string{`{"id":1,"name":"a","address":{"zip":75}}`, `{"id":2,"name":"b"}`}},
+			{`{"address.city":0,"name":0}`, []string{`{"id":1,"address":{"zip":75}}`, `{"id":2}`}},
+		} {
+			equalStrings(t, "fields "+tc.fields, c.docs(t, "db1", "users", `{"filter":{},"fields":`+tc.fields+`}`), tc.want)
+		}
 	})
 }
 

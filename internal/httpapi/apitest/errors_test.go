@@ -322,3 +322,33 @@ func TestMalformedJSON(t *testing.T) {
 
 // known is a route with its path filled in.
 type known struct{ method, path string }
+
+// An error that echoes the request (a field name, a value) echoes a
+// bounded part of it: a field name of half a megabyte (a whole megabyte
+// is a document too large) gives a message of some hundred bytes that
+// still says what is wrong, its start and its end kept.
+func TestErrorMessagesEchoBoundedInput(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		withUsers(t, c)
+		long := strings.Repeat("f", 1<<19)
+		for _, tc := range []struct {
+			name, method, path, body string
+			start, end               string
+		}{
+			{"unknown field in a document", "POST", docPath("db1", "users", "insert"), `{"documents":[{"id":1,"` + long + `":1}]}`,
+				"json schema validation failed for field '' reason 'additionalProperties 'fff", "'"},
+			{"unknown field in a filter", "POST", docPath("db1", "users", "read"), `{"filter":{"` + long + `":1}}`,
+				"", "'"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				msg := wantError(t, c.do(t, tc.method, tc.path, tc.body), 400, "INVALID_ARGUMENT", anyMessage)
+				if len(msg) > 600 {
+					t.Errorf("the message takes %d bytes: %.80q…", len(msg), msg)
+				}
+				if !strings.HasPrefix(msg, tc.start) || !strings.HasSuffix(msg, tc.end) || !strings.Contains(msg, "…") {
+					t.Errorf("the message %q does not keep its start %q and end %q around an ellipsis", msg, tc.start, tc.end)
+				}
+			})
+		}
+	})
+}

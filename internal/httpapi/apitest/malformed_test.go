@@ -57,6 +57,9 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 		{"insert: same key twice", "POST", users("insert"), `{"documents":[{"id":9},{"id":10},{"id":9}]}`},
 		{"insert: member twice", "POST", users("insert"), `{"documents":[{"id":9,"name":"a","name":"b"}]}`},
 		{"insert: invalid UTF-8", "POST", users("insert"), "{\"documents\":[{\"id\":9,\"name\":\"\xff\"}]}"},
+		// A lone surrogate escape decodes to no character: as invalid as \xff.
+		{"insert: lone surrogate escape", "POST", users("insert"), `{"documents":[{"id":9,"name":"\ud800"}]}`},
+		{"insert: low surrogate first", "POST", users("insert"), `{"documents":[{"id":10,"name":"\udc00\ud800"}]}`},
 		{"replace: invalid document among valid", "PUT", users("replace"), `{"documents":[{"id":1,"name":"changed"},{"id":9,"score":"high"}]}`},
 
 		// Limits.
@@ -105,6 +108,7 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 		{"read: skip is fractional", "POST", users("read"), `{"filter":{},"options":{"skip":1.5}}`},
 		{"read: offset is not base64", "POST", users("read"), `{"filter":{},"options":{"offset":"!!not base64"}}`},
 		{"read: offset is a number", "POST", users("read"), `{"filter":{},"options":{"offset":12}}`},
+		{"read: lone surrogate in a filter", "POST", users("read"), `{"filter":{"name":"\udbff"}}`},
 	}
 	cfg := node.Config{MaxBodyBytes: testMaxBody, MaxDocumentsPerRequest: testMaxDocs}
 	eachBackendWith(t, cfg, func(t *testing.T, c *client) {
