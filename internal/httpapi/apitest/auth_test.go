@@ -368,7 +368,7 @@ func TestNamespacesKeptApart(t *testing.T) {
 			t.Fatalf("the default namespace lists %v", dbs)
 		}
 		// acme's stream sees acme's two inserts and nothing of beta's.
-		sc := lines(acmeEvents.Body)
+		sc := streamLines(t, acmeEvents.Body)
 		for _, want := range []string{"acme-1", "acme-2"} {
 			if !sc.Scan() {
 				t.Fatalf("the stream ended: %v", sc.Err())
