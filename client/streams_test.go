@@ -132,7 +132,9 @@ func wantNext(t *testing.T, ch chan string, want ...string) {
 // is nothing to resume.
 func TestStreamsEndOnRefusal(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client.Client) {
-		ctx := context.Background()
+		// Bounded: a stream that is not refused would never end the loops.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
 		db, err := c.CreateDatabase(ctx, "shop")
 		must(t, err)
 		for _, err := range client.Coll[Note](db, "nobody").Events(ctx) {

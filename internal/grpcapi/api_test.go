@@ -309,6 +309,50 @@ func TestLimits(t *testing.T) {
 	})
 }
 
+// The documents of an insert or replace, and the messages of a publish,
+// are bounded per request (MaxDocumentsPerRequest): one over is
+// INVALID_ARGUMENT and writes nothing, as over HTTP; the limit itself
+// passes.
+func TestItemsPerRequestLimit(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		const limit = 5
+		s := start(t, b.Open(t), node.Config{MaxDocumentsPerRequest: limit})
+		withUsers(t, s)
+		_, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Db: "db1", Collection: "orders",
+			Schema: []byte(`{"title":"orders","collection_type":"messages","properties":{"n":{"type":"integer"}}}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := func(n int, format string) [][]byte {
+			out := make([][]byte, n)
+			for i := range out {
+				out[i] = fmt.Appendf(nil, format, i+1)
+			}
+			return out
+		}
+		_, err = s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: items(limit+1, `{"id":%d}`)})
+		if code, msg, _ := rpcError(t, err); code != codes.InvalidArgument || msg != "6 documents in one request, the limit is 5" {
+			t.Errorf("an insert over the limit: %v %q", code, msg)
+		}
+		_, err = s.rpc.Publish(ctx(t), &api.PublishRequest{Db: "db1", Collection: "orders", Messages: items(limit+1, `{"n":%d}`)})
+		if code, msg, _ := rpcError(t, err); code != codes.InvalidArgument || msg != "6 messages in one request, the limit is 5" {
+			t.Errorf("a publish over the limit: %v %q", code, msg)
+		}
+		if got := readAll(t, s, ctx(t), `{}`); len(got) != 0 {
+			t.Errorf("a refused insert wrote %v", got)
+		}
+		if got := readFrom(t, s, ctx(t), "orders", `{}`); len(got) != 0 {
+			t.Errorf("a refused publish wrote %v", got)
+		}
+		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: items(limit, `{"id":%d}`)}); err != nil {
+			t.Errorf("an insert at the limit: %v", err)
+		}
+		if _, err := s.rpc.Publish(ctx(t), &api.PublishRequest{Db: "db1", Collection: "orders", Messages: items(limit, `{"n":%d}`)}); err != nil {
+			t.Errorf("a publish at the limit: %v", err)
+		}
+	})
+}
+
 // The transaction travels in metadata, as the Go client sends it: writes
 // in it are seen inside and not outside until commit; rollback discards
 // them; begin sends the cookie load balancers stick on.

@@ -161,10 +161,16 @@ func withUsers(t testing.TB, s *server) {
 	}
 }
 
-// readAll reads a gRPC read to its end.
+// readAll reads a gRPC read of db1's users to its end.
 func readAll(t testing.TB, s *server, md context.Context, filter string) []string {
 	t.Helper()
-	st, err := s.rpc.Read(md, &api.ReadRequest{Db: "db1", Collection: "users", Filter: []byte(filter)})
+	return readFrom(t, s, md, "users", filter)
+}
+
+// readFrom reads a gRPC read of a collection of db1 to its end.
+func readFrom(t testing.TB, s *server, md context.Context, coll, filter string) []string {
+	t.Helper()
+	st, err := s.rpc.Read(md, &api.ReadRequest{Db: "db1", Collection: coll, Filter: []byte(filter)})
 	if err != nil {
 		t.Fatal(err)
 	}

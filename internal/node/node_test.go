@@ -70,6 +70,12 @@ func (b *logBuffer) has(msg string) bool {
 
 func post(t *testing.T, base, path, body string, header ...string) (int, string) {
 	t.Helper()
+	return postWith(t, http.DefaultClient, base, path, body, header...)
+}
+
+// postWith is post through client c (one that trusts a test certificate).
+func postWith(t *testing.T, c *http.Client, base, path, body string, header ...string) (int, string) {
+	t.Helper()
 	req, err := http.NewRequest("POST", base+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +84,7 @@ func post(t *testing.T, base, path, body string, header ...string) (int, string)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("POST %s: %v", path, err)
 	}

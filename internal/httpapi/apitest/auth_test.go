@@ -22,6 +22,8 @@ import (
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/internal/ops"
+	"github.com/foliodb/folio/internal/roletest"
 )
 
 // Authentication and authorization through a real listening server with
@@ -132,102 +134,142 @@ func (s *authServer) appClient(t testing.TB, by *client, body string) *client {
 
 const authItemsSchema = `{"title":"items","primary_key":["id"],"properties":{"id":{"type":"string"},"v":{"type":"integer"}}}`
 
-// Each role against each group of calls: a call within the role succeeds,
-// one beyond it is 403 PERMISSION_DENIED, and every call but health, info
-// and the token endpoint is 401 UNAUTHENTICATED without a token.
+// Each role against every call that needs one (internal/roletest.Need,
+// which names every call of ops): a call within the role succeeds, one
+// beyond it is 403 PERMISSION_DENIED, and every call but health, info and
+// the token endpoint is 401 UNAUTHENTICATED without a token. The node's
+// request metrics then show that the test reached every call with a role,
+// so a call cannot be left out. An admin of another namespace does not see
+// the applications it would change.
 func TestRolesAgainstCalls(t *testing.T) {
+	roletest.CheckTable(t)
 	eachAuthBackend(t, func(t *testing.T, s *authServer) {
 		s.owner.ok(t, "POST", "/v1/management/namespaces/acme/create", `{"id":5}`)
+		s.owner.ok(t, "POST", "/v1/management/namespaces/beta/create", `{"id":6}`)
 		admin := s.appClient(t, s.owner, `{"name":"a","namespace":"acme","role":"admin"}`)
-		editor := s.appClient(t, admin, `{"name":"e","role":"editor"}`)
-		reader := s.appClient(t, admin, `{"name":"r","role":"reader"}`)
+		callers := map[auth.Role]*client{
+			auth.RoleReader: s.appClient(t, admin, `{"name":"r","role":"reader"}`),
+			auth.RoleEditor: s.appClient(t, admin, `{"name":"e","role":"editor"}`),
+			auth.RoleAdmin:  admin,
+			auth.RoleOwner:  s.owner,
+		}
 		// The same data in acme, and in the owner's namespace, the default.
 		for _, c := range []*client{admin, s.owner} {
 			c.createDB(t, "shop")
 			c.createColl(t, "shop", "items", authItemsSchema)
+			c.createColl(t, "shop", "msgs", messagesSchema)
 			c.insert(t, "shop", "items", `{"id":"x","v":1}`)
 		}
+		// An application of acme for each caller to update, rotate and
+		// delete.
+		target := map[auth.Role]string{}
+		for _, r := range roletest.Roles {
+			target[r], _ = s.app(t, admin, `{"name":"target of `+string(r)+`","role":"reader"}`)
+		}
 
+		// A call: its operation (ops.Ops's method), its request, and how
+		// it is made when the role allows it: as a stream, in a
+		// transaction of the caller's, or refused beyond the role check
+		// on some backend (a backup on PostgreSQL).
 		type call struct {
-			name, method, path, body string
+			op, method, path, body  string
+			stream, inTx, mayRefuse bool
 		}
-		groups := []struct {
-			need  auth.Role
-			calls func(who string) []call
-		}{
-			{auth.RoleReader, func(who string) []call {
-				return []call{
-					{"list databases", "POST", "/v1/databases/list", ""},
-					{"describe database", "POST", dbPath("shop", "describe"), "{}"},
-					{"list collections", "POST", dbPath("shop", "collections/list"), "{}"},
-					{"describe collection", "POST", collPath("shop", "items", "describe"), "{}"},
-					{"read", "POST", docPath("shop", "items", "read"), `{"filter":{}}`},
-					{"explain", "POST", docPath("shop", "items", "explain"), `{"filter":{"v":1}}`},
-					{"search", "POST", docPath("shop", "items", "search"), `{"q":"x"}`},
-					{"begin", "POST", dbPath("shop", "transactions/begin"), ""},
-				}
-			}},
-			{auth.RoleEditor, func(who string) []call {
-				return []call{
-					{"create database", "POST", dbPath("db_"+who, "create"), ""},
-					{"create collection", "POST", collPath("shop", "c_"+who, "createOrUpdate"), `{"schema":` + strings.Replace(authItemsSchema, "items", "c_"+who, 1) + `}`},
-					{"insert", "POST", docPath("shop", "items", "insert"), `{"documents":[{"id":"` + who + `","v":2}]}`},
-					{"replace", "PUT", docPath("shop", "items", "replace"), `{"documents":[{"id":"` + who + `","v":3}]}`},
-					{"update", "PUT", docPath("shop", "items", "update"), `{"filter":{"id":"` + who + `"},"fields":{"$set":{"v":4}}}`},
-					{"delete", "DELETE", docPath("shop", "items", "delete"), `{"filter":{"id":"` + who + `"}}`},
-					{"drop collection", "DELETE", collPath("shop", "c_"+who, "drop"), ""},
-					{"drop database", "DELETE", dbPath("db_"+who, "drop"), ""},
-				}
-			}},
-			{auth.RoleAdmin, func(who string) []call {
-				return []call{
-					{"list applications", "POST", "/v1/management/applications/list", ""},
-					{"list applications (users path)", "POST", "/v1/users/applications/list", ""},
-					{"create application", "POST", "/v1/users/applications/create", `{"name":"made by ` + who + `","role":"reader"}`},
-				}
-			}},
-			{auth.RoleOwner, func(who string) []call {
-				return []call{
-					{"list namespaces", "POST", "/v1/management/namespaces/list", ""},
-					{"list namespaces (admin path)", "POST", "/v1/admin/namespaces/list", ""},
-					{"create namespace", "POST", "/v1/admin/namespaces/ns_" + who + "/create", `{}`},
-					{"rotate signing key", "POST", "/v1/management/keys/rotate", ""},
-				}
-			}},
-		}
-		roles := []struct {
-			role auth.Role
-			c    *client
-		}{{auth.RoleReader, reader}, {auth.RoleEditor, editor}, {auth.RoleAdmin, admin}, {auth.RoleOwner, s.owner}}
-		for _, r := range roles {
-			for _, g := range groups {
-				for _, call := range g.calls(string(r.role)) {
-					t.Run(string(r.role)+"/"+call.name, func(t *testing.T) {
-						res := r.c.do(t, call.method, call.path, call.body)
-						if r.role.Allows(g.need) {
-							if res.status != http.StatusOK {
-								t.Fatalf("%s may %s: got %s", r.role, call.name, res)
-							}
-							return
-						}
-						wantError(t, res, 403, "PERMISSION_DENIED", fmt.Sprintf("an application with role '%s' may not make this call: it needs role '%s'", r.role, g.need))
-					})
-				}
+		calls := func(who auth.Role) []call {
+			w, app := string(who), target[who]
+			return []call{
+				{op: "ListDatabases", method: "POST", path: "/v1/databases/list"},
+				{op: "DescribeDatabase", method: "POST", path: dbPath("shop", "describe"), body: "{}"},
+				{op: "ListCollections", method: "POST", path: dbPath("shop", "collections/list"), body: "{}"},
+				{op: "DescribeCollection", method: "POST", path: collPath("shop", "items", "describe"), body: "{}"},
+				{op: "Read", method: "POST", path: docPath("shop", "items", "read"), body: `{"filter":{}}`},
+				{op: "Read", method: "POST", path: msgPath("shop", "msgs", "read"), body: `{"filter":{}}`},
+				{op: "Explain", method: "POST", path: docPath("shop", "items", "explain"), body: `{"filter":{"v":1}}`},
+				{op: "Search", method: "POST", path: docPath("shop", "items", "search"), body: `{"q":"x"}`},
+				{op: "Search", method: "POST", path: msgPath("shop", "msgs", "search"), body: `{"q":"x"}`},
+				{op: "Events", method: "POST", path: eventsPath("shop", "items"), body: "{}", stream: true},
+				{op: "Subscribe", method: "POST", path: msgPath("shop", "msgs", "subscribe"), body: "{}", stream: true},
+				{op: "BeginTransaction", method: "POST", path: dbPath("shop", "transactions/begin")},
+				{op: "CommitTransaction", method: "POST", path: dbPath("shop", "transactions/commit"), inTx: true},
+				{op: "RollbackTransaction", method: "POST", path: dbPath("shop", "transactions/rollback"), inTx: true},
+
+				{op: "CreateDatabase", method: "POST", path: dbPath("db_"+w, "create")},
+				{op: "CreateOrUpdateCollection", method: "POST", path: collPath("shop", "c_"+w, "createOrUpdate"), body: `{"schema":` + strings.Replace(authItemsSchema, "items", "c_"+w, 1) + `}`},
+				{op: "Insert", method: "POST", path: docPath("shop", "items", "insert"), body: `{"documents":[{"id":"` + w + `","v":2}]}`},
+				{op: "Replace", method: "PUT", path: docPath("shop", "items", "replace"), body: `{"documents":[{"id":"` + w + `","v":3}]}`},
+				{op: "Update", method: "PUT", path: docPath("shop", "items", "update"), body: `{"filter":{"id":"` + w + `"},"fields":{"$set":{"v":4}}}`},
+				{op: "Delete", method: "DELETE", path: docPath("shop", "items", "delete"), body: `{"filter":{"id":"` + w + `"}}`},
+				{op: "Publish", method: "POST", path: msgPath("shop", "msgs", "publish"), body: `{"messages":[{"text":"` + w + `"}]}`},
+				{op: "DropCollection", method: "DELETE", path: collPath("shop", "c_"+w, "drop")},
+				{op: "DropDatabase", method: "DELETE", path: dbPath("db_"+w, "drop")},
+
+				{op: "ListApplications", method: "POST", path: "/v1/management/applications/list"},
+				{op: "ListApplications", method: "POST", path: "/v1/users/applications/list"},
+				{op: "CreateApplication", method: "POST", path: "/v1/users/applications/create", body: `{"name":"made by ` + w + `","role":"reader"}`},
+				{op: "UpdateApplication", method: "POST", path: "/v1/users/applications/update", body: `{"id":"` + app + `","name":"updated by ` + w + `","role":"reader"}`},
+				{op: "RotateApplicationSecret", method: "POST", path: "/v1/management/applications/rotate", body: `{"id":"` + app + `"}`},
+				{op: "DeleteApplication", method: "DELETE", path: "/v1/management/applications/delete", body: `{"id":"` + app + `"}`},
+
+				{op: "ListNamespaces", method: "POST", path: "/v1/management/namespaces/list"},
+				{op: "ListNamespaces", method: "POST", path: "/v1/admin/namespaces/list"},
+				{op: "CreateNamespace", method: "POST", path: "/v1/admin/namespaces/ns_" + w + "/create", body: `{}`},
+				{op: "RotateSigningKey", method: "POST", path: "/v1/management/keys/rotate"},
+				{op: "Backup", method: "POST", path: "/v1/management/backup", body: `{"dir":` + quote(filepath.Join(t.TempDir(), "backup")) + `}`, mayRefuse: true},
 			}
 		}
-		// No token: 401 everywhere but the open calls.
-		var all []call
-		for _, g := range groups {
-			all = append(all, g.calls("anon")...)
+		for _, role := range roletest.Roles {
+			c := callers[role]
+			for _, call := range calls(role) {
+				need, ok := roletest.Need[call.op]
+				if !ok || need == roletest.Open {
+					t.Fatalf("%s: no role in the role table", call.op)
+				}
+				t.Run(string(role)+"/"+call.op+" "+call.path, func(t *testing.T) {
+					if !role.Allows(need) {
+						wantError(t, c.do(t, call.method, call.path, call.body), 403, "PERMISSION_DENIED",
+							fmt.Sprintf("an application with role '%s' may not make this call: it needs role '%s'", role, need))
+						return
+					}
+					var res *response
+					switch {
+					case call.stream:
+						body, cancel := c.startStream(t, call.path, call.body, 0) // fails the test unless 200
+						cancel()
+						body.Body.Close()
+						return
+					case call.op == "BeginTransaction":
+						c.begin(t, "shop").rollback(t) // begin checks the 200; the rollback frees the node's slot
+						return
+					case call.inTx:
+						res = c.begin(t, "shop").do(t, call.method, call.path, call.body)
+					default:
+						res = c.do(t, call.method, call.path, call.body)
+					}
+					if res.status != http.StatusOK && (!call.mayRefuse || res.status == 401 || res.status == 403) {
+						t.Fatalf("%s may call %s: got %s", role, call.op, res)
+					}
+				})
+			}
 		}
-		all = append(all, call{"events", "POST", collPath("shop", "items", "events"), "{}"},
-			call{"rotate secret", "POST", "/v1/users/applications/rotate", `{"id":"x"}`},
-			call{"delete application", "DELETE", "/v1/management/applications/delete", `{"id":"x"}`})
-		for _, call := range all {
+		roletest.CheckCovered(t, roletest.Reached(t, s.anon.scrape(t).text, ops.TransportHTTP), ops.TransportHTTP)
+
+		// Another namespace's admin: acme's applications do not exist for it.
+		other := s.appClient(t, s.owner, `{"name":"b","namespace":"beta","role":"admin"}`)
+		victim, _ := s.app(t, admin, `{"name":"kept","role":"reader"}`)
+		notFound := "application '" + victim + "' doesn't exist"
+		wantError(t, other.do(t, "POST", "/v1/users/applications/update", `{"id":"`+victim+`","name":"taken"}`), 404, "NOT_FOUND", notFound)
+		wantError(t, other.do(t, "POST", "/v1/users/applications/rotate", `{"id":"`+victim+`"}`), 404, "NOT_FOUND", notFound)
+		wantError(t, other.do(t, "DELETE", "/v1/users/applications/delete", `{"id":"`+victim+`"}`), 404, "NOT_FOUND", notFound)
+		if list := admin.okObject(t, "POST", "/v1/users/applications/list", ""); !strings.Contains(fmt.Sprint(list), "kept") {
+			t.Errorf("another namespace's admin changed acme's application: %v", list)
+		}
+
+		// No token: 401 everywhere but the open calls.
+		for _, call := range calls("anon") {
 			res := s.anon.do(t, call.method, call.path, call.body)
 			wantError(t, res, 401, "UNAUTHENTICATED", "request unauthenticated with bearer")
 			if res.header.Get("WWW-Authenticate") == "" {
-				t.Errorf("%s: a 401 without WWW-Authenticate", call.name)
+				t.Errorf("%s: a 401 without WWW-Authenticate", call.op)
 			}
 		}
 		s.anon.ok(t, "GET", "/v1/health", "")
@@ -397,7 +439,7 @@ func TestNamespacesKeptApart(t *testing.T) {
 			t.Fatalf("the default namespace lists %v", dbs)
 		}
 		// acme's stream sees acme's two inserts and nothing of beta's.
-		sc := lines(acmeEvents.Body)
+		sc := streamLines(t, acmeEvents.Body)
 		for _, want := range []string{"acme-1", "acme-2"} {
 			if !sc.Scan() {
 				t.Fatalf("the stream ended: %v", sc.Err())

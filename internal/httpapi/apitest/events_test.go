@@ -382,7 +382,7 @@ func TestEventsSlowConsumer(t *testing.T) {
 		}
 		var ids []int
 		var last string
-		sc := lines(res.Body)
+		sc := streamLines(t, res.Body)
 		var end string
 		for sc.Scan() {
 			line := sc.Text()

@@ -64,6 +64,7 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 
 		// Limits.
 		{"insert: too many documents", "POST", users("insert"), docs(testMaxDocs+1, `{"id":%d}`)},
+		{"publish: too many messages", "POST", collPath("db1", "msgs", "messages/publish"), strings.Replace(docs(testMaxDocs+1, `{"n":%d}`), "documents", "messages", 1)},
 		{"insert: body too large", "POST", users("insert"), docs(1, `{"id":%d,"name":"`+strings.Repeat("x", testMaxBody)+`"}`)},
 		{"insert: document too large", "POST", users("insert"), docs(1, `{"id":%d,"name":"`+strings.Repeat("x", 3*testMaxBody/4)+`"}`)},
 
@@ -113,6 +114,7 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 	cfg := node.Config{MaxBodyBytes: testMaxBody, MaxDocumentsPerRequest: testMaxDocs}
 	eachBackendWith(t, cfg, func(t *testing.T, c *client) {
 		withUsers(t, c)
+		c.createColl(t, "db1", "msgs", messagesSchema)
 		// Document 2 has an address that is not an object, so that a $set
 		// of address.city fails on it after succeeding on document 1.
 		c.insert(t, "db1", "users", `{"id":1,"name":"a","address":{"city":"Paris"}}`, `{"id":2,"name":"b","address":null}`, `{"id":3,"name":"c","tags":["x"]}`)

@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -206,8 +208,8 @@ func (ls *liveStream) line(t *testing.T) string {
 			t.Fatalf("stream line without a newline: %q", l)
 		}
 		return strings.TrimSuffix(l, "\n")
-	case <-time.After(20 * time.Second):
-		t.Fatal("no stream line within 20s")
+	case <-time.After(streamIdle):
+		t.Fatalf("no stream line within %s", streamIdle)
 	}
 	return ""
 }
@@ -216,7 +218,7 @@ func (ls *liveStream) line(t *testing.T) string {
 func (ls *liveStream) end(t *testing.T) []string {
 	t.Helper()
 	var rest []string
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(streamIdle)
 	for {
 		select {
 		case l, ok := <-ls.lines:
@@ -225,7 +227,7 @@ func (ls *liveStream) end(t *testing.T) []string {
 			}
 			rest = append(rest, strings.TrimSuffix(l, "\n"))
 		case <-deadline:
-			t.Fatalf("the stream did not end within 20s (got %q)", rest)
+			t.Fatalf("the stream did not end within %s (got %q)", streamIdle, rest)
 		}
 	}
 }
@@ -311,11 +313,41 @@ func streamError(t *testing.T, line string) apiError {
 	return *e.Error
 }
 
-// lines splits a stream body into lines, however long.
-func lines(r io.Reader) *bufio.Scanner {
-	sc := bufio.NewScanner(r)
+// streamIdle bounds every wait of a test for a stream's next bytes:
+// streams never end by themselves, so an unbounded read of one whose
+// awaited line never comes would hang until the package's timeout
+// instead of failing.
+const streamIdle = 20 * time.Second
+
+// streamLines splits a stream body into lines, however long. Once the body
+// has sent nothing for streamIdle it is closed: the scan stops, and its Err
+// says why.
+func streamLines(t *testing.T, body io.ReadCloser) *bufio.Scanner {
+	b := &idleBody{body: body}
+	b.timer = time.AfterFunc(streamIdle, func() {
+		b.expired.Store(true)
+		body.Close()
+	})
+	t.Cleanup(func() { b.timer.Stop() })
+	sc := bufio.NewScanner(b)
 	sc.Buffer(nil, 16<<20)
 	return sc
+}
+
+// idleBody is a stream body that its timer closes when idle too long.
+type idleBody struct {
+	body    io.ReadCloser
+	timer   *time.Timer
+	expired atomic.Bool
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if b.expired.Load() {
+		return n, fmt.Errorf("the stream sent nothing for %s", streamIdle)
+	}
+	b.timer.Reset(streamIdle)
+	return n, err
 }
 
 // sendBufferMax is the most a connection's send buffer grows to (Linux's

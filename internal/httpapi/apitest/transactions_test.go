@@ -53,16 +53,7 @@ func (tc *txClient) send(method, path, body string) (*response, error) {
 	}
 	req.Header.Set("Tigris-Tx-Id", tc.id)
 	req.Header.Set("Tigris-Tx-Origin", tc.origin)
-	res, err := tc.c.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return nil, err
-	}
-	return &response{status: res.StatusCode, header: res.Header, body: b}, nil
+	return tc.c.roundTrip(req) // with the client's token, if it has one
 }
 
 func (tc *txClient) do(t testing.TB, method, path, body string) *response {

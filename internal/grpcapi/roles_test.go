@@ -1,0 +1,314 @@
+package grpcapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
+	"golang.org/x/crypto/bcrypt"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/foliodb/folio/internal/auth"
+	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/internal/ops"
+	"github.com/foliodb/folio/internal/roletest"
+)
+
+// notOverGRPC are the calls with a role that the gRPC services do not
+// have: explain, the signing key's rotation and backup are HTTP's only.
+var notOverGRPC = []string{"Explain", "RotateSigningKey", "Backup"}
+
+// Each role against every call of the gRPC services that needs one, as
+// over HTTP (apitest.TestRolesAgainstCalls): within the role it succeeds,
+// beyond it it is PERMISSION_DENIED with HTTP's message; the node's request
+// metrics then show every call with a role reached over gRPC. An admin of
+// another namespace does not see the applications it would change.
+func TestRolesOverGRPC(t *testing.T) {
+	roletest.CheckTable(t)
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		ownerFile := filepath.Join(t.TempDir(), "owner.json")
+		s := start(t, b.Open(t), node.Config{Auth: true, OwnerFile: ownerFile, Tokens: auth.Config{HashCost: bcrypt.MinCost}})
+		var owner auth.OwnerCredentials
+		if raw, err := os.ReadFile(ownerFile); err != nil || json.Unmarshal(raw, &owner) != nil {
+			t.Fatalf("the owner file: %v", err)
+		}
+		authc, users, admins := api.NewAuthClient(s.conn), api.NewUserClient(s.conn), api.NewAdminClient(s.conn)
+		tokenOf := func(id, secret string) string {
+			t.Helper()
+			res, err := authc.GetAccessToken(ctx(t), &api.GetAccessTokenRequest{GrantType: api.GrantType_CLIENT_CREDENTIALS, ClientId: id, ClientSecret: secret})
+			if err != nil {
+				t.Fatalf("token: %v", err)
+			}
+			return res.AccessToken
+		}
+		as := func(c context.Context, token string) context.Context {
+			return metadata.AppendToOutgoingContext(c, "authorization", "Bearer "+token)
+		}
+		ownerToken := tokenOf(owner.ClientID, owner.ClientSecret)
+		// Applications with a role and a namespace are made over HTTP: gRPC's
+		// CreateApplication has no field for either.
+		app := func(byToken, body string) (id, token string) {
+			t.Helper()
+			code, res, _ := httpDo(t, s.http1, "POST", s.base+"/v1/management/applications/create", body, "Authorization", "Bearer "+byToken)
+			var created struct {
+				App struct{ ID, Secret string } `json:"created_application"`
+			}
+			if code != 200 || json.Unmarshal([]byte(res), &created) != nil {
+				t.Fatalf("create application %s: %d %s", body, code, res)
+			}
+			return created.App.ID, tokenOf(created.App.ID, created.App.Secret)
+		}
+		for id, name := range map[int32]string{5: "acme", 6: "beta"} {
+			if _, err := admins.CreateNamespace(as(ctx(t), ownerToken), &api.CreateNamespaceRequest{Id: id, Name: name}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, adminToken := app(ownerToken, `{"name":"a","namespace":"acme","role":"admin"}`)
+		tokens := map[auth.Role]string{auth.RoleAdmin: adminToken, auth.RoleOwner: ownerToken}
+		_, tokens[auth.RoleReader] = app(adminToken, `{"name":"r","role":"reader"}`)
+		_, tokens[auth.RoleEditor] = app(adminToken, `{"name":"e","role":"editor"}`)
+		// The same data in acme, and in the owner's namespace, the default.
+		for _, token := range []string{adminToken, ownerToken} {
+			c := as(ctx(t), token)
+			if _, err := s.rpc.CreateDatabase(c, &api.CreateDatabaseRequest{Db: "shop"}); err != nil {
+				t.Fatal(err)
+			}
+			for name, schema := range map[string]string{
+				"items": `{"title":"items","primary_key":["id"],"properties":{"id":{"type":"string"},"v":{"type":"integer"}}}`,
+				"msgs":  `{"title":"msgs","collection_type":"messages","properties":{"text":{"type":"string"}}}`,
+			} {
+				if _, err := s.rpc.CreateOrUpdateCollection(c, &api.CreateOrUpdateCollectionRequest{Db: "shop", Collection: name, Schema: []byte(schema)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// An application of acme for each caller to update, rotate and
+		// delete.
+		target := map[auth.Role]string{}
+		for _, r := range roletest.Roles {
+			target[r], _ = app(adminToken, `{"name":"target of `+string(r)+`","role":"reader"}`)
+		}
+
+		// opened is the outcome of opening a stream: its error, or none
+		// once the server sent the stream's header (an event stream sends
+		// nothing more until something changes). A stream refused at once
+		// has no header, and its status comes with the first receive,
+		// before any message is decoded.
+		opened := func(st grpc.ClientStream, err error) error {
+			if err != nil {
+				return err
+			}
+			md, err := st.Header()
+			if err != nil || md != nil {
+				return err
+			}
+			return st.RecvMsg(&api.ReadResponse{})
+		}
+		type call struct {
+			op   string
+			make func(c context.Context) error
+		}
+		inTx := func(c context.Context, then func(context.Context) error) error {
+			begin, err := s.rpc.BeginTransaction(c, &api.BeginTransactionRequest{Db: "shop"})
+			if err != nil {
+				return err
+			}
+			return then(metadata.AppendToOutgoingContext(c, "tigris-tx-id", begin.TxCtx.Id, "tigris-tx-origin", begin.TxCtx.Origin))
+		}
+		calls := func(who auth.Role, allowed func(op string) bool) []call {
+			w, id := string(who), target[who]
+			rpc := s.rpc
+			return []call{
+				{"ListDatabases", func(c context.Context) error { _, err := rpc.ListDatabases(c, &api.ListDatabasesRequest{}); return err }},
+				{"DescribeDatabase", func(c context.Context) error {
+					_, err := rpc.DescribeDatabase(c, &api.DescribeDatabaseRequest{Db: "shop"})
+					return err
+				}},
+				{"ListCollections", func(c context.Context) error {
+					_, err := rpc.ListCollections(c, &api.ListCollectionsRequest{Db: "shop"})
+					return err
+				}},
+				{"DescribeCollection", func(c context.Context) error {
+					_, err := rpc.DescribeCollection(c, &api.DescribeCollectionRequest{Db: "shop", Collection: "items"})
+					return err
+				}},
+				{"Read", func(c context.Context) error {
+					return opened(rpc.Read(c, &api.ReadRequest{Db: "shop", Collection: "items", Filter: []byte(`{}`)}))
+				}},
+				{"Search", func(c context.Context) error {
+					return opened(rpc.Search(c, &api.SearchRequest{Db: "shop", Collection: "items", Q: "x"}))
+				}},
+				{"Events", func(c context.Context) error {
+					return opened(rpc.Events(c, &api.EventsRequest{Db: "shop", Collection: "items"}))
+				}},
+				{"Subscribe", func(c context.Context) error {
+					return opened(rpc.Subscribe(c, &api.SubscribeRequest{Db: "shop", Collection: "msgs"}))
+				}},
+				{"BeginTransaction", func(c context.Context) error {
+					return inTx(c, func(tx context.Context) error {
+						_, err := rpc.RollbackTransaction(tx, &api.RollbackTransactionRequest{Db: "shop"}) // frees the node's slot
+						return err
+					})
+				}},
+				{"CommitTransaction", func(c context.Context) error {
+					commit := func(c context.Context) error {
+						_, err := rpc.CommitTransaction(c, &api.CommitTransactionRequest{Db: "shop"})
+						return err
+					}
+					if !allowed("BeginTransaction") {
+						return commit(c) // refused before it looks for a transaction
+					}
+					return inTx(c, commit)
+				}},
+				{"RollbackTransaction", func(c context.Context) error {
+					rollback := func(c context.Context) error {
+						_, err := rpc.RollbackTransaction(c, &api.RollbackTransactionRequest{Db: "shop"})
+						return err
+					}
+					if !allowed("BeginTransaction") {
+						return rollback(c)
+					}
+					return inTx(c, rollback)
+				}},
+
+				{"CreateDatabase", func(c context.Context) error {
+					_, err := rpc.CreateDatabase(c, &api.CreateDatabaseRequest{Db: "db_" + w})
+					return err
+				}},
+				{"CreateOrUpdateCollection", func(c context.Context) error {
+					_, err := rpc.CreateOrUpdateCollection(c, &api.CreateOrUpdateCollectionRequest{Db: "shop", Collection: "c_" + w,
+						Schema: []byte(`{"title":"c_` + w + `","properties":{"id":{"type":"string"}},"primary_key":["id"]}`)})
+					return err
+				}},
+				{"Insert", func(c context.Context) error {
+					_, err := rpc.Insert(c, &api.InsertRequest{Db: "shop", Collection: "items", Documents: [][]byte{[]byte(`{"id":"` + w + `","v":2}`)}})
+					return err
+				}},
+				{"Replace", func(c context.Context) error {
+					_, err := rpc.Replace(c, &api.ReplaceRequest{Db: "shop", Collection: "items", Documents: [][]byte{[]byte(`{"id":"` + w + `","v":3}`)}})
+					return err
+				}},
+				{"Update", func(c context.Context) error {
+					_, err := rpc.Update(c, &api.UpdateRequest{Db: "shop", Collection: "items", Filter: []byte(`{"id":"` + w + `"}`), Fields: []byte(`{"$set":{"v":4}}`)})
+					return err
+				}},
+				{"Delete", func(c context.Context) error {
+					_, err := rpc.Delete(c, &api.DeleteRequest{Db: "shop", Collection: "items", Filter: []byte(`{"id":"` + w + `"}`)})
+					return err
+				}},
+				{"Publish", func(c context.Context) error {
+					_, err := rpc.Publish(c, &api.PublishRequest{Db: "shop", Collection: "msgs", Messages: [][]byte{[]byte(`{"text":"` + w + `"}`)}})
+					return err
+				}},
+				{"DropCollection", func(c context.Context) error {
+					_, err := rpc.DropCollection(c, &api.DropCollectionRequest{Db: "shop", Collection: "c_" + w})
+					return err
+				}},
+				{"DropDatabase", func(c context.Context) error {
+					_, err := rpc.DropDatabase(c, &api.DropDatabaseRequest{Db: "db_" + w})
+					return err
+				}},
+
+				{"ListApplications", func(c context.Context) error {
+					_, err := users.ListApplications(c, &api.ListApplicationsRequest{})
+					return err
+				}},
+				{"CreateApplication", func(c context.Context) error {
+					_, err := users.CreateApplication(c, &api.CreateApplicationRequest{Name: "made by " + w})
+					return err
+				}},
+				{"UpdateApplication", func(c context.Context) error {
+					_, err := users.UpdateApplication(c, &api.UpdateApplicationRequest{Id: id, Name: "updated by " + w})
+					return err
+				}},
+				{"RotateApplicationSecret", func(c context.Context) error {
+					_, err := users.RotateApplicationSecret(c, &api.RotateApplicationSecretRequest{Id: id})
+					return err
+				}},
+				{"DeleteApplication", func(c context.Context) error {
+					_, err := users.DeleteApplication(c, &api.DeleteApplicationsRequest{Id: id})
+					return err
+				}},
+
+				{"ListNamespaces", func(c context.Context) error {
+					_, err := admins.ListNamespaces(c, &api.ListNamespacesRequest{})
+					return err
+				}},
+				{"CreateNamespace", func(c context.Context) error {
+					_, err := admins.CreateNamespace(c, &api.CreateNamespaceRequest{Name: "ns_" + w, Id: 100 + int32(len(w))})
+					return err
+				}},
+			}
+		}
+		for _, role := range roletest.Roles {
+			allowed := func(op string) bool { return role.Allows(roletest.Need[op]) }
+			for _, call := range calls(role, allowed) {
+				need, ok := roletest.Need[call.op]
+				if !ok || need == roletest.Open {
+					t.Fatalf("%s: no role in the role table", call.op)
+				}
+				t.Run(string(role)+"/"+call.op, func(t *testing.T) {
+					c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel() // ends an open stream
+					err := call.make(as(c, tokens[role]))
+					if allowed(call.op) {
+						if err != nil {
+							t.Fatalf("%s may call %s: %v", role, call.op, err)
+						}
+						return
+					}
+					want := fmt.Sprintf("an application with role '%s' may not make this call: it needs role '%s'", role, need)
+					if code, msg, reason := rpcError(t, err); code != codes.PermissionDenied || msg != want || reason != "PERMISSION_DENIED" {
+						t.Errorf("got %v %q (%s), want PermissionDenied %q", code, msg, reason, want)
+					}
+				})
+			}
+		}
+		_, metrics, _ := httpDo(t, s.http1, "GET", s.base+"/metrics", "")
+		roletest.CheckCovered(t, roletest.Reached(t, metrics, ops.TransportGRPC), ops.TransportGRPC, notOverGRPC...)
+
+		// Another namespace's admin: acme's applications do not exist for it.
+		_, otherToken := app(ownerToken, `{"name":"b","namespace":"beta","role":"admin"}`)
+		other := as(ctx(t), otherToken)
+		victim, _ := app(adminToken, `{"name":"kept","role":"reader"}`)
+		for name, err := range map[string]error{
+			"update": func() error {
+				_, err := users.UpdateApplication(other, &api.UpdateApplicationRequest{Id: victim, Name: "taken"})
+				return err
+			}(),
+			"rotate": func() error {
+				_, err := users.RotateApplicationSecret(other, &api.RotateApplicationSecretRequest{Id: victim})
+				return err
+			}(),
+			"delete": func() error {
+				_, err := users.DeleteApplication(other, &api.DeleteApplicationsRequest{Id: victim})
+				return err
+			}(),
+		} {
+			if code, msg, _ := rpcError(t, err); code != codes.NotFound || msg != "application '"+victim+"' doesn't exist" {
+				t.Errorf("another namespace's admin, %s: %v %q", name, code, msg)
+			}
+		}
+		list, err := users.ListApplications(as(ctx(t), adminToken), &api.ListApplicationsRequest{})
+		if err != nil || !containsApp(list.Applications, victim, "kept") {
+			t.Errorf("acme's application after another namespace's admin tried to change it: %v %v", list, err)
+		}
+	})
+}
+
+func containsApp(apps []*api.Application, id, name string) bool {
+	for _, a := range apps {
+		if a.Id == id && a.Name == name {
+			return true
+		}
+	}
+	return false
+}
