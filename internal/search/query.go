@@ -233,12 +233,12 @@ func textQuery(q string, fields []string) (query.Query, error) {
 		anyField := make([]query.Query, len(fields))
 		for j, f := range fields {
 			if part.phrase {
-				anyField[j] = newPhraseQuery(part.text, f, an)
+				anyField[j] = deadlineQuery{newPhraseQuery(part.text, f, an)}
 			} else {
 				mq := bleve.NewMatchQuery(part.text)
 				mq.SetField(f)
 				mq.Analyzer = "standard"
-				anyField[j] = mq
+				anyField[j] = deadlineQuery{mq}
 			}
 		}
 		all[i] = bleve.NewDisjunctionQuery(anyField...)
