@@ -1,8 +1,16 @@
 package search
 
 import (
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/status"
 )
 
 func TestSplitQuery(t *testing.T) {
@@ -63,4 +71,83 @@ func FuzzSplitQuery(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestQueryLimits: q's bytes and its words times the fields searched are
+// bounded, counted as the search would run them: each word of a phrase,
+// a repeated word each time, stop words not, a search field given twice
+// once.
+func TestQueryLimits(t *testing.T) {
+	props := []string{`"id":{"type":"integer"}`, `"n":{"type":"number"}`}
+	for i := range 200 {
+		props = append(props, fmt.Sprintf(`"f%d":{"type":"string"}`, i))
+	}
+	s, err := schema.Parse("docs", []byte(`{"title":"docs","properties":{`+strings.Join(props, ",")+`},"primary_key":["id"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := func(n int) string { return strings.TrimSpace(strings.Repeat("ox ", n)) }
+	for _, tc := range []struct {
+		name   string
+		q      string
+		fields []string
+		err    string // "" when accepted
+	}{
+		{"q at the byte limit", strings.Repeat("x", MaxQueryBytes), nil, ""},
+		{"q past the byte limit", strings.Repeat("x", MaxQueryBytes+1), nil, "q is 4097 bytes, above the limit of 4096"},
+		{"stop words past the byte limit", strings.Repeat("the ", MaxQueryBytes/4+1), nil, "q is 4100 bytes, above the limit of 4096"},
+		{"5 words in every field", words(5), nil, ""},
+		{"6 words in every field", words(6), nil, "q's words times its search fields are 1200 (6 × 200), above the limit of 1024: give fewer words or search_fields"},
+		{"stop words do not count", "the a of " + words(5), nil, ""},
+		{"each word of a phrase counts", `"quick brown fox" ` + words(3), nil, "q's words times its search fields are 1200 (6 × 200), above the limit of 1024: give fewer words or search_fields"},
+		{"a word of two terms counts twice", "fox-trot " + words(4), nil, "q's words times its search fields are 1200 (6 × 200), above the limit of 1024: give fewer words or search_fields"},
+		{"1024 words in one field", words(1024), []string{"f0"}, ""},
+		{"1025 words in one field", words(1025), []string{"f0"}, "q's words times its search fields are 1025 (1025 × 1), above the limit of 1024: give fewer words or search_fields"},
+		{"512 words in two fields", words(512), []string{"f0", "f1"}, ""},
+		{"513 words in two fields", words(513), []string{"f0", "f1"}, "q's words times its search fields are 1026 (513 × 2), above the limit of 1024: give fewer words or search_fields"},
+		{"a field given twice counts once", words(512), []string{"f0", "f1", "f0", "f1", "f1"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Prepare(s, Request{Q: tc.q, SearchFields: tc.fields})
+			got := ""
+			if err != nil {
+				se, ok := status.From(err)
+				if !ok || se.Code != status.InvalidArgument {
+					t.Fatalf("error %v, want an INVALID_ARGUMENT", err)
+				}
+				got = se.Message
+			}
+			if got != tc.err {
+				t.Errorf("got error %q, want %q", got, tc.err)
+			}
+		})
+	}
+}
+
+// A search field given twice is searched once: the query is the one of
+// the field given once.
+func TestSearchFieldsDeduplicated(t *testing.T) {
+	s, err := schema.Parse("docs", []byte(`{"title":"docs","properties":{"id":{"type":"integer"},"title":{"type":"string"},"body":{"type":"string"}},"primary_key":["id"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	once, err := Prepare(s, Request{Q: `fox "brown fox"`, SearchFields: []string{"title", "body"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, err := Prepare(s, Request{Q: `fox "brown fox"`, SearchFields: []string{"title", "body", "title", "body", "title"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(once.text, twice.text) {
+		t.Errorf("search fields given twice: query %s, want %s", queryJSON(t, twice.text), queryJSON(t, once.text))
+	}
+}
+
+func queryJSON(t *testing.T, q query.Query) string {
+	b, err := json.Marshal(q)
+	if err != nil {
+		return fmt.Sprintf("%#v", q)
+	}
+	return string(b)
 }
