@@ -2,9 +2,11 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -94,7 +96,7 @@ func streamsResumeAfterRestart(t *testing.T, b backendtest.Backend, scheme strin
 			write(db2, s)
 		}
 		must(t, n2.Close())
-		n3 := startNode(t, data.Open(), node.Config{Addr: addr})
+		n3 := restartOn(t, data, addr)
 		defer n3.Close()
 		write(db, "c1")
 		wantNext(t, events, "insert b1", "insert b2", "insert b3", "insert c1")
@@ -185,5 +187,24 @@ func streamsGiveUp(t *testing.T, scheme string) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the stream never gave up")
+	}
+}
+
+// restartOn starts a node on the store data opens, listening on addr again.
+// Another test binary running beside this one may have been handed addr's
+// port while it was free: the start is tried again for a few seconds.
+func restartOn(t *testing.T, data backendtest.Durable, addr string) *node.Node {
+	t.Helper()
+	for try := 0; ; try++ {
+		store := data.Open()
+		n, err := node.Start(context.Background(), node.Config{Store: store, Addr: addr, ShutdownTimeout: 5 * time.Second})
+		if err == nil {
+			return n
+		}
+		store.Close()
+		if !errors.Is(err, syscall.EADDRINUSE) || try == 50 {
+			t.Fatalf("start a node on %s again: %v", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
