@@ -159,6 +159,8 @@ type Filter struct {
 	Root Node
 
 	paths *pathTree // the paths Matches must extract; nil when Root is nil
+	// regexes are the tree's $regex nodes, whose cost Matches checks.
+	regexes []*Like
 }
 
 // MatchesAll reports whether the filter is empty ({}) and so matches every

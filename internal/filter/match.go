@@ -91,7 +91,9 @@ var errAllFound = errors.New("all paths found")
 //
 // doc must be valid JSON, as every stored document is: the values the
 // filter does not name are skipped without being checked. The error is
-// non-nil only when what Matches read of doc is not valid JSON.
+// non-nil when what Matches read of doc is not valid JSON, and, an *Error
+// for the client, when a $regex would cost too much on doc's value
+// (MaxRegexWork).
 func (f Filter) Matches(doc []byte) (bool, error) {
 	if f.Root == nil {
 		return true, nil
@@ -117,6 +119,11 @@ func (f Filter) Matches(doc []byte) (bool, error) {
 	remaining := f.paths.slots
 	if _, err := collect(doc, start, f.paths.root, spans, &remaining); err != nil && err != errAllFound {
 		return false, fmt.Errorf("filter: document: %w", err)
+	}
+	if len(f.regexes) > 0 {
+		if err := f.regexCost(spans); err != nil {
+			return false, err
+		}
 	}
 	return eval(f.Root, doc, spans), nil
 }

@@ -60,6 +60,7 @@ type Like struct {
 	slot    int
 	folded  []byte         // the substring to look for, folded if CaseInsensitive
 	re      *regexp.Regexp // Op Regex
+	insts   int            // the size of re's program, for MaxRegexWork
 	onArray bool           // the field is an array of strings
 }
 
@@ -99,12 +100,18 @@ func (*Not) node()    {}
 func (*Exists) node() {}
 func (*Like) node()   {}
 
-// Bounds on a $regex. Go's regular expressions (RE2) run in time linear in
-// the text, times the size of the compiled expression: the bounds keep a
-// match of a document of a megabyte under a few tens of milliseconds.
+// Bounds on a $regex. Go's regular expressions (RE2) take time linear in
+// the text, but times the size of the compiled expression in the worst
+// case (a{0,100}b over a megabyte of a's took 5.5 s on the project's
+// machine), and one match cannot be interrupted. So the expression is
+// bounded when the filter is parsed, and the text times the expression
+// before each match (MaxRegexWork: about a fifth of a second at worst
+// there); a value past it fails the request with a 400 rather than hold a
+// core.
 const (
 	MaxRegexBytes        = 1024
-	MaxRegexInstructions = 4096
+	MaxRegexInstructions = 256
+	MaxRegexWork         = 1 << 23
 )
 
 // special parses one of the operators beyond the comparisons, name, whose
@@ -193,11 +200,11 @@ func (p *parser) like(f *schema.Field, array bool, name string, at int, ci bool)
 		l.Op = NotContains
 	case "$regex":
 		l.Op = Regex
-		re, err := compileRegex(pattern, ci)
+		re, insts, err := compileRegex(pattern, ci)
 		if err != nil {
 			return nil, err
 		}
-		l.re = re
+		l.re, l.insts = re, insts
 		return l, nil
 	}
 	if ci {
@@ -208,10 +215,11 @@ func (p *parser) like(f *schema.Field, array bool, name string, at int, ci bool)
 	return l, nil
 }
 
-// compileRegex compiles a $regex within its bounds.
-func compileRegex(pattern string, ci bool) (*regexp.Regexp, error) {
+// compileRegex compiles a $regex within its bounds, and returns the size
+// of its program.
+func compileRegex(pattern string, ci bool) (*regexp.Regexp, int, error) {
 	if len(pattern) > MaxRegexBytes {
-		return nil, invalidf("$regex is longer than %d bytes", MaxRegexBytes)
+		return nil, 0, invalidf("$regex is longer than %d bytes", MaxRegexBytes)
 	}
 	flags := syntax.Perl
 	if ci {
@@ -219,23 +227,40 @@ func compileRegex(pattern string, ci bool) (*regexp.Regexp, error) {
 	}
 	parsed, err := syntax.Parse(pattern, flags)
 	if err != nil {
-		return nil, invalidf("$regex is not a valid regular expression: %v", err)
+		return nil, 0, invalidf("$regex is not a valid regular expression: %v", err)
 	}
 	prog, err := syntax.Compile(parsed.Simplify())
 	if err != nil {
-		return nil, invalidf("$regex is not a valid regular expression: %v", err)
+		return nil, 0, invalidf("$regex is not a valid regular expression: %v", err)
 	}
 	if len(prog.Inst) > MaxRegexInstructions {
-		return nil, invalidf("$regex is too costly: it compiles to %d instructions, more than %d (use fewer or smaller repetitions)", len(prog.Inst), MaxRegexInstructions)
+		return nil, 0, invalidf("$regex is too costly: it compiles to %d instructions, more than %d (use fewer or smaller repetitions)", len(prog.Inst), MaxRegexInstructions)
 	}
 	if ci {
 		pattern = "(?i)" + pattern
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return nil, invalidf("$regex is not a valid regular expression: %v", err)
+		return nil, 0, invalidf("$regex is not a valid regular expression: %v", err)
 	}
-	return re, nil
+	return re, len(prog.Inst), nil
+}
+
+// regexCost refuses a document whose value at a $regex's path would take
+// the match past MaxRegexWork. It is checked on the whole value (an
+// array's every element together) before any match, so that no match is
+// started that could hold a core for seconds.
+func (f Filter) regexCost(spans []span) error {
+	for _, l := range f.regexes {
+		sp := spans[l.slot]
+		if sp.start < 0 {
+			continue
+		}
+		if n := sp.end - sp.start; n*l.insts > MaxRegexWork {
+			return invalidf("$regex on '%s' is too costly for a value of %d bytes: this expression matches values of at most %d bytes (a simpler one, longer values)", l.Path, n, MaxRegexWork/l.insts)
+		}
+	}
+	return nil
 }
 
 // count counts one more comparison against MaxComparisons.

@@ -109,6 +109,7 @@ func TestOperatorsParseErrors(t *testing.T) {
 		{"$regex invalid", `{"name":{"$regex":"a("}}`, "$regex is not a valid regular expression: error parsing regexp: missing closing ): `a(`"},
 		{"$regex too long", `{"name":{"$regex":"` + strings.Repeat("a", MaxRegexBytes+1) + `"}}`, "$regex is longer than 1024 bytes"},
 		{"$regex too costly", `{"name":{"$regex":"a{1000}b{1000}c{1000}d{1000}e{1000}"}}`, "$regex is too costly: it compiles to"},
+		{"$regex just too costly", `{"name":{"$regex":"a{0,200}b"}}`, "$regex is too costly: it compiles to 403 instructions, more than 256"},
 		{"$regex backreference", `{"name":{"$regex":"(a)\\1"}}`, "$regex is not a valid regular expression: error parsing regexp: invalid escape sequence: `\\1`"},
 		{"$nin", `{"n":{"$nin":[1]}}`, "unsupported operator '$nin'"},
 	}
@@ -150,5 +151,35 @@ func TestDocumentOnly(t *testing.T) {
 		if got := f.DocumentOnly(); got != want {
 			t.Errorf("DocumentOnly of %s = %q, want %q", filter, got, want)
 		}
+	}
+}
+
+// A $regex is not matched against a value that would take it past
+// MaxRegexWork: the document fails with a 400 rather than hold a core.
+func TestRegexCostPerValue(t *testing.T) {
+	s := mustSchema(t, operatorsSchema)
+	f, err := Parse([]byte(`{"name":{"$regex":"a{0,100}b"}}`), s, Collation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	insts := f.regexes[0].insts
+	fits := MaxRegexWork/insts - 2 // the value's span counts its quotes
+	for _, c := range []struct {
+		n       int
+		wantErr bool
+	}{{fits, false}, {fits + 3, true}, {1 << 20, true}} {
+		doc := `{"id":1,"name":"` + strings.Repeat("a", c.n) + `"}`
+		_, err := f.Matches([]byte(doc))
+		if c.wantErr {
+			if e, ok := err.(*Error); !ok || e.Code != CodeInvalidArgument || !strings.Contains(e.Message, "$regex on 'name' is too costly for a value of") {
+				t.Errorf("a value of %d bytes: %v, want the cost refused", c.n, err)
+			}
+		} else if err != nil {
+			t.Errorf("a value of %d bytes: %v", c.n, err)
+		}
+	}
+	// Other documents, and other operators, are not affected.
+	if _, err := f.Matches([]byte(`{"id":1}`)); err != nil {
+		t.Error(err)
 	}
 }

@@ -51,6 +51,11 @@ func Parse(raw []byte, s FieldTypes, collation Collation) (Filter, error) {
 	f := Filter{Root: root}
 	if root != nil {
 		f.paths = newPathTree(root)
+		walk(root, func(n Node) {
+			if l, ok := n.(*Like); ok && l.re != nil {
+				f.regexes = append(f.regexes, l)
+			}
+		})
 	}
 	return f, nil
 }
