@@ -76,8 +76,8 @@ type opKey struct {
 //
 // Cost, for a history of V ops, E edges and R values read in all: O(R) to
 // check the reads (one pass over every read list, hashing only the longest
-// read per key and the reads that are not its prefix), O(E log E) to
-// build the graph, O(V + E) per component pass (at most 8), and for the
+// read per key and the reads that are not its prefix), O(E log d) to
+// build the graph (d: the most edges of one op), O(V + E) per component pass (at most 8), and for the
 // example cycles at most one breadth-first search, O(V + E), per start
 // node tried, bounded in total by the search budget.
 //

@@ -47,25 +47,37 @@ type Edge struct {
 
 // graph is the dependency graph in compressed adjacency form: the edges
 // sorted by From, those of node v at edges[start[v]:start[v+1]]. Building
-// it sorts the edges, O(E log E); everything after is linear per pass.
+// it is linear but for sorting each node's own edges; everything after is
+// linear per pass.
 type graph struct {
 	start []int32
 	edges []Edge
 }
 
 func newGraph(n int, edges []Edge) *graph {
-	slices.SortFunc(edges, func(a, b Edge) int {
-		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To), cmp.Compare(a.Kind, b.Kind))
-	})
-	// One edge per (from, to, kind) is enough to search; the first one
-	// sorted is kept as its explanation.
-	edges = slices.CompactFunc(edges, func(a, b Edge) bool { return a.From == b.From && a.To == b.To && a.Kind == b.Kind })
-	g := &graph{start: make([]int32, n+1), edges: edges}
+	// Bucket by From (linear), then sort each node's few edges.
+	bucket := make([]int32, n+1)
 	for _, e := range edges {
-		g.start[e.From+1]++
+		bucket[e.From+1]++
 	}
 	for v := range n {
-		g.start[v+1] += g.start[v]
+		bucket[v+1] += bucket[v]
+	}
+	sorted := make([]Edge, len(edges))
+	fill := slices.Clone(bucket[:n])
+	for _, e := range edges {
+		sorted[fill[e.From]] = e
+		fill[e.From]++
+	}
+	g := &graph{start: make([]int32, n+1), edges: sorted[:0]}
+	for v := range n {
+		out := sorted[bucket[v]:bucket[v+1]]
+		slices.SortStableFunc(out, func(a, b Edge) int { return cmp.Or(cmp.Compare(a.To, b.To), cmp.Compare(a.Kind, b.Kind)) })
+		// One edge per (from, to, kind) is enough to search; the first
+		// found is kept as its explanation.
+		out = slices.CompactFunc(out, func(a, b Edge) bool { return a.To == b.To && a.Kind == b.Kind })
+		g.edges = append(g.edges, out...) // never overtakes the reading: out is at or after it
+		g.start[v+1] = int32(len(g.edges))
 	}
 	return g
 }
