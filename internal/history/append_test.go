@@ -232,3 +232,19 @@ func checkExplained(t *testing.T, a Anomaly, events []Event) {
 		t.Errorf("cycle of the wrong edges for %s: %s", a.Kind, a)
 	}
 }
+
+// TestSearchBudgetReported: a search that stops at its budget is reported
+// as incomplete, and the history is then not valid.
+func TestSearchBudgetReported(t *testing.T) {
+	events := then(
+		together(ok(0, r("x"), app("y", 1)), ok(1, r("y"), app("x", 1))),
+		serial(ok(2, r("x", 1), r("y", 1))),
+	)
+	res := check(t, events, AppendOptions{SearchBudget: 1})
+	if !slices.Contains(res.Incomplete, G2) || res.Valid() || slices.Contains(res.Kinds(), G2) {
+		t.Fatalf("with a budget of 1: %+v, want G2's search incomplete", res)
+	}
+	if res := check(t, events, AppendOptions{}); len(res.Incomplete) > 0 {
+		t.Fatalf("with the default budget: incomplete %v", res.Incomplete)
+	}
+}
