@@ -1,0 +1,250 @@
+package history
+
+import (
+	"slices"
+	"testing"
+)
+
+// tx is one transaction of a hand-built history: its process, outcome and
+// micro-operations as completed (reads with what they saw).
+type tx struct {
+	p    int
+	typ  Type
+	mops []Mop
+}
+
+func ok(p int, mops ...Mop) tx   { return tx{p, OK, mops} }
+func fail(p int, mops ...Mop) tx { return tx{p, Fail, mops} }
+func info(p int, mops ...Mop) tx { return tx{p, Info, mops} }
+
+// invoked is what the transaction was invoked with: reads not yet known.
+func (t tx) invoked() []Mop {
+	mops := slices.Clone(t.mops)
+	for i := range mops {
+		mops[i].Read = nil
+	}
+	return mops
+}
+
+func (t tx) invocation() Event { return Event{Process: t.p, Type: Invoke, F: FTxn, Txn: t.invoked()} }
+
+func (t tx) completion() Event {
+	if t.typ == OK {
+		return Event{Process: t.p, Type: OK, F: FTxn, Txn: t.mops}
+	}
+	return Event{Process: t.p, Type: t.typ, F: FTxn, Txn: t.invoked()}
+}
+
+// serial runs the transactions one after another.
+func serial(txs ...tx) []Event {
+	var events []Event
+	for _, t := range txs {
+		events = append(events, t.invocation(), t.completion())
+	}
+	return events
+}
+
+// together invokes all the transactions, then completes them all: each
+// is concurrent with every other, so real time orders none of them.
+func together(txs ...tx) []Event {
+	var events []Event
+	for _, t := range txs {
+		events = append(events, t.invocation())
+	}
+	for _, t := range txs {
+		events = append(events, t.completion())
+	}
+	return events
+}
+
+func then(parts ...[]Event) []Event { return slices.Concat(parts...) }
+
+var (
+	app = Append
+	r   = ReadOf
+)
+
+func TestCheckAppend(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		events   []Event
+		realtime bool
+		want     []Kind
+	}{
+		{name: "empty"},
+		{name: "serial", realtime: true, events: serial(
+			ok(0, app("x", 1), r("y")),
+			ok(1, r("x", 1), app("x", 2), app("y", 1)),
+			ok(0, r("x", 1, 2), r("y", 1)),
+		)},
+		{name: "concurrent appends in either order", realtime: true, events: then(
+			together(ok(0, app("x", 1)), ok(1, app("x", 2)), ok(2, r("x", 2))),
+			serial(ok(0, r("x", 2, 1))),
+		)},
+		{name: "info ops seen and unseen, failed op unseen", realtime: true, events: then(
+			serial(info(0, app("x", 1)), ok(1, r("x", 1)), info(2, app("x", 2), app("y", 9)), fail(3, app("x", 3))),
+			serial(ok(4, app("x", 4)), ok(4, r("x", 1, 4), r("y"))),
+		)},
+		{name: "info op seen, its reads unknown", realtime: true, events: serial(
+			ok(0, app("x", 1)),
+			info(1, r("x", 1), app("y", 1)),
+			ok(2, r("y", 1), r("x", 1)),
+		)},
+		{name: "own appends read within the transaction", realtime: true, events: serial(
+			ok(0, app("x", 1), r("x", 1), app("x", 2), r("x", 1, 2)),
+			ok(1, r("x", 1, 2)),
+		)},
+		{name: "history ends with ops in flight", realtime: true, events: then(
+			serial(ok(0, app("x", 1))),
+			[]Event{ok(1, app("x", 2)).invocation()},
+			serial(ok(2, r("x", 1, 2))),
+		)},
+
+		{name: "G0 write cycle", want: []Kind{G0}, events: serial(
+			ok(0, app("x", 1), app("y", 1)),
+			ok(1, app("x", 2), app("y", 2)),
+			ok(2, r("x", 1, 2)),
+			ok(3, r("y", 2, 1)),
+		)},
+		{name: "G1a aborted read", want: []Kind{G1a}, events: serial(
+			fail(0, app("x", 1)),
+			ok(1, r("x", 1)),
+		)},
+		{name: "G1b intermediate read", want: []Kind{G1b}, events: serial(
+			ok(0, app("x", 1), app("x", 2)),
+			ok(1, r("x", 1)),
+			ok(2, r("x", 1, 2)),
+		)},
+		{name: "G1c circular information flow", want: []Kind{G1c}, events: together(
+			ok(0, app("x", 1), r("y", 1)),
+			ok(1, app("y", 1), r("x", 1)),
+		)},
+		{name: "G-single read skew", want: []Kind{GSingle}, events: then(
+			together(ok(0, app("x", 1), app("y", 1)), ok(1, r("x"), r("y", 1))),
+			serial(ok(2, r("x", 1))),
+		)},
+		{name: "G2 write skew", want: []Kind{G2}, events: then(
+			together(ok(0, r("x"), app("y", 1)), ok(1, r("y"), app("x", 1))),
+			serial(ok(2, r("x", 1), r("y", 1))),
+		)},
+		{name: "G2 over three transactions", want: []Kind{G2}, events: then(
+			together(ok(0, r("x"), app("y", 1)), ok(1, r("y"), app("z", 1)), ok(2, r("z"), app("x", 1))),
+			serial(ok(3, r("x", 1), r("y", 1), r("z", 1))),
+		)},
+		{name: "stale read is serializable", events: serial(
+			ok(0, app("x", 1)),
+			ok(1, r("x")),
+			ok(2, r("x", 1)),
+		)},
+		{name: "stale read is not strict", realtime: true, want: []Kind{GSingleRealtime}, events: serial(
+			ok(0, app("x", 1)),
+			ok(1, r("x")),
+			ok(2, r("x", 1)),
+		)},
+		{name: "appends ordered against real time", realtime: true, want: []Kind{G0Realtime}, events: serial(
+			ok(0, app("x", 1)),
+			ok(1, app("x", 2)),
+			ok(2, r("x", 2, 1)),
+		)},
+		{name: "lost append", realtime: true, want: []Kind{LostAppend}, events: serial(
+			ok(0, app("x", 1)),
+			ok(1, app("x", 2)),
+			ok(2, r("x", 1)),
+		)},
+		{name: "unseen append of a concurrent read is not lost", realtime: true, events: then(
+			together(ok(0, app("x", 1)), ok(1, r("x"))),
+		)},
+		{name: "duplicate append", want: []Kind{DuplicateAppend}, events: serial(
+			ok(0, app("x", 1)),
+			ok(1, r("x", 1, 1)),
+		)},
+		{name: "duplicate in a shorter read too", want: []Kind{DuplicateAppend}, events: serial(
+			ok(0, app("x", 1)),
+			ok(1, app("x", 2)),
+			ok(2, r("x", 1, 2, 1)),
+			ok(3, app("x", 3)),
+			ok(4, r("x", 1, 2, 1, 3)),
+		)},
+		{name: "garbage read", want: []Kind{GarbageRead}, events: serial(
+			ok(0, app("x", 1)),
+			ok(1, r("x", 1, 7)),
+		)},
+		{name: "incompatible order", want: []Kind{IncompatibleOrder}, events: serial(
+			ok(0, app("x", 1)),
+			ok(1, app("x", 2)),
+			ok(2, r("x", 1, 2)),
+			ok(3, r("x", 2)),
+		)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := check(t, tc.events, AppendOptions{RealTime: tc.realtime})
+			got := res.Kinds()
+			slices.Sort(got)
+			want := slices.Clone(tc.want)
+			slices.Sort(want)
+			if !slices.Equal(got, want) || len(res.Incomplete) > 0 {
+				t.Fatalf("found %v, want %v:\n%s", got, want, res)
+			}
+			for _, a := range res.Anomalies {
+				checkExplained(t, a, tc.events)
+			}
+		})
+	}
+}
+
+func check(t testing.TB, events []Event, opt AppendOptions) Result {
+	t.Helper()
+	ops, err := Pair(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return CheckAppend(ops, opt)
+}
+
+// checkExplained checks that an anomaly names its ops, and that a cycle's
+// edges join up and are of the kinds its name says.
+func checkExplained(t *testing.T, a Anomaly, events []Event) {
+	t.Helper()
+	if len(a.Ops) == 0 || a.Why == "" {
+		t.Errorf("%s names no ops or gives no reason: %+v", a.Kind, a)
+	}
+	if len(a.Cycle) == 0 {
+		return
+	}
+	count := map[EdgeKind]int{}
+	for i, e := range a.Cycle {
+		count[e.Kind]++
+		if next := a.Cycle[(i+1)%len(a.Cycle)]; e.To != next.From || a.Ops[i] != e.From {
+			t.Errorf("%s: cycle does not join up at edge %d: %s", a.Kind, i, a)
+		}
+	}
+	want := map[Kind]func() bool{
+		G0:              func() bool { return count[WW] == len(a.Cycle) },
+		G1c:             func() bool { return count[WR] > 0 && count[RW] == 0 && count[RT] == 0 },
+		GSingle:         func() bool { return count[RW] == 1 && count[RT] == 0 },
+		G2:              func() bool { return count[RW] > 1 && count[RT] == 0 },
+		G0Realtime:      func() bool { return count[RT] > 0 && count[WW]+count[RT] == len(a.Cycle) },
+		G1cRealtime:     func() bool { return count[RT] > 0 && count[WR] > 0 && count[RW] == 0 },
+		GSingleRealtime: func() bool { return count[RT] > 0 && count[RW] == 1 },
+		G2Realtime:      func() bool { return count[RT] > 0 && count[RW] > 1 },
+	}[a.Kind]
+	if want == nil || !want() {
+		t.Errorf("cycle of the wrong edges for %s: %s", a.Kind, a)
+	}
+}
+
+// TestSearchBudgetReported: a search that stops at its budget is reported
+// as incomplete, and the history is then not valid.
+func TestSearchBudgetReported(t *testing.T) {
+	events := then(
+		together(ok(0, r("x"), app("y", 1)), ok(1, r("y"), app("x", 1))),
+		serial(ok(2, r("x", 1), r("y", 1))),
+	)
+	res := check(t, events, AppendOptions{SearchBudget: 1})
+	if !slices.Contains(res.Incomplete, G2) || res.Valid() || slices.Contains(res.Kinds(), G2) {
+		t.Fatalf("with a budget of 1: %+v, want G2's search incomplete", res)
+	}
+	if res := check(t, events, AppendOptions{}); len(res.Incomplete) > 0 {
+		t.Fatalf("with the default budget: incomplete %v", res.Incomplete)
+	}
+}
