@@ -131,8 +131,9 @@ func (l *Log) Tick(ctx context.Context, now time.Time) error {
 	if retained >= 0 {
 		below = t.notes[retained].pos + 1
 	}
+	var kept int64 // what the note over keeps, once the trim is done
 	if over >= 0 {
-		if sizeBelow, err = l.splitNote(ctx, over, room, floor); err != nil {
+		if sizeBelow, kept, err = l.splitNote(ctx, over, room, floor); err != nil {
 			return err
 		}
 	}
@@ -165,6 +166,9 @@ func (l *Log) Tick(ctx context.Context, now time.Time) error {
 	l.mu.Unlock()
 	if err := l.store.TrimLog(ctx, below); err != nil {
 		return err
+	}
+	if over >= 0 && below == sizeBelow {
+		t.notes[over].bytes = kept
 	}
 	t.forget(bound)
 	t.dropTrimmed(below)
@@ -215,13 +219,14 @@ func (t *trimmer) overBytes(max int64, floor kv.Position) (int, int64) {
 }
 
 // splitNote returns the lowest position from which the entries of note i
-// take at most room bytes, and makes the note count only those. The note
+// take at most room bytes, and what they take: the note counts only those
+// once the log is trimmed there (not before: a trim that fails leaves them). The note
 // may hold a whole burst of writes (every entry between two ticks): trimming
 // it whole would empty the log rather than keep it to the bound. Sizes only
 // grow towards older entries, so a binary search of LogBytes finds the
 // position; LogBytes answers recent ranges from memory on the embedded
 // store, and with one indexed sum on PostgreSQL.
-func (l *Log) splitNote(ctx context.Context, i int, room int64, floor kv.Position) (kv.Position, error) {
+func (l *Log) splitNote(ctx context.Context, i int, room int64, floor kv.Position) (kv.Position, int64, error) {
 	n := &l.trim.notes[i]
 	lo := max(floor, 1) // the lowest position the note may still hold (the log starts at 1)
 	if i > 0 {
@@ -233,7 +238,7 @@ func (l *Log) splitNote(ctx context.Context, i int, room int64, floor kv.Positio
 		mid := lo + (hi-lo)/2
 		b, err := l.store.LogBytes(ctx, mid-1, n.pos)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if b <= room {
 			hi, kept = mid, b
@@ -241,8 +246,7 @@ func (l *Log) splitNote(ctx context.Context, i int, room int64, floor kv.Positio
 			lo = mid + 1
 		}
 	}
-	n.bytes = kept
-	return hi, nil
+	return hi, kept, nil
 }
 
 // newestBefore is the index of the newest note taken at or before t, or -1.
