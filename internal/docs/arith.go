@@ -2,6 +2,7 @@ package docs
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/foliodb/folio/internal/jsondoc"
@@ -71,11 +72,13 @@ func parseArith(s *schema.Schema, name string, op arithOp, fields []byte, at int
 		case schema.Int32, schema.Int64:
 			n, ok := jsonscan.ParseInt(val)
 			if !ok {
-				x, err := strconv.ParseFloat(string(val), 64)
-				if err != nil || x != math.Trunc(x) || math.Abs(x) >= 1<<63 {
+				// 2.0 or 1e3: whole, read exactly (not through float64,
+				// which rounds past 2^53).
+				r, isRat := new(big.Rat).SetString(string(val))
+				if !isRat || !r.IsInt() || !r.Num().IsInt64() {
 					return nil, status.Errorf(status.InvalidArgument, "floating operations are not allowed on integer field '%s'", m.Key)
 				}
-				n = int64(x)
+				n = r.Num().Int64()
 			}
 			a.integer = n
 			if op == opDivide && n == 0 {

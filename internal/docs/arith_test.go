@@ -23,6 +23,8 @@ func TestUpdateOperators(t *testing.T) {
 		{"multiply", `{"id":1,"n":5}`, `{"$multiply":{"n":-3}}`, `{"id":1,"n":-15}`, ""},
 		{"divide truncates", `{"id":1,"n":-7}`, `{"$divide":{"n":2}}`, `{"id":1,"n":-3}`, ""},
 		{"whole float operand on an integer", `{"id":1,"n":5}`, `{"$increment":{"n":2.0}}`, `{"id":1,"n":7}`, ""},
+		{"whole operand read exactly", `{"id":1,"n":0}`, `{"$increment":{"n":9007199254740993.0}}`, `{"id":1,"n":9007199254740993}`, ""},
+		{"exponent operand", `{"id":1,"n":0}`, `{"$increment":{"n":1e3}}`, `{"id":1,"n":1000}`, ""},
 		{"exact past 2^53", `{"id":1,"n":9007199254740993}`, `{"$increment":{"n":2}}`, `{"id":1,"n":9007199254740995}`, ""},
 		{"number", `{"id":1,"x":1.5}`, `{"$multiply":{"x":3}}`, `{"id":1,"x":4.5}`, ""},
 		{"number divide", `{"id":1,"x":1}`, `{"$divide":{"x":4}}`, `{"id":1,"x":0.25}`, ""},
