@@ -183,7 +183,7 @@ func (q *sequencer) process(pending []*commitRequest) {
 	b.Set(metaVersionKey, pos[:], nil)
 	// No sync here: the syncer syncs once for every group that queued up,
 	// and nobody reads this state before then.
-	if err := fatalToError(func() error { return q.s.db.Apply(b, pebble.NoSync) }); err != nil {
+	if err := q.s.fatalToError(func() error { return q.s.db.Apply(b, pebble.NoSync) }); err != nil {
 		q.failGroup(b, pending, fmt.Errorf("pebblekv: write: %w", err))
 		return
 	}
@@ -286,7 +286,7 @@ func (s *Store) runSyncer() {
 			// One fsync makes every group so far durable: the WAL is
 			// written in order.
 			start := time.Now()
-			err = fatalToError(func() error { return s.db.LogData(nil, pebble.Sync) })
+			err = s.fatalToError(func() error { return s.db.LogData(nil, pebble.Sync) })
 			s.syncTimes.Observe(time.Since(start).Seconds())
 			if err != nil {
 				err = s.fail(fmt.Errorf("pebblekv: sync: %w", err))
