@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv/nospacefs"
@@ -85,6 +86,140 @@ func TestDiskFullRefusesCommits(t *testing.T) {
 	}
 	if s.Stats().DiskFull {
 		t.Error("Stats().DiskFull is still true once space is freed")
+	}
+}
+
+// Commits are refused from a flush or a compaction out of space until one
+// of the same kind succeeds: a flush has room for a memtable, a compaction
+// needs many times that, and a move or delete-only compaction writes no
+// table at all.
+func TestDiskSpaceEvents(t *testing.T) {
+	noSpace := &os.PathError{Op: "open", Path: "000012.sst", Err: syscall.ENOSPC}
+	noQuota := &os.PathError{Op: "write", Path: "000012.sst", Err: syscall.EDQUOT}
+	table := func(n pebble.TableNum) []pebble.TableInfo { return []pebble.TableInfo{{FileNum: n}} }
+	// Pebble reports a failure as a background error too, a cancelled
+	// compaction aside.
+	flush := func(err error) func(*pebble.EventListener) {
+		return func(l *pebble.EventListener) {
+			if err != nil {
+				l.BackgroundError(err)
+			}
+			l.FlushEnd(pebble.FlushInfo{Done: true, Err: err, Output: table(9)})
+		}
+	}
+	compaction := func(reason string, err error, in, out pebble.TableNum) func(*pebble.EventListener) {
+		return func(l *pebble.EventListener) {
+			if err != nil && !errors.Is(err, pebble.ErrCancelledCompaction) {
+				l.BackgroundError(err)
+			}
+			info := pebble.CompactionInfo{Reason: reason, Done: true, Err: err, Input: []pebble.LevelInfo{{Level: 5, Tables: table(in)}}}
+			if err == nil && out != 0 {
+				info.Output = pebble.LevelInfo{Level: 6, Tables: table(out)}
+			}
+			l.CompactionEnd(info)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		events []func(*pebble.EventListener)
+		full   bool
+	}{
+		{"a flush out of space", []func(*pebble.EventListener){flush(noSpace)}, true},
+		{"a flush out of quota", []func(*pebble.EventListener){flush(noQuota)}, true},
+		{"a flush out of space, then one that succeeds", []func(*pebble.EventListener){flush(noSpace), flush(nil)}, false},
+		{"a flush out of space, then a compaction", []func(*pebble.EventListener){flush(noSpace), compaction("default", nil, 3, 4)}, true},
+		{"a compaction out of space", []func(*pebble.EventListener){compaction("default", noSpace, 3, 0)}, true},
+		{"a compaction out of space, then a flush", []func(*pebble.EventListener){compaction("default", noSpace, 3, 0), flush(nil)}, true},
+		{"a compaction out of space, then a move", []func(*pebble.EventListener){compaction("default", noSpace, 3, 0), compaction("move", nil, 3, 3)}, true},
+		{"a compaction out of space, then a delete-only one", []func(*pebble.EventListener){compaction("default", noSpace, 3, 0), compaction("delete-only", nil, 3, 0)}, true},
+		{"a compaction out of space, then one cancelled", []func(*pebble.EventListener){compaction("default", noSpace, 3, 0), compaction("default", pebble.ErrCancelledCompaction, 3, 0)}, true},
+		{"a compaction out of space, then one that wrote a table", []func(*pebble.EventListener){compaction("default", noSpace, 3, 0), compaction("default", nil, 3, 4)}, false},
+		{"both out of space, then a flush and a compaction", []func(*pebble.EventListener){flush(noSpace), compaction("default", noSpace, 3, 0), flush(nil), compaction("default", nil, 3, 4)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDiskSpace(vfs.NewMem(), memDir, 0, slog.New(slog.DiscardHandler))
+			l := d.listener()
+			for _, e := range tc.events {
+				e(l)
+			}
+			if err := d.err(); (err != nil) != tc.full || err != nil && !errors.Is(err, kv.ErrStorageFull) {
+				t.Errorf("after %s: %v, want full %v", tc.name, err, tc.full)
+			}
+		})
+	}
+}
+
+// A compaction that runs out of space refuses commits until a compaction
+// writes tables again. A successful flush, which needs far less room, says
+// nothing of a compaction's: L0 would grow meanwhile until Pebble stalls its
+// writes, with the commits the sequencer took waiting inside.
+func TestCompactionOutOfSpaceRefusesCommits(t *testing.T) {
+	disk := nospacefs.New(vfs.NewMem())
+	s := openFull(t, disk)
+	defer s.Close()
+	defer disk.CompactionsFull.Store(false) // so that Close can compact
+	// Tables in the bottom level, and in L0 over them: a compaction of
+	// both fails once, then waits (Pebble sets the failed span aside for a
+	// while), as a large compaction on a full disk does.
+	compact := func(timeout time.Duration) error {
+		ctx, cancel := context.WithTimeout(bg, timeout)
+		defer cancel()
+		return s.db.Compact(ctx, []byte{0}, []byte{0xFF, 0xFF}, false)
+	}
+	for round := range 2 {
+		for i := range 4 {
+			if err := commitBig(s, fmt.Sprint("k", round, i), 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.db.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if round == 0 {
+			if err := compact(10 * time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	disk.CompactionsFull.Store(true)
+	// Pebble may have compacted L0 already: flush more until a compaction
+	// of it fails. The manual compaction that fails does not return
+	// (Pebble retries it), hence its short deadline.
+	for i := 0; ; i++ {
+		err := commitBig(s, fmt.Sprint("more", i), 5*time.Second)
+		if errors.Is(err, kv.ErrStorageFull) {
+			break
+		}
+		if err != nil || i == 50 {
+			t.Fatalf("commit %d while compactions run out of space: %v, want kv.ErrStorageFull", i, err)
+		}
+		if err := s.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		compact(100 * time.Millisecond)
+	}
+	// A flush meanwhile succeeds (written to Pebble directly: the store
+	// refuses commits).
+	if err := s.db.Set([]byte("direct"), []byte("v"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := commitBig(s, "refused", 5*time.Second); !errors.Is(err, kv.ErrStorageFull) {
+		t.Fatalf("a commit after a flush succeeded, with compactions still out of space: %v, want kv.ErrStorageFull", err)
+	}
+	if !s.Stats().DiskFull {
+		t.Error("Stats().DiskFull is false while compactions are out of space")
+	}
+
+	disk.CompactionsFull.Store(false)
+	if err := compact(time.Minute); err != nil {
+		t.Fatalf("a compaction once space is freed: %v", err)
+	}
+	if err := commitBig(s, "accepted", 5*time.Second); err != nil {
+		t.Fatalf("a commit once a compaction succeeded: %v", err)
 	}
 }
 
