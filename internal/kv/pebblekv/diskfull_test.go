@@ -312,9 +312,12 @@ func TestCommitPastDeadlineNotApplied(t *testing.T) {
 }
 
 // A WAL sync that finds the disk full stops the store (Pebble's WAL cannot
-// be written after a failed write) with kv.ErrStorageFull, which the API
-// answers as a full disk rather than as an internal error.
-func TestWALFullStopsStoreAsStorageFull(t *testing.T) {
+// be written after a failed write). The commit in flight may still be
+// applied at the next start, from the WAL: it and every later request get
+// an error that says so and asks for a restart, not kv.ErrStorageFull,
+// which the API answers "retry later", and which a retried $increment
+// would answer by applying twice.
+func TestWALFullStopsStoreOutcomeUnknown(t *testing.T) {
 	gate := newWALGate(vfs.NewMem())
 	s := openOn(t, gate)
 	defer s.Close()
@@ -324,11 +327,23 @@ func TestWALFullStopsStoreAsStorageFull(t *testing.T) {
 	go func() { _, err := commitKey(s, "k"); committed <- err }()
 	<-gate.entered
 	gate.release <- &os.PathError{Op: "sync", Path: "000002.log", Err: syscall.ENOSPC}
-	if err := <-committed; !errors.Is(err, kv.ErrStorageFull) {
-		t.Fatalf("a commit whose WAL sync found the disk full: %v, want kv.ErrStorageFull", err)
+	stopped := func(what string, err error) {
+		t.Helper()
+		switch {
+		case err == nil:
+			t.Fatalf("%s: no error", what)
+		case errors.Is(err, kv.ErrStorageFull):
+			t.Fatalf("%s: %v, which answers retry later, though the outcome of the commit in flight is unknown", what, err)
+		case !strings.Contains(err.Error(), "restart the server") || !strings.Contains(err.Error(), "disk is full") || !isNoSpace(err):
+			t.Fatalf("%s: %v, want the full disk named, and a restart asked for", what, err)
+		}
 	}
-	if err := s.Ping(bg); !errors.Is(err, kv.ErrStorageFull) {
-		t.Fatalf("Ping after the WAL found the disk full: %v, want kv.ErrStorageFull", err)
+	stopped("a commit whose WAL sync found the disk full", <-committed)
+	_, err := commitKey(s, "later")
+	stopped("a commit after the WAL found the disk full", err)
+	stopped("Ping after the WAL found the disk full", s.Ping(bg))
+	if !s.Stats().DiskFull {
+		t.Error("Stats().DiskFull is false once the WAL found the disk full")
 	}
 }
 
