@@ -183,7 +183,7 @@ func (q *sequencer) process(pending []*commitRequest) {
 	b.Set(metaVersionKey, pos[:], nil)
 	// No sync here: the syncer syncs once for every group that queued up,
 	// and nobody reads this state before then.
-	if err := fatalToError(func() error { return q.s.db.Apply(b, pebble.NoSync) }); err != nil {
+	if err := q.s.fatalToError(func() error { return q.s.db.Apply(b, pebble.NoSync) }); err != nil {
 		q.failGroup(b, pending, fmt.Errorf("pebblekv: write: %w", err))
 		return
 	}
@@ -286,7 +286,7 @@ func (s *Store) runSyncer() {
 			// One fsync makes every group so far durable: the WAL is
 			// written in order.
 			start := time.Now()
-			err = fatalToError(func() error { return s.db.LogData(nil, pebble.Sync) })
+			err = s.fatalToError(func() error { return s.db.LogData(nil, pebble.Sync) })
 			s.syncTimes.Observe(time.Since(start).Seconds())
 			if err != nil {
 				err = s.fail(fmt.Errorf("pebblekv: sync: %w", err))
@@ -318,14 +318,22 @@ func (s *Store) runSyncer() {
 // ever published: whether Pebble still holds it is not known, and a crash
 // could take it back.
 //
+// The commits in flight were written to the WAL, and Pebble may replay
+// them at the next start: their outcome is unknown, so the failure is no
+// kv.ErrStorageFull, which tells the client to retry (and an $increment
+// retried would be applied twice). It says that a restart is needed, and
+// the API answers it as an internal error, without a retry delay.
+//
 // It returns the failure that stopped the store: err, or one before it.
 func (s *Store) fail(err error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failure == nil {
+		restart := "restart the server"
 		if isNoSpace(err) {
-			err = fmt.Errorf("%w: Pebble's WAL cannot be written after a failed write: restart the server once space is freed: %w", kv.ErrStorageFull, err)
+			restart = "the disk is full: free space on it, then restart the server"
 		}
+		err = fmt.Errorf("pebblekv: the store stopped at a failed write to disk, and takes no more writes; the writes in flight then may or may not be applied at the next start; %s: %w", restart, err)
 		s.failure = err
 		s.log.Error("store stopped after a write failure", "err", err)
 		close(s.notify)

@@ -16,10 +16,13 @@ import (
 // A full disk, as Pebble meets it: a failed WAL write leaves its WAL
 // unusable (every later write fails or panics), while a failed flush is
 // retried at once, forever, and writes wait for the memtables it cannot
-// empty: the commit hangs, and is applied whenever space comes back. So the
-// store refuses commits before Pebble runs out (diskReserve), and as soon as
-// Pebble's background work hits ENOSPC, until a flush or compaction
-// succeeds again.
+// empty: the commit hangs, and is applied whenever space comes back. A
+// failed compaction is retried later, and L0 grows meanwhile with each
+// flush until Pebble stops its writes (L0StopWritesThreshold), to the same
+// effect. So the store refuses commits before Pebble runs out
+// (diskReserve), and as soon as a flush or a compaction hits ENOSPC, until
+// one of the same kind succeeds: a compaction needs many times a flush's
+// room, so a flush that succeeds says nothing of it.
 
 const (
 	// diskCheckEvery bounds how often the free space is asked of the
@@ -47,8 +50,12 @@ type diskSpace struct {
 	mu      sync.Mutex
 	checked time.Time // when the free space was last asked
 	low     error     // the free space last asked was below reserve
-	enospc  error     // Pebble's background work ran out of space, and has not succeeded since
-	full    bool      // low or enospc, as last logged
+	// flushes: a flush ran out of space, and none has succeeded since.
+	flushes error
+	// compactions: a compaction ran out of space, and none has written
+	// tables since.
+	compactions error
+	full        bool // any of the three, as last logged
 	// errors counts Pebble's background errors since the last one logged.
 	errors int
 	logged time.Time
@@ -84,8 +91,11 @@ func (d *diskSpace) err() error {
 }
 
 func (d *diskSpace) errLocked() error {
-	if d.enospc != nil {
-		return d.enospc
+	switch {
+	case d.flushes != nil:
+		return d.flushes
+	case d.compactions != nil:
+		return d.compactions
 	}
 	return d.low
 }
@@ -102,31 +112,75 @@ func (d *diskSpace) noteLocked() {
 	d.full = full != nil
 }
 
-// listener is the Pebble event listener that tells a full disk apart.
-// Pebble calls it holding its own mutex: it must not call into Pebble.
+// listener is the Pebble event listener that tells a full disk apart: from
+// the flushes' and compactions' own errors. Pebble's background errors are
+// only logged. Pebble calls it holding its own mutex: it must not call into
+// Pebble.
 func (d *diskSpace) listener() *pebble.EventListener {
 	return &pebble.EventListener{
 		BackgroundError: d.backgroundError,
-		FlushEnd: func(info pebble.FlushInfo) {
-			if info.Err == nil {
-				d.succeeded()
-			}
-		},
-		CompactionEnd: func(info pebble.CompactionInfo) {
-			if info.Err == nil {
-				d.succeeded()
-			}
-		},
+		FlushEnd:        d.flushEnd,
+		CompactionEnd:   d.compactionEnd,
 	}
 }
 
+// flushEnd notes whether a flush had room.
+func (d *diskSpace) flushEnd(info pebble.FlushInfo) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case isNoSpace(info.Err):
+		d.flushes = fmt.Errorf("%w: a flush of Pebble's memtables: %w", kv.ErrStorageFull, info.Err)
+	case info.Err == nil:
+		d.flushes = nil
+	default:
+		return
+	}
+	d.noteLocked()
+}
+
+// compactionEnd notes whether a compaction had room: only one that wrote
+// tables shows it.
+func (d *diskSpace) compactionEnd(info pebble.CompactionInfo) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case isNoSpace(info.Err):
+		d.compactions = fmt.Errorf("%w: a compaction of Pebble's tables: %w", kv.ErrStorageFull, info.Err)
+	case info.Err == nil && wroteTables(info):
+		d.compactions = nil
+	default:
+		return
+	}
+	d.noteLocked()
+}
+
+// wroteTables reports whether a successful compaction wrote tables. A move
+// compaction's output is its input table, at another level; a delete-only
+// one drops tables, or cuts virtual ones out of those it had.
+func wroteTables(info pebble.CompactionInfo) bool {
+	if info.Reason == "delete-only" {
+		return false
+	}
+	inputs := make(map[pebble.TableNum]bool)
+	for _, level := range info.Input {
+		for _, t := range level.Tables {
+			inputs[t.FileNum] = true
+		}
+	}
+	for _, t := range info.Output.Tables {
+		if !inputs[t.FileNum] {
+			return true
+		}
+	}
+	return false
+}
+
+// backgroundError logs Pebble's background errors, at most every
+// backgroundErrorLogEvery.
 func (d *diskSpace) backgroundError(err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if isNoSpace(err) {
-		d.enospc = fmt.Errorf("%w: %w", kv.ErrStorageFull, err)
-		d.noteLocked()
-	}
 	d.errors++
 	if time.Since(d.logged) < backgroundErrorLogEvery {
 		return
@@ -136,15 +190,9 @@ func (d *diskSpace) backgroundError(err error) {
 	d.errors, d.logged = 0, time.Now()
 }
 
-// succeeded notes that Pebble wrote a flush or compaction: it had room.
-func (d *diskSpace) succeeded() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.enospc != nil {
-		d.enospc = nil
-		d.noteLocked()
-	}
+// isNoSpace reports whether err is a write that found the disk full, or
+// its owner's disk quota used up: either way there is no room until
+// someone makes some.
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
-
-// isNoSpace reports whether err is a write that found the disk full.
-func isNoSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }

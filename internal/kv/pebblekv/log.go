@@ -184,7 +184,7 @@ func (s *Store) TrimLog(ctx context.Context, below kv.Position) error {
 	if err := b.Set(metaTrimKey, pos[:], nil); err != nil {
 		return err
 	}
-	if err := fatalToError(func() error { return s.db.Apply(b, pebble.Sync) }); err != nil {
+	if err := s.fatalToError(func() error { return s.db.Apply(b, pebble.Sync) }); err != nil {
 		return s.fail(fmt.Errorf("pebblekv: trim log: %w", err))
 	}
 	return nil

@@ -66,7 +66,7 @@ func (s *Store) Stats() Stats {
 		ValueCacheBytes:     s.values.size(),
 		ValueCacheHits:      s.values.hits.Load(),
 		ValueCacheMisses:    s.values.misses.Load(),
-		DiskFull:            errors.Is(s.failed(), kv.ErrStorageFull) || errors.Is(s.disk.check(), kv.ErrStorageFull),
+		DiskFull:            isNoSpace(s.failed()) || errors.Is(s.disk.check(), kv.ErrStorageFull),
 		Damaged:             s.damage.err() != nil,
 	}
 }

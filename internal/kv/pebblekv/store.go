@@ -30,7 +30,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -177,6 +179,9 @@ type Store struct {
 	groups      chan *group
 	stop        chan struct{}
 	wg          sync.WaitGroup
+	// exit ends the process when Pebble's commit pipeline is stuck (see
+	// fatalToError): exitProcess, or a test's, which returns.
+	exit func()
 }
 
 // view is a published read snapshot: everything committed up to version,
@@ -242,6 +247,7 @@ func Open(opts Options) (*Store, error) {
 		groups:      make(chan *group, 16),
 		stop:        make(chan struct{}),
 		disk:        disk,
+		exit:        exitProcess,
 
 		counters:   kv.NewTxCounters(),
 		groupSizes: kv.NewHistogram(groupSizeBuckets),
@@ -433,13 +439,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	s.releaseLocked(s.current)
 	close(s.notify)
-	failure := s.failure
 	s.mu.Unlock()
-	if errors.As(failure, new(pipelineStuck)) {
-		// Pebble's Close would wait forever for the commit lock its panic
-		// left held. What the WAL holds is recovered at the next open.
-		return fmt.Errorf("pebblekv: not closed, Pebble's commit pipeline stopped at a failed WAL write: %w", failure)
-	}
 	return s.db.Close()
 }
 
@@ -458,7 +458,7 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 // carries on as if nothing happened if it returns (a failed commit, a
 // failed WAL sync among them, would then look like a success). It panics
 // with a fatalError, which the store's own calls into Pebble's commit path
-// turn back into an error (see fatalToError); anywhere else the panic
+// turn back into an error (see Store.fatalToError); anywhere else the panic
 // ends the process, as Pebble intends.
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	f := fatalError{msg: fmt.Sprintf(format, args...)}
@@ -482,33 +482,40 @@ type fatalError struct {
 func (e fatalError) Error() string { return e.msg }
 func (e fatalError) Unwrap() error { return e.cause }
 
-// pipelineStuck is a WAL write error that Pebble's commit path panicked
-// with (rather than through Fatalf): it does so when a write into the WAL
-// finds that an earlier one failed, holding its commit pipeline's lock,
-// which then stays held.
-type pipelineStuck struct{ err error }
-
-func (e pipelineStuck) Error() string { return e.err.Error() }
-func (e pipelineStuck) Unwrap() error { return e.err }
-
-// fatalToError runs fn, a call into Pebble's commit path, and returns a
-// fatal error Pebble raised in it as an error. Pebble raises one when a
-// write or sync of the WAL failed: through Fatalf once the commit pipeline
-// has returned (it holds no lock then), or by panicking with the write's
-// error (a pipelineStuck). Its WAL is unusable from then on, which is why
-// the caller stops the store.
-func fatalToError(fn func() error) (err error) {
+// fatalToError runs fn, a call into Pebble's commit path, and returns the
+// fatal error Pebble raised in it through Fatalf as an error. Pebble raises
+// one when a commit failed, chiefly its WAL sync, once its commit pipeline
+// has returned (holding no lock); the WAL is unusable from then on, which
+// is why the caller stops the store.
+//
+// Any other panic there comes from inside the pipeline: Pebble panics with
+// the error of a WAL write that finds an earlier one failed, or of a WAL
+// file it cannot create, holding its commit lock, with the batch still
+// pending, and never lets go of either. Every later call into the commit
+// path (the syncer's sync, a trim, Pebble's Close) would then wait for ever,
+// and neither commits nor a shutdown could end. So the process ends, saying
+// why (s.exit). Nothing acknowledged is lost: a commit is acknowledged only
+// after its WAL sync, the failed write was not, and the WAL is replayed at
+// the next start.
+func (s *Store) fatalToError(fn func() error) (err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			switch r := r.(type) {
-			case fatalError:
-				err = r
-			case error:
-				err = pipelineStuck{r}
-			default:
-				panic(r)
-			}
+		r := recover()
+		if r == nil {
+			return
 		}
+		if f, ok := r.(fatalError); ok {
+			err = f
+			return
+		}
+		s.log.Error("Pebble's commit pipeline is stuck after a failed write of its write-ahead log: ending the process; restart it (the log is replayed at the start, no acknowledged write is lost)",
+			"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		s.exit()
+		// Only a test's exit returns: the store stops as after any
+		// failed write.
+		err = fmt.Errorf("pebblekv: Pebble's commit pipeline is stuck: %v", r)
 	}()
 	return fn()
 }
+
+// exitProcess is a Store's exit outside tests.
+func exitProcess() { os.Exit(1) }
