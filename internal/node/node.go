@@ -396,10 +396,11 @@ func (n *Node) startAuth(ctx context.Context) error {
 }
 
 // refuseAppsMadeWithoutAuth keeps a node from turning authentication on
-// while applications made without it exist: anyone who could reach the
-// server then may have made them (an owner, even, which would also keep
-// the owner file from being read). The operator deletes them, or makes
-// them again, knowingly.
+// while applications made, changed or given their secret without it exist
+// (auth.Service.MadeWithoutAuth): anyone who could reach the server then
+// may have made them (an owner, even, which would also keep the owner file
+// from being read), or raised the role of one whose secret they hold. The
+// operator deletes them, or makes them again, knowingly.
 func (n *Node) refuseAppsMadeWithoutAuth(ctx context.Context) error {
 	apps, err := n.auth.MadeWithoutAuth(ctx)
 	if err != nil {
@@ -412,7 +413,7 @@ func (n *Node) refuseAppsMadeWithoutAuth(ctx context.Context) error {
 	for i, a := range apps {
 		names[i] = fmt.Sprintf("%s (%q, role %s, namespace %s)", a.ID, a.Name, a.Role, a.Namespace.Name)
 	}
-	return fmt.Errorf("authentication on, but %d application(s) got their secret while it was off, when anyone who could reach "+
+	return fmt.Errorf("authentication on, but %d application(s) were made, changed or given their secret while it was off, when anyone who could reach "+
 		"the server could have asked: %s; start without --auth, delete them (folio app delete ID), then start with --auth "+
 		"and make the ones you need again with the owner's credentials", len(apps), strings.Join(names, ", "))
 }
