@@ -111,6 +111,13 @@ type Config struct {
 	// CORSOrigins are the origins whose browser pages may call the API;
 	// none keeps cross-origin calls off.
 	CORSOrigins []string
+	// AllowedHosts are the host names clients reach the API by, besides
+	// IP addresses, localhost and the listen and advertise addresses'
+	// hosts ("*": any). A request that names another host in its Host
+	// header is refused (DNS rebinding, see httpapi.Hosts): every request
+	// if the API listens on loopback only or AllowedHosts is set, a
+	// browser's (one with an Origin) otherwise.
+	AllowedHosts []string
 	// MaxConnections caps the API's open connections; past it new ones
 	// wait. Default 4096.
 	MaxConnections int
@@ -648,7 +655,7 @@ func (n *Node) serveHTTP() {
 	ln := n.ln
 	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, n.log)
 	n.http = &http.Server{
-		Handler: n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, HTTPS: n.tls != nil, ForwardTLS: n.forwardTLS(),
+		Handler: n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, Hosts: n.hosts(), HTTPS: n.tls != nil, ForwardTLS: n.forwardTLS(),
 			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout})),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       idleTimeout,
@@ -718,7 +725,7 @@ func (n *Node) servePprof(addr string) error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	n.pprof = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	n.pprof = &http.Server{Handler: checkingHost(n.hostsOf(ln, addr), mux), ReadHeaderTimeout: 10 * time.Second}
 	go n.pprof.Serve(ln)
 	n.log.Info("pprof listening", "addr", ln.Addr().String())
 	return nil
