@@ -59,6 +59,9 @@ type serveConfig struct {
 	GRPCAddr string `json:"grpc_addr"`
 	// CORSOrigins are the origins whose browser pages may call the API.
 	CORSOrigins []string `json:"cors_origins"`
+	// AllowedHosts are the host names clients reach the API by, besides
+	// IP addresses, localhost and the listen and advertise addresses'.
+	AllowedHosts []string `json:"allowed_hosts"`
 	// LogRetention is how long the change log keeps a commit (0: forever).
 	LogRetention duration `json:"log_retention"`
 	// LogMaxHold is how much longer than the retention a stream that is
@@ -222,6 +225,7 @@ func settings() []setting {
 		{"max-open-transactions", "FOLIO_MAX_OPEN_TRANSACTIONS", "interactive transactions open at once on this node; a begin beyond it answers 503 UNAVAILABLE; -1: unlimited", "a quarter of the PostgreSQL pool, unlimited on pebble", number(func(c *serveConfig) *int { return &c.MaxOpenTx })},
 		{"max-concurrent-reads", "FOLIO_MAX_CONCURRENT_READS", "reads streaming at once outside transactions; one beyond it waits up to the acquire timeout, then answers 503 UNAVAILABLE; -1: unlimited", "half the PostgreSQL pool, unlimited on pebble", number(func(c *serveConfig) *int { return &c.MaxReads })},
 		{"cors-origins", "FOLIO_CORS_ORIGINS", "comma-separated origins whose browser pages may call the API, or * for any", "none: cross-origin calls stay off", list(func(c *serveConfig) *[]string { return &c.CORSOrigins })},
+		{"allowed-hosts", "FOLIO_ALLOWED_HOSTS", "comma-separated host names clients reach the API by, besides IP addresses, localhost and the hosts of --addr and --advertise-addr, or * for any; once set, a request that names another host in its Host header is refused, as it always is on a server that listens on loopback only (DNS rebinding)", "none: the names above", list(func(c *serveConfig) *[]string { return &c.AllowedHosts })},
 		{"auth", "FOLIO_AUTH", "require an access token on every call but health, info and the token endpoint (--auth, or true or false)", "false", boolean(func(c *serveConfig) *bool { return &c.Auth })},
 		{"owner-file", "FOLIO_OWNER_FILE", "file of the owner application's credentials: read at the first start with --auth if it exists (to choose them), written there otherwise", "<data-dir>/owner.json", text(func(c *serveConfig) *string { return &c.OwnerFile })},
 		{"token-ttl", "FOLIO_TOKEN_TTL", "how long an access token is valid", "1h", dur(func(c *serveConfig) *duration { return &c.TokenTTL })},
@@ -469,6 +473,7 @@ func nodeConfig(cfg serveConfig, log *slog.Logger) node.Config {
 		MetricsAddr:            cfg.MetricsAddr,
 		GRPCAddr:               cfg.GRPCAddr,
 		CORSOrigins:            cfg.CORSOrigins,
+		AllowedHosts:           cfg.AllowedHosts,
 		Logger:                 log,
 		Version:                version,
 		MaxBodyBytes:           cfg.MaxBodyBytes,

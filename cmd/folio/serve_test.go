@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,21 @@ func TestLoadConfig(t *testing.T) {
 		t.Setenv("FOLIO_MAX_CONCURRENT_READS", "many")
 		if _, err := loadConfig(nil); err == nil {
 			t.Fatal("a bad read bound was accepted")
+		}
+	})
+	t.Run("allowed hosts", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "folio.json")
+		if err := os.WriteFile(file, []byte(`{"allowed_hosts":["folio.internal"]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := loadConfig([]string{"--config", file})
+		if got := nodeConfig(c, nil).AllowedHosts; err != nil || !slices.Equal(got, []string{"folio.internal"}) {
+			t.Fatalf("from the file: %v, %v", got, err)
+		}
+		t.Setenv("FOLIO_ALLOWED_HOSTS", "a.example,b.example")
+		c, err = loadConfig([]string{"--config", file})
+		if got := nodeConfig(c, nil).AllowedHosts; err != nil || !slices.Equal(got, []string{"a.example", "b.example"}) {
+			t.Fatalf("from env: %v, %v", got, err)
 		}
 	})
 	t.Setenv("FOLIO_CACHE_MIB", "lots")

@@ -51,11 +51,32 @@ type appRecord struct {
 	// owner's role, and other callers see "owner" instead (seenBy).
 	CreatedByOwner bool `json:"created_by_owner,omitempty"`
 	UpdatedByOwner bool `json:"updated_by_owner,omitempty"`
-	// WithoutAuth marks an application made, or given its secret, by the
-	// anonymous caller of a server without authentication: anyone who
-	// could reach the server may hold its secret, so a start with
-	// authentication refuses it (MadeWithoutAuth).
+	// WithoutAuth marks an application made, changed (its role raised,
+	// say) or given its secret by the anonymous caller of a server without
+	// authentication: anyone who could reach the server may hold its
+	// secret, or have given it its role, so a start with authentication
+	// refuses it (MadeWithoutAuth).
 	WithoutAuth bool `json:"without_auth,omitempty"`
+	// OwnerFile marks the owner application EnsureOwner made from the
+	// owner file: the one application rightly made by nobody (CreatedBy
+	// "") but an anonymous caller's.
+	OwnerFile bool `json:"owner_file,omitempty"`
+}
+
+// madeWithoutAuth reports whether the anonymous caller of a server
+// without authentication may have made the application, changed it or
+// given it its secret. Versions before WithoutAuth stored an anonymous
+// caller's application with no creator and no mark, as they stored the
+// owner made from the owner file, whose record they made as EnsureOwner
+// still does (its name and description tell it).
+func (r appRecord) madeWithoutAuth() bool {
+	return r.WithoutAuth || (r.CreatedBy == "" && !r.OwnerFile && !r.ownerBeforeTheMark())
+}
+
+// ownerBeforeTheMark reports whether r is the owner application as
+// versions before OwnerFile made it from the owner file.
+func (r appRecord) ownerBeforeTheMark() bool {
+	return r.CreatedBy == "" && r.Role == RoleOwner && r.NS == Default.Name && r.Name == ownerName && r.Description == ownerDescription
 }
 
 // Limits of an application's fields.
@@ -78,6 +99,8 @@ type NewApplication struct {
 	// WithoutAuth: the caller is the anonymous one of a server without
 	// authentication.
 	WithoutAuth bool
+	// OwnerFile: the owner application, made from the owner file.
+	OwnerFile bool
 	// ID and Secret, if set, are used instead of generated ones (the
 	// owner's credential at first start).
 	ID, Secret string
@@ -119,7 +142,7 @@ func (s *Service) CreateApplication(ctx context.Context, tx kv.Tx, a NewApplicat
 	}
 	rec := appRecord{Name: a.Name, Description: a.Description, NS: a.Namespace.Name, Role: a.Role,
 		SecretHash: s.hash(a.Secret), SecretGen: 1, CreatedAt: s.now().UTC(), CreatedBy: a.CreatedBy,
-		CreatedByOwner: a.CreatedByOwner, WithoutAuth: a.WithoutAuth}
+		CreatedByOwner: a.CreatedByOwner, WithoutAuth: a.WithoutAuth, OwnerFile: a.OwnerFile}
 	if err := putApp(tx, a.ID, rec); err != nil {
 		return nil, err
 	}
@@ -220,6 +243,13 @@ func (s *Service) UpdateApplication(ctx context.Context, tx kv.Tx, by Caller, u 
 	}
 	rec.Name, rec.Description = u.Name, u.Description
 	s.updatedBy(&rec, by)
+	// Whoever could reach the server may have changed it: raised the role
+	// of an application whose secret it holds, say. A signed-in caller's
+	// update does not clear the mark: unlike a rotation, it leaves the
+	// secret as it was.
+	if by.App == "" {
+		rec.WithoutAuth = true
+	}
 	if err := putApp(tx, u.ID, rec); err != nil {
 		return nil, err
 	}
@@ -280,6 +310,11 @@ func (s *Service) DeleteApplication(ctx context.Context, tx kv.Tx, by Caller, id
 // ListApplications returns the applications of the caller's namespace
 // (every namespace's for the owner), in id order, without secrets.
 func (s *Service) ListApplications(ctx context.Context, tx kv.Tx, by Caller) ([]*Application, error) {
+	return s.listApplications(ctx, tx, by, func(appRecord) bool { return true })
+}
+
+// listApplications is ListApplications of the records keep keeps.
+func (s *Service) listApplications(ctx context.Context, tx kv.Tx, by Caller, keep func(appRecord) bool) ([]*Application, error) {
 	it := tx.Scan(ctx, keyspace.Applications(), kv.ScanOptions{})
 	defer it.Close()
 	var out []*Application
@@ -289,7 +324,7 @@ func (s *Service) ListApplications(ctx context.Context, tx kv.Tx, by Caller) ([]
 		if err := json.Unmarshal(it.Value(), &rec); err != nil {
 			return nil, corrupt("application", it.Key(), err)
 		}
-		if by.Role != RoleOwner && rec.NS != by.Namespace.Name {
+		if (by.Role != RoleOwner && rec.NS != by.Namespace.Name) || !keep(rec) {
 			continue
 		}
 		id, err := keyspace.LastString(it.Key())
@@ -312,24 +347,16 @@ func (s *Service) ListApplications(ctx context.Context, tx kv.Tx, by Caller) ([]
 	return out, nil
 }
 
-// MadeWithoutAuth returns the applications made, or given their secret,
-// while the server ran without authentication, in id order.
+// MadeWithoutAuth returns the applications made, changed or given their
+// secret while the server ran without authentication (appRecord's
+// madeWithoutAuth), in id order.
 func (s *Service) MadeWithoutAuth(ctx context.Context) ([]*Application, error) {
-	var all []*Application
+	var out []*Application
 	_, err := kv.Run(ctx, s.store, func(tx kv.Tx) (err error) {
-		all, err = s.ListApplications(ctx, tx, Caller{Role: RoleOwner})
+		out, err = s.listApplications(ctx, tx, Caller{Role: RoleOwner}, appRecord.madeWithoutAuth)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	var out []*Application
-	for _, a := range all {
-		if a.WithoutAuth {
-			out = append(out, a)
-		}
-	}
-	return out, nil
+	return out, err
 }
 
 // HasOwner reports whether an application with the owner's role exists.

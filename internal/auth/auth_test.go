@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -611,4 +612,81 @@ func sortedNames(a, b *Application) []string {
 		a, b = b, a
 	}
 	return []string{a.Name, b.Name}
+}
+
+// An anonymous caller (of a server without authentication) who changes an
+// application, its role above all, may have raised one whose secret it
+// knows: a start with authentication refuses it as it refuses one made
+// anonymously. A signed-in caller's change leaves no mark.
+func TestUpdatedWithoutAuth(t *testing.T) {
+	f := newFixture(t, backendtest.OpenPebble)
+	anonymous := Caller{Namespace: Default, Role: RoleOwner} // ops.principal's
+	owner := Caller{App: "ops", Namespace: Default, Role: RoleOwner}
+	var raised, renamed, signedIn *Application
+	f.run(t, func(tx kv.Tx) (err error) {
+		for _, a := range []**Application{&raised, &renamed, &signedIn} {
+			if *a, err = f.svc.CreateApplication(bg, tx, NewApplication{Name: "reader", Namespace: Default, Role: RoleReader, CreatedBy: owner.App}); err != nil {
+				return err
+			}
+		}
+		if _, err = f.svc.UpdateApplication(bg, tx, anonymous, ApplicationUpdate{ID: raised.ID, Name: "raised", Role: RoleOwner}); err != nil {
+			return err
+		}
+		if _, err = f.svc.UpdateApplication(bg, tx, anonymous, ApplicationUpdate{ID: renamed.ID, Name: "renamed"}); err != nil {
+			return err
+		}
+		_, err = f.svc.UpdateApplication(bg, tx, owner, ApplicationUpdate{ID: signedIn.ID, Name: "signed in", Role: RoleEditor})
+		return err
+	})
+	got := madeWithoutAuth(t, f)
+	if want := []string{"raised", "renamed"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("made without auth: %v, want %v", got, want)
+	}
+	// A signed-in caller's later change does not clear the mark: the
+	// secret may still be anyone's.
+	f.run(t, func(tx kv.Tx) error {
+		_, err := f.svc.UpdateApplication(bg, tx, owner, ApplicationUpdate{ID: raised.ID, Name: "raised", Role: RoleReader})
+		return err
+	})
+	if got := madeWithoutAuth(t, f); !slices.Contains(got, "raised") {
+		t.Fatalf("after a signed-in update, made without auth: %v, want raised still", got)
+	}
+}
+
+// Versions before the mark (without_auth) stored an application made by
+// the anonymous caller with no creator (created_by ""): such a record is
+// taken for one made without authentication, unless it is the owner made
+// from the owner file, marked or (stored by those versions) as
+// EnsureOwner made it.
+func TestMadeWithoutAuthBeforeTheMark(t *testing.T) {
+	f := newFixture(t, backendtest.OpenPebble)
+	owner, err := f.svc.EnsureOwner(bg, filepath.Join(t.TempDir(), "owner.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := func(id string, rec appRecord) {
+		f.run(t, func(tx kv.Tx) error { return putApp(tx, id, rec) })
+	}
+	// As the versions before the mark stored them.
+	legacy("anon1", appRecord{Name: "anonymous", NS: Default.Name, Role: RoleOwner, SecretGen: 1})
+	legacy("oldowner", appRecord{Name: ownerName, Description: ownerDescription, NS: Default.Name, Role: RoleOwner, SecretGen: 1})
+	legacy("signed", appRecord{Name: "signed in", NS: Default.Name, Role: RoleEditor, SecretGen: 1, CreatedBy: owner.ID, CreatedByOwner: true})
+	if got, want := madeWithoutAuth(t, f), []string{"anonymous"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("made without auth: %v, want %v (not the owner %s, nor the old owner, nor one made signed in)", got, want, owner.ID)
+	}
+}
+
+// madeWithoutAuth is the names of what MadeWithoutAuth returns, sorted.
+func madeWithoutAuth(t *testing.T, f *fixture) []string {
+	t.Helper()
+	apps, err := f.svc.MadeWithoutAuth(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range apps {
+		names = append(names, a.Name)
+	}
+	slices.Sort(names)
+	return names
 }

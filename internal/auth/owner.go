@@ -19,6 +19,12 @@ type OwnerCredentials struct {
 	ClientSecret string `json:"client_secret"`
 }
 
+// What EnsureOwner names the owner application it makes.
+const (
+	ownerName        = "owner"
+	ownerDescription = "the server's owner, made at the first start with authentication on"
+)
+
 // EnsureOwner makes sure the store has an owner application, so that a
 // server with authentication on can be managed at all. If it has none, the
 // owner is created with the credentials of the file at path if there is
@@ -51,8 +57,8 @@ func (s *Service) EnsureOwner(ctx context.Context, path string) (*Application, e
 	_, err = kv.Run(ctx, s.store, func(tx kv.Tx) error {
 		var err error
 		app, err = s.CreateApplication(ctx, tx, NewApplication{ID: creds.ClientID, Secret: creds.ClientSecret,
-			Name: "owner", Description: "the server's owner, made at the first start with authentication on",
-			Namespace: Default, Role: RoleOwner})
+			Name: ownerName, Description: ownerDescription,
+			Namespace: Default, Role: RoleOwner, OwnerFile: true})
 		return err
 	})
 	if err != nil {

@@ -541,7 +541,7 @@ func TestPortSniffing(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		for _, b := range []byte("GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") {
+		for _, b := range []byte("GET /v1/health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n") {
 			if _, err := c.Write([]byte{b}); err != nil {
 				t.Fatal(err)
 			}

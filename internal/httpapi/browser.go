@@ -18,7 +18,9 @@ import (
 // request that may change something and names an origin other than the
 // server's is refused unless CORS allows that origin, and every request
 // with a body must say it is JSON (a second guard, for a browser that
-// sends no Origin).
+// sends no Origin). Same origin means a host of the server's too
+// (Hosts): a page whose name was rebound to the server's address names its
+// own host in both Origin and Host.
 
 // tokenPath takes a form-encoded body by definition (OAuth2).
 const tokenPath = "/v1/auth/token"
@@ -46,13 +48,18 @@ func checkContentType(r *http.Request) error {
 // checkOrigin refuses a request of a page of another site: a method other
 // than GET, HEAD and OPTIONS (POST reads too: the API reads by POST) whose
 // Origin is neither the server's own nor one CORS allows. A request
-// without Origin is not a browser's cross-site one.
+// without Origin is not a browser's cross-site one. Nor is a request whose
+// Host is not one of the server's names its own (DNS rebinding).
 func (s *Server) checkOrigin(r *http.Request) error {
 	origin := r.Header.Get("Origin")
 	switch {
 	case origin == "", r.Method == http.MethodGet, r.Method == http.MethodHead, r.Method == http.MethodOptions:
 		return nil
-	case s.corsAllows(origin), s.sameOrigin(r, origin):
+	case s.corsAllows(origin):
+		return nil
+	case !s.cfg.Hosts.Known(r.Host):
+		return unknownHost(r.Host)
+	case s.sameOrigin(r, origin):
 		return nil
 	}
 	return status.Errorf(status.PermissionDenied, "cross-origin request refused: the origin '%s' is not this server's, nor one --cors-origins allows", origin)

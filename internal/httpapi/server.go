@@ -30,6 +30,8 @@ type Config struct {
 	// CORSOrigins are the origins whose browser pages may call the API
 	// ("*" for any). None: cross-origin calls stay off.
 	CORSOrigins []string
+	// Hosts are the names a request's Host may give (DNS rebinding).
+	Hosts Hosts
 	// HTTPS says that requests come over TLS, where r.TLS cannot tell: the
 	// node splits its port by protocol after the handshake. Same-origin
 	// checks need the scheme.
@@ -205,6 +207,12 @@ func (s *Server) serve(sw *statusWriter, r *http.Request, requestID string) *htt
 	if r.ContentLength != 0 {
 		sw.rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
 		r.Body = &bodyWithDeadline{ReadCloser: r.Body, rc: sw.rc}
+	}
+	// Before anything else, a preflight included: a rebound page's
+	// requests all name another host.
+	if err := s.checkHost(r); err != nil {
+		s.fail(sw, r, err)
+		return r
 	}
 	if s.cors(sw, r) {
 		return r // a preflight, answered

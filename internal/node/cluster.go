@@ -8,7 +8,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"slices"
+
+	"github.com/foliodb/folio/internal/httpapi"
 )
 
 // Several nodes on one PostgreSQL database: each registers its id and the
@@ -89,4 +93,41 @@ func (n *Node) forwardTLS() *tls.Config {
 		}
 	}
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+}
+
+// hosts are the names the API answers requests for (httpapi.Hosts).
+func (n *Node) hosts() httpapi.Hosts { return n.hostsOf(n.ln, n.cfg.Addr) }
+
+// hostsOf are the names a listener of the node's (at addr, listening on
+// ln) answers requests for: the hosts of addr, of the API's listen and
+// advertise addresses, and AllowedHosts. It refuses every request that
+// names another host when it listens on loopback only, where a client has
+// no reason to (and a page that rebound its own name to 127.0.0.1 does),
+// or when the operator listed the names.
+func (n *Node) hostsOf(ln net.Listener, addr string) httpapi.Hosts {
+	names := slices.Clone(n.cfg.AllowedHosts)
+	for _, a := range []string{addr, n.cfg.Addr} {
+		if host, _, err := net.SplitHostPort(a); err == nil && host != "" {
+			names = append(names, host)
+		}
+	}
+	if advertised, err := n.advertiseAddr(); err == nil {
+		host, _, _ := net.SplitHostPort(advertised)
+		names = append(names, host)
+	}
+	return httpapi.Hosts{Names: names, Every: !beyondLoopback(ln.Addr()) || len(n.cfg.AllowedHosts) > 0}
+}
+
+// checkingHost serves h on a listener of the node's own (the profiler's,
+// the metrics') but for the requests hosts refuses, as the API refuses
+// them: a page rebound to loopback would read the profiles (the command
+// line among them) and the metrics too.
+func checkingHost(hosts httpapi.Hosts, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hosts.Refuses(r.Host) {
+			http.Error(w, "request refused: the host is not a name of this server (see --allowed-hosts)", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

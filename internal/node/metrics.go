@@ -51,8 +51,10 @@ func (n *Node) withMetrics(api http.Handler) http.Handler {
 		return api
 	}
 	scrape := n.metrics.Handler()
+	hosts := n.hosts()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == MetricsPath && r.Method == http.MethodGet {
+		// A request the API refuses for its Host goes there to be.
+		if r.URL.Path == MetricsPath && r.Method == http.MethodGet && !hosts.Refuses(r.Host) {
 			scrape.ServeHTTP(w, r)
 			return
 		}
@@ -69,7 +71,7 @@ func (n *Node) serveMetrics(addr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET "+MetricsPath, n.metrics.Handler())
-	n.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	n.metricsHTTP = &http.Server{Handler: checkingHost(n.hostsOf(ln, addr), mux), ReadHeaderTimeout: 10 * time.Second}
 	go n.metricsHTTP.Serve(ln)
 	n.metricsLn = ln
 	n.log.Info("metrics listening", "addr", ln.Addr().String(), "path", MetricsPath)

@@ -111,6 +111,13 @@ type Config struct {
 	// CORSOrigins are the origins whose browser pages may call the API;
 	// none keeps cross-origin calls off.
 	CORSOrigins []string
+	// AllowedHosts are the host names clients reach the API by, besides
+	// IP addresses, localhost and the listen and advertise addresses'
+	// hosts ("*": any). A request that names another host in its Host
+	// header is refused (DNS rebinding, see httpapi.Hosts): every request
+	// if the API listens on loopback only or AllowedHosts is set, a
+	// browser's (one with an Origin) otherwise.
+	AllowedHosts []string
 	// MaxConnections caps the API's open connections; past it new ones
 	// wait. Default 4096.
 	MaxConnections int
@@ -396,10 +403,11 @@ func (n *Node) startAuth(ctx context.Context) error {
 }
 
 // refuseAppsMadeWithoutAuth keeps a node from turning authentication on
-// while applications made without it exist: anyone who could reach the
-// server then may have made them (an owner, even, which would also keep
-// the owner file from being read). The operator deletes them, or makes
-// them again, knowingly.
+// while applications made, changed or given their secret without it exist
+// (auth.Service.MadeWithoutAuth): anyone who could reach the server then
+// may have made them (an owner, even, which would also keep the owner file
+// from being read), or raised the role of one whose secret they hold. The
+// operator deletes them, or makes them again, knowingly.
 func (n *Node) refuseAppsMadeWithoutAuth(ctx context.Context) error {
 	apps, err := n.auth.MadeWithoutAuth(ctx)
 	if err != nil {
@@ -412,7 +420,7 @@ func (n *Node) refuseAppsMadeWithoutAuth(ctx context.Context) error {
 	for i, a := range apps {
 		names[i] = fmt.Sprintf("%s (%q, role %s, namespace %s)", a.ID, a.Name, a.Role, a.Namespace.Name)
 	}
-	return fmt.Errorf("authentication on, but %d application(s) got their secret while it was off, when anyone who could reach "+
+	return fmt.Errorf("authentication on, but %d application(s) were made, changed or given their secret while it was off, when anyone who could reach "+
 		"the server could have asked: %s; start without --auth, delete them (folio app delete ID), then start with --auth "+
 		"and make the ones you need again with the owner's credentials", len(apps), strings.Join(names, ", "))
 }
@@ -647,7 +655,7 @@ func (n *Node) serveHTTP() {
 	ln := n.ln
 	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, n.log)
 	n.http = &http.Server{
-		Handler: n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, HTTPS: n.tls != nil, ForwardTLS: n.forwardTLS(),
+		Handler: n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, Hosts: n.hosts(), HTTPS: n.tls != nil, ForwardTLS: n.forwardTLS(),
 			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout})),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       idleTimeout,
@@ -717,7 +725,7 @@ func (n *Node) servePprof(addr string) error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	n.pprof = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	n.pprof = &http.Server{Handler: checkingHost(n.hostsOf(ln, addr), mux), ReadHeaderTimeout: 10 * time.Second}
 	go n.pprof.Serve(ln)
 	n.log.Info("pprof listening", "addr", ln.Addr().String())
 	return nil

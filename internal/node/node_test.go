@@ -146,7 +146,7 @@ func TestShutdownOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /v1/databases/db/collections/items/documents/insert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(insert))
+	fmt.Fprintf(conn, "POST /v1/databases/db/collections/items/documents/insert HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(insert))
 	rd := bufio.NewReader(conn)
 	if res, err := http.ReadResponse(rd, nil); err != nil || res.StatusCode != http.StatusContinue {
 		t.Fatalf("want 100 Continue, got %v, %v", res, err)

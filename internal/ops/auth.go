@@ -137,7 +137,7 @@ func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplica
 // with --auth will refuse an application.
 func (o *Ops) warnWithoutAuth(app *auth.Application) {
 	if app.WithoutAuth {
-		o.log.Warn("an application got its secret without authentication: a start with --auth refuses it until it is deleted", "application", app.ID)
+		o.log.Warn("an application was made, changed or given its secret without authentication: a start with --auth refuses it until it is deleted", "application", app.ID)
 	}
 }
 
@@ -166,7 +166,11 @@ func (o *Ops) UpdateApplication(ctx context.Context, c Caller, req UpdateApplica
 			Description: req.Description, Role: auth.Role(req.Role)})
 		return err
 	})
-	return app, apiError(ctx, err)
+	if err != nil {
+		return nil, apiError(ctx, err)
+	}
+	o.warnWithoutAuth(app)
+	return app, nil
 }
 
 // ApplicationRequest names an application.

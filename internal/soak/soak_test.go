@@ -310,7 +310,7 @@ func slowRead(ctx context.Context, addr string, st *stats) {
 			continue
 		}
 		body := `{"filter":{}}`
-		fmt.Fprintf(conn, "POST %s/documents/read HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", coll, len(body), body)
+		fmt.Fprintf(conn, "POST %s/documents/read HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", coll, len(body), body)
 		buf := make([]byte, 16)
 		for ctx.Err() == nil {
 			conn.SetReadDeadline(time.Now().Add(clientWait))
@@ -337,7 +337,7 @@ func slowBody(ctx context.Context, addr string, st *stats) {
 			sleep(ctx, time.Second)
 			continue
 		}
-		fmt.Fprintf(conn, "POST %s/documents/insert HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", coll)
+		fmt.Fprintf(conn, "POST %s/documents/insert HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", coll)
 		answered := make(chan struct{})
 		go func() {
 			defer close(answered)
@@ -476,7 +476,7 @@ func stalledFeed(ctx context.Context, addr string, i int, f *feedStats) {
 // stalledStream is one stalled stream on conn, from the request to its
 // end. A stream the run's end interrupts is not counted.
 func stalledStream(ctx context.Context, conn net.Conn, i int, afterRestart bool, f *feedStats) {
-	fmt.Fprintf(conn, "POST %s/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", feedColl)
+	fmt.Fprintf(conn, "POST %s/events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", feedColl)
 	// The head comes at once, before any change.
 	conn.SetReadDeadline(time.Now().Add(clientWait))
 	br := bufio.NewReader(conn)

@@ -300,6 +300,121 @@ func TestCrossOriginWritesRefused(t *testing.T) {
 	}
 }
 
+// DNS rebinding: a page of evil.example points its name at the server's
+// address, and the browser then takes the server for evil.example's:
+// Origin and Host both name evil.example, so the request looks like one of
+// the server's own pages. A server that listens on loopback only answers
+// only requests that name it (an IP address, localhost, its listen or
+// advertise address's host, --allowed-hosts): any other Host is refused
+// with 403 before anything else, reads by GET included. One that listens
+// beyond loopback, which clients may reach by any name, refuses such a
+// browser's request (one with an Origin) as cross-origin, and every
+// request that names another host once --allowed-hosts lists its names.
+func TestDNSRebindingRefused(t *testing.T) {
+	const refusal = "request refused: the host '%s' is not a name of this server (an IP address, localhost, the host of its listen or advertise address, or one --allowed-hosts lists)"
+	type request struct {
+		name, method, path, host, origin, body string
+		refused                                bool
+	}
+	check := func(t *testing.T, c *client, port string, requests []request) {
+		t.Helper()
+		for _, tc := range requests {
+			t.Run(tc.name, func(t *testing.T) {
+				before := c.snapshot(t)
+				var body io.Reader = http.NoBody
+				if tc.body != "" {
+					body = strings.NewReader(tc.body)
+				}
+				req, err := http.NewRequest(tc.method, c.base+tc.path, body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Host = strings.ReplaceAll(tc.host, "PORT", port)
+				if tc.origin != "" {
+					req.Header.Set("Origin", strings.ReplaceAll(tc.origin, "PORT", port))
+				}
+				if tc.body != "" {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				r := c.doRequest(t, req)
+				if !tc.refused {
+					if r.status == http.StatusForbidden {
+						t.Fatalf("refused: %s", r)
+					}
+					return
+				}
+				host, _, _ := strings.Cut(req.Host, ":")
+				wantError(t, r, 403, "PERMISSION_DENIED", fmt.Sprintf(refusal, host))
+				if after := c.snapshot(t); after != before {
+					t.Errorf("the request changed the data:\nbefore %s\nafter  %s", before, after)
+				}
+			})
+		}
+	}
+	read := docPath("db1", "users", "read")
+	insert := docPath("db1", "users", "insert")
+
+	t.Run("on loopback", func(t *testing.T) {
+		c := startServer(t, backendtest.OpenPebble(t), node.Config{AllowedHosts: []string{"folio.internal"},
+			AdvertiseAddr: "node-a.internal:8081"})
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "users", usersSchema)
+		c.insert(t, "db1", "users", `{"id":1,"name":"secret"}`)
+		_, port, _ := strings.Cut(strings.TrimPrefix(c.base, "http://"), ":")
+		check(t, c, port, []request{
+			{"a rebound page's write", "POST", dbPath("db2", "create"), "evil.example:PORT", "http://evil.example:PORT", "", true},
+			{"a rebound page's insert", "POST", insert, "evil.example:PORT", "http://evil.example:PORT", `{"documents":[{"id":7}]}`, true},
+			{"a rebound page's read", "POST", read, "evil.example:PORT", "http://evil.example:PORT", `{"filter":{}}`, true},
+			{"a read without Origin", "POST", read, "evil.example:PORT", "", `{"filter":{}}`, true},
+			{"a read by GET", "GET", "/v1/info", "evil.example:PORT", "", "", true},
+			{"the metrics", "GET", "/metrics", "evil.example:PORT", "", "", true},
+			{"a preflight", "OPTIONS", insert, "evil.example:PORT", "http://evil.example:PORT", "", true},
+			{"a name ending in localhost", "POST", read, "evil-localhost:PORT", "", `{"filter":{}}`, true},
+			{"a name under an allowed one", "POST", read, "x.folio.internal:PORT", "", `{"filter":{}}`, true},
+			{"127.0.0.1", "POST", read, "127.0.0.1:PORT", "http://127.0.0.1:PORT", `{"filter":{}}`, false},
+			{"::1", "POST", read, "[::1]:PORT", "", `{"filter":{}}`, false},
+			{"localhost", "POST", dbPath("db3", "create"), "localhost:PORT", "http://localhost:PORT", "", false},
+			{"LOCALHOST., no port", "POST", read, "LOCALHOST.", "", `{"filter":{}}`, false},
+			{"a name under localhost", "POST", read, "app.localhost:PORT", "http://app.localhost:PORT", `{"filter":{}}`, false},
+			{"an allowed host", "POST", dbPath("db4", "create"), "folio.internal:PORT", "http://folio.internal:PORT", "", false},
+			{"an allowed host, upper case", "GET", "/metrics", "Folio.Internal:PORT", "", "", false},
+			// Where the other nodes send the requests they relay.
+			{"the advertised host", "POST", read, "node-a.internal:8081", "", `{"filter":{}}`, false},
+		})
+	})
+
+	t.Run("beyond loopback", func(t *testing.T) {
+		for _, tc := range []struct {
+			name    string
+			allowed []string
+			every   bool // every request that names another host is refused
+		}{{"no --allowed-hosts", nil, false}, {"--allowed-hosts", []string{"folio.internal"}, true}} {
+			t.Run(tc.name, func(t *testing.T) {
+				n, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebble(t), Addr: "0.0.0.0:0", AllowedHosts: tc.allowed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { n.Close() })
+				_, port, _ := net.SplitHostPort(n.Addr().String())
+				c := newClient("http://127.0.0.1:" + port)
+				c.createDB(t, "db1")
+				c.createColl(t, "db1", "users", usersSchema)
+				requests := []request{
+					{"a rebound page's write", "POST", dbPath("db2", "create"), "evil.example:PORT", "http://evil.example:PORT", "", true},
+					{"a rebound page's read", "POST", read, "evil.example:PORT", "http://evil.example:PORT", `{"filter":{}}`, true},
+					{"a client's read", "POST", read, "evil.example:PORT", "", `{"filter":{}}`, tc.every},
+					{"a read by GET", "GET", "/v1/info", "evil.example:PORT", "", "", tc.every},
+					{"an IP address", "POST", read, "192.0.2.7:PORT", "http://192.0.2.7:PORT", `{"filter":{}}`, false},
+				}
+				if tc.every {
+					requests = append(requests, request{"an allowed host", "POST", read, "folio.internal:PORT", "http://folio.internal:PORT", `{"filter":{}}`, false})
+				}
+				check(t, c, port, requests)
+			})
+		}
+	})
+}
+
 // brokenStore fails every transaction with an error that holds what a
 // client must never see: an address, a user and a database name.
 type brokenStore struct{ kv.Store }
@@ -396,7 +511,7 @@ func TestSlowBodiesAgainstTheConnectionCap(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", docPath("db1", "users", "insert"))
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", docPath("db1", "users", "insert"))
 		go func() {
 			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 			if err != nil {
@@ -454,7 +569,7 @@ func TestStalledReaderIsCutOff(t *testing.T) {
 	}
 	defer conn.Close()
 	body := `{"filter":{}}`
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", docPath("db1", "users", "read"), len(body), body)
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", docPath("db1", "users", "read"), len(body), body)
 	time.Sleep(2 * time.Second) // the client reads nothing
 	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {

@@ -278,7 +278,9 @@ func promtoolCheck(t *testing.T, text string) {
 }
 
 // TestMetricsOnTheirOwnListener: with MetricsAddr, /metrics is served
-// there and no longer on the API's port.
+// there and no longer on the API's port. On loopback, it refuses a request
+// that names another host than the server's, as the API does (DNS
+// rebinding).
 func TestMetricsOnTheirOwnListener(t *testing.T) {
 	n := startNode(t, backendtest.OpenPebble(t), node.Config{MetricsAddr: "127.0.0.1:0"})
 	defer n.Close()
@@ -288,5 +290,13 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 	own := newClient("http://" + n.MetricsAddr().String())
 	if got := own.scrape(t).value(t, "folio_requests_total", "code=OK", "operation=ListDatabases", "transport=http"); got != 1 {
 		t.Fatalf("folio_requests_total for the list on the metrics' listener: %v, want 1", got)
+	}
+	req, err := http.NewRequest("GET", own.base+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "evil.example"
+	if r := own.doRequest(t, req); r.status != http.StatusForbidden {
+		t.Errorf("a scrape naming another host: %s, want 403", r)
 	}
 }
