@@ -23,7 +23,7 @@ var transports = []string{"internal/httpapi", "internal/grpcapi"}
 // transportMayImport is every Folio package a transport may import.
 // (Outside the module, grpcapi also imports the published definitions'
 // generated package, github.com/tigrisdata/tigris-client-go/api/server/v1.)
-var transportMayImport = []string{"internal/ops", "internal/status", "internal/jsonscan"}
+var transportMayImport = []string{"internal/ops", "internal/status", "internal/jsonscan", wireDefinitions}
 
 // wirePackages are the packages that only transports (and the node that
 // starts them, and tools that are clients) may import.
@@ -33,8 +33,33 @@ var wirePackages = []string{"net/http", "google.golang.org/grpc", "github.com/ti
 // the transports, the node that starts them, the metrics (served over HTTP
 // to a scraper),
 // the load generator (an HTTP client) and the benchmarks that run servers
-// and call them.
-var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare"}
+// and call them; and the wire's generated definitions themselves.
+var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare", wireDefinitions}
+
+// wireDefinitions is the Go code generated from Folio's .proto files
+// (api/proto): the API's messages and services. Only the packages that
+// speak the wire import it (and tests, which this test does not read):
+// the transports and the Go client.
+const wireDefinitions = "internal/wire/tigrisv1"
+
+var mayImportWireDefinitions = append([]string{"client"}, transports...)
+
+func TestOnlyTransportsAndTheClientImportTheWireDefinitions(t *testing.T) {
+	imports := packageImports(t)
+	if _, ok := imports[wireDefinitions]; !ok {
+		t.Fatalf("no package %s: the rule is out of date", wireDefinitions)
+	}
+	for pkg, imps := range imports {
+		if slices.Contains(mayImportWireDefinitions, pkg) {
+			continue
+		}
+		for _, imp := range imps {
+			if imp == module+wireDefinitions {
+				t.Errorf("%s imports %s: only %v speak the wire; call internal/ops", pkg, wireDefinitions, mayImportWireDefinitions)
+			}
+		}
+	}
+}
 
 // prometheus is the Prometheus client, which only internal/metrics
 // imports: the parts (kv and its backends above all) report plain Stats
