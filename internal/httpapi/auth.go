@@ -94,12 +94,8 @@ func (s *Server) createNamespaceNamedInBody(w http.ResponseWriter, r *http.Reque
 			req.Malformed = status.Errorf(status.InvalidArgument, "'name' is required")
 		case body.ID != "" && body.ID != body.Name:
 			req.Malformed = status.Errorf(status.InvalidArgument, "'id' must be the namespace's name or left out: Folio names a namespace by its name")
-		case body.Code != "":
-			code, err := strconv.ParseInt(string(body.Code), 10, 64)
-			if err != nil {
-				req.Malformed = status.Errorf(status.InvalidArgument, "'code' must be an integer")
-			}
-			req.ID = code
+		default:
+			req.ID, req.Malformed = namespaceNumber("code", body.Code)
 		}
 	}
 	ns, err := s.ops.CreateNamespace(r.Context(), caller(r), req)
@@ -112,17 +108,26 @@ func (s *Server) createNamespaceNamedInBody(w http.ResponseWriter, r *http.Reque
 	return nil
 }
 
+// namespaceNumber reads the number a client chose for a new namespace
+// (member field of its request); 0 when it chose none.
+func namespaceNumber(field string, n json.Number) (int64, error) {
+	if n == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil {
+		return 0, status.Errorf(status.InvalidArgument, "'%s' must be an integer", field)
+	}
+	return id, nil
+}
+
 func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		ID json.Number `json:"id"`
 	}
 	req := ops.CreateNamespaceRequest{Malformed: decode(r, &body), Name: r.PathValue("name")}
-	if req.Malformed == nil && body.ID != "" {
-		id, err := strconv.ParseInt(string(body.ID), 10, 64)
-		if err != nil {
-			req.Malformed = status.Errorf(status.InvalidArgument, "'id' must be an integer")
-		}
-		req.ID = id
+	if req.Malformed == nil {
+		req.ID, req.Malformed = namespaceNumber("id", body.ID)
 	}
 	ns, err := s.ops.CreateNamespace(r.Context(), caller(r), req)
 	if err != nil {
