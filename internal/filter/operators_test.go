@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -181,5 +182,49 @@ func TestRegexCostPerValue(t *testing.T) {
 	// Other documents, and other operators, are not affected.
 	if _, err := f.Matches([]byte(`{"id":1}`)); err != nil {
 		t.Error(err)
+	}
+}
+
+// The $regex bounds hold at their exact edges: a pattern of MaxRegexBytes,
+// a program of MaxRegexInstructions, and a value whose bytes times the
+// program are MaxRegexWork are taken; one more of any is refused.
+func TestRegexBoundsAtTheEdge(t *testing.T) {
+	s := mustSchema(t, operatorsSchema)
+	parse := func(pattern string) (Filter, error) {
+		return Parse([]byte(`{"name":{"$regex":"`+pattern+`"}}`), s, Collation{})
+	}
+	// One character class, however long its text: a long pattern that is
+	// cheap.
+	if _, err := parse("[" + strings.Repeat("a", MaxRegexBytes-2) + "]"); err != nil {
+		t.Errorf("a pattern of %d bytes: %v", MaxRegexBytes, err)
+	}
+	if _, err := parse("[" + strings.Repeat("a", MaxRegexBytes-1) + "]"); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("a pattern of %d bytes: %v, want it refused as too long", MaxRegexBytes+1, err)
+	}
+	// a{n} for the n whose program has exactly MaxRegexInstructions.
+	n := 1
+	for ; n < MaxRegexInstructions; n++ {
+		_, insts, err := compileRegex(fmt.Sprintf("a{%d}", n), false)
+		if err == nil && insts == MaxRegexInstructions {
+			break
+		}
+	}
+	edge, err := parse(fmt.Sprintf("a{%d}", n))
+	if err != nil || edge.regexes[0].insts != MaxRegexInstructions {
+		t.Fatalf("a{%d}: %v, want a program of exactly %d instructions taken", n, err, MaxRegexInstructions)
+	}
+	if _, err := parse(fmt.Sprintf("a{%d}", n+1)); err == nil || !strings.Contains(err.Error(), "too costly") {
+		t.Errorf("a{%d}: %v, want it refused as too costly", n+1, err)
+	}
+	// The value's span (its quotes included) times the program.
+	fits := MaxRegexWork/MaxRegexInstructions - 2
+	for _, c := range []struct {
+		n  int
+		ok bool
+	}{{fits, true}, {fits + 1, false}} {
+		_, err := edge.Matches([]byte(`{"id":1,"name":"` + strings.Repeat("a", c.n) + `"}`))
+		if (err == nil) != c.ok {
+			t.Errorf("a value of %d bytes: %v, want taken %v", c.n, err, c.ok)
+		}
 	}
 }
