@@ -494,3 +494,44 @@ func TestTrimmerMaxBytesAfterABurst(t *testing.T) {
 		}
 	})
 }
+
+// trimsRefused is a store whose TrimLog fails while refuse is set, as the
+// embedded store's does on a full disk.
+type trimsRefused struct {
+	kv.Store
+	refuse bool
+}
+
+func (s *trimsRefused) TrimLog(ctx context.Context, below kv.Position) error {
+	if s.refuse {
+		return errors.New("trim refused")
+	}
+	return s.Store.TrimLog(ctx, below)
+}
+
+// A trim that failed is done at the next tick, though nothing new came:
+// the trimmer does not take the log for trimmed.
+func TestTrimmerRetriesAFailedTrim(t *testing.T) {
+	s := &trimsRefused{Store: backendtest.OpenPebble(t)}
+	l := changelog.NewLog(s, changelog.Options{Retention: time.Hour})
+	p1 := commit(t, s, "a")
+	tick(t, l, 0)
+	commit(t, s, "b")
+	s.refuse = true
+	if err := l.Tick(ctx, t0.Add(61*time.Minute)); err == nil {
+		t.Fatal("a tick whose trim failed returned no error")
+	}
+	if !keeps(t, s, p1-1) {
+		t.Fatal("the refused trim trimmed")
+	}
+	if r, err := l.OpenReader(ctx, "test", p1-1); err != nil {
+		t.Errorf("a reader of what the failed trim left: %v", err)
+	} else {
+		r.Close()
+	}
+	s.refuse = false
+	tick(t, l, 62*time.Minute)
+	if keeps(t, s, p1-1) {
+		t.Error("the next tick did not do the trim that failed")
+	}
+}

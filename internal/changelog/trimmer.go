@@ -162,9 +162,18 @@ func (l *Log) Tick(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	// Raised before the trim, so that no reader opens below it meanwhile.
+	floorBefore := l.floor
 	l.floor = below
 	l.mu.Unlock()
 	if err := l.store.TrimLog(ctx, below); err != nil {
+		// Nothing was trimmed: lowered again, the next tick tries again
+		// (below <= floor would take the log for trimmed), and readers may
+		// open on what is still there.
+		l.mu.Lock()
+		if l.floor == below {
+			l.floor = floorBefore
+		}
+		l.mu.Unlock()
 		return err
 	}
 	if over >= 0 && below == sizeBelow {
