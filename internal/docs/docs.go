@@ -573,3 +573,43 @@ func (s *Service) FetchMany(ctx context.Context, tx kv.Tx, keys [][]byte, buf *[
 	}
 	return records, found, nil
 }
+
+// Count counts the documents f matches. Where the filter allows it counts
+// index entries and reads no document (query.Count); otherwise it reads
+// the candidates of the filter's read plan and checks each. plan tells
+// which way it went.
+func (s *Service) Count(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter) (n int64, plan query.Plan, err error) {
+	if err := requireDocuments(coll, "count"); err != nil {
+		return 0, query.Plan{}, err
+	}
+	n, plan, ok, err := query.Count(ctx, tx, coll, f)
+	if err != nil {
+		return 0, plan, err
+	}
+	if ok {
+		s.logPlan(ctx, coll, plan)
+		return n, plan, nil
+	}
+	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: f, Counts: &s.counts})
+	if err != nil {
+		return 0, plan, err
+	}
+	defer it.Close()
+	s.logPlan(ctx, coll, plan)
+	err = matches(ctx, it, f, func([]byte, []byte, Record) (bool, error) {
+		n++
+		return true, nil
+	})
+	return n, plan, err
+}
+
+// ExplainCount counts as Count does, counting the keys it reads, and tells
+// which plan it took.
+func (s *Service) ExplainCount(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter) (*Explanation, error) {
+	var count kv.ReadCount
+	n, plan, err := s.Count(ctx, kv.CountReads(tx, &count), coll, f)
+	if err != nil {
+		return nil, err
+	}
+	return &Explanation{Plan: plan.String(), Candidates: plan.Candidates, Matched: int(n), KeysRead: count.Keys.Load()}, nil
+}

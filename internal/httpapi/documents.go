@@ -108,9 +108,12 @@ var readMembers = []string{"filter", "fields", "sort"}
 // decodeRead reads the body of a read (and of an explain).
 func decodeRead(r *http.Request) ops.ReadRequest {
 	var body struct {
-		Filter  json.RawMessage `json:"filter"`
-		Fields  json.RawMessage `json:"fields"`
-		Sort    json.RawMessage `json:"sort"`
+		Filter json.RawMessage `json:"filter"`
+		Fields json.RawMessage `json:"fields"`
+		Sort   json.RawMessage `json:"sort"`
+		// Count, Folio's own member of an explain's body, explains a
+		// count of the filter rather than a read.
+		Count   bool `json:"count"`
 		Options struct {
 			Limit     int64Option `json:"limit"`
 			Skip      int64Option `json:"skip"`
@@ -125,7 +128,7 @@ func decodeRead(r *http.Request) ops.ReadRequest {
 	})
 	return ops.ReadRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
 		Filter: body.Filter, Fields: body.Fields, Sort: body.Sort, Limit: int64(body.Options.Limit), Skip: int64(body.Options.Skip),
-		Offset: body.Options.Offset, Collation: body.Options.Collation.ops()}
+		Offset: body.Options.Offset, Collation: body.Options.Collation.ops(), Count: body.Count}
 }
 
 // read streams what a collection holds, one {"result":...} line per item:

@@ -204,6 +204,9 @@ type ReadRequest struct {
 	// Offset resumes a read after the document whose resume token it is.
 	Offset    []byte
 	Collation Collation
+	// Count, for Explain only, explains a count of the filter's documents
+	// (the count call) rather than a read.
+	Count bool
 }
 
 // Item is one document (or message) of a read.
@@ -330,6 +333,10 @@ func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (_ *Explan
 	var ex *docs.Explanation
 	err = o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		rr.Filter = f
+		if req.Count {
+			ex, err = o.docs.ExplainCount(ctx, tx, coll, f)
+			return err
+		}
 		if err := checkOffset(coll, rr.After); err != nil {
 			return err
 		}

@@ -95,6 +95,8 @@ func (c *planCase) run(t *testing.T, d *datadriven.TestData) (string, error) {
 		return c.insert(docs)
 	case "plan":
 		return c.plan(t, d)
+	case "count":
+		return c.count(t, d)
 	}
 	d.Fatalf(t, "unknown command %s", d.Cmd)
 	return "", nil

@@ -1,0 +1,109 @@
+package ops
+
+import (
+	"context"
+	"time"
+
+	"github.com/foliodb/folio/internal/auth"
+	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/schema"
+)
+
+// The index-build calls of the final API (BuildCollectionIndex,
+// BuildSearchIndex). The original built a collection's secondary indexes,
+// or its search index, in the background after a schema asked for them;
+// Folio writes every field's entries, and the search indexer reads every
+// write from the change log, so there is never anything to build: both
+// calls check the collection and answer at once with what the original
+// answered once its build had finished.
+
+// IndexBuildRequest names the collection whose indexes a client asks to
+// build.
+type IndexBuildRequest struct {
+	Malformed      error // see Malformed
+	DB, Collection string
+	// Branch is the request's branch ("" is main), to be resolved with DB
+	// into the stored database's name (not yet: see CountRequest.Branch).
+	Branch string
+}
+
+// CollectionIndex is one index of a collection as the final API lists it:
+// a name, its state, and its fields.
+type CollectionIndex struct {
+	Name   string
+	State  string
+	Fields []string
+}
+
+// IndexActive is the state of an index that serves queries, as the
+// original named it.
+const IndexActive = "INDEX ACTIVE"
+
+// SearchIndexBuilt is the status of a finished search index build, as the
+// original answered it.
+const SearchIndexBuilt = "success"
+
+// BuildCollectionIndex answers that every indexed field's index is active:
+// one index per field a filter can compare (scalars, and arrays of
+// scalars), named by its path.
+func (o *Ops) BuildCollectionIndex(ctx context.Context, c Caller, req IndexBuildRequest) (_ []CollectionIndex, err error) {
+	defer o.observe(c, "BuildCollectionIndex", time.Now(), &err)
+	coll, err := o.indexBuildCollection(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	return Indexes(coll.Schema), nil
+}
+
+// BuildSearchIndex answers that the collection's search index is built.
+func (o *Ops) BuildSearchIndex(ctx context.Context, c Caller, req IndexBuildRequest) (_ string, err error) {
+	defer o.observe(c, "BuildSearchIndex", time.Now(), &err)
+	if _, err := o.indexBuildCollection(ctx, c, req); err != nil {
+		return "", err
+	}
+	return SearchIndexBuilt, nil
+}
+
+// indexBuildCollection checks an index-build request and looks its
+// collection up (NOT_FOUND if there is none).
+func (o *Ops) indexBuildCollection(ctx context.Context, c Caller, req IndexBuildRequest) (*catalog.Collection, error) {
+	if err := o.authorize(c, auth.RoleEditor); err != nil {
+		return nil, err
+	}
+	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+		return nil, err
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	var found *catalog.Collection
+	err := o.inCollection(ctx, c, req.DB, req.Collection, TxRef{}, func(_ kv.Tx, coll *catalog.Collection) error {
+		found = coll
+		return nil
+	})
+	if err != nil {
+		return nil, apiError(ctx, err)
+	}
+	return found, nil
+}
+
+// Indexes lists the indexes Folio keeps for a schema's collection, as the
+// final API describes them: every field with index entries (scalars and
+// arrays of scalars, outside arrays of objects), active from its first
+// write.
+func Indexes(s *schema.Schema) []CollectionIndex {
+	var out []CollectionIndex
+	var walk func(fields []*schema.Field)
+	walk = func(fields []*schema.Field) {
+		for _, f := range fields {
+			switch {
+			case f.Type.Scalar(), f.Type == schema.Array && f.Items != nil && f.Items.Type.Scalar():
+				out = append(out, CollectionIndex{Name: f.Path, State: IndexActive, Fields: []string{f.Path}})
+			case f.Type == schema.Object && !f.FreeForm:
+				walk(f.Properties)
+			}
+		}
+	}
+	walk(s.Fields())
+	return out
+}
