@@ -134,6 +134,7 @@ func (s *Server) routes() {
 	// read into the request, to be resolved with it in ops.
 	const project = "/v1/projects/{project}/database/collections/{collection}"
 	handle("POST "+project+"/documents/count", s.count)
+	handle("POST "+project+"/documents/import", s.importDocuments)
 	handle("POST "+project+"/documents/index", s.buildCollectionIndex)
 	handle("POST "+project+"/documents/search/index", s.buildSearchIndex)
 
