@@ -22,6 +22,15 @@ var fieldKeys = map[string]bool{
 	// field is sortable here, so it is kept in the schema and changes
 	// nothing else.
 	"sorted": true,
+	// The final (2023) clients' annotations. index, searchIndex, sort and
+	// facet ask for indexes and search options: every field is indexed,
+	// searchable, sortable and facetable here, so they are kept and change
+	// nothing. tags, required, additionalProperties, maxItems and id are
+	// kept as well. default, createdAt, updatedAt, format "vector" and
+	// dimensions have effects (defaults.go).
+	"index": true, "searchIndex": true, "sort": true, "facet": true, "id": true,
+	"tags": true, "required": true, "additionalProperties": true, "maxItems": true,
+	"default": true, "createdAt": true, "updatedAt": true, "dimensions": true,
 }
 
 // autoIDDefinition is the property added when a documents schema names no
@@ -130,6 +139,7 @@ func Parse(collectionName string, raw []byte) (*Schema, error) {
 	slices.SortFunc(edits, func(a, b edit) int { return a.start - b.start })
 	s.raw = applyEdits(raw, edits)
 	s.fields, s.byName = fields, byName
+	s.defaults, s.stamps = hasDefaults(fields)
 
 	for _, n := range pkNames {
 		i, ok := byName[n]
@@ -328,6 +338,9 @@ func parseField(raw []byte, def member, name, path, where string, isKey bool, b 
 	if f.Description, _, err = strMember("description"); err != nil {
 		return nil, err
 	}
+	if typ == "array" && format == "vector" {
+		f.Vector, hasFormat = true, false
+	}
 	if f.Type, err = fieldType(typ, format, hasFormat, encoding, hasEncoding, where); err != nil {
 		return nil, err
 	}
@@ -368,6 +381,8 @@ func parseField(raw []byte, def member, name, path, where string, isKey bool, b 
 
 	items, hasItems := ms.get("items")
 	switch {
+	case f.Vector && !hasItems:
+		f.Items = &Field{Name: name, Path: path, Type: Number}
 	case f.Type == Array && !hasItems:
 		return nil, invalidf("missing items for array field '%s'", where)
 	case f.Type != Array && hasItems:
@@ -391,6 +406,9 @@ func parseField(raw []byte, def member, name, path, where string, isKey bool, b 
 		if f.Properties, f.byName, _, err = parseProperties(raw, props.start, path, where, nil, b, depth); err != nil {
 			return nil, err
 		}
+	}
+	if err := parseAnnotations(raw, ms, f, where); err != nil {
+		return nil, err
 	}
 	return f, nil
 }

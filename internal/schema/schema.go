@@ -106,6 +106,19 @@ type Field struct {
 	// field can be sorted on; the hint is kept for describe and for
 	// generated code.
 	Sorted bool
+	// Default is what a document written without the field gets (see
+	// defaults.go): a JSON literal, or DefaultFunc's value.
+	Default []byte
+	// DefaultFunc is "uuid()" or "cuid()": a new value for each document.
+	DefaultFunc string
+	// CreatedAt and UpdatedAt mark date-time fields the server sets: to the
+	// write's time on insert or replace when absent (as "now()" does), and
+	// to the update's time on every update.
+	CreatedAt, UpdatedAt bool
+	// Vector marks an array of numbers declared with format "vector", of
+	// Dimensions elements (stored; searching it is a later issue's).
+	Vector     bool
+	Dimensions int
 	// Items describes the elements of an Array field.
 	Items *Field
 	// Properties are the fields of an Object field, in schema order.
@@ -129,6 +142,9 @@ type Schema struct {
 	scalars        []*Field
 	primaryKey     []*Field
 	raw            []byte
+	// defaults and stamps: some field (not inside an array) has a default
+	// or createdAt, or updatedAt, so writes must look for them.
+	defaults, stamps bool
 }
 
 // Name returns the collection name (the schema's title).

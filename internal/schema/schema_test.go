@@ -235,7 +235,7 @@ func TestParse(t *testing.T) {
 		{"sorted not bool", `{"title":"c","properties":{"a":{"type":"string","sorted":"yes"}}}`, "sorted of field 'a' must be a boolean"},
 		{"unsupported property", `{"title":"c","properties":{"a":{"type":"string","unique":true}}}`, "unsupported property found 'unique' in field 'a'"},
 		{"max_length spelling", `{"title":"c","properties":{"a":{"type":"string","max_length":3}}}`, "unsupported property found 'max_length' in field 'a'"},
-		{"unsupported nested property", `{"title":"c","properties":{"o":{"type":"object","properties":{"x":{"type":"string","default":"a"}}}}}`, "unsupported property found 'default' in field 'o.x'"},
+		{"unsupported nested property", `{"title":"c","properties":{"o":{"type":"object","properties":{"x":{"type":"string","defualt":"a"}}}}}`, "unsupported property found 'defualt' in field 'o.x'"},
 		{"duplicate property key", `{"title":"c","properties":{"a":{"type":"string","type":"integer"}}}`, "duplicate key 'type' in field 'a'"},
 		{"duplicate field", `{"title":"c","properties":{"a":{"type":"string"},"a":{"type":"string"}}}`, "duplicate key 'a' in properties"},
 		{"field definition not object", `{"title":"c","properties":{"a":"string"}}`, "definition of field 'a' must be a JSON object"},

@@ -1,0 +1,119 @@
+package schema
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Each annotation of the final clients: accepted where it fits, refused
+// with a 400's message where it does not.
+func TestAnnotations(t *testing.T) {
+	for _, tc := range []struct {
+		name, field, err string
+		check            func(f *Field) bool
+	}{
+		{name: "index flags", field: `{"type":"string","index":true,"searchIndex":true,"sort":true,"facet":false,"id":false}`},
+		{name: "flag not a boolean", field: `{"type":"string","index":"yes"}`, err: "index of field 'f' must be a boolean"},
+		{name: "tags", field: `{"type":"string","tags":["a","b"]}`},
+		{name: "tags not strings", field: `{"type":"string","tags":[1]}`, err: "tags of field 'f' must be an array of strings"},
+		{name: "createdAt", field: `{"type":"string","format":"date-time","createdAt":true}`, check: func(f *Field) bool { return f.CreatedAt }},
+		{name: "updatedAt", field: `{"type":"string","format":"date-time","updatedAt":true}`, check: func(f *Field) bool { return f.UpdatedAt }},
+		{name: "createdAt on a string", field: `{"type":"string","createdAt":true}`, err: "createdAt is only supported for date-time type"},
+		{name: "updatedAt on an integer", field: `{"type":"integer","updatedAt":true}`, err: "updatedAt is only supported for date-time type"},
+		{name: "now()", field: `{"type":"string","format":"date-time","default":"now()"}`, check: func(f *Field) bool { return f.CreatedAt }},
+		{name: "now() on a string", field: `{"type":"string","default":"now()"}`, err: "now() is only supported for date-time type"},
+		{name: "uuid()", field: `{"type":"string","format":"uuid","default":"uuid()"}`, check: func(f *Field) bool { return f.DefaultFunc == "uuid()" }},
+		{name: "cuid()", field: `{"type":"string","default":"cuid()"}`, check: func(f *Field) bool { return f.DefaultFunc == "cuid()" }},
+		{name: "unknown function", field: `{"type":"string","default":"rand()"}`, err: "'rand()' function is not supported"},
+		{name: "literal string", field: `{"type":"string","default":"x"}`, check: func(f *Field) bool { return string(f.Default) == `"x"` }},
+		{name: "literal integer", field: `{"type":"integer","default":5}`, check: func(f *Field) bool { return string(f.Default) == `5` }},
+		{name: "literal number", field: `{"type":"number","default":1.5}`},
+		{name: "literal bool", field: `{"type":"boolean","default":false}`, check: func(f *Field) bool { return string(f.Default) == `false` }},
+		{name: "literal array", field: `{"type":"array","items":{"type":"integer"},"default":[1,2]}`},
+		{name: "null default is none", field: `{"type":"integer","default":null}`, check: func(f *Field) bool { return f.Default == nil }},
+		{name: "string for an integer", field: `{"type":"integer","default":"5"}`, err: "default value of field 'f' must be an integer"},
+		{name: "decimal for an integer", field: `{"type":"integer","default":1.5}`, err: "default value of field 'f' must be an integer"},
+		{name: "integer for a string", field: `{"type":"string","default":5}`, err: "default value of field 'f' must be a string"},
+		{name: "integer for a bool", field: `{"type":"boolean","default":1}`, err: "must be true or false"},
+		{name: "object default", field: `{"type":"object","default":{}}`, err: "unsupported default value for field 'f'"},
+		{name: "array of wrong elements", field: `{"type":"array","items":{"type":"integer"},"default":["a"]}`, err: "default value of field 'f' is not valid"},
+		{name: "too long", field: `{"type":"string","maxLength":2,"default":"abc"}`, err: "default value of field 'f' is not valid"},
+		{name: "bad date-time", field: `{"type":"string","format":"date-time","default":"yesterday"}`, err: "default value of field 'f' is not valid"},
+		{name: "vector", field: `{"type":"array","format":"vector","dimensions":3}`, check: func(f *Field) bool { return f.Vector && f.Dimensions == 3 && f.Items.Type == Number }},
+		{name: "vector with items", field: `{"type":"array","format":"vector","dimensions":2,"items":{"type":"number"}}`, check: func(f *Field) bool { return f.Vector }},
+		{name: "dimensions not positive", field: `{"type":"array","format":"vector","dimensions":0}`, err: "dimensions of field 'f' must be a positive integer"},
+		{name: "maxItems on a string", field: `{"type":"string","maxItems":3}`, err: "maxItems is only supported on array fields"},
+		{name: "vector format on a string", field: `{"type":"string","format":"vector"}`, err: "unsupported format 'vector'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse("c", []byte(`{"title":"c","properties":{"id":{"type":"integer"},"f":`+tc.field+`},"primary_key":["id"]}`))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one with %q", err, tc.err)
+				}
+				if se, ok := err.(*Error); ok && se.Code != "INVALID_ARGUMENT" {
+					t.Errorf("code %s, want INVALID_ARGUMENT", se.Code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, _ := s.Field("f")
+			if tc.check != nil && !tc.check(f) {
+				t.Errorf("field parsed as %+v", f)
+			}
+		})
+	}
+}
+
+func TestFillDefaults(t *testing.T) {
+	s, err := Parse("c", []byte(`{"title":"c","primary_key":["id"],"properties":{"id":{"type":"integer"},
+		"n":{"type":"integer","default":7},"s":{"type":"string","default":"x"},"u":{"type":"string","format":"uuid","default":"uuid()"},
+		"created":{"type":"string","format":"date-time","createdAt":true},"updated":{"type":"string","format":"date-time","updatedAt":true},
+		"o":{"type":"object","properties":{"at":{"type":"string","format":"date-time","default":"now()"},"k":{"type":"integer"}}},
+		"free":{"type":"object"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2023, 6, 1, 2, 3, 4, 5, time.UTC)
+	oldUUID := newUUID
+	newUUID = func() string { return "6ba7b810-9dad-41d1-80b4-00c04fd430c8" }
+	t.Cleanup(func() { newUUID = oldUUID })
+	const stamp = `"2023-06-01T02:03:04.000000005Z"`
+	for _, tc := range []struct{ doc, want, updated string }{
+		{`{"id":1}`, `{"id":1,"n":7,"s":"x","u":"6ba7b810-9dad-41d1-80b4-00c04fd430c8","created":` + stamp + `,"o":{"at":` + stamp + `}}`,
+			`{"id":1,"updated":` + stamp + `}`},
+		{`{"id":1,"n":0,"s":"given","u":"00000000-0000-4000-8000-000000000000","created":"2020-01-01T00:00:00Z","o":{"k":1,"at":"2020-01-01T00:00:00Z"},"updated":"2020-01-01T00:00:00Z"}`,
+			`{"id":1,"n":0,"s":"given","u":"00000000-0000-4000-8000-000000000000","created":"2020-01-01T00:00:00Z","o":{"k":1,"at":"2020-01-01T00:00:00Z"},"updated":"2020-01-01T00:00:00Z"}`,
+			`{"id":1,"n":0,"s":"given","u":"00000000-0000-4000-8000-000000000000","created":"2020-01-01T00:00:00Z","o":{"k":1,"at":"2020-01-01T00:00:00Z"},"updated":` + stamp + `}`},
+		{`{ "id":1, "n":null, "o":{} }`, `{ "id":1, "n":7, "o":{"at":` + stamp + `},"s":"x","u":"6ba7b810-9dad-41d1-80b4-00c04fd430c8","created":` + stamp + ` }`,
+			`{ "id":1, "n":null, "o":{},"updated":` + stamp + ` }`},
+	} {
+		got, err := s.FillDefaults([]byte(tc.doc), at)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("FillDefaults(%s) = %s, %v\nwant %s", tc.doc, got, err, tc.want)
+		}
+		if err := s.Validate(got); err != nil {
+			t.Errorf("filled document %s does not validate: %v", got, err)
+		}
+		got, err = s.StampUpdate([]byte(tc.doc), at)
+		if err != nil || string(got) != tc.updated {
+			t.Errorf("StampUpdate(%s) = %s, %v\nwant %s", tc.doc, got, err, tc.updated)
+		}
+	}
+	// Schemas without defaults leave documents as they are (no copy).
+	plain, _ := Parse("p", []byte(`{"title":"p","properties":{"id":{"type":"integer"}},"primary_key":["id"]}`))
+	doc := []byte(`{"id":1}`)
+	if got, _ := plain.FillDefaults(doc, at); &got[0] != &doc[0] {
+		t.Error("FillDefaults copied a document its schema gives no default")
+	}
+}
+
+func TestCUID(t *testing.T) {
+	a, b := newCUID(), newCUID()
+	if len(a) != 25 || a[0] != 'c' || a == b {
+		t.Errorf("cuids %q and %q: want 25 characters starting with c, distinct", a, b)
+	}
+}
