@@ -23,7 +23,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the CLI tests' golden files in testdata")
 
-func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv(mainArgsEnv); ok { // the test binary run as folio itself
+		os.Args = append([]string{"folio"}, strings.Split(args, "\x1f")...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(backendtest.Main(m))
+}
 
 // cliStep is one command of a CLI test's script.
 type cliStep struct {
