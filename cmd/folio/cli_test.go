@@ -313,13 +313,13 @@ func TestCLIExitCodesAndExtras(t *testing.T) {
 		code int
 		out  string
 	}{
-		{[]string{"--version"}, 0, "folio " + version + "\n"},
+		{[]string{"--version"}, 0, "folio " + version},
 		{[]string{"db"}, exitUsage, ""},
 		{[]string{"collection", "nope"}, exitUsage, ""},
 		{[]string{"completion", "bash"}, 0, "complete -o default -F _folio folio"},
 		{[]string{"completion", "fish"}, 0, "__fish_seen_subcommand_from collection"},
 		{[]string{"completion", "tcsh"}, exitUsage, ""},
-		{[]string{"help", "db"}, exitUsage, ""},
+		{[]string{"help", "db"}, 0, "subcommands: create, drop, list, describe"},
 		{[]string{"help", "insert"}, 0, "usage: folio insert [flags] DB COLLECTION [DOCUMENT...]"},
 		{[]string{"insert", "shop", "users", "--json", "--table", "{}"}, exitUsage, ""},
 		{[]string{"insert", "shop", "users", "--file", "nope.json"}, exitUsage, ""},
