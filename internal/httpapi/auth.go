@@ -1,8 +1,8 @@
 package httpapi
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
