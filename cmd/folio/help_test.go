@@ -3,10 +3,16 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/foliodb/folio/client"
 )
 
 // mainArgsEnv makes the test binary run main with its value's arguments
@@ -131,6 +137,34 @@ func TestVersionOutput(t *testing.T) {
 		stdout, _, code := runFolio(t, nil, args...)
 		if code != 0 || !strings.HasPrefix(stdout, "folio "+version) {
 			t.Errorf("folio %v: exit %d, %q", args, code, stdout)
+		}
+	}
+}
+
+// The hints for the two mistakes newcomers made most (issue 41, item 8):
+// no credentials for a server with --auth, and http:// to a TLS port
+// (told by a real handshake, so a plain server gets no such hint).
+func TestHints(t *testing.T) {
+	tlsServer := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsServer.Close()
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	noAnswer := &url.Error{Op: "Post", URL: "x", Err: io.EOF}
+	for _, tc := range []struct {
+		name string
+		err  error
+		url  string
+		want string // "" for no hint
+	}{
+		{"unauthenticated", &client.Error{Code: client.Unauthenticated, Message: "request unauthenticated"}, "http://localhost:8081", "--client-id"},
+		{"another API error", &client.Error{Code: client.NotFound, Message: "database doesn't exist"}, "http://localhost:8081", ""},
+		{"http to a TLS port", noAnswer, "http://" + tlsServer.Listener.Addr().String(), "use https://" + tlsServer.Listener.Addr().String()},
+		{"http to a plain port", noAnswer, "http://" + plain.Listener.Addr().String(), ""},
+		{"https already", noAnswer, "https://" + tlsServer.Listener.Addr().String(), ""},
+	} {
+		got := hint(tc.err, tc.url)
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: hint %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
