@@ -46,6 +46,7 @@ type command struct {
 type invocation struct {
 	ctx    context.Context
 	c      *client.Client
+	url    string // the server's, as given or defaulted
 	stdin  io.Reader
 	out    *printer
 	stdinT bool // stdin is a terminal: documents are not read from it
@@ -120,15 +121,15 @@ func isDataCommand(args []string) bool {
 func runCLI(args []string, env cliEnv) int {
 	switch args[0] {
 	case "--version":
-		fmt.Fprintln(env.stdout, "folio", version)
+		fmt.Fprintln(env.stdout, buildInfo())
 		return exitOK
 	case "completion":
 		return completion(args[1:], env)
 	case "help":
 		cmd, _, ok := findCommand(args[1:])
 		if !ok {
-			fmt.Fprintf(env.stderr, "folio help: %s has subcommands: %s\n", args[1], strings.Join(subcommands(args[1]), ", "))
-			return exitUsage
+			groupUsage(env.stdout, args[1], subcommands(args[1]), "folio help "+args[1]+" SUBCOMMAND for each")
+			return exitOK
 		}
 		fs := newFlagSet(cmd, env)
 		connectionFlags(fs, env.getenv)
@@ -138,8 +139,17 @@ func runCLI(args []string, env cliEnv) int {
 		return exitOK
 	}
 	cmd, rest, ok := findCommand(args)
-	if !ok {
-		fmt.Fprintf(env.stderr, "folio %s: want a subcommand: %s\n", args[0], strings.Join(subcommands(args[0]), ", "))
+	if !ok { // a group, without one of its subcommands
+		subs := subcommands(args[0])
+		switch {
+		case len(args) > 1 && isHelp(args[1]):
+			groupUsage(env.stdout, args[0], subs, "folio help "+args[0]+" SUBCOMMAND for each")
+			return exitOK
+		case len(args) > 1:
+			fmt.Fprintf(env.stderr, "folio %s: unknown subcommand %q%s: want %s\n", args[0], args[1], didYouMean(args[1], subs), strings.Join(subs, ", "))
+		default:
+			fmt.Fprintf(env.stderr, "folio %s: want a subcommand: %s\n", args[0], strings.Join(subs, ", "))
+		}
 		return exitUsage
 	}
 	err := runCommand(cmd, rest, env)
@@ -147,6 +157,9 @@ func runCLI(args []string, env cliEnv) int {
 		return exitOK
 	}
 	fmt.Fprintf(env.stderr, "folio %s: %v\n", cmd.name, err)
+	if h := hint(err, openedURL); h != "" {
+		fmt.Fprintln(env.stderr, h)
+	}
 	return exitCode(err)
 }
 
@@ -193,6 +206,10 @@ func connectionFlags(fs *flag.FlagSet, getenv func(string) string) connection {
 	}
 }
 
+// openedURL is the server URL the command opened, for hints on its
+// errors (a process runs one command).
+var openedURL string
+
 func (cn connection) open() (*client.Client, error) {
 	opts := client.Options{ApplicationID: *cn.clientID, ApplicationSecret: *cn.clientSecret}
 	if *cn.token != "" {
@@ -212,6 +229,7 @@ func (cn connection) open() (*client.Client, error) {
 		}
 		opts.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
+	openedURL = *cn.url
 	c, err := client.Open(*cn.url, opts)
 	if err != nil {
 		return nil, usageError{err.Error()}
@@ -253,10 +271,21 @@ func runCommand(cmd *command, args []string, env cliEnv) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// A server reached by default may not be the one meant (another
+	// program on 8081): say which it is, on a terminal and in errors.
+	defaulted := !flagSet(fs, "url") && env.getenv("FOLIO_URL") == ""
+	if defaulted && env.stdoutIsTerminal {
+		fmt.Fprintf(env.stderr, "folio: server %s (the default; --url or FOLIO_URL names another)\n", *cn.url)
+	}
 	asTable := *cn.table || env.stdoutIsTerminal && !*cn.asJSON
-	s := &invocation{ctx: ctx, c: c, stdin: env.stdin, stdinT: env.stdinIsTerminal, out: &printer{w: env.stdout, table: asTable},
+	s := &invocation{ctx: ctx, c: c, url: *cn.url, stdin: env.stdin, stdinT: env.stdinIsTerminal, out: &printer{w: env.stdout, table: asTable},
 		stderr: env.stderr, terminal: env.stdoutIsTerminal}
-	return run(s, pos)
+	err = run(s, pos)
+	var apiErr *client.Error
+	if defaulted && errors.As(err, &apiErr) {
+		return fmt.Errorf("%w (from %s, the default server; --url or FOLIO_URL names another)", err, *cn.url)
+	}
+	return err
 }
 
 // flagSet tells whether the flag name was given.

@@ -18,6 +18,21 @@ type doc = json.RawMessage
 
 // commands are the data commands, in the order `folio help` lists them.
 var commands = []command{
+	{name: "status", summary: "Show which server the commands reach (--url or FOLIO_URL), its version, and whether it and its storage are up; exits 3 when it cannot be reached, 1 when it is not healthy.", setup: noFlags(func(s *invocation, a []string) error {
+		info, err := s.c.Info(s.ctx)
+		if err != nil {
+			return err
+		}
+		health := "ok"
+		herr := s.c.Health(s.ctx)
+		if herr != nil {
+			health = herr.Error()
+		}
+		if err := s.out.value(map[string]any{"server": s.url, "version": info.ServerVersion, "health": health}, "server", "version", "health"); err != nil {
+			return err
+		}
+		return herr
+	})},
 	{name: "db create", args: "DB", summary: "Create a database.", minArgs: 1, maxArgs: 1, setup: noFlags(func(s *invocation, a []string) error {
 		if _, err := s.c.CreateDatabase(s.ctx, a[0]); err != nil {
 			return err

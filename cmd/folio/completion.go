@@ -9,6 +9,10 @@ import (
 // completion prints a shell's completion script: `source <(folio
 // completion bash)`, or the same in zsh (through bashcompinit) or fish.
 func completion(args []string, env cliEnv) int {
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Fprintln(env.stdout, "usage: folio completion bash|zsh|fish\n\nprints the shell's completion script: source <(folio completion bash)")
+		return exitOK
+	}
 	if len(args) != 1 {
 		fmt.Fprintln(env.stderr, "usage: folio completion bash|zsh|fish")
 		return exitUsage
@@ -51,7 +55,7 @@ func completion(args []string, env cliEnv) int {
 
 // topCommands is every first word of a command.
 func topCommands() []string {
-	out := []string{"serve", "bench", "app", "namespace", "key", "backup", "restore", "export", "import", "version", "help", "completion"}
+	out := []string{"serve", "bench", "app", "namespace", "key", "backup", "restore", "check", "export", "import", "version", "help", "completion"}
 	for _, c := range commands {
 		first, _, _ := strings.Cut(c.name, " ")
 		if !slices.Contains(out, first) {

@@ -13,58 +13,77 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version is set at build time with -ldflags "-X main.version=..."
+// (make release does); a plain build says devVersion, or the module's
+// version when installed with go install.
+var version = devVersion
+
+const devVersion = "0.1.0-dev"
 
 func main() {
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
-	}
-	if isDataCommand(os.Args[1:]) {
+	if len(os.Args) >= 2 && isDataCommand(os.Args[1:]) {
 		os.Exit(runCLIMain(os.Args[1:]))
 	}
-	var err error
-	switch os.Args[1] {
-	case "serve":
-		err = serve(os.Args[2:])
-	case "bench":
-		err = bench(os.Args[2:])
-	case "app":
-		err = appCommand(os.Args[2:], os.Stdout)
-	case "namespace":
-		err = namespaceCommand(os.Args[2:], os.Stdout)
-	case "key":
-		err = keyCommand(os.Args[2:], os.Stdout)
-	case "backup":
-		err = backupCommand(os.Args[2:], os.Stdout)
-	case "restore":
-		err = restoreCommand(os.Args[2:], os.Stdout)
-	case "check":
-		err = checkCommand(os.Args[2:], os.Stdout)
-	case "export":
-		err = exportCommand(os.Args[2:], os.Stdout)
-	case "version":
-		fmt.Println("folio", version)
-	case "help", "-h", "--help":
-		usage()
-	default:
-		fmt.Fprintf(os.Stderr, "folio: unknown command %q\n", os.Args[1])
-		usage()
-		os.Exit(2)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "folio:", err)
-		os.Exit(exitCode(err)) // 1, or the data commands' codes (docs/cli.md)
-	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func usage() {
-	fmt.Fprint(os.Stderr, `usage: folio <command> [flags]
+// run runs a command other than the data commands and returns the
+// process's exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(args[1:])
+	case "bench":
+		err = bench(args[1:])
+	case "app":
+		err = appCommand(args[1:], stdout)
+	case "namespace":
+		err = namespaceCommand(args[1:], stdout)
+	case "key":
+		err = keyCommand(args[1:], stdout)
+	case "backup":
+		err = backupCommand(args[1:], stdout)
+	case "restore":
+		err = restoreCommand(args[1:], stdout)
+	case "check":
+		err = checkCommand(args[1:], stdout)
+	case "export":
+		err = exportCommand(args[1:], stdout)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, buildInfo())
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+	default:
+		fmt.Fprintf(stderr, "folio: unknown command %q%s; folio help lists them\n", args[0], didYouMean(args[0], topCommands()))
+		return exitUsage
+	}
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp): // the flag set printed the usage
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "folio:", err)
+	if h := hint(err, openedURL); h != "" {
+		fmt.Fprintln(stderr, h)
+	}
+	return exitCode(err) // 1, or the data commands' codes (docs/cli.md)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: folio <command> [flags]
 
 commands:
   serve     run the server (folio serve -h for its flags)
@@ -84,5 +103,5 @@ running server: --url (or FOLIO_URL), and an admin's --client-id and
 are in the owner file). backup --data-dir and restore work on a data
 directory that no server has open.
 `)
-	fmt.Fprint(os.Stderr, dataUsage())
+	fmt.Fprint(w, dataUsage())
 }

@@ -116,9 +116,19 @@ func cell(v any) string {
 var appColumns = []string{"id", "name", "namespace", "role", "description", "created_at", "created_by"}
 
 // appCommand is `folio app`.
+// The subcommands of app and namespace, for help and suggestions.
+var (
+	appSubcommands       = []string{"create", "list", "rotate", "delete"}
+	namespaceSubcommands = []string{"create", "list"}
+)
+
 func appCommand(args []string, out io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: folio app create|list|rotate|delete [flags] (folio app create -h)")
+	}
+	if isHelp(args[0]) {
+		groupUsage(out, "app", appSubcommands, "folio app SUBCOMMAND -h for each")
+		return nil
 	}
 	fs := flag.NewFlagSet("app "+args[0], flag.ContinueOnError)
 	connect := remoteFlags(fs)
@@ -184,7 +194,7 @@ func appCommand(args []string, out io.Writer) error {
 		}
 		return r.printApp(appRecord(app))
 	}
-	return fmt.Errorf("folio app: unknown subcommand %q: want create, list, rotate or delete", args[0])
+	return usagef("app: unknown subcommand %q%s: want create, list, rotate or delete", args[0], didYouMean(args[0], appSubcommands))
 }
 
 // printApp prints one application, with its secret if it has one: the
@@ -214,6 +224,10 @@ func (r *remote) printApp(app map[string]any) error {
 func namespaceCommand(args []string, out io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: folio namespace create|list [flags]")
+	}
+	if isHelp(args[0]) {
+		groupUsage(out, "namespace", namespaceSubcommands, "folio namespace SUBCOMMAND -h for each")
+		return nil
 	}
 	fs := flag.NewFlagSet("namespace "+args[0], flag.ContinueOnError)
 	connect := remoteFlags(fs)
@@ -253,11 +267,15 @@ func namespaceCommand(args []string, out io.Writer) error {
 		}
 		return r.print(recs, "id", "name")
 	}
-	return fmt.Errorf("folio namespace: unknown subcommand %q: want create or list", args[0])
+	return usagef("namespace: unknown subcommand %q%s: want create or list", args[0], didYouMean(args[0], namespaceSubcommands))
 }
 
 // keyCommand is `folio key rotate`.
 func keyCommand(args []string, out io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		groupUsage(out, "key", []string{"rotate"}, "folio key rotate -h for its flags")
+		return nil
+	}
 	if len(args) == 0 || args[0] != "rotate" {
 		return errors.New("usage: folio key rotate [flags]")
 	}

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -63,8 +64,11 @@ func (l *limiter) check(now time.Time, limits ...limit) error {
 		}
 	}
 	if wait > 0 {
+		// Whole seconds, rounded up as the Retry-After header is: the
+		// message and the header give the same delay, never "0s".
+		wait = time.Duration(math.Ceil(wait.Seconds())) * time.Second
 		return &status.Error{Code: status.ResourceExhausted, RetryDelay: wait,
-			Message: fmt.Sprintf("too many failed token requests: retry in %s", wait.Round(time.Second))}
+			Message: fmt.Sprintf("too many failed token requests: retry in %s", wait)}
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"os"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -16,4 +18,25 @@ func FuzzNameRule(f *testing.F) {
 			t.Fatalf("nameRule(%q) = %v, the pattern says %v", name, got, want)
 		}
 	})
+}
+
+// docs/operations.md gives the name rule users read: it must be the rule
+// the server applies (issue 41, item 10: the docs' pattern lacked '-').
+func TestDocumentedNameRule(t *testing.T) {
+	b, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "| database and collection names |") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, "`")
+		pattern, _, _ := strings.Cut(rest, "`")
+		if pattern != namePattern {
+			t.Fatalf("docs/operations.md gives the name pattern %q; the server's is %q", pattern, namePattern)
+		}
+		return
+	}
+	t.Fatal("docs/operations.md has no row for the name rule")
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/foliodb/folio/internal/ops"
@@ -50,6 +52,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		req.Malformed = status.Errorf(status.InvalidArgument, "reading request body: %v", err)
+	} else if isJSONBody(r, body) {
+		req.Malformed = tokenRequestFromJSON(body, &req)
 	} else if form, err := url.ParseQuery(string(body)); err != nil {
 		req.Malformed = status.Errorf(status.InvalidArgument, "the token request must be form-encoded (application/x-www-form-urlencoded): %v", err)
 	} else {
@@ -65,6 +69,41 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Pragma", "no-cache")
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": t.Access, "refresh_token": t.Refresh,
 		"token_type": "Bearer", "expires_in": int64(t.ExpiresIn.Seconds())})
+	return nil
+}
+
+// isJSONBody tells a JSON token request from a form-encoded one (RFC
+// 6749's): by its content type, or, without one, by its first byte.
+func isJSONBody(r *http.Request, body []byte) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, _ := strings.Cut(ct, ";")
+		return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+	}
+	t := bytes.TrimLeft(body, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
+}
+
+// tokenRequestFromJSON reads a token request sent as JSON, as the gRPC
+// gateway of the original took it: the grant type as the form's
+// ("client_credentials") or as the protobuf enum's name
+// ("CLIENT_CREDENTIALS").
+func tokenRequestFromJSON(body []byte, req *ops.TokenRequest) error {
+	var in struct {
+		GrantType    string `json:"grant_type"`
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		RefreshToken string `json:"refresh_token"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return status.Errorf(status.InvalidArgument, "the token request's JSON body: %v (or send it form-encoded: application/x-www-form-urlencoded)", err)
+	}
+	switch in.GrantType {
+	case "CLIENT_CREDENTIALS":
+		in.GrantType = ops.GrantClientCredentials
+	case "REFRESH_TOKEN":
+		in.GrantType = ops.GrantRefreshToken
+	}
+	req.GrantType, req.ClientID, req.ClientSecret, req.RefreshToken = in.GrantType, in.ClientID, in.ClientSecret, in.RefreshToken
 	return nil
 }
 

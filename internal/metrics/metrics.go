@@ -70,6 +70,8 @@ func (m *Metrics) Handler() http.Handler {
 		// leaves its metrics out; the rest is still served.
 		ErrorHandling: promhttp.ContinueOnError,
 		Timeout:       scrapeTimeout,
+		// A scraper that asks for OpenMetrics (its Accept header) gets it.
+		EnableOpenMetrics: true,
 	})
 }
 

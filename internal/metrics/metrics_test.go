@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,6 +92,31 @@ func TestPartFailing(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("the other metrics went with the failed part")
+	}
+}
+
+// A scrape is in the Prometheus text format unless the scraper asks for
+// OpenMetrics, as docs/operations.md says (issue 41, item 10: it was
+// always text/plain).
+func TestScrapeFormatFollowsAccept(t *testing.T) {
+	m := New("v", Sources{})
+	m.ObserveCall("Insert", "http", status.Code("OK"), time.Millisecond)
+	for _, tc := range []struct{ accept, wantType, wantEnd string }{
+		{"", "text/plain; version=0.0.4", ""},
+		{"application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5", "application/openmetrics-text; version=1.0.0", "# EOF\n"},
+	} {
+		r := httptest.NewRequest("GET", "/metrics", nil)
+		if tc.accept != "" {
+			r.Header.Set("Accept", tc.accept)
+		}
+		w := httptest.NewRecorder()
+		m.Handler().ServeHTTP(w, r)
+		if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, tc.wantType) {
+			t.Errorf("Accept %q: Content-Type %q, want %q", tc.accept, ct, tc.wantType)
+		}
+		if !strings.Contains(w.Body.String(), "folio_requests_total") || !strings.HasSuffix(w.Body.String(), tc.wantEnd) {
+			t.Errorf("Accept %q: body ends %q", tc.accept, w.Body.String()[max(0, w.Body.Len()-40):])
+		}
 	}
 }
 

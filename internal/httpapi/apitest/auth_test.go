@@ -353,9 +353,26 @@ func TestTokenEndpoint(t *testing.T) {
 				wantError(t, s.tokenRequest(t, tc.form), tc.status, tc.code, tc.message)
 			})
 		}
-		// A JSON body is no form: the endpoint reads no grant from it.
-		r := s.anon.sendTyped(t, "POST", "/v1/auth/token", "application/json", `{"grant_type":"client_credentials"}`)
+		// A JSON body is read as well as a form (issue 41, item 7: it was
+		// answered "unsupported grant_type"), with the grant as the form's
+		// word or the protobuf enum's name, as the original's gateway took it.
+		for _, body := range []string{
+			`{"grant_type":"client_credentials","client_id":"` + id + `","client_secret":"` + secret + `"}`,
+			`{"grant_type":"CLIENT_CREDENTIALS","client_id":"` + id + `","client_secret":"` + secret + `"}`,
+		} {
+			r := s.anon.sendTyped(t, "POST", "/v1/auth/token", "application/json", body)
+			if r.status != http.StatusOK {
+				t.Fatalf("JSON token request %s: %s", body, r)
+			}
+			s.anon.as(str(t, r.object(t), "access_token")).ok(t, "POST", "/v1/databases/list", "")
+		}
+		r := s.anon.sendTyped(t, "POST", "/v1/auth/token", "application/json", `{"grant_type":"client_credentials","client_id":"`+id+`","client_secret":"nope"}`)
+		wantError(t, r, 401, "UNAUTHENTICATED", "invalid client credentials")
+		r = s.anon.sendTyped(t, "POST", "/v1/auth/token", "application/json", `{"grant_type":`)
 		wantError(t, r, 400, "INVALID_ARGUMENT", anyMessage)
+		if !strings.Contains(string(r.body), "form-encoded") {
+			t.Errorf("a broken JSON token request does not say the form works: %s", r.body)
+		}
 
 		// Refresh: a new pair, which works. Access tokens last an hour by
 		// default (expires_in is in seconds, as the original's).

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/foliodb/folio/client"
+)
+
+// mainArgsEnv makes the test binary run main with its value's arguments
+// (separated by US, 0x1f) instead of the tests: the real process, exit status
+// and streams, without building the binary again.
+const mainArgsEnv = "FOLIO_TEST_MAIN_ARGS"
+
+// runFolio runs main in a child process with args and returns what it
+// printed and its exit status.
+func runFolio(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(append(os.Environ(), mainArgsEnv+"="+strings.Join(args, "\x1f")), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// Every command and subcommand answers -h and --help with its usage and
+// exit status 0 (issue 41, item 9): before, `folio app --help` was an
+// error, `backup --help` exited 1 and `db --help` 2.
+func TestHelpOfEveryCommand(t *testing.T) {
+	var cmds [][]string
+	for _, c := range []string{"serve", "bench", "app", "app create", "app list", "app rotate", "app delete",
+		"namespace", "namespace create", "namespace list", "key", "key rotate", "backup", "restore", "check",
+		"export", "completion"} {
+		cmds = append(cmds, strings.Fields(c))
+	}
+	for _, g := range groups {
+		cmds = append(cmds, []string{g})
+	}
+	for _, c := range commands {
+		cmds = append(cmds, strings.Fields(c.name))
+	}
+	for _, c := range cmds {
+		for _, h := range []string{"-h", "--help"} {
+			args := append(append([]string{}, c...), h)
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				stdout, stderr, code := runFolio(t, nil, args...)
+				if code != 0 {
+					t.Fatalf("exit status %d, want 0; stderr:\n%s", code, stderr)
+				}
+				if all := stdout + stderr; !strings.Contains(strings.ToLower(all), "usage") {
+					t.Fatalf("no usage printed:\n%s", all)
+				}
+			})
+		}
+	}
+	// help as a word: the top level and a group.
+	for _, args := range [][]string{{"help"}, {"help", "db"}, {"db", "help"}, {"app", "help"}} {
+		if stdout, stderr, code := runFolio(t, nil, args...); code != 0 || !strings.Contains(stdout, "usage") {
+			t.Errorf("folio %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+}
+
+// A mistyped command or subcommand is refused with exit status 2 and the
+// name it was probably meant to be.
+func TestUnknownCommandSuggestsTheCloseOne(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		suggest string // "" for none
+	}{
+		{[]string{"sevre"}, `did you mean "serve"?`},
+		{[]string{"inesrt"}, `did you mean "insert"?`},
+		{[]string{"colection"}, `did you mean "collection"?`},
+		{[]string{"db", "craete"}, `did you mean "create"?`},
+		{[]string{"app", "lst"}, `did you mean "list"?`},
+		{[]string{"namespace", "creat"}, `did you mean "create"?`},
+		{[]string{"frobnicate"}, ""},
+	} {
+		_, stderr, code := runFolio(t, nil, tc.args...)
+		if code != exitUsage {
+			t.Errorf("folio %v: exit status %d, want %d", tc.args, code, exitUsage)
+		}
+		if tc.suggest != "" && !strings.Contains(stderr, tc.suggest) {
+			t.Errorf("folio %v: stderr %q lacks %q", tc.args, stderr, tc.suggest)
+		}
+		if tc.suggest == "" && strings.Contains(stderr, "did you mean") {
+			t.Errorf("folio %v: stderr %q suggests something", tc.args, stderr)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"a", "", 1}, {"", "ab", 2}, {"serve", "serve", 0}, {"sevre", "serve", 1},
+		{"serv", "serve", 1}, {"servee", "serve", 1}, {"sarve", "serve", 1}, {"ca", "abc", 3},
+		{"insert", "inesrt", 1}, {"kitten", "sitting", 3},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+		if got := editDistance(tc.b, tc.a); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d (not symmetric)", tc.b, tc.a, got, tc.want)
+		}
+	}
+	if got := suggest("xyzzy", []string{"serve", "bench"}); got != "" {
+		t.Errorf("suggest far word = %q, want none", got)
+	}
+}
+
+// version prints the version, and the commit and its date when the build
+// recorded them.
+func TestVersionOutput(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		stdout, _, code := runFolio(t, nil, args...)
+		if code != 0 || !strings.HasPrefix(stdout, "folio "+version) {
+			t.Errorf("folio %v: exit %d, %q", args, code, stdout)
+		}
+	}
+}
+
+// The hints for the two mistakes newcomers made most (issue 41, item 8):
+// no credentials for a server with --auth, and http:// to a TLS port
+// (told by a real handshake, so a plain server gets no such hint).
+func TestHints(t *testing.T) {
+	tlsServer := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsServer.Close()
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	noAnswer := &url.Error{Op: "Post", URL: "x", Err: io.EOF}
+	for _, tc := range []struct {
+		name string
+		err  error
+		url  string
+		want string // "" for no hint
+	}{
+		{"unauthenticated", &client.Error{Code: client.Unauthenticated, Message: "request unauthenticated"}, "http://localhost:8081", "--client-id"},
+		{"another API error", &client.Error{Code: client.NotFound, Message: "database doesn't exist"}, "http://localhost:8081", ""},
+		{"http to a TLS port", noAnswer, "http://" + tlsServer.Listener.Addr().String(), "use https://" + tlsServer.Listener.Addr().String()},
+		{"http to a plain port", noAnswer, "http://" + plain.Listener.Addr().String(), ""},
+		{"https already", noAnswer, "https://" + tlsServer.Listener.Addr().String(), ""},
+	} {
+		got := hint(tc.err, tc.url)
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: hint %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
