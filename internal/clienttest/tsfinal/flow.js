@@ -67,6 +67,9 @@ const catalog = [
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const names = (docs) => docs.map((d) => d.name);
+// The client decodes documents into objects without a prototype (its
+// JSON parser's); compared as plain data.
+const plain = (x) => JSON.parse(JSON.stringify(x));
 const sorted = (a) => [...a].sort();
 // The gRPC status codes the flow expects.
 const ALREADY_EXISTS = 6;
@@ -171,7 +174,7 @@ async function main() {
 			await customers.insertOne({ email: "wile@example.com", name: "Wile" });
 			await rejects("insert of an existing key", customers.insertOne({ email: "wile@example.com", name: "Wile E." }), ALREADY_EXISTS);
 			const c = await customers.findOne({ filter: { email: "wile@example.com" } });
-			assert.deepEqual(c, { email: "wile@example.com", name: "Wile", tier: "basic" });
+			assert.deepEqual(plain(c), { email: "wile@example.com", name: "Wile", tier: "basic" });
 		}],
 
 		["insert or replace", async () => {
@@ -180,7 +183,7 @@ async function main() {
 				{ email: "road@example.com", name: "Road Runner" },
 			]);
 			const all = await customers.findMany({ sort: { field: "email", order: "$asc" } }).toArray();
-			assert.deepEqual(all, [
+			assert.deepEqual(plain(all), [
 				{ email: "road@example.com", name: "Road Runner", tier: "basic" },
 				{ email: "wile@example.com", name: "Wile E. Coyote", tier: "gold" },
 			]);
@@ -194,10 +197,10 @@ async function main() {
 			assert.deepEqual(names(await find({ sort: { field: "price", order: "$asc" }, options: { skip: 1, limit: 2 } })), ["Anvil", "Rocket skates"]);
 			const anvil = await products.findOne({ filter: { name: "Anvil" } });
 			assert.equal(anvil.id, state.ids.Anvil);
-			assert.deepEqual(anvil.tags, ["heavy", "iron"]);
+			assert.deepEqual(plain(anvil.tags), ["heavy", "iron"]);
 			assert.equal(await products.findOne({ filter: { name: "Dynamite" } }), undefined);
 			const projected = await find({ filter: { name: "Anvil" }, readFields: { include: ["name", "price"] } });
-			assert.deepEqual(projected, [{ name: "Anvil", price: 50 }]);
+			assert.deepEqual(plain(projected), [{ name: "Anvil", price: 50 }]);
 		}],
 
 		["update", async () => {
@@ -248,7 +251,7 @@ async function main() {
 				const resp = await products.updateMany({ filter: anvil, fields });
 				assert.equal(resp.modifiedCount, 1, JSON.stringify(fields));
 				const got = await products.findOne({ filter: anvil });
-				assert.deepEqual([Number(got.stock), got.price, got.tags], [stock, price, tags], JSON.stringify(fields));
+				assert.deepEqual(plain([Number(got.stock), got.price, got.tags]), [stock, price, tags], JSON.stringify(fields));
 			}
 			await rejects("$divide by 0", products.updateMany({ filter: { brand: "Acme" }, fields: { $divide: { stock: 0 } } }), INVALID_ARGUMENT);
 			assert.equal(Number((await products.findOne({ filter: anvil })).stock), 5, "stock after a refused $divide");
@@ -276,7 +279,7 @@ async function main() {
 			// A transaction whose code throws is rolled back.
 			await assert.rejects(db.transact(async (tx) => {
 				await orders.insertOne({ productId: state.ids.Anvil, qty: 1 }, tx);
-				await products.updateMany({ filter: {}, fields: { $set: { stock: 0 } } }, tx);
+				await products.updateMany({ filter: { brand: "Acme" }, fields: { $set: { stock: 0 } } }, tx);
 				throw new Error("payment declined");
 			}), /payment declined/);
 			assert.equal(await orders.count(), 1);
@@ -327,8 +330,7 @@ async function main() {
 				await bproducts.updateOne({ filter: { name: "Jet pack" }, fields: { $set: { price: 950 } } }, tx);
 			});
 			assert.equal((await bproducts.findOne({ filter: { name: "Jet pack" } })).price, 950);
-			const desc = await stub(rawClient, "describeDatabase", new api.DescribeDatabaseRequest().setProject(project));
-			assert.deepEqual(sorted(desc.getBranchesList()), [branch, "main"]);
+			assert.deepEqual(sorted((await db.describe()).branches), [branch, "main"]);
 			await assert.rejects(db.deleteBranch("main"), "deleting main is refused");
 			await db.deleteBranch(branch);
 			await rejects("count on a deleted branch", bproducts.count(), NOT_FOUND);
