@@ -32,9 +32,10 @@ var wirePackages = []string{"net/http", "google.golang.org/grpc", "github.com/ti
 // mayKnowTheWire are the packages above the operations: the Go client,
 // the transports, the node that starts them, the metrics (served over HTTP
 // to a scraper),
-// the load generator (an HTTP client) and the benchmarks that run servers
-// and call them; and the wire's generated definitions themselves.
-var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare", wireDefinitions}
+// the load generator (an HTTP client), the benchmarks that run servers
+// and call them, the tests' runner of `folio serve` (which asks it for its
+// health); and the wire's generated definitions themselves.
+var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "internal/servetest", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare", wireDefinitions}
 
 // wireDefinitions is the Go code generated from Folio's .proto files
 // (api/proto): the API's messages and services. Only the packages that
