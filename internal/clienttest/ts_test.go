@@ -14,6 +14,7 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/npmtest"
+	"github.com/foliodb/folio/internal/servetest"
 	"github.com/foliodb/folio/internal/testenv"
 )
 
@@ -87,7 +88,7 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 
 // TestOfficialTypeScriptClient runs ts/flow.js, the flow of
 // TestOfficialGoClient written with @tigrisdata/core, under node against a
-// real node on every backend, and checks what the client saw. The client
+// real folio serve on every backend, and checks what the client saw. The client
 // speaks gRPC only. It needs node and npm, and the registry once per
 // machine: without them it skips, saying why (fails under CI).
 func TestOfficialTypeScriptClient(t *testing.T) {
@@ -104,10 +105,10 @@ func TestOfficialTypeScriptClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		n := startNode(t, b)
+		srv := servetest.Start(t, servetest.Options{Backend: b})
 		// A 127.0.0.1 URL without credentials: the client opens an
 		// insecure channel (with any other host it would insist on TLS).
-		res := runFlow(t, nodeBin, modules, flow, n.Addr().String(), "shop_ts")
+		res := runFlow(t, nodeBin, modules, flow, srv.Addr, "shop_ts")
 		checkTSFlow(t, res)
 	})
 }
