@@ -172,7 +172,7 @@ func checkTSFlow(t *testing.T, r *tsResult) {
 	eq("update's modified count", r.UpdateModified, 1)
 	eq("Bob's age after the update", r.BobAfterUpdate, 26)
 	// updateOne and deleteOne send limit 1 in a field alpha.32's messages
-	// lack (grpcapi/later.go): two documents matched, one changed.
+	// lack (api/proto has them): two documents matched, one changed.
 	eq("documents updateOne changed", r.Ages99AfterUpdateOne, 1)
 	if len(r.AfterDeleteOne) != 3 {
 		t.Errorf("after deleteOne: %q, want three of Ann, Bob, Cid, Dot", r.AfterDeleteOne)
@@ -203,7 +203,7 @@ func checkTSFlow(t *testing.T, r *tsResult) {
 		Details string
 	}{6, "duplicate key value, violates key constraint"})
 
-	// Publish and subscribe: the filter (a later field, later.go) applies.
+	// Publish and subscribe: the filter (a later field) applies.
 	eq("messages subscribed", r.Subscribe.All, []int{1, 2, 3})
 	eq("messages subscribed with the filter kind = keep", r.Subscribe.Filtered, []int{1, 3})
 	eq("messages read with the filter kind = keep", r.Subscribe.Stored, []int{1, 3})
