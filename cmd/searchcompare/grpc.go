@@ -8,9 +8,10 @@ import (
 	"io"
 	"net/url"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // grpcEngine searches the same Folio server as an HTTP engine, with the
@@ -95,7 +96,7 @@ func grpcRequest(db string, q query) (*api.SearchRequest, error) {
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return nil, err
 	}
-	return &api.SearchRequest{Db: db, Collection: "docs", Q: fields.Q, SearchFields: fields.SearchFields,
+	return &api.SearchRequest{Project: db, Collection: "docs", Q: fields.Q, SearchFields: fields.SearchFields,
 		Filter: fields.Filter, Facet: fields.Facet, Sort: fields.Sort, Page: fields.Page, PageSize: fields.PageSize}, nil
 }
 

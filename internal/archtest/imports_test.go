@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,28 +22,31 @@ const module = "github.com/foliodb/folio/"
 var transports = []string{"internal/httpapi", "internal/grpcapi"}
 
 // transportMayImport is every Folio package a transport may import.
-// (Outside the module, grpcapi also imports the published definitions'
-// generated package, github.com/tigrisdata/tigris-client-go/api/server/v1.)
 var transportMayImport = []string{"internal/ops", "internal/status", "internal/jsonscan", wireDefinitions}
 
 // wirePackages are the packages that only transports (and the node that
-// starts them, and tools that are clients) may import.
-var wirePackages = []string{"net/http", "google.golang.org/grpc", "github.com/tigrisdata/tigris-client-go"}
+// starts them, and tools that are clients) may import. (The wire's
+// definitions, wireDefinitions, have a rule of their own; the official
+// clients' modules, which no package outside tests may link, are
+// notInTheBinary.)
+var wirePackages = []string{"net/http", "google.golang.org/grpc", "google.golang.org/protobuf"}
 
 // mayKnowTheWire are the packages above the operations: the Go client,
 // the transports, the node that starts them, the metrics (served over HTTP
 // to a scraper),
-// the load generator (an HTTP client) and the benchmarks that run servers
-// and call them; and the wire's generated definitions themselves.
-var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare", wireDefinitions}
+// the load generator (an HTTP client), the benchmarks that run servers
+// and call them, the tests' runner of `folio serve` (which asks it for its
+// health); and the wire's generated definitions themselves.
+var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "internal/servetest", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare", wireDefinitions}
 
 // wireDefinitions is the Go code generated from Folio's .proto files
 // (api/proto): the API's messages and services. Only the packages that
 // speak the wire import it (and tests, which this test does not read):
-// the transports and the Go client.
+// the transports, the Go client, and searchcompare, which calls a server's
+// search over gRPC.
 const wireDefinitions = "internal/wire/tigrisv1"
 
-var mayImportWireDefinitions = append([]string{"client"}, transports...)
+var mayImportWireDefinitions = append([]string{"client", "cmd/searchcompare"}, transports...)
 
 func TestOnlyTransportsAndTheClientImportTheWireDefinitions(t *testing.T) {
 	imports := packageImports(t)
@@ -202,6 +206,36 @@ func TestPublicPackagesImportOnlyTheStandardLibrary(t *testing.T) {
 			first, _, _ := strings.Cut(imp, "/")
 			if strings.Contains(first, ".") {
 				t.Errorf("%s imports %s: a public package imports the standard library only", pkg, imp)
+			}
+		}
+	}
+}
+
+// notInTheBinary are modules the folio binary must not link: the official
+// Go client (a test dependency, the judge of the API: its generated
+// package registers the same protobuf names as Folio's own, and a binary
+// with both panics at start) and the HTTP gateway it brings.
+var notInTheBinary = []string{"github.com/tigrisdata/tigris-client-go", "github.com/grpc-ecosystem/grpc-gateway"}
+
+func TestTheBinaryLinksNoOfficialClient(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool in PATH to list the binary's packages")
+	}
+	cmd := exec.Command(goTool, "list", "-deps", module+"cmd/folio")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+wireDefinitions) {
+		t.Fatalf("cmd/folio does not link %s: the rule is out of date", wireDefinitions)
+	}
+	for _, dep := range deps {
+		for _, banned := range notInTheBinary {
+			if dep == banned || strings.HasPrefix(dep, banned+"/") {
+				t.Errorf("cmd/folio links %s: the official clients are test dependencies only; use %s", dep, wireDefinitions)
 			}
 		}
 	}

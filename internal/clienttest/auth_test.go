@@ -12,15 +12,14 @@ import (
 
 	"github.com/tigrisdata/tigris-client-go/config"
 	"github.com/tigrisdata/tigris-client-go/driver"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv/backendtest"
-	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/internal/servetest"
 	"github.com/foliodb/folio/internal/tlstest"
 )
 
-// The official Go client against a node with authentication and TLS on,
+// The official Go client against a server with authentication and TLS on,
 // over gRPC and over HTTPS: the owner's credentials make an application
 // through the client's own management API, and the application's id and
 // secret (exchanged for tokens by the client) run the whole flow. A wrong
@@ -29,18 +28,14 @@ func TestOfficialGoClientWithAuthAndTLS(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		certFile, keyFile, roots := tlstest.SelfSigned(t)
 		ownerFile := filepath.Join(t.TempDir(), "owner.json")
-		n, err := node.Start(context.Background(), node.Config{Store: b.Open(t), Addr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second,
-			Auth: true, OwnerFile: ownerFile, Tokens: auth.Config{HashCost: bcrypt.MinCost}, TLSCert: certFile, TLSKey: keyFile})
-		if err != nil {
-			t.Fatalf("start a node: %v", err)
-		}
-		t.Cleanup(func() { n.Close() })
+		srv := servetest.Start(t, servetest.Options{Backend: b,
+			Args: []string{"--auth", "--owner-file", ownerFile, "--tls-cert", certFile, "--tls-key", keyFile}})
 		var owner auth.OwnerCredentials
 		raw, err := os.ReadFile(ownerFile)
 		if err != nil || json.Unmarshal(raw, &owner) != nil {
 			t.Fatalf("the owner file: %v %s", err, raw)
 		}
-		addr := n.Addr().String()
+		addr := srv.Addr
 		tlsCfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 
 		for _, protocol := range []string{driver.GRPC, driver.HTTP} {

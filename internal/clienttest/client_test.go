@@ -18,10 +18,13 @@ import (
 	"github.com/tigrisdata/tigris-client-go/tigris"
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
-	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/internal/servetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
+// The clients drive a real `folio serve`: their generated protobuf
+// package and the server's own (internal/wire/tigrisv1) register the same
+// names, and cannot be linked into one binary.
+func TestMain(m *testing.M) { os.Exit(servetest.Main(m)) }
 
 // User is an application's model: the client derives the collection
 // ("users") and its schema from it, with a key the server generates.
@@ -80,28 +83,13 @@ func withProtocol(protocol string, fn func() error) error {
 	return fn()
 }
 
-// startNode runs a node over the backend's store on a free loopback port.
-func startNode(t *testing.T, b backendtest.Backend) *node.Node {
-	t.Helper()
-	n, err := node.Start(context.Background(), node.Config{Store: b.Open(t), Addr: "127.0.0.1:0", ShutdownTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("start a node: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := n.Close(); err != nil {
-			t.Errorf("shut the node down: %v", err)
-		}
-	})
-	return n
-}
-
 func TestOfficialGoClient(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		n := startNode(t, b)
+		srv := servetest.Start(t, servetest.Options{Backend: b})
 		// gRPC first: it is what the client speaks unless told otherwise.
 		for _, protocol := range []string{driver.GRPC, driver.HTTP} {
 			t.Run(protocol, func(t *testing.T) {
-				clientFlow(t, connect(t, n.Addr().String(), protocol), protocol, "shop_"+protocol)
+				clientFlow(t, connect(t, srv.Addr, protocol), protocol, "shop_"+protocol)
 			})
 		}
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/npmtest"
+	"github.com/foliodb/folio/internal/servetest"
 	"github.com/foliodb/folio/internal/testenv"
 )
 
@@ -87,7 +88,7 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 
 // TestOfficialTypeScriptClient runs ts/flow.js, the flow of
 // TestOfficialGoClient written with @tigrisdata/core, under node against a
-// real node on every backend, and checks what the client saw. The client
+// real folio serve on every backend, and checks what the client saw. The client
 // speaks gRPC only. It needs node and npm, and the registry once per
 // machine: without them it skips, saying why (fails under CI).
 func TestOfficialTypeScriptClient(t *testing.T) {
@@ -104,10 +105,10 @@ func TestOfficialTypeScriptClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		n := startNode(t, b)
+		srv := servetest.Start(t, servetest.Options{Backend: b})
 		// A 127.0.0.1 URL without credentials: the client opens an
 		// insecure channel (with any other host it would insist on TLS).
-		res := runFlow(t, nodeBin, modules, flow, n.Addr().String(), "shop_ts")
+		res := runFlow(t, nodeBin, modules, flow, srv.Addr, "shop_ts")
 		checkTSFlow(t, res)
 	})
 }
@@ -171,7 +172,7 @@ func checkTSFlow(t *testing.T, r *tsResult) {
 	eq("update's modified count", r.UpdateModified, 1)
 	eq("Bob's age after the update", r.BobAfterUpdate, 26)
 	// updateOne and deleteOne send limit 1 in a field alpha.32's messages
-	// lack (grpcapi/later.go): two documents matched, one changed.
+	// lack (api/proto has them): two documents matched, one changed.
 	eq("documents updateOne changed", r.Ages99AfterUpdateOne, 1)
 	if len(r.AfterDeleteOne) != 3 {
 		t.Errorf("after deleteOne: %q, want three of Ann, Bob, Cid, Dot", r.AfterDeleteOne)
@@ -202,7 +203,7 @@ func checkTSFlow(t *testing.T, r *tsResult) {
 		Details string
 	}{6, "duplicate key value, violates key constraint"})
 
-	// Publish and subscribe: the filter (a later field, later.go) applies.
+	// Publish and subscribe: the filter (a later field) applies.
 	eq("messages subscribed", r.Subscribe.All, []int{1, 2, 3})
 	eq("messages subscribed with the filter kind = keep", r.Subscribe.Filtered, []int{1, 3})
 	eq("messages read with the filter kind = keep", r.Subscribe.Stored, []int{1, 3})

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // HTTP/1.1, HTTP/2 with prior knowledge and gRPC clients use one port at
@@ -57,7 +57,7 @@ func TestOnePort(t *testing.T) {
 		go func() { // gRPC
 			defer wg.Done()
 			for i := range each {
-				_, err := s.rpc.Insert(context.Background(), &api.InsertRequest{Db: "db1", Collection: "users",
+				_, err := s.rpc.Insert(context.Background(), &api.InsertRequest{Project: "db1", Collection: "users",
 					Documents: [][]byte{fmt.Appendf(nil, `{"id":%d,"name":"grpc"}`, 2000+i)}})
 				if err != nil {
 					errs <- fmt.Errorf("gRPC insert: %v", err)
@@ -110,7 +110,7 @@ func TestIdleStreamsOutliveTheWriteTimeout(t *testing.T) {
 		}
 		// Items first, then idle past the timeout, then more.
 		insert := func(id int) {
-			if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{fmt.Appendf(nil, `{"id":%d}`, id)}}); err != nil {
+			if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{fmt.Appendf(nil, `{"id":%d}`, id)}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -163,27 +163,27 @@ func TestErrorsAsOverHTTP(t *testing.T) {
 			}, wantCode: codes.InvalidArgument},
 		{name: "no database", method: "POST", url: db + "/nope/collections/users/documents/insert", body: `{"documents":[{"id":1}]}`,
 			rpc: func(c context.Context) error {
-				_, err := s.rpc.Insert(c, &api.InsertRequest{Db: "nope", Collection: "users", Documents: [][]byte{[]byte(`{"id":1}`)}})
+				_, err := s.rpc.Insert(c, &api.InsertRequest{Project: "nope", Collection: "users", Documents: [][]byte{[]byte(`{"id":1}`)}})
 				return err
 			}, wantCode: codes.NotFound},
 		{name: "no documents", method: "POST", url: db + "/db1/collections/users/documents/insert", body: `{"documents":[]}`,
 			rpc: func(c context.Context) error {
-				_, err := s.rpc.Insert(c, &api.InsertRequest{Db: "db1", Collection: "users"})
+				_, err := s.rpc.Insert(c, &api.InsertRequest{Project: "db1", Collection: "users"})
 				return err
 			}, wantCode: codes.InvalidArgument},
 		{name: "schema validation", method: "POST", url: db + "/db1/collections/users/documents/insert", body: `{"documents":[{"id":"x"}]}`,
 			rpc: func(c context.Context) error {
-				_, err := s.rpc.Insert(c, &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":"x"}`)}})
+				_, err := s.rpc.Insert(c, &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":"x"}`)}})
 				return err
 			}, wantCode: codes.InvalidArgument},
 		{name: "no filter", method: "PUT", url: db + "/db1/collections/users/documents/update", body: `{"fields":{"$set":{"name":"x"}}}`,
 			rpc: func(c context.Context) error {
-				_, err := s.rpc.Update(c, &api.UpdateRequest{Db: "db1", Collection: "users", Fields: []byte(`{"$set":{"name":"x"}}`)})
+				_, err := s.rpc.Update(c, &api.UpdateRequest{Project: "db1", Collection: "users", Fields: []byte(`{"$set":{"name":"x"}}`)})
 				return err
 			}, wantCode: codes.InvalidArgument},
 		{name: "read of a missing collection", method: "POST", url: db + "/db1/collections/nope/documents/read", body: `{"filter":{}}`,
 			rpc: func(c context.Context) error {
-				st, err := s.rpc.Read(c, &api.ReadRequest{Db: "db1", Collection: "nope", Filter: []byte(`{}`)})
+				st, err := s.rpc.Read(c, &api.ReadRequest{Project: "db1", Collection: "nope", Filter: []byte(`{}`)})
 				if err == nil {
 					_, err = st.Recv()
 				}
@@ -191,18 +191,18 @@ func TestErrorsAsOverHTTP(t *testing.T) {
 			}, wantCode: codes.NotFound},
 		{name: "drop of a missing collection", method: "DELETE", url: db + "/db1/collections/nope/drop",
 			rpc: func(c context.Context) error {
-				_, err := s.rpc.DropCollection(c, &api.DropCollectionRequest{Db: "db1", Collection: "nope"})
+				_, err := s.rpc.DropCollection(c, &api.DropCollectionRequest{Project: "db1", Collection: "nope"})
 				return err
 			}, wantCode: codes.NotFound},
 		{name: "commit of an unknown transaction", method: "POST", url: db + "/db1/transactions/commit", header: []string{"Tigris-Tx-Id", "nope", "Tigris-Tx-Origin", ""},
 			rpc: func(c context.Context) error {
-				_, err := s.rpc.CommitTransaction(c, &api.CommitTransactionRequest{Db: "db1"})
+				_, err := s.rpc.CommitTransaction(c, &api.CommitTransactionRequest{Project: "db1"})
 				return err
 			}, ctx: metadata.AppendToOutgoingContext(context.Background(), "tigris-tx-id", "nope"), wantCode: codes.NotFound},
 		{name: "transaction of another node", method: "POST", url: db + "/db1/collections/users/documents/insert", body: `{"documents":[{"id":1}]}`,
 			header: []string{"Tigris-Tx-Id", "x", "Tigris-Tx-Origin", "elsewhere"},
 			rpc: func(c context.Context) error {
-				_, err := s.rpc.Insert(c, &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":1}`)}})
+				_, err := s.rpc.Insert(c, &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":1}`)}})
 				return err
 			}, ctx: txMD("x", "elsewhere"), wantCode: codes.FailedPrecondition},
 		{name: "events on a messages-less collection missing", method: "POST", url: db + "/db1/collections/nope/events", body: `{}`,
@@ -215,7 +215,7 @@ func TestErrorsAsOverHTTP(t *testing.T) {
 			}, wantCode: codes.NotFound},
 		{name: "search with both field lists", method: "POST", url: db + "/db1/collections/users/documents/search", body: `{"include_fields":["a"],"exclude_fields":["b"]}`,
 			rpc: func(c context.Context) error {
-				st, err := s.rpc.Search(c, &api.SearchRequest{Db: "db1", Collection: "users", IncludeFields: []string{"a"}, ExcludeFields: []string{"b"}})
+				st, err := s.rpc.Search(c, &api.SearchRequest{Project: "db1", Collection: "users", IncludeFields: []string{"a"}, ExcludeFields: []string{"b"}})
 				if err == nil {
 					_, err = st.Recv()
 				}
@@ -223,7 +223,7 @@ func TestErrorsAsOverHTTP(t *testing.T) {
 			}, wantCode: codes.InvalidArgument},
 		{name: "search with a bad facet", method: "POST", url: db + "/db1/collections/users/documents/search", body: `{"facet":{"name":3}}`,
 			rpc: func(c context.Context) error {
-				st, err := s.rpc.Search(c, &api.SearchRequest{Db: "db1", Collection: "users", Facet: []byte(`{"name":3}`)})
+				st, err := s.rpc.Search(c, &api.SearchRequest{Project: "db1", Collection: "users", Facet: []byte(`{"name":3}`)})
 				if err == nil {
 					_, err = st.Recv()
 				}
@@ -231,7 +231,7 @@ func TestErrorsAsOverHTTP(t *testing.T) {
 			}, wantCode: codes.InvalidArgument},
 		{name: "search on a missing collection", method: "POST", url: db + "/db1/collections/nope/documents/search", body: `{}`,
 			rpc: func(c context.Context) error {
-				st, err := s.rpc.Search(c, &api.SearchRequest{Db: "db1", Collection: "nope"})
+				st, err := s.rpc.Search(c, &api.SearchRequest{Project: "db1", Collection: "nope"})
 				if err == nil {
 					_, err = st.Recv()
 				}
@@ -249,7 +249,7 @@ func TestErrorsAsOverHTTP(t *testing.T) {
 			}, wantCode: codes.Unauthenticated},
 		{name: "namespace with a bad name", method: "POST", url: s.base + "/v1/admin/namespaces/9lives/create", body: `{}`,
 			rpc: func(c context.Context) error {
-				_, err := api.NewAdminClient(s.conn).CreateNamespace(c, &api.CreateNamespaceRequest{Name: "9lives"})
+				_, err := api.NewAdminClient(s.conn).CreateNamespace(c, &api.CreateNamespaceRequest2022{Name: "9lives"})
 				return err
 			}, wantCode: codes.InvalidArgument},
 		{name: "rotating a missing application", method: "POST", url: s.base + "/v1/users/applications/rotate", body: `{"id":"nope"}`,
@@ -282,12 +282,12 @@ func TestLimits(t *testing.T) {
 		s := start(t, b.Open(t), node.Config{MaxBodyBytes: 64 << 10})
 		withUsers(t, s)
 		big := fmt.Appendf(nil, `{"id":1,"name":"%s"}`, strings.Repeat("x", 100<<10))
-		_, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{big}})
+		_, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{big}})
 		if code, msg, _ := rpcError(t, err); code != codes.ResourceExhausted {
 			t.Errorf("a message over the limit: %v %q, want ResourceExhausted", code, msg)
 		}
 		// Within the limit all is well.
-		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{big[:30<<10]}}); err == nil {
+		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{big[:30<<10]}}); err == nil {
 			t.Log("(a cut document is invalid JSON, and refused as such)")
 		} else if code, _, _ := rpcError(t, err); code == codes.ResourceExhausted {
 			t.Errorf("a message within the limit refused as too large: %v", err)
@@ -318,7 +318,7 @@ func TestItemsPerRequestLimit(t *testing.T) {
 		const limit = 5
 		s := start(t, b.Open(t), node.Config{MaxDocumentsPerRequest: limit})
 		withUsers(t, s)
-		_, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Db: "db1", Collection: "orders",
+		_, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Project: "db1", Collection: "orders",
 			Schema: []byte(`{"title":"orders","collection_type":"messages","properties":{"n":{"type":"integer"}}}`)})
 		if err != nil {
 			t.Fatal(err)
@@ -330,7 +330,7 @@ func TestItemsPerRequestLimit(t *testing.T) {
 			}
 			return out
 		}
-		_, err = s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: items(limit+1, `{"id":%d}`)})
+		_, err = s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: items(limit+1, `{"id":%d}`)})
 		if code, msg, _ := rpcError(t, err); code != codes.InvalidArgument || msg != "6 documents in one request, the limit is 5" {
 			t.Errorf("an insert over the limit: %v %q", code, msg)
 		}
@@ -344,7 +344,7 @@ func TestItemsPerRequestLimit(t *testing.T) {
 		if got := readFrom(t, s, ctx(t), "orders", `{}`); len(got) != 0 {
 			t.Errorf("a refused publish wrote %v", got)
 		}
-		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: items(limit, `{"id":%d}`)}); err != nil {
+		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: items(limit, `{"id":%d}`)}); err != nil {
 			t.Errorf("an insert at the limit: %v", err)
 		}
 		if _, err := s.rpc.Publish(ctx(t), &api.PublishRequest{Db: "db1", Collection: "orders", Messages: items(limit, `{"n":%d}`)}); err != nil {
@@ -362,7 +362,7 @@ func TestTransactionMetadata(t *testing.T) {
 		withUsers(t, s)
 		for _, commit := range []bool{true, false} {
 			var header metadata.MD
-			res, err := s.rpc.BeginTransaction(ctx(t), &api.BeginTransactionRequest{Db: "db1"}, grpc.Header(&header))
+			res, err := s.rpc.BeginTransaction(ctx(t), &api.BeginTransactionRequest{Project: "db1"}, grpc.Header(&header))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -376,7 +376,7 @@ func TestTransactionMetadata(t *testing.T) {
 			inTx := metadata.AppendToOutgoingContext(ctx(t), "tigris-tx-id", tx.Id, "tigris-tx-origin", tx.Origin)
 			id := map[bool]string{true: "1", false: "2"}[commit]
 			doc := `{"id":` + id + `,"name":"tx"}`
-			if _, err := s.rpc.Insert(inTx, &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{[]byte(doc)}}); err != nil {
+			if _, err := s.rpc.Insert(inTx, &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{[]byte(doc)}}); err != nil {
 				t.Fatal(err)
 			}
 			if got := readAll(t, s, inTx, `{"id":`+id+`}`); len(got) != 1 {
@@ -386,9 +386,9 @@ func TestTransactionMetadata(t *testing.T) {
 				t.Errorf("outside before the end: %q", got)
 			}
 			if commit {
-				_, err = s.rpc.CommitTransaction(inTx, &api.CommitTransactionRequest{Db: "db1"})
+				_, err = s.rpc.CommitTransaction(inTx, &api.CommitTransactionRequest{Project: "db1"})
 			} else {
-				_, err = s.rpc.RollbackTransaction(inTx, &api.RollbackTransactionRequest{Db: "db1"})
+				_, err = s.rpc.RollbackTransaction(inTx, &api.RollbackTransactionRequest{Project: "db1"})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -398,7 +398,7 @@ func TestTransactionMetadata(t *testing.T) {
 				t.Errorf("after commit=%v: %q", commit, got)
 			}
 			// The transaction is gone.
-			_, err = s.rpc.Insert(inTx, &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":9}`)}})
+			_, err = s.rpc.Insert(inTx, &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":9}`)}})
 			if code, msg, _ := rpcError(t, err); code != codes.Internal || msg != "session is gone" {
 				t.Errorf("a call in an ended transaction: %v %q", code, msg)
 			}
@@ -413,7 +413,7 @@ func TestPublishSubscribe(t *testing.T) {
 	if _, err := s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Db: "db1", Collection: "orders",
+	_, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Project: "db1", Collection: "orders",
 		Schema: []byte(`{"title":"orders","collection_type":"messages","properties":{"n":{"type":"integer"}}}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -464,7 +464,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 		streams = append(streams, st)
 	}
 	// The listener of its own serves the same API.
-	if _, err := native.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":1}`)}}); err != nil {
+	if _, err := native.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":1}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	for i, st := range streams {
@@ -514,7 +514,7 @@ func TestStalledStreamIsCutOff(t *testing.T) {
 		// Far more than the window and the server's buffers.
 		name := strings.Repeat("x", 4000)
 		for i := range 200 {
-			if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{fmt.Appendf(nil, `{"id":%d,"name":"%s"}`, i, name)}}); err != nil {
+			if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{fmt.Appendf(nil, `{"id":%d,"name":"%s"}`, i, name)}}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"net"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/status"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // Authentication over gRPC: a call's "authorization" metadata (the bearer
@@ -67,8 +66,30 @@ func peerHost(ctx context.Context) string {
 	return host
 }
 
-// authService serves Auth.
-type authService struct{ s *Server }
+// authService serves Auth: tokens. Its 2023 calls (invitations, users)
+// are not built (unbuilt.go).
+type authService struct {
+	api.UnsafeAuthServer
+	s *Server
+}
+
+// getAccessTokenHandler serves Auth.GetAccessToken under 2022's name,
+// getAccessToken, which alpha.32's Go client calls (TypeScript's and
+// 2023's call GetAccessToken): the generated service can declare only one
+// of the two, whose Go names are the same.
+func (a authService) getAccessTokenHandler(_ any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	in := new(api.GetAccessTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	call := func(ctx context.Context, req any) (any, error) {
+		return a.GetAccessToken(ctx, req.(*api.GetAccessTokenRequest))
+	}
+	if interceptor == nil {
+		return call(ctx, in)
+	}
+	return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: a, FullMethod: "/" + api.Auth_ServiceDesc.ServiceName + "/getAccessToken"}, call)
+}
 
 func (a authService) GetAccessToken(ctx context.Context, req *api.GetAccessTokenRequest) (*api.GetAccessTokenResponse, error) {
 	grant := ops.GrantRefreshToken // the enum's zero value
@@ -85,26 +106,28 @@ func (a authService) GetAccessToken(ctx context.Context, req *api.GetAccessToken
 	return &api.GetAccessTokenResponse{AccessToken: t.Access, RefreshToken: t.Refresh, ExpiresIn: int32(t.ExpiresIn.Seconds())}, nil
 }
 
-// userService serves User: applications. The alpha.32 messages carry
+// userService serves User: applications. The published messages carry
 // neither a role nor a namespace: applications made over gRPC have the
-// default role in the caller's namespace, unless Folio's own fields
-// (folio_fields.go) name them, as its Go client does.
-type userService struct{ s *Server }
+// default role in the caller's namespace, unless Folio's own fields (role
+// and namespace, from 1001) name them, as its Go client does.
+type userService struct {
+	api.UnsafeUserServer
+	s *Server
+}
 
 func applicationOut(a *ops.Application) *api.Application {
 	out := &api.Application{Id: a.ID, Name: a.Name, Description: a.Description, Secret: a.Secret,
-		CreatedAt: a.CreatedAt.UnixMilli(), CreatedBy: a.CreatedBy, UpdatedBy: a.UpdatedBy}
+		CreatedAt: a.CreatedAt.UnixMilli(), CreatedBy: a.CreatedBy, UpdatedBy: a.UpdatedBy,
+		Role: string(a.Role), Namespace: a.Namespace.Name}
 	if !a.UpdatedAt.IsZero() {
 		out.UpdatedAt = a.UpdatedAt.UnixMilli()
 	}
-	withString(out, fieldAppRole, string(a.Role))
-	withString(out, fieldAppNamespace, a.Namespace.Name)
 	return out
 }
 
 func (u userService) CreateApplication(ctx context.Context, req *api.CreateApplicationRequest) (*api.CreateApplicationResponse, error) {
 	app, err := u.s.ops.CreateApplication(ctx, caller(ctx), ops.CreateApplicationRequest{Name: req.GetName(), Description: req.GetDescription(),
-		Role: string(unknownBytes(req, fieldAppRole)), Namespace: string(unknownBytes(req, fieldAppNamespace))})
+		Role: req.GetRole(), Namespace: req.GetNamespace()})
 	if err != nil {
 		return nil, u.s.fail(ctx, err)
 	}
@@ -146,41 +169,28 @@ func (u userService) RotateApplicationSecret(ctx context.Context, req *api.Rotat
 	return &api.RotateApplicationSecretResponse{Application: applicationOut(app)}, nil
 }
 
-func (u userService) unbuiltMetadata(ctx context.Context) error {
-	return u.s.fail(ctx, status.Errorf(status.Unimplemented, "user metadata is not implemented by this server yet"))
+// adminService serves Admin: 2022's namespaces.
+type adminService struct {
+	api.UnsafeAdminServer
+	s *Server
 }
 
-func (u userService) InsertUserMetadata(ctx context.Context, _ *api.InsertUserMetadataRequest) (*api.InsertUserMetadataResponse, error) {
-	return nil, u.unbuiltMetadata(ctx)
-}
-
-func (u userService) GetUserMetadata(ctx context.Context, _ *api.GetUserMetadataRequest) (*api.GetUserMetadataResponse, error) {
-	return nil, u.unbuiltMetadata(ctx)
-}
-
-func (u userService) UpdateUserMetadata(ctx context.Context, _ *api.UpdateUserMetadataRequest) (*api.UpdateUserMetadataResponse, error) {
-	return nil, u.unbuiltMetadata(ctx)
-}
-
-// adminService serves Admin: namespaces.
-type adminService struct{ s *Server }
-
-func (a adminService) CreateNamespace(ctx context.Context, req *api.CreateNamespaceRequest) (*api.CreateNamespaceResponse, error) {
+func (a adminService) CreateNamespace(ctx context.Context, req *api.CreateNamespaceRequest2022) (*api.CreateNamespaceResponse2022, error) {
 	ns, err := a.s.ops.CreateNamespace(ctx, caller(ctx), ops.CreateNamespaceRequest{Name: req.GetName(), ID: int64(req.GetId())})
 	if err != nil {
 		return nil, a.s.fail(ctx, err)
 	}
-	return &api.CreateNamespaceResponse{Status: "created", Message: fmt.Sprintf("Namespace created, with id=%d, and name=%s", ns.ID, ns.Name)}, nil
+	return &api.CreateNamespaceResponse2022{Status: "created", Message: fmt.Sprintf("Namespace created, with id=%d, and name=%s", ns.ID, ns.Name)}, nil
 }
 
-func (a adminService) ListNamespaces(ctx context.Context, _ *api.ListNamespacesRequest) (*api.ListNamespacesResponse, error) {
+func (a adminService) ListNamespaces(ctx context.Context, _ *api.ListNamespacesRequest2022) (*api.ListNamespacesResponse2022, error) {
 	list, err := a.s.ops.ListNamespaces(ctx, caller(ctx))
 	if err != nil {
 		return nil, a.s.fail(ctx, err)
 	}
-	out := &api.ListNamespacesResponse{Namespaces: make([]*api.NamespaceInfo, len(list))}
+	out := &api.ListNamespacesResponse2022{Namespaces: make([]*api.NamespaceInfo2022, len(list))}
 	for i, ns := range list {
-		out.Namespaces[i] = &api.NamespaceInfo{Id: int32(ns.ID), Name: ns.Name}
+		out.Namespaces[i] = &api.NamespaceInfo2022{Id: int32(ns.ID), Name: ns.Name}
 	}
 	return out, nil
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -15,9 +14,11 @@ import (
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
-// Over gRPC as over HTTP: the token comes from Auth.GetAccessToken, goes in
+// Over gRPC as over HTTP: the token comes from Auth.GetAccessToken (under
+// 2023's and TypeScript's name, and under alpha.32's, getAccessToken), goes in
 // the "authorization" metadata, and is checked before every call, unary
 // and streaming; the role decides; a call without a token is
 // UNAUTHENTICATED with HTTP's message.
@@ -29,17 +30,21 @@ func TestAuthOverGRPC(t *testing.T) {
 		if raw, err := os.ReadFile(ownerFile); err != nil || json.Unmarshal(raw, &owner) != nil {
 			t.Fatalf("the owner file: %v", err)
 		}
-		authc := api.NewAuthClient(s.conn)
 		tokenOf := func(id, secret string) string {
 			t.Helper()
-			res, err := authc.GetAccessToken(ctx(t), &api.GetAccessTokenRequest{GrantType: api.GrantType_CLIENT_CREDENTIALS, ClientId: id, ClientSecret: secret})
-			if err != nil {
-				t.Fatalf("token: %v", err)
+			var token string
+			for _, method := range []string{api.Auth_GetAccessToken_FullMethodName, "/tigrisdata.auth.v1.Auth/getAccessToken"} {
+				res := new(api.GetAccessTokenResponse)
+				err := s.conn.Invoke(ctx(t), method, &api.GetAccessTokenRequest{GrantType: api.GrantType_CLIENT_CREDENTIALS, ClientId: id, ClientSecret: secret}, res)
+				if err != nil {
+					t.Fatalf("token from %s: %v", method, err)
+				}
+				if res.ExpiresIn != int32(auth.DefaultAccessTTL.Seconds()) || res.RefreshToken == "" || res.AccessToken == "" {
+					t.Errorf("token response of %s: %v", method, res)
+				}
+				token = res.AccessToken
 			}
-			if res.ExpiresIn != int32(auth.DefaultAccessTTL.Seconds()) || res.RefreshToken == "" {
-				t.Errorf("token response %v", res)
-			}
-			return res.AccessToken
+			return token
 		}
 		as := func(token string) context.Context {
 			return metadata.AppendToOutgoingContext(ctx(t), "authorization", "Bearer "+token)
@@ -88,7 +93,7 @@ func TestAuthOverGRPC(t *testing.T) {
 		if code, msg, reason := rpcError(t, err); code != codes.Unauthenticated || msg != "request unauthenticated with bearer" || reason != "UNAUTHENTICATED" {
 			t.Errorf("no token: %v %q %s", code, msg, reason)
 		}
-		st, err := s.rpc.Read(ctx(t), &api.ReadRequest{Db: "shop", Collection: "c", Filter: []byte(`{}`)})
+		st, err := s.rpc.Read(ctx(t), &api.ReadRequest{Project: "shop", Collection: "c", Filter: []byte(`{}`)})
 		if err == nil {
 			_, err = st.Recv()
 		}
@@ -101,14 +106,14 @@ func TestAuthOverGRPC(t *testing.T) {
 		}
 		// Namespaces over Admin.
 		admin := api.NewAdminClient(s.conn)
-		if _, err := admin.CreateNamespace(ownerCtx, &api.CreateNamespaceRequest{Id: 3, Name: "acme"}); err != nil {
+		if _, err := admin.CreateNamespace(ownerCtx, &api.CreateNamespaceRequest2022{Id: 3, Name: "acme"}); err != nil {
 			t.Fatal(err)
 		}
-		nss, err := admin.ListNamespaces(ownerCtx, &api.ListNamespacesRequest{})
+		nss, err := admin.ListNamespaces(ownerCtx, &api.ListNamespacesRequest2022{})
 		if err != nil || len(nss.Namespaces) != 2 || nss.Namespaces[1].Name != "acme" || nss.Namespaces[1].Id != 3 {
 			t.Fatalf("namespaces %v %v", nss, err)
 		}
-		_, err = admin.ListNamespaces(made["editor"], &api.ListNamespacesRequest{})
+		_, err = admin.ListNamespaces(made["editor"], &api.ListNamespacesRequest2022{})
 		if code, _, _ := rpcError(t, err); code != codes.PermissionDenied {
 			t.Errorf("an editor lists namespaces: %v", err)
 		}

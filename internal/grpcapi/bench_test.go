@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
@@ -24,6 +23,7 @@ import (
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/session"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // The transports side by side: the same calls over HTTP/1.1 (JSON), over
@@ -106,7 +106,7 @@ func load(b *testing.B, c api.TigrisClient) {
 	if _, err := c.CreateDatabase(ctx, &api.CreateDatabaseRequest{Db: "bench"}); err != nil {
 		b.Fatal(err)
 	}
-	_, err := c.CreateOrUpdateCollection(ctx, &api.CreateOrUpdateCollectionRequest{Db: "bench", Collection: "users", Schema: []byte(`{"title":"users","primary_key":["id"],"properties":{
+	_, err := c.CreateOrUpdateCollection(ctx, &api.CreateOrUpdateCollectionRequest{Project: "bench", Collection: "users", Schema: []byte(`{"title":"users","primary_key":["id"],"properties":{
 		"id":{"type":"integer"},"name":{"type":"string"},"age":{"type":"integer"},"group":{"type":"integer"},"email":{"type":"string"},"bio":{"type":"string"}}}`)})
 	if err != nil {
 		b.Fatal(err)
@@ -116,7 +116,7 @@ func load(b *testing.B, c api.TigrisClient) {
 		for id := start; id < start+1000; id++ {
 			docs = append(docs, []byte(benchDoc(id)))
 		}
-		if _, err := c.Insert(ctx, &api.InsertRequest{Db: "bench", Collection: "users", Documents: docs}); err != nil {
+		if _, err := c.Insert(ctx, &api.InsertRequest{Project: "bench", Collection: "users", Documents: docs}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -177,7 +177,7 @@ func cpuTime() time.Duration {
 type grpcTransport struct{ c api.TigrisClient }
 
 func (g grpcTransport) read(ctx context.Context, id int64) error {
-	st, err := g.c.Read(ctx, &api.ReadRequest{Db: "bench", Collection: "users", Filter: fmt.Appendf(nil, `{"id":%d}`, id)})
+	st, err := g.c.Read(ctx, &api.ReadRequest{Project: "bench", Collection: "users", Filter: fmt.Appendf(nil, `{"id":%d}`, id)})
 	if err != nil {
 		return err
 	}
@@ -199,12 +199,12 @@ func (g grpcTransport) read(ctx context.Context, id int64) error {
 }
 
 func (g grpcTransport) insert(ctx context.Context, doc string) error {
-	_, err := g.c.Insert(ctx, &api.InsertRequest{Db: "bench", Collection: "users", Documents: [][]byte{[]byte(doc)}})
+	_, err := g.c.Insert(ctx, &api.InsertRequest{Project: "bench", Collection: "users", Documents: [][]byte{[]byte(doc)}})
 	return err
 }
 
 func (g grpcTransport) transaction(ctx context.Context, k1, k2 int64, age int) (bool, error) {
-	res, err := g.c.BeginTransaction(ctx, &api.BeginTransactionRequest{Db: "bench"})
+	res, err := g.c.BeginTransaction(ctx, &api.BeginTransactionRequest{Project: "bench"})
 	if err != nil {
 		return false, err
 	}
@@ -215,12 +215,12 @@ func (g grpcTransport) transaction(ctx context.Context, k1, k2 int64, age int) (
 		}
 	}
 	for _, k := range []int64{k1, k2} {
-		if _, err := g.c.Update(in, &api.UpdateRequest{Db: "bench", Collection: "users", Filter: fmt.Appendf(nil, `{"id":%d}`, k),
+		if _, err := g.c.Update(in, &api.UpdateRequest{Project: "bench", Collection: "users", Filter: fmt.Appendf(nil, `{"id":%d}`, k),
 			Fields: fmt.Appendf(nil, `{"$set":{"age":%d}}`, age)}); err != nil {
 			return false, err
 		}
 	}
-	_, err = g.c.CommitTransaction(in, &api.CommitTransactionRequest{Db: "bench"})
+	_, err = g.c.CommitTransaction(in, &api.CommitTransactionRequest{Project: "bench"})
 	if grpcstatus.Code(err) == codes.Aborted {
 		return true, nil
 	}

@@ -3,9 +3,10 @@ package grpcapi
 import (
 	"context"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
+	"google.golang.org/grpc"
 
 	"github.com/foliodb/folio/internal/ops"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // The responses' texts are the HTTP API's (internal/httpapi), word for
@@ -37,27 +38,75 @@ func (s *Server) ListDatabases(ctx context.Context, req *api.ListDatabasesReques
 	return out, nil
 }
 
+// DescribeDatabase answers in 2023's shape (DescribeDatabaseResponse).
+// 2022's clients call the same method but read another message
+// (DescribeDatabaseResponse2022, its fields numbered from db at 1): the
+// method is registered with describeDatabaseHandler, which tells the
+// generations apart (describesFor2022) and answers each its own.
 func (s *Server) DescribeDatabase(ctx context.Context, req *api.DescribeDatabaseRequest) (*api.DescribeDatabaseResponse, error) {
-	d, err := s.ops.DescribeDatabase(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetDb()})
+	d, err := s.ops.DescribeDatabase(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetProject()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	out := &api.DescribeDatabaseResponse{Db: d.Name, Metadata: &api.DatabaseMetadata{}, Size: d.Size,
-		Collections: make([]*api.CollectionDescription, len(d.Collections))}
-	withSizes(out, d.Size, d.IndexSize, d.LogSize)
-	for i, c := range d.Collections {
-		out.Collections[i] = &api.CollectionDescription{Collection: c.Name, Metadata: &api.CollectionMetadata{}, Schema: c.Schema, Size: c.Size}
-		withSizes(out.Collections[i], c.Size, c.IndexSize, -1)
+	return &api.DescribeDatabaseResponse{Metadata: &api.DatabaseMetadata{}, Size: d.Size, Collections: collectionDescriptions(d),
+		Sizes: &api.Sizes{Documents: d.Size, Indexes: d.IndexSize, Log: max(d.LogSize, 0)}}, nil
+}
+
+// describeDatabase2022 is DescribeDatabase in 2022's shape.
+func (s *Server) describeDatabase2022(ctx context.Context, req *api.DescribeDatabaseRequest) (*api.DescribeDatabaseResponse2022, error) {
+	d, err := s.ops.DescribeDatabase(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetProject()})
+	if err != nil {
+		return nil, s.fail(ctx, err)
 	}
-	return out, nil
+	return &api.DescribeDatabaseResponse2022{Db: d.Name, Metadata: &api.DatabaseMetadata{}, Size: d.Size, Collections: collectionDescriptions(d),
+		Sizes: &api.Sizes{Documents: d.Size, Indexes: d.IndexSize, Log: max(d.LogSize, 0)}}, nil
+}
+
+// describesFor2022 tells which generation sent a DescribeDatabase: 2023's
+// clients name a branch (main unless told otherwise: the official Go and
+// TypeScript clients both send it) and may ask for a schema_format, where
+// 2022's request has the database's name alone. A request of the name
+// alone is taken for 2022's, the API Folio was first written to.
+func describesFor2022(req *api.DescribeDatabaseRequest) bool {
+	return req.GetBranch() == "" && req.GetSchemaFormat() == ""
+}
+
+// describeDatabaseHandler serves Tigris.DescribeDatabase in place of the
+// generated handler, whose answer has one type: it decodes the request
+// and answers in the shape of its generation, through the interceptors
+// like any call.
+func (s *Server) describeDatabaseHandler(_ any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	in := new(api.DescribeDatabaseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	call := func(ctx context.Context, req any) (any, error) {
+		if r := req.(*api.DescribeDatabaseRequest); describesFor2022(r) {
+			return s.describeDatabase2022(ctx, r)
+		}
+		return s.DescribeDatabase(ctx, req.(*api.DescribeDatabaseRequest))
+	}
+	if interceptor == nil {
+		return call(ctx, in)
+	}
+	return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: s, FullMethod: api.Tigris_DescribeDatabase_FullMethodName}, call)
+}
+
+func collectionDescriptions(d *ops.DatabaseDescription) []*api.CollectionDescription {
+	out := make([]*api.CollectionDescription, len(d.Collections))
+	for i, c := range d.Collections {
+		out[i] = &api.CollectionDescription{Collection: c.Name, Metadata: &api.CollectionMetadata{}, Schema: c.Schema, Size: c.Size,
+			Sizes: &api.Sizes{Documents: c.Size, Indexes: c.IndexSize}}
+	}
+	return out
 }
 
 func (s *Server) ListCollections(ctx context.Context, req *api.ListCollectionsRequest) (*api.ListCollectionsResponse, error) {
-	list, err := s.ops.ListCollections(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetDb(), Tx: txRef(ctx)})
+	list, err := s.ops.ListCollections(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetProject(), Tx: txRef(ctx)})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	out := &api.ListCollectionsResponse{Db: req.GetDb(), Collections: make([]*api.CollectionInfo, len(list))}
+	out := &api.ListCollectionsResponse{Db: req.GetProject(), Collections: make([]*api.CollectionInfo, len(list))}
 	for i, c := range list {
 		out.Collections[i] = &api.CollectionInfo{Collection: c.Name, Metadata: &api.CollectionMetadata{}}
 	}
@@ -65,7 +114,7 @@ func (s *Server) ListCollections(ctx context.Context, req *api.ListCollectionsRe
 }
 
 func (s *Server) CreateOrUpdateCollection(ctx context.Context, req *api.CreateOrUpdateCollectionRequest) (*api.CreateOrUpdateCollectionResponse, error) {
-	res, err := s.ops.CreateOrUpdateCollection(ctx, caller(ctx), ops.CreateCollectionRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
+	res, err := s.ops.CreateOrUpdateCollection(ctx, caller(ctx), ops.CreateCollectionRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Schema: req.GetSchema(), OnlyCreate: req.GetOnlyCreate()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
@@ -75,7 +124,7 @@ func (s *Server) CreateOrUpdateCollection(ctx context.Context, req *api.CreateOr
 }
 
 func (s *Server) DropCollection(ctx context.Context, req *api.DropCollectionRequest) (*api.DropCollectionResponse, error) {
-	err := s.ops.DropCollection(ctx, caller(ctx), ops.CollectionRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx)})
+	err := s.ops.DropCollection(ctx, caller(ctx), ops.CollectionRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx)})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -83,11 +132,10 @@ func (s *Server) DropCollection(ctx context.Context, req *api.DropCollectionRequ
 }
 
 func (s *Server) DescribeCollection(ctx context.Context, req *api.DescribeCollectionRequest) (*api.DescribeCollectionResponse, error) {
-	d, err := s.ops.DescribeCollection(ctx, caller(ctx), ops.CollectionRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx)})
+	d, err := s.ops.DescribeCollection(ctx, caller(ctx), ops.CollectionRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx)})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	out := &api.DescribeCollectionResponse{Collection: d.Name, Metadata: &api.CollectionMetadata{}, Schema: d.Schema, Size: d.Size}
-	withSizes(out, d.Size, d.IndexSize, -1)
-	return out, nil
+	return &api.DescribeCollectionResponse{Collection: d.Name, Metadata: &api.CollectionMetadata{}, Schema: d.Schema, Size: d.Size,
+		Sizes: &api.Sizes{Documents: d.Size, Indexes: d.IndexSize}}, nil
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/foliodb/folio/internal/ops"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // timestamp is a metadata time; none when unset, as HTTP leaves it out.
@@ -35,7 +35,7 @@ func keys(res *ops.WriteResult) [][]byte {
 }
 
 func (s *Server) Insert(ctx context.Context, req *api.InsertRequest) (*api.InsertResponse, error) {
-	res, err := s.ops.Insert(ctx, caller(ctx), ops.WriteDocumentsRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx), Documents: req.GetDocuments()})
+	res, err := s.ops.Insert(ctx, caller(ctx), ops.WriteDocumentsRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx), Documents: req.GetDocuments()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -43,7 +43,7 @@ func (s *Server) Insert(ctx context.Context, req *api.InsertRequest) (*api.Inser
 }
 
 func (s *Server) Replace(ctx context.Context, req *api.ReplaceRequest) (*api.ReplaceResponse, error) {
-	res, err := s.ops.Replace(ctx, caller(ctx), ops.WriteDocumentsRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx), Documents: req.GetDocuments()})
+	res, err := s.ops.Replace(ctx, caller(ctx), ops.WriteDocumentsRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx), Documents: req.GetDocuments()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -51,9 +51,9 @@ func (s *Server) Replace(ctx context.Context, req *api.ReplaceRequest) (*api.Rep
 }
 
 func (s *Server) Update(ctx context.Context, req *api.UpdateRequest) (*api.UpdateResponse, error) {
-	res, err := s.ops.Update(ctx, caller(ctx), ops.UpdateRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
+	res, err := s.ops.Update(ctx, caller(ctx), ops.UpdateRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Filter: req.GetFilter(), Fields: req.GetFields(), Collation: collation(req.GetOptions().GetCollation()),
-		Limit: unknownVarint(req.GetOptions(), fieldOptionsLimit)})
+		Limit: req.GetOptions().GetLimit()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -61,27 +61,28 @@ func (s *Server) Update(ctx context.Context, req *api.UpdateRequest) (*api.Updat
 }
 
 func (s *Server) Delete(ctx context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
-	res, err := s.ops.Delete(ctx, caller(ctx), ops.DeleteRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
+	res, err := s.ops.Delete(ctx, caller(ctx), ops.DeleteRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Filter: req.GetFilter(), Collation: collation(req.GetOptions().GetCollation()),
-		Limit: unknownVarint(req.GetOptions(), fieldOptionsLimit)})
+		Limit: req.GetOptions().GetLimit()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	out := &api.DeleteResponse{Metadata: &api.ResponseMetadata{DeletedAt: timestamp(res.Time)}, Status: "deleted"}
-	withVarint(out, fieldDeleteCount, int64(res.Modified))
-	return out, nil
+	// The count goes in 2023's field and in Folio's, which its Go client
+	// read before 2023's was defined.
+	return &api.DeleteResponse{Metadata: &api.ResponseMetadata{DeletedAt: timestamp(res.Time)}, Status: "deleted",
+		DeletedCount: int32(res.Modified), ModifiedCount: int64(res.Modified)}, nil
 }
 
 // Read streams what a collection holds, one ReadResponse per document (or
-// stored message). alpha.32's ReadRequest has no sort; a later client's
-// (later.go) is read, and without one reads come in primary-key order
-// (publish order for messages).
+// stored message). Without a sort (which alpha.32's clients cannot send,
+// and later ones may) reads come in primary-key order (publish order for
+// messages).
 func (s *Server) Read(req *api.ReadRequest, stream api.Tigris_ReadServer) error {
 	ctx := stream.Context()
 	opts := req.GetOptions()
-	r := ops.ReadRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
+	r := ops.ReadRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Filter: req.GetFilter(), Fields: req.GetFields(), Limit: opts.GetLimit(), Skip: opts.GetSkip(), Offset: opts.GetOffset(),
-		Collation: collation(opts.GetCollation()), Sort: unknownBytes(req, fieldReadSort)}
+		Collation: collation(opts.GetCollation()), Sort: req.GetSort()}
 	sender := newTimedSender(stream, s.writeTimeout)
 	defer sender.close()
 	err := s.ops.Read(ctx, caller(ctx), r, func(item ops.Item) error {

@@ -4,16 +4,18 @@ import (
 	"testing"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/foliodb/folio/internal/status"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
-// Every API code has its gRPC code, and the official client's decoder
-// (api.FromStatusError) gets the API code, the message and the retry
-// delay back from what toGRPC sends, the Tigris-only codes included.
+// Every API code has its gRPC code, and a decoder that reads errors as the
+// official clients do (clientDecode) gets the API code, the message and
+// the retry delay back from what toGRPC sends, the Tigris-only codes
+// included.
 func TestErrorCodes(t *testing.T) {
 	cases := []struct {
 		code status.Code
@@ -54,18 +56,39 @@ func TestErrorCodes(t *testing.T) {
 			if tc.api <= api.Code_UNAUTHENTICATED && codes.Code(tc.api) != tc.grpc {
 				t.Errorf("the published enum numbers %s %d, gRPC's %v %d", tc.code, tc.api, tc.grpc, tc.grpc)
 			}
-			te := api.FromStatusError(err)
-			if te.Code != tc.api || te.Message != "it failed" || te.RetryDelay() != 1500*time.Millisecond {
-				t.Errorf("the client decodes %v %q retry %v", te.Code, te.Message, te.RetryDelay())
+			if code, msg, delay := clientDecode(err); code != tc.api || msg != "it failed" || delay != 1500*time.Millisecond {
+				t.Errorf("the client decodes %v %q retry %v", code, msg, delay)
 			}
 		})
 	}
 	// Without a delay there is no RetryInfo.
-	if d := api.FromStatusError(toGRPC(&status.Error{Code: status.NotFound, Message: "x"})).RetryDelay(); d != 0 {
+	if _, _, d := clientDecode(toGRPC(&status.Error{Code: status.NotFound, Message: "x"})); d != 0 {
 		t.Errorf("retry delay %v without one", d)
 	}
 	// A code missing from the table (a bug) still goes out, as UNKNOWN.
 	if got := grpcstatus.Code(toGRPC(&status.Error{Code: "NO_SUCH_CODE", Message: "x"})); got != codes.Unknown {
 		t.Errorf("an unknown code went out as %v", got)
 	}
+}
+
+// clientDecode reads an error as the official Go client's
+// api.FromStatusError does (api/server/v1/error.go, alpha.32 to v1.0.0):
+// the code is the gRPC code's number unless an ErrorInfo names one, and a
+// RetryInfo gives the delay.
+func clientDecode(err error) (api.Code, string, time.Duration) {
+	st := grpcstatus.Convert(err)
+	code := api.Code(st.Code())
+	var delay time.Duration
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.ErrorInfo:
+			code = api.Code_UNKNOWN
+			if c, ok := api.Code_value[d.Reason]; ok {
+				code = api.Code(c)
+			}
+		case *errdetails.RetryInfo:
+			delay = d.RetryDelay.AsDuration()
+		}
+	}
+	return code, st.Message(), delay
 }

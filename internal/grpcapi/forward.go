@@ -16,8 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/foliodb/folio/internal/ops"
 )
@@ -110,10 +109,7 @@ func (s *Server) forwardUnary(ctx context.Context, req any, info *grpc.UnaryServ
 	if !ok {
 		return handler(ctx, req)
 	}
-	out, err := newMessage(info.FullMethod, false)
-	if err != nil {
-		return nil, s.fail(ctx, err)
-	}
+	out := relayed()
 	conn, err := s.forwarder.conn(r)
 	if err != nil {
 		return nil, s.unreachable(ctx, r, err)
@@ -144,10 +140,7 @@ func (s *Server) forwardStream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 	if !ok {
 		return handler(srv, ss)
 	}
-	in, err := newMessage(info.FullMethod, true)
-	if err != nil {
-		return s.fail(ctx, err)
-	}
+	in := relayed()
 	if err := ss.RecvMsg(in); err != nil {
 		return err
 	}
@@ -172,10 +165,7 @@ func (s *Server) forwardStream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 	header.Delete(requestIDKey)
 	ss.SetHeader(header)
 	for err == nil {
-		var msg proto.Message
-		if msg, err = newMessage(info.FullMethod, false); err != nil {
-			return s.fail(ctx, err)
-		}
+		msg := relayed()
 		if err = cs.RecvMsg(msg); err == nil {
 			err = ss.SendMsg(msg)
 		}
@@ -206,32 +196,9 @@ func (s *Server) unreachable(ctx context.Context, r ops.Route, err error) error 
 	return s.fail(ctx, s.ops.Unreachable(ctx, txRef(ctx), ending, r, err))
 }
 
-// newMessage returns a new message of a method's request (in) or response
-// type, found by its name in the registry of the compiled definitions.
-func newMessage(fullMethod string, in bool) (proto.Message, error) {
-	service, method, ok := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
-	if !ok {
-		return nil, fmt.Errorf("grpcapi: method name %q", fullMethod)
-	}
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(service))
-	if err != nil {
-		return nil, fmt.Errorf("grpcapi: service of %q: %w", fullMethod, err)
-	}
-	sd, ok := d.(protoreflect.ServiceDescriptor)
-	if !ok {
-		return nil, fmt.Errorf("grpcapi: %s is not a service", service)
-	}
-	md := sd.Methods().ByName(protoreflect.Name(method))
-	if md == nil {
-		return nil, fmt.Errorf("grpcapi: no method %q", fullMethod)
-	}
-	msg := md.Output()
-	if in {
-		msg = md.Input()
-	}
-	mt, err := protoregistry.GlobalTypes.FindMessageByName(msg.FullName())
-	if err != nil {
-		return nil, fmt.Errorf("grpcapi: message %s: %w", msg.FullName(), err)
-	}
-	return mt.New().Interface(), nil
-}
+// relayed is a message to relay a call's messages in, whatever their
+// type: a message without fields, which keeps every field it decodes as
+// an unknown field and encodes them again byte for byte. The answer is
+// relayed as the other node gave it, whichever message that was (a
+// method may answer each API generation in its own: DescribeDatabase).
+func relayed() proto.Message { return new(emptypb.Empty) }

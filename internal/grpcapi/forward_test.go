@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -15,6 +14,7 @@ import (
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/session"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // Over gRPC as over HTTP: a call of a transaction that another node holds
@@ -34,7 +34,7 @@ func TestForwardingOverGRPC(t *testing.T) {
 	}
 	a, b := named("node-a"), named("node-b")
 	withUsers(t, a)
-	begin, err := a.rpc.BeginTransaction(ctx(t), &api.BeginTransactionRequest{Db: "db1"})
+	begin, err := a.rpc.BeginTransaction(ctx(t), &api.BeginTransactionRequest{Project: "db1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +46,14 @@ func TestForwardingOverGRPC(t *testing.T) {
 		return metadata.AppendToOutgoingContext(ctx(t), "tigris-tx-id", tx.Id, "tigris-tx-origin", tx.Origin)
 	}
 	var header metadata.MD
-	if _, err := b.rpc.Insert(inTx(), &api.InsertRequest{Db: "db1", Collection: "users",
+	if _, err := b.rpc.Insert(inTx(), &api.InsertRequest{Project: "db1", Collection: "users",
 		Documents: [][]byte{[]byte(`{"id":1,"name":"ann"}`), []byte(`{"id":2,"name":"bob"}`)}}, grpc.Header(&header)); err != nil {
 		t.Fatalf("insert on node-b: %v", err)
 	}
 	if ids := header.Get("x-request-id"); len(ids) != 1 {
 		t.Errorf("a relayed call's request ids %v, want one", ids)
 	}
-	if _, err := b.rpc.Update(inTx(), &api.UpdateRequest{Db: "db1", Collection: "users", Filter: []byte(`{"id":2}`), Fields: []byte(`{"$set":{"name":"bea"}}`)}); err != nil {
+	if _, err := b.rpc.Update(inTx(), &api.UpdateRequest{Project: "db1", Collection: "users", Filter: []byte(`{"id":2}`), Fields: []byte(`{"$set":{"name":"bea"}}`)}); err != nil {
 		t.Fatalf("update on node-b: %v", err)
 	}
 	want := []string{`{"id":1,"name":"ann"}`, `{"id":2,"name":"bea"}`}
@@ -64,11 +64,11 @@ func TestForwardingOverGRPC(t *testing.T) {
 		t.Fatalf("outside the transaction before its commit: %v", got)
 	}
 	// An error of the node that holds the transaction comes back as it is.
-	_, err = b.rpc.Insert(inTx(), &api.InsertRequest{Db: "db1", Collection: "nope", Documents: [][]byte{[]byte(`{"id":3}`)}})
+	_, err = b.rpc.Insert(inTx(), &api.InsertRequest{Project: "db1", Collection: "nope", Documents: [][]byte{[]byte(`{"id":3}`)}})
 	if grpcstatus.Code(err) != codes.NotFound {
 		t.Fatalf("insert into a missing collection, relayed: %v, want NOT_FOUND", err)
 	}
-	if _, err := b.rpc.CommitTransaction(inTx(), &api.CommitTransactionRequest{Db: "db1"}); err != nil {
+	if _, err := b.rpc.CommitTransaction(inTx(), &api.CommitTransactionRequest{Project: "db1"}); err != nil {
 		t.Fatalf("commit on node-b: %v", err)
 	}
 	for _, s := range []*server{a, b} {
@@ -78,7 +78,7 @@ func TestForwardingOverGRPC(t *testing.T) {
 	}
 
 	// node-a goes: its transaction is lost.
-	begin, err = a.rpc.BeginTransaction(ctx(t), &api.BeginTransactionRequest{Db: "db1"})
+	begin, err = a.rpc.BeginTransaction(ctx(t), &api.BeginTransactionRequest{Project: "db1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +86,11 @@ func TestForwardingOverGRPC(t *testing.T) {
 	if err := a.n.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.rpc.Insert(inTx(), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":3,"name":"cy"}`)}})
+	_, err = b.rpc.Insert(inTx(), &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":3,"name":"cy"}`)}})
 	if st := grpcstatus.Convert(err); st.Code() != codes.Internal || st.Message() != "session is gone" {
 		t.Fatalf("a call of a gone node's transaction: %v, want INTERNAL session is gone", err)
 	}
-	_, err = b.rpc.CommitTransaction(inTx(), &api.CommitTransactionRequest{Db: "db1"})
+	_, err = b.rpc.CommitTransaction(inTx(), &api.CommitTransactionRequest{Project: "db1"})
 	if st := grpcstatus.Convert(err); st.Code() != codes.NotFound || st.Message() != "session not found" {
 		t.Fatalf("commit of a gone node's transaction: %v, want NOT_FOUND session not found", err)
 	}

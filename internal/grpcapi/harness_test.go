@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -21,6 +20,7 @@ import (
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
@@ -154,7 +154,7 @@ func withUsers(t testing.TB, s *server) {
 	if _, err := s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Db: "db1", Collection: "users",
+	_, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Project: "db1", Collection: "users",
 		Schema: []byte(`{"title":"users","primary_key":["id"],"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func readAll(t testing.TB, s *server, md context.Context, filter string) []strin
 // readFrom reads a gRPC read of a collection of db1 to its end.
 func readFrom(t testing.TB, s *server, md context.Context, coll, filter string) []string {
 	t.Helper()
-	st, err := s.rpc.Read(md, &api.ReadRequest{Db: "db1", Collection: coll, Filter: []byte(filter)})
+	st, err := s.rpc.Read(md, &api.ReadRequest{Project: "db1", Collection: coll, Filter: []byte(filter)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +185,15 @@ func readFrom(t testing.TB, s *server, md context.Context, coll, filter string) 
 		}
 		out = append(out, string(r.Data))
 	}
+}
+
+// describeDatabase2022 calls DescribeDatabase as 2022's clients do: the
+// database's name alone, answered with DescribeDatabaseResponse2022 (the
+// generated client would decode 2023's DescribeDatabaseResponse).
+func describeDatabase2022(c context.Context, conn *grpc.ClientConn, db string, opts ...grpc.CallOption) (*api.DescribeDatabaseResponse2022, error) {
+	out := new(api.DescribeDatabaseResponse2022)
+	if err := conn.Invoke(c, api.Tigris_DescribeDatabase_FullMethodName, &api.DescribeDatabaseRequest{Project: db}, out, opts...); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc/codes"
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // The additions of late 2022 that need no field alpha.32's messages lack
@@ -22,7 +22,7 @@ import (
 // if any) to the end of the stream.
 func readColl(t *testing.T, s *server, db, coll, filter string, opts *api.ReadRequestOptions) []string {
 	t.Helper()
-	st, err := s.rpc.Read(ctx(t), &api.ReadRequest{Db: db, Collection: coll, Filter: []byte(filter), Options: opts})
+	st, err := s.rpc.Read(ctx(t), &api.ReadRequest{Project: db, Collection: coll, Filter: []byte(filter), Options: opts})
 	if err != nil {
 		t.Fatalf("read %s %s: %v", coll, filter, err)
 	}
@@ -41,14 +41,14 @@ func readColl(t *testing.T, s *server, db, coll, filter string, opts *api.ReadRe
 
 func createColl(t *testing.T, s *server, db, coll, schema string) {
 	t.Helper()
-	if _, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Db: db, Collection: coll, Schema: []byte(schema)}); err != nil {
+	if _, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Project: db, Collection: coll, Schema: []byte(schema)}); err != nil {
 		t.Fatalf("create collection %s.%s: %v", db, coll, err)
 	}
 }
 
 func insertDocs(t *testing.T, s *server, db, coll string, docs ...string) []string {
 	t.Helper()
-	req := &api.InsertRequest{Db: db, Collection: coll}
+	req := &api.InsertRequest{Project: db, Collection: coll}
 	for _, d := range docs {
 		req.Documents = append(req.Documents, []byte(d))
 	}
@@ -86,21 +86,21 @@ func TestNamesWithDashOverGRPC(t *testing.T) {
 		createColl(t, s, "test-coll", "test-coll", `{"title":"test-coll","properties":{"id":{"type":"integer"}},"primary_key":["id"]}`)
 		wantStrings(t, "keys", insertDocs(t, s, "test-coll", "test-coll", `{"id":1}`), []string{`{"id":1}`})
 		wantStrings(t, "documents", readColl(t, s, "test-coll", "test-coll", `{}`, nil), []string{`{"id":1}`})
-		list, err := s.rpc.ListCollections(ctx(t), &api.ListCollectionsRequest{Db: "test-coll"})
+		list, err := s.rpc.ListCollections(ctx(t), &api.ListCollectionsRequest{Project: "test-coll"})
 		if err != nil || len(list.Collections) != 1 || list.Collections[0].Collection != "test-coll" {
 			t.Errorf("list collections: %v %v", list, err)
 		}
-		desc, err := s.rpc.DescribeDatabase(ctx(t), &api.DescribeDatabaseRequest{Db: "test-coll"})
+		desc, err := describeDatabase2022(ctx(t), s.conn, "test-coll")
 		if err != nil || desc.Db != "test-coll" || len(desc.Collections) != 1 || desc.Collections[0].Collection != "test-coll" {
 			t.Errorf("describe database: %v %v", desc, err)
 		}
 		// A dash is not allowed first, as over HTTP.
 		_, err = s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "-coll"})
 		wantRPCError(t, err, codes.InvalidArgument, "invalid database name")
-		_, err = s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Db: "test-coll", Collection: "-coll",
+		_, err = s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Project: "test-coll", Collection: "-coll",
 			Schema: []byte(`{"title":"-coll","properties":{"id":{"type":"integer"}},"primary_key":["id"]}`)})
 		wantRPCError(t, err, codes.InvalidArgument, "invalid collection name")
-		if _, err := s.rpc.DropCollection(ctx(t), &api.DropCollectionRequest{Db: "test-coll", Collection: "test-coll"}); err != nil {
+		if _, err := s.rpc.DropCollection(ctx(t), &api.DropCollectionRequest{Project: "test-coll", Collection: "test-coll"}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.rpc.DropDatabase(ctx(t), &api.DropDatabaseRequest{Db: "test-coll"}); err != nil {
@@ -130,11 +130,11 @@ func TestIntegersAsStringsOverGRPC(t *testing.T) {
 			`{"pkey_int":9223372036854775799,"int_value":9223372036854775800}`})
 
 		// Replace and $set alike; the key as a string finds the document.
-		if _, err := s.rpc.Replace(ctx(t), &api.ReplaceRequest{Db: "db1", Collection: "nums",
+		if _, err := s.rpc.Replace(ctx(t), &api.ReplaceRequest{Project: "db1", Collection: "nums",
 			Documents: [][]byte{[]byte(`{"pkey_int":"1","int_value":"-9223372036854775808"}`)}}); err != nil {
 			t.Fatal(err)
 		}
-		upd, err := s.rpc.Update(ctx(t), &api.UpdateRequest{Db: "db1", Collection: "nums", Filter: []byte(`{"pkey_int":"9223372036854775799"}`),
+		upd, err := s.rpc.Update(ctx(t), &api.UpdateRequest{Project: "db1", Collection: "nums", Filter: []byte(`{"pkey_int":"9223372036854775799"}`),
 			Fields: []byte(`{"$set":{"int_value":"7","obj":{"n":"8"},"arr":["9"]}}`)})
 		if err != nil || upd.ModifiedCount != 1 {
 			t.Fatalf("update by a key given as a string: %v %v", upd, err)
@@ -148,13 +148,13 @@ func TestIntegersAsStringsOverGRPC(t *testing.T) {
 		// Strings that are not such integers are refused, with HTTP's
 		// message; nothing is written.
 		const prefix = "json schema validation failed for field "
-		_, err = s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "nums", Documents: [][]byte{[]byte(`{"pkey_int":2,"int_value":"9223372036854775808"}`)}})
+		_, err = s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "nums", Documents: [][]byte{[]byte(`{"pkey_int":2,"int_value":"9223372036854775808"}`)}})
 		wantRPCError(t, err, codes.InvalidArgument, prefix+"'int_value' reason ''9223372036854775808' is not valid 'int64''")
-		_, err = s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "nums", Documents: [][]byte{[]byte(`{"pkey_int":2,"small":"2147483648"}`)}})
+		_, err = s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "nums", Documents: [][]byte{[]byte(`{"pkey_int":2,"small":"2147483648"}`)}})
 		wantRPCError(t, err, codes.InvalidArgument, prefix+"'small' reason ''2147483648' is not valid 'int32''")
-		_, err = s.rpc.Replace(ctx(t), &api.ReplaceRequest{Db: "db1", Collection: "nums", Documents: [][]byte{[]byte(`{"pkey_int":1,"obj":{"n":"1e3"}}`)}})
+		_, err = s.rpc.Replace(ctx(t), &api.ReplaceRequest{Project: "db1", Collection: "nums", Documents: [][]byte{[]byte(`{"pkey_int":1,"obj":{"n":"1e3"}}`)}})
 		wantRPCError(t, err, codes.InvalidArgument, prefix+"'obj/n' reason 'expected integer, but got string'")
-		_, err = s.rpc.Update(ctx(t), &api.UpdateRequest{Db: "db1", Collection: "nums", Filter: []byte(`{"pkey_int":1}`), Fields: []byte(`{"$set":{"int_value":"x"}}`)})
+		_, err = s.rpc.Update(ctx(t), &api.UpdateRequest{Project: "db1", Collection: "nums", Filter: []byte(`{"pkey_int":1}`), Fields: []byte(`{"$set":{"int_value":"x"}}`)})
 		wantRPCError(t, err, codes.InvalidArgument, prefix+"'int_value' reason 'expected integer, but got string'")
 		wantStrings(t, "after the refused writes", readColl(t, s, "db1", "nums", `{}`, nil), []string{
 			`{"pkey_int":1,"int_value":-9223372036854775808}`,
@@ -201,12 +201,12 @@ func TestArrayFiltersOverGRPC(t *testing.T) {
 			}
 		}
 		// An update and a delete find documents by an array element too.
-		upd, err := s.rpc.Update(ctx(t), &api.UpdateRequest{Db: "db1", Collection: "places", Filter: []byte(`{"string_arr":"london"}`),
+		upd, err := s.rpc.Update(ctx(t), &api.UpdateRequest{Project: "db1", Collection: "places", Filter: []byte(`{"string_arr":"london"}`),
 			Fields: []byte(`{"$set":{"nums":[0]}}`)})
 		if err != nil || upd.ModifiedCount != 2 {
 			t.Fatalf("update by an array element: %v %v", upd, err)
 		}
-		if _, err := s.rpc.Delete(ctx(t), &api.DeleteRequest{Db: "db1", Collection: "places", Filter: []byte(`{"obj.arr_primitive":3}`)}); err != nil {
+		if _, err := s.rpc.Delete(ctx(t), &api.DeleteRequest{Project: "db1", Collection: "places", Filter: []byte(`{"obj.arr_primitive":3}`)}); err != nil {
 			t.Fatal(err)
 		}
 		wantStrings(t, "after the update and the delete", readColl(t, s, "db1", "places", `{}`, nil), []string{

@@ -5,25 +5,26 @@ import (
 	"strings"
 	"testing"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // The numbers of the later fields in the generated messages of
-// @tigrisdata/core 1.0.0-beta.21 (dist/proto/server/v1/api_pb.js), written out here rather than taken from later.go, so that a wrong
-// number there fails.
+// @tigrisdata/core 1.0.0-beta.21 (dist/proto/server/v1/api_pb.js), written
+// out here rather than taken from the generated messages, so that a wrong
+// number in api/proto fails.
 const (
 	fieldOptionsLimit    protowire.Number = 3 // UpdateRequestOptions, DeleteRequestOptions
 	fieldSubscribeFilter protowire.Number = 4 // SubscribeRequest
 	fieldReadSort        protowire.Number = 6 // ReadRequest
 )
 
-// withUnknown adds a field alpha.32's message m lacks, as a later client
-// encodes it: it travels as an unknown field.
+// withUnknown adds a field to m's encoding by its number, as a later
+// client encodes it; the server reads it into the field of that number.
 func withUnknown[M proto.Message](m M, num protowire.Number, value any) M {
 	b := m.ProtoReflect().GetUnknown()
 	switch v := value.(type) {
@@ -36,9 +37,9 @@ func withUnknown[M proto.Message](m M, num protowire.Number, value any) M {
 	return m
 }
 
-// The fields later clients of the era add (update's and delete's limit,
-// read's sort, subscribe's filter) are read from the request's unknown
-// fields; @tigrisdata/core's updateOne and deleteOne depend on the limit
+// The fields later clients of the era add, which alpha.32's messages lack
+// (update's and delete's limit, read's sort, subscribe's filter), are
+// read; @tigrisdata/core's updateOne and deleteOne depend on the limit
 // (internal/clienttest runs the client itself).
 func TestLaterClientsFields(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
@@ -50,12 +51,12 @@ func TestLaterClientsFields(t *testing.T) {
 			{"users", `{"title":"users","properties":{"id":{"type":"integer"},"age":{"type":"integer"}},"primary_key":["id"]}`},
 			{"orders", `{"title":"orders","collection_type":"messages","properties":{"n":{"type":"integer"}}}`},
 		} {
-			if _, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Db: "db1", Collection: c.name, Schema: []byte(c.schema)}); err != nil {
+			if _, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Project: "db1", Collection: c.name, Schema: []byte(c.schema)}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		docs := [][]byte{[]byte(`{"id":1,"age":5}`), []byte(`{"id":2,"age":5}`), []byte(`{"id":3,"age":5}`), []byte(`{"id":4,"age":9}`)}
-		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: docs}); err != nil {
+		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: docs}); err != nil {
 			t.Fatal(err)
 		}
 		read := func(req *api.ReadRequest) string {
@@ -78,18 +79,18 @@ func TestLaterClientsFields(t *testing.T) {
 		}
 
 		// Update with limit 1: the first match in primary-key order.
-		upd, err := s.rpc.Update(ctx(t), &api.UpdateRequest{Db: "db1", Collection: "users", Filter: []byte(`{"age":5}`), Fields: []byte(`{"$set":{"age":6}}`),
+		upd, err := s.rpc.Update(ctx(t), &api.UpdateRequest{Project: "db1", Collection: "users", Filter: []byte(`{"age":5}`), Fields: []byte(`{"$set":{"age":6}}`),
 			Options: withUnknown(&api.UpdateRequestOptions{}, fieldOptionsLimit, int64(1))})
 		if err != nil || upd.ModifiedCount != 1 {
 			t.Fatalf("update with limit 1: %v %v", upd, err)
 		}
 		// Delete with limit 1 (of ids 2 and 3, 2 goes).
-		if _, err := s.rpc.Delete(ctx(t), &api.DeleteRequest{Db: "db1", Collection: "users", Filter: []byte(`{"age":5}`),
+		if _, err := s.rpc.Delete(ctx(t), &api.DeleteRequest{Project: "db1", Collection: "users", Filter: []byte(`{"age":5}`),
 			Options: withUnknown(&api.DeleteRequestOptions{}, fieldOptionsLimit, int64(1))}); err != nil {
 			t.Fatal(err)
 		}
 		// Read sorted by age, descending.
-		got := read(withUnknown(&api.ReadRequest{Db: "db1", Collection: "users", Filter: []byte(`{}`)}, fieldReadSort, `[{"age":"$desc"}]`))
+		got := read(withUnknown(&api.ReadRequest{Project: "db1", Collection: "users", Filter: []byte(`{}`)}, fieldReadSort, `[{"age":"$desc"}]`))
 		if want := `{"id":4,"age":9} {"id":1,"age":6} {"id":3,"age":5}`; got != want {
 			t.Errorf("after update and delete with limit 1, sorted by age descending: %s, want %s", got, want)
 		}

@@ -4,11 +4,11 @@ import (
 	"slices"
 	"testing"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc/codes"
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // The filter and update operators of issue 36 over gRPC, on both
@@ -18,7 +18,7 @@ func TestOperatorsOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		s := start(t, b.Open(t), node.Config{})
 		withUsers(t, s)
-		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{
+		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{
 			[]byte(`{"id":1,"name":"Alice Smith"}`), []byte(`{"id":2,"name":"bob"}`), []byte(`{"id":3,"name":"Carol Smith"}`)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestOperatorsOverGRPC(t *testing.T) {
 				t.Errorf("read %s: %v, want %v", filter, got, want)
 			}
 		}
-		if _, err := s.rpc.Update(ctx(t), &api.UpdateRequest{Db: "db1", Collection: "users", Filter: []byte(`{"name":{"$contains":"Smith"}}`),
+		if _, err := s.rpc.Update(ctx(t), &api.UpdateRequest{Project: "db1", Collection: "users", Filter: []byte(`{"name":{"$contains":"Smith"}}`),
 			Fields: []byte(`{"$set":{"name":"Smith"}}`)}); err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestOperatorsOverGRPC(t *testing.T) {
 		if code, msg, _ := rpcError(t, err); code != codes.InvalidArgument || msg == "" {
 			t.Errorf("an invalid $regex: %v %q, want InvalidArgument", code, msg)
 		}
-		_, err = s.rpc.Update(ctx(t), &api.UpdateRequest{Db: "db1", Collection: "users", Filter: []byte(`{"id":1}`), Fields: []byte(`{"$divide":{"id":0}}`)})
+		_, err = s.rpc.Update(ctx(t), &api.UpdateRequest{Project: "db1", Collection: "users", Filter: []byte(`{"id":1}`), Fields: []byte(`{"$divide":{"id":0}}`)})
 		if code, _, _ := rpcError(t, err); code != codes.InvalidArgument {
 			t.Errorf("an update refused ($divide of the key by 0): %v, want InvalidArgument", code)
 		}
@@ -52,7 +52,7 @@ func TestOperatorsOverGRPC(t *testing.T) {
 // firstRecv opens a read with filter and returns its first message's error.
 func firstRecv(t *testing.T, s *server, filter string) (*api.ReadResponse, error) {
 	t.Helper()
-	st, err := s.rpc.Read(ctx(t), &api.ReadRequest{Db: "db1", Collection: "users", Filter: []byte(filter)})
+	st, err := s.rpc.Read(ctx(t), &api.ReadRequest{Project: "db1", Collection: "users", Filter: []byte(filter)})
 	if err != nil {
 		return nil, err
 	}

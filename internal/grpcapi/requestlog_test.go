@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -21,6 +20,7 @@ import (
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // A gRPC call is logged as an HTTP request is (the operations write both
@@ -43,7 +43,7 @@ func TestRequestLogOverGRPC(t *testing.T) {
 
 	// A unary call.
 	var header metadata.MD
-	if _, err := s.rpc.DescribeDatabase(call, &api.DescribeDatabaseRequest{Db: "nope"}, grpc.Header(&header)); err == nil {
+	if _, err := describeDatabase2022(call, s.conn, "nope", grpc.Header(&header)); err == nil {
 		t.Fatal("described a missing database")
 	}
 	if got := header.Get("x-request-id"); len(got) != 1 || got[0] != "grpc-call-1" {
@@ -58,7 +58,7 @@ func TestRequestLogOverGRPC(t *testing.T) {
 	}
 
 	// A streaming call, without an id of its own: it gets one.
-	stream, err := s.rpc.Read(metadata.AppendToOutgoingContext(ctx(t), "authorization", "Bearer "+tok.AccessToken), &api.ReadRequest{Db: "nope", Collection: "items", Filter: []byte(`{}`)})
+	stream, err := s.rpc.Read(metadata.AppendToOutgoingContext(ctx(t), "authorization", "Bearer "+tok.AccessToken), &api.ReadRequest{Project: "nope", Collection: "items", Filter: []byte(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

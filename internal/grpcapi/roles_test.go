@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"golang.org/x/crypto/bcrypt"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -20,6 +19,7 @@ import (
 	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/ops"
 	"github.com/foliodb/folio/internal/roletest"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // notOverGRPC are the calls with a role that the gRPC services do not
@@ -67,7 +67,7 @@ func TestRolesOverGRPC(t *testing.T) {
 			return created.App.ID, tokenOf(created.App.ID, created.App.Secret)
 		}
 		for id, name := range map[int32]string{5: "acme", 6: "beta"} {
-			if _, err := admins.CreateNamespace(as(ctx(t), ownerToken), &api.CreateNamespaceRequest{Id: id, Name: name}); err != nil {
+			if _, err := admins.CreateNamespace(as(ctx(t), ownerToken), &api.CreateNamespaceRequest2022{Id: id, Name: name}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -85,7 +85,7 @@ func TestRolesOverGRPC(t *testing.T) {
 				"items": `{"title":"items","primary_key":["id"],"properties":{"id":{"type":"string"},"v":{"type":"integer"}}}`,
 				"msgs":  `{"title":"msgs","collection_type":"messages","properties":{"text":{"type":"string"}}}`,
 			} {
-				if _, err := s.rpc.CreateOrUpdateCollection(c, &api.CreateOrUpdateCollectionRequest{Db: "shop", Collection: name, Schema: []byte(schema)}); err != nil {
+				if _, err := s.rpc.CreateOrUpdateCollection(c, &api.CreateOrUpdateCollectionRequest{Project: "shop", Collection: name, Schema: []byte(schema)}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -117,7 +117,7 @@ func TestRolesOverGRPC(t *testing.T) {
 			make func(c context.Context) error
 		}
 		inTx := func(c context.Context, then func(context.Context) error) error {
-			begin, err := s.rpc.BeginTransaction(c, &api.BeginTransactionRequest{Db: "shop"})
+			begin, err := s.rpc.BeginTransaction(c, &api.BeginTransactionRequest{Project: "shop"})
 			if err != nil {
 				return err
 			}
@@ -129,22 +129,22 @@ func TestRolesOverGRPC(t *testing.T) {
 			return []call{
 				{"ListDatabases", func(c context.Context) error { _, err := rpc.ListDatabases(c, &api.ListDatabasesRequest{}); return err }},
 				{"DescribeDatabase", func(c context.Context) error {
-					_, err := rpc.DescribeDatabase(c, &api.DescribeDatabaseRequest{Db: "shop"})
+					_, err := describeDatabase2022(c, s.conn, "shop")
 					return err
 				}},
 				{"ListCollections", func(c context.Context) error {
-					_, err := rpc.ListCollections(c, &api.ListCollectionsRequest{Db: "shop"})
+					_, err := rpc.ListCollections(c, &api.ListCollectionsRequest{Project: "shop"})
 					return err
 				}},
 				{"DescribeCollection", func(c context.Context) error {
-					_, err := rpc.DescribeCollection(c, &api.DescribeCollectionRequest{Db: "shop", Collection: "items"})
+					_, err := rpc.DescribeCollection(c, &api.DescribeCollectionRequest{Project: "shop", Collection: "items"})
 					return err
 				}},
 				{"Read", func(c context.Context) error {
-					return opened(rpc.Read(c, &api.ReadRequest{Db: "shop", Collection: "items", Filter: []byte(`{}`)}))
+					return opened(rpc.Read(c, &api.ReadRequest{Project: "shop", Collection: "items", Filter: []byte(`{}`)}))
 				}},
 				{"Search", func(c context.Context) error {
-					return opened(rpc.Search(c, &api.SearchRequest{Db: "shop", Collection: "items", Q: "x"}))
+					return opened(rpc.Search(c, &api.SearchRequest{Project: "shop", Collection: "items", Q: "x"}))
 				}},
 				{"Events", func(c context.Context) error {
 					return opened(rpc.Events(c, &api.EventsRequest{Db: "shop", Collection: "items"}))
@@ -154,13 +154,13 @@ func TestRolesOverGRPC(t *testing.T) {
 				}},
 				{"BeginTransaction", func(c context.Context) error {
 					return inTx(c, func(tx context.Context) error {
-						_, err := rpc.RollbackTransaction(tx, &api.RollbackTransactionRequest{Db: "shop"}) // frees the node's slot
+						_, err := rpc.RollbackTransaction(tx, &api.RollbackTransactionRequest{Project: "shop"}) // frees the node's slot
 						return err
 					})
 				}},
 				{"CommitTransaction", func(c context.Context) error {
 					commit := func(c context.Context) error {
-						_, err := rpc.CommitTransaction(c, &api.CommitTransactionRequest{Db: "shop"})
+						_, err := rpc.CommitTransaction(c, &api.CommitTransactionRequest{Project: "shop"})
 						return err
 					}
 					if !allowed("BeginTransaction") {
@@ -170,7 +170,7 @@ func TestRolesOverGRPC(t *testing.T) {
 				}},
 				{"RollbackTransaction", func(c context.Context) error {
 					rollback := func(c context.Context) error {
-						_, err := rpc.RollbackTransaction(c, &api.RollbackTransactionRequest{Db: "shop"})
+						_, err := rpc.RollbackTransaction(c, &api.RollbackTransactionRequest{Project: "shop"})
 						return err
 					}
 					if !allowed("BeginTransaction") {
@@ -184,24 +184,24 @@ func TestRolesOverGRPC(t *testing.T) {
 					return err
 				}},
 				{"CreateOrUpdateCollection", func(c context.Context) error {
-					_, err := rpc.CreateOrUpdateCollection(c, &api.CreateOrUpdateCollectionRequest{Db: "shop", Collection: "c_" + w,
+					_, err := rpc.CreateOrUpdateCollection(c, &api.CreateOrUpdateCollectionRequest{Project: "shop", Collection: "c_" + w,
 						Schema: []byte(`{"title":"c_` + w + `","properties":{"id":{"type":"string"}},"primary_key":["id"]}`)})
 					return err
 				}},
 				{"Insert", func(c context.Context) error {
-					_, err := rpc.Insert(c, &api.InsertRequest{Db: "shop", Collection: "items", Documents: [][]byte{[]byte(`{"id":"` + w + `","v":2}`)}})
+					_, err := rpc.Insert(c, &api.InsertRequest{Project: "shop", Collection: "items", Documents: [][]byte{[]byte(`{"id":"` + w + `","v":2}`)}})
 					return err
 				}},
 				{"Replace", func(c context.Context) error {
-					_, err := rpc.Replace(c, &api.ReplaceRequest{Db: "shop", Collection: "items", Documents: [][]byte{[]byte(`{"id":"` + w + `","v":3}`)}})
+					_, err := rpc.Replace(c, &api.ReplaceRequest{Project: "shop", Collection: "items", Documents: [][]byte{[]byte(`{"id":"` + w + `","v":3}`)}})
 					return err
 				}},
 				{"Update", func(c context.Context) error {
-					_, err := rpc.Update(c, &api.UpdateRequest{Db: "shop", Collection: "items", Filter: []byte(`{"id":"` + w + `"}`), Fields: []byte(`{"$set":{"v":4}}`)})
+					_, err := rpc.Update(c, &api.UpdateRequest{Project: "shop", Collection: "items", Filter: []byte(`{"id":"` + w + `"}`), Fields: []byte(`{"$set":{"v":4}}`)})
 					return err
 				}},
 				{"Delete", func(c context.Context) error {
-					_, err := rpc.Delete(c, &api.DeleteRequest{Db: "shop", Collection: "items", Filter: []byte(`{"id":"` + w + `"}`)})
+					_, err := rpc.Delete(c, &api.DeleteRequest{Project: "shop", Collection: "items", Filter: []byte(`{"id":"` + w + `"}`)})
 					return err
 				}},
 				{"Publish", func(c context.Context) error {
@@ -209,7 +209,7 @@ func TestRolesOverGRPC(t *testing.T) {
 					return err
 				}},
 				{"DropCollection", func(c context.Context) error {
-					_, err := rpc.DropCollection(c, &api.DropCollectionRequest{Db: "shop", Collection: "c_" + w})
+					_, err := rpc.DropCollection(c, &api.DropCollectionRequest{Project: "shop", Collection: "c_" + w})
 					return err
 				}},
 				{"DropDatabase", func(c context.Context) error {
@@ -239,11 +239,11 @@ func TestRolesOverGRPC(t *testing.T) {
 				}},
 
 				{"ListNamespaces", func(c context.Context) error {
-					_, err := admins.ListNamespaces(c, &api.ListNamespacesRequest{})
+					_, err := admins.ListNamespaces(c, &api.ListNamespacesRequest2022{})
 					return err
 				}},
 				{"CreateNamespace", func(c context.Context) error {
-					_, err := admins.CreateNamespace(c, &api.CreateNamespaceRequest{Name: "ns_" + w, Id: 100 + int32(len(w))})
+					_, err := admins.CreateNamespace(c, &api.CreateNamespaceRequest2022{Name: "ns_" + w, Id: 100 + int32(len(w))})
 					return err
 				}},
 			}

@@ -1,9 +1,8 @@
 package grpcapi
 
 import (
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
-
 	"github.com/foliodb/folio/internal/ops"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // Search streams a search's pages, as documents/search does: one
@@ -11,7 +10,7 @@ import (
 // as HTTP's are.
 func (s *Server) Search(req *api.SearchRequest, stream api.Tigris_SearchServer) error {
 	ctx := stream.Context()
-	r := ops.SearchRequest{DB: req.GetDb(), Collection: req.GetCollection(), Q: req.GetQ(), SearchFields: req.GetSearchFields(),
+	r := ops.SearchRequest{DB: req.GetProject(), Collection: req.GetCollection(), Q: req.GetQ(), SearchFields: req.GetSearchFields(),
 		Filter: req.GetFilter(), Facet: req.GetFacet(), Sort: req.GetSort(),
 		IncludeFields: req.GetIncludeFields(), ExcludeFields: req.GetExcludeFields(),
 		PageSize: int(req.GetPageSize()), Page: int(req.GetPage()), Collation: collation(req.GetCollation())}

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
-
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // A search over gRPC finds what the same search over HTTP finds: the same
@@ -24,7 +23,7 @@ func TestSearchAsOverHTTP(t *testing.T) {
 		for _, d := range []string{`{"id":1,"name":"quick brown fox"}`, `{"id":2,"name":"lazy dog"}`, `{"id":3,"name":"brown dog"}`, `{"id":4,"name":"fox"}`} {
 			docs = append(docs, []byte(d))
 		}
-		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Db: "db1", Collection: "users", Documents: docs}); err != nil {
+		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: docs}); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct{ body string }{
@@ -43,7 +42,7 @@ func TestSearchAsOverHTTP(t *testing.T) {
 			if err := json.Unmarshal([]byte(tc.body), &req); err != nil {
 				t.Fatal(err)
 			}
-			st, err := s.rpc.Search(ctx(t), &api.SearchRequest{Db: "db1", Collection: "users", Q: req.Q, Filter: req.Filter,
+			st, err := s.rpc.Search(ctx(t), &api.SearchRequest{Project: "db1", Collection: "users", Q: req.Q, Filter: req.Filter,
 				Facet: req.Facet, Sort: req.Sort, PageSize: req.PageSize, Page: req.Page})
 			if err != nil {
 				t.Fatal(err)
@@ -140,7 +139,7 @@ func TestSearchMessagesOverGRPC(t *testing.T) {
 		if _, err := s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Db: "db1", Collection: "orders",
+		_, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Project: "db1", Collection: "orders",
 			Schema: []byte(`{"title":"orders","collection_type":"messages","properties":{"n":{"type":"integer"},"t":{"type":"string"}}}`)})
 		if err != nil {
 			t.Fatal(err)
@@ -149,7 +148,7 @@ func TestSearchMessagesOverGRPC(t *testing.T) {
 		if _, err := s.rpc.Publish(ctx(t), &api.PublishRequest{Db: "db1", Collection: "orders", Messages: msgs}); err != nil {
 			t.Fatal(err)
 		}
-		st, err := s.rpc.Search(ctx(t), &api.SearchRequest{Db: "db1", Collection: "orders", Q: "red", Sort: []byte(`[{"n":"$desc"}]`),
+		st, err := s.rpc.Search(ctx(t), &api.SearchRequest{Project: "db1", Collection: "orders", Q: "red", Sort: []byte(`[{"n":"$desc"}]`),
 			Facet: []byte(`{"t":{}}`)})
 		if err != nil {
 			t.Fatal(err)

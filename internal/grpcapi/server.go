@@ -1,6 +1,7 @@
-// Package grpcapi serves the Tigris v1 gRPC API (the services of the
-// published definitions, tigrisdata.v1.Tigris and HealthAPI, as the
-// official clients generate them). It is a second codec over the same
+// Package grpcapi serves the Tigris v1 gRPC API: the services of Folio's
+// definitions (internal/wire/tigrisv1, generated from api/proto), which
+// are those the official clients of both API generations call, by the
+// same wire names and field numbers. It is a second codec over the same
 // operations as internal/httpapi: each method decodes the protobuf request
 // into the operation's typed request, calls the one method of internal/ops
 // that HTTP calls too, and encodes the result or maps the error's code to
@@ -12,14 +13,15 @@ package grpcapi
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/foliodb/folio/internal/ops"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // Config configures the API.
@@ -45,9 +47,13 @@ const (
 )
 
 // Server implements the services of the Tigris v1 API over the
-// operations. It embeds no generated Unimplemented server: the compiler
-// checks that every call of the service is answered here.
+// operations. It embeds the generated UnsafeTigrisServer, not an
+// Unimplemented server, which would answer for a method left out: with
+// it, the compiler checks that every method of the service is a method
+// here, answered or, for a call not built yet, in unbuilt.go.
 type Server struct {
+	api.UnsafeTigrisServer
+
 	ops                       *ops.Ops
 	log                       *slog.Logger
 	writeTimeout, bodyTimeout time.Duration
@@ -71,16 +77,33 @@ func New(cfg Config) *Server {
 }
 
 // Register registers every service of the API on g: Tigris, HealthAPI,
-// Auth, User and Admin, and Observability, which answers UNIMPLEMENTED
-// (but for GetInfo) as its HTTP paths answer 501, so that a client can
-// tell "not built" from "no such service".
+// Auth, User and Admin, and the services not built (unbuilt.go), which
+// answer UNIMPLEMENTED so that a client can tell "not built" from "no such
+// service". Two methods are registered by hand beside the generated
+// handlers: DescribeDatabase, which answers each API generation in its
+// own message (catalog.go), and Auth's 2022 name getAccessToken (auth.go).
 func (s *Server) Register(g grpc.ServiceRegistrar) {
-	api.RegisterTigrisServer(g, s)
-	api.RegisterHealthAPIServer(g, health{s})
-	api.RegisterAuthServer(g, authService{s})
-	api.RegisterUserServer(g, userService{s})
-	api.RegisterAdminServer(g, adminService{s})
+	g.RegisterService(withMethods(&api.Tigris_ServiceDesc,
+		grpc.MethodDesc{MethodName: "DescribeDatabase", Handler: s.describeDatabaseHandler}), s)
+	api.RegisterHealthAPIServer(g, health{s: s})
+	a := authService{s: s}
+	g.RegisterService(withMethods(&api.Auth_ServiceDesc, grpc.MethodDesc{MethodName: "getAccessToken", Handler: a.getAccessTokenHandler}), a)
+	api.RegisterUserServer(g, userService{s: s})
+	api.RegisterAdminServer(g, adminService{s: s})
 	s.registerUnbuiltServices(g)
+}
+
+// withMethods is a copy of desc whose unary methods include methods,
+// each in place of desc's of the same name or beside them.
+func withMethods(desc *grpc.ServiceDesc, methods ...grpc.MethodDesc) *grpc.ServiceDesc {
+	d := *desc
+	d.Methods = append([]grpc.MethodDesc(nil), methods...)
+	for _, m := range desc.Methods {
+		if !slices.ContainsFunc(methods, func(n grpc.MethodDesc) bool { return n.MethodName == m.MethodName }) {
+			d.Methods = append(d.Methods, m)
+		}
+	}
+	return &d
 }
 
 // ServerOptions are the options a gRPC server serving the API needs: the
@@ -145,7 +168,10 @@ func (s *Server) GetInfo(ctx context.Context, req *api.GetInfoRequest) (*api.Get
 }
 
 // health serves HealthAPI.
-type health struct{ s *Server }
+type health struct {
+	api.UnsafeHealthAPIServer
+	s *Server
+}
 
 func (h health) Health(ctx context.Context, _ *api.HealthCheckInput) (*api.HealthCheckResponse, error) {
 	if err := h.s.ops.Health(ctx, caller(ctx)); err != nil {

@@ -3,35 +3,35 @@ package grpcapi
 import (
 	"context"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/foliodb/folio/internal/ops"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // Events streams the changes of a documents collection from now on, or
 // after the position in Folio's start_after field. The published messages
-// have no field for a stream's position: Folio's own (folio_fields.go)
-// carry it, for its Go client; other clients cannot resume a stream.
+// have no field for a stream's position: Folio's own (start_after and
+// position, from 1001) carry it, for its Go client; other clients cannot
+// resume a stream.
 func (s *Server) Events(req *api.EventsRequest, stream api.Tigris_EventsServer) error {
 	ctx := stream.Context()
 	src, err := s.ops.Events(ctx, caller(ctx), ops.EventsRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
-		StartAfter: string(unknownBytes(req.GetOptions(), fieldStartAfter))})
+		StartAfter: req.GetOptions().GetStartAfter()})
 	if err != nil {
 		return s.fail(ctx, err)
 	}
 	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) any {
-		ev := &api.StreamEvent{TxId: it.TxID[:], Collection: it.Collection, Op: it.Op, Key: it.Key, Data: it.Data, Last: it.Last}
-		withString(ev, fieldPosition, it.Position)
-		return &api.EventsResponse{Event: ev}
+		return &api.EventsResponse{Event: &api.StreamEvent{TxId: it.TxID[:], Collection: it.Collection, Op: it.Op, Key: it.Key, Data: it.Data, Last: it.Last,
+			Position: it.Position}}
 	})
 }
 
 // Subscribe streams the messages published to a messages collection from
 // now on, of the partitions asked for and, from later clients, only those
-// their filter matches (a field alpha.32's message lacks: later.go).
+// their filter matches (a field alpha.32's message lacks).
 func (s *Server) Subscribe(req *api.SubscribeRequest, stream api.Tigris_SubscribeServer) error {
 	ctx := stream.Context()
 	parts := req.GetOptions().GetPartitions()
@@ -40,15 +40,13 @@ func (s *Server) Subscribe(req *api.SubscribeRequest, stream api.Tigris_Subscrib
 		partitions[i] = int64(p)
 	}
 	src, err := s.ops.Subscribe(ctx, caller(ctx), ops.SubscribeRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
-		Partitions: partitions, Filter: unknownBytes(req, fieldSubscribeFilter),
-		StartAfter: string(unknownBytes(req.GetOptions(), fieldStartAfter)), Collation: collationField(req.GetOptions(), fieldSubscribeCollate)})
+		Partitions: partitions, Filter: req.GetFilter(),
+		StartAfter: req.GetOptions().GetStartAfter(), Collation: collation(req.GetOptions().GetCollation())})
 	if err != nil {
 		return s.fail(ctx, err)
 	}
 	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) any {
-		m := &api.SubscribeResponse{Message: it.Data}
-		withString(m, fieldPosition, it.Position)
-		return m
+		return &api.SubscribeResponse{Message: it.Data, Position: it.Position}
 	})
 }
 
@@ -92,14 +90,12 @@ func (s *Server) serveStream(ctx context.Context, stream grpc.ServerStream, src 
 // message's key in JSON, to copy into the message (@tigrisdata/core throws
 // on anything else, from a callback, which ends the process), and a
 // message's key here is an opaque resume token, which only HTTP's keys
-// hand out, and Folio's own field (folio_fields.go).
+// hand out, and Folio's own field (resume_tokens, 1001).
 func (s *Server) Publish(ctx context.Context, req *api.PublishRequest) (*api.PublishResponse, error) {
 	res, err := s.ops.Publish(ctx, caller(ctx), ops.PublishRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Messages: req.GetMessages(), Partition: int64(req.GetOptions().GetPartition())})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	out := &api.PublishResponse{Metadata: &api.ResponseMetadata{CreatedAt: timestamp(res.Time)}, Status: "published"}
-	withBytes(out, fieldPublishKeys, res.Keys)
-	return out, nil
+	return &api.PublishResponse{Metadata: &api.ResponseMetadata{CreatedAt: timestamp(res.Time)}, Status: "published", ResumeTokens: res.Keys}, nil
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/foliodb/folio/internal/ops"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // The metadata keys that carry a client's transaction: the HTTP headers'
@@ -39,7 +39,7 @@ func mdValue(md metadata.MD, key string) string {
 }
 
 func (s *Server) BeginTransaction(ctx context.Context, req *api.BeginTransactionRequest) (*api.BeginTransactionResponse, error) {
-	res, err := s.ops.BeginTransaction(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetDb()})
+	res, err := s.ops.BeginTransaction(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetProject()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -57,14 +57,14 @@ func txCookie(res *ops.BeginResult) string {
 }
 
 func (s *Server) CommitTransaction(ctx context.Context, req *api.CommitTransactionRequest) (*api.CommitTransactionResponse, error) {
-	if err := s.ops.CommitTransaction(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetDb(), Tx: txRef(ctx)}); err != nil {
+	if err := s.ops.CommitTransaction(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetProject(), Tx: txRef(ctx)}); err != nil {
 		return nil, s.fail(ctx, err)
 	}
 	return &api.CommitTransactionResponse{Status: "committed"}, nil
 }
 
 func (s *Server) RollbackTransaction(ctx context.Context, req *api.RollbackTransactionRequest) (*api.RollbackTransactionResponse, error) {
-	if err := s.ops.RollbackTransaction(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetDb(), Tx: txRef(ctx)}); err != nil {
+	if err := s.ops.RollbackTransaction(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetProject(), Tx: txRef(ctx)}); err != nil {
 		return nil, s.fail(ctx, err)
 	}
 	return &api.RollbackTransactionResponse{Status: "rolled back"}, nil

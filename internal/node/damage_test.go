@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/node"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // A store whose tables were damaged on disk is served without the process
@@ -97,7 +97,7 @@ func TestDamagedTablesAnswerDataLoss(t *testing.T) {
 	rpc := api.NewTigrisClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	read, err := rpc.Read(ctx, &api.ReadRequest{Db: "shop", Collection: "users", Filter: []byte(`{}`)})
+	read, err := rpc.Read(ctx, &api.ReadRequest{Project: "shop", Collection: "users", Filter: []byte(`{}`)})
 	if err == nil {
 		for err == nil {
 			_, err = read.Recv()
@@ -106,7 +106,7 @@ func TestDamagedTablesAnswerDataLoss(t *testing.T) {
 	if grpcstatus.Code(err) != codes.DataLoss {
 		t.Errorf("gRPC read ended with %v, want DataLoss", err)
 	}
-	search, err := rpc.Search(ctx, &api.SearchRequest{Db: "shop", Collection: "users", Q: "x"})
+	search, err := rpc.Search(ctx, &api.SearchRequest{Project: "shop", Collection: "users", Q: "x"})
 	if err == nil {
 		for err == nil {
 			_, err = search.Recv()
@@ -120,7 +120,7 @@ func TestDamagedTablesAnswerDataLoss(t *testing.T) {
 	if code, body := post(t, base, "/v1/databases/shop/collections/users/documents/insert", `{"documents":[{"id":99999}]}`); code != 500 || !strings.Contains(body, `"code":"DATA_LOSS"`) {
 		t.Errorf("HTTP insert: %d %.300s, want 500 DATA_LOSS", code, body)
 	}
-	if _, err := rpc.Insert(ctx, &api.InsertRequest{Db: "shop", Collection: "users", Documents: [][]byte{[]byte(`{"id":99998}`)}}); grpcstatus.Code(err) != codes.DataLoss {
+	if _, err := rpc.Insert(ctx, &api.InsertRequest{Project: "shop", Collection: "users", Documents: [][]byte{[]byte(`{"id":99998}`)}}); grpcstatus.Code(err) != codes.DataLoss {
 		t.Errorf("gRPC insert: %v, want DataLoss", err)
 	}
 	res, err := http.Get(base + "/v1/health")

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
@@ -22,6 +21,7 @@ import (
 	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/session"
 	"github.com/foliodb/folio/internal/tlstest"
+	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
 // With a certificate, the API's port speaks TLS only: HTTPS over HTTP/1.1
@@ -153,15 +153,15 @@ func TestForwardingBetweenTLSNodes(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		onA, onB := rpc(a), rpc(b)
-		begin, err := onA.BeginTransaction(ctx, &api.BeginTransactionRequest{Db: "db1"})
+		begin, err := onA.BeginTransaction(ctx, &api.BeginTransactionRequest{Project: "db1"})
 		if err != nil || begin.TxCtx.Origin != "node-a" {
 			t.Fatalf("begin on node-a: %v %v", begin, err)
 		}
 		inTx := metadata.AppendToOutgoingContext(ctx, "tigris-tx-id", begin.TxCtx.Id, "tigris-tx-origin", begin.TxCtx.Origin)
-		if _, err := onB.Insert(inTx, &api.InsertRequest{Db: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":2,"name":"bob"}`)}}); err != nil {
+		if _, err := onB.Insert(inTx, &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":2,"name":"bob"}`)}}); err != nil {
 			t.Fatalf("insert on node-b: %v", err)
 		}
-		if _, err := onB.CommitTransaction(inTx, &api.CommitTransactionRequest{Db: "db1"}); err != nil {
+		if _, err := onB.CommitTransaction(inTx, &api.CommitTransactionRequest{Project: "db1"}); err != nil {
 			t.Fatalf("commit on node-b: %v", err)
 		}
 		if got := call(t, a, coll+"/documents/read", `{"filter":{"id":2}}`); !strings.Contains(got, `"name":"bob"`) {

@@ -8,12 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/foliodb/folio/internal/servetest"
 )
 
 // The folio binary itself: settings from flags, environment and config
@@ -142,29 +143,11 @@ func TestBinary(t *testing.T) {
 	})
 }
 
-// buildFolio builds cmd/folio into a temporary directory.
+// buildFolio returns the folio binary, built once for the test binary
+// (servetest.Binary).
 func buildFolio(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool in PATH to build the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "folio")
-	args := []string{"build", "-o", bin}
-	// Build as this test binary was built, so that the packages it has
-	// compiled already come from the build cache.
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range info.Settings {
-			if s.Key == "-race" && s.Value == "true" {
-				args = append(args, "-race")
-			}
-		}
-	}
-	out, err := exec.Command(goTool, append(args, "github.com/foliodb/folio/cmd/folio")...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return servetest.Binary(t)
 }
 
 // freeAddr returns a loopback address with a port free at the time of the

@@ -17,9 +17,10 @@ import (
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/internal/servetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(servetest.Main(m)) }
 
 // eachBackend runs fn once per backend, as a subtest with a server of its
 // own on an empty store.

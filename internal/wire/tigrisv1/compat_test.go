@@ -88,8 +88,9 @@ var renamedMethods = map[string]string{
 var leftOut = []string{"tigrisdata.billing.v1.Billing", "tigrisdata.realtime.v1.Realtime"}
 
 // laterClientFields are fields below Folio's range that no published
-// generation here has: sent by later 2022 clients (internal/grpcapi's
-// later.go).
+// generation here has: sent by later 2022 clients (Go beta.13,
+// @tigrisdata/core beta.21; internal/grpcapi's later_test.go checks the
+// numbers).
 var laterClientFields = []string{"tigrisdata.v1.SubscribeRequest.filter"}
 
 // folioMessages are the messages of Folio's own, which only Folio's
