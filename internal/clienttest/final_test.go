@@ -14,6 +14,7 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/npmtest"
+	"github.com/foliodb/folio/internal/servetest"
 	"github.com/foliodb/folio/internal/testenv"
 )
 
@@ -44,7 +45,6 @@ func TestFinalClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds folio and two client test binaries, installs an npm package: not in -short")
 	}
-	bin := buildFolio(t)
 	goFlows := buildGoFlows(t)
 	nodeBin, err := exec.LookPath("node")
 	if err != nil {
@@ -57,13 +57,13 @@ func TestFinalClients(t *testing.T) {
 	}
 
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := serve(t, bin, b.Durable(t).ServeArgs...)
+		s := servetest.Start(t, servetest.Options{Backend: b, Args: []string{"--log-requests"}})
 		// One project per client, so that the flows do not meet.
 		t.Run("go over gRPC", func(t *testing.T) {
-			runGoFlow(t, s, goFlows.grpc, "grpc://"+s.addr, "shop_go_grpc")
+			runGoFlow(t, s, goFlows.grpc, "grpc://"+s.Addr, "shop_go_grpc")
 		})
 		t.Run("go over HTTP", func(t *testing.T) {
-			runGoFlow(t, s, goFlows.http, "http://"+s.addr, "shop_go_http")
+			runGoFlow(t, s, goFlows.http, "http://"+s.Addr, "shop_go_http")
 		})
 		t.Run("typescript", func(t *testing.T) {
 			runTSFlow(t, s, nodeBin, modules, tsFlow, "shop_ts")
@@ -137,7 +137,7 @@ func clientEnv(extra ...string) []string {
 }
 
 // runGoFlow runs the compiled flow against url with the project.
-func runGoFlow(t *testing.T, s *served, bin, url, project string) {
+func runGoFlow(t *testing.T, s *servetest.Server, bin, url, project string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.v", "-test.count=1", "-test.run", "^TestApplicationFlow$")
@@ -146,7 +146,7 @@ func runGoFlow(t *testing.T, s *served, bin, url, project string) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("the final Go client's flow against %s failed: %v\n%s", url, err, out)
-		t.Logf("folio's log:\n%s", s.out)
+		t.Logf("folio's log:\n%s", s.Output())
 		return
 	}
 	// A flow that skipped ran nothing.
@@ -164,7 +164,7 @@ type tsFlowResult struct {
 }
 
 // runTSFlow runs tsfinal/flow.js under node against the server.
-func runTSFlow(t *testing.T, s *served, nodeBin, modules, flow, project string) {
+func runTSFlow(t *testing.T, s *servetest.Server, nodeBin, modules, flow, project string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -174,7 +174,7 @@ func runTSFlow(t *testing.T, s *served, nodeBin, modules, flow, project string) 
 	// app-root-path takes from APP_ROOT_PATH: an empty directory, so that
 	// no file there changes its settings.
 	cmd.Dir = dir
-	cmd.Env = clientEnv("NODE_PATH="+modules, "APP_ROOT_PATH="+dir, "FOLIO_URL="+s.addr, "FOLIO_PROJECT="+project)
+	cmd.Env = clientEnv("NODE_PATH="+modules, "APP_ROOT_PATH="+dir, "FOLIO_URL="+s.Addr, "FOLIO_PROJECT="+project)
 	out, err := cmd.CombinedOutput()
 	var res tsFlowResult
 	data, rerr := os.ReadFile(result)
@@ -182,8 +182,8 @@ func runTSFlow(t *testing.T, s *served, nodeBin, modules, flow, project string) 
 		rerr = json.Unmarshal(data, &res)
 	}
 	if err != nil || rerr != nil || len(res.Failed) > 0 {
-		t.Errorf("the final TypeScript client's flow against %s failed (%v, result %v):\n%s", s.addr, err, rerr, out)
-		t.Logf("folio's log:\n%s", s.out)
+		t.Errorf("the final TypeScript client's flow against %s failed (%v, result %v):\n%s", s.Addr, err, rerr, out)
+		t.Logf("folio's log:\n%s", s.Output())
 		return
 	}
 	// Every step of the flow ran: fewer means the flow stopped early.
