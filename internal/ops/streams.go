@@ -20,7 +20,7 @@ type EventsRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
 	Branch         string // see DatabaseRequest.Branch
-	Tx             TxRef // the collection is looked up in it
+	Tx             TxRef  // the collection is looked up in it
 	// StartAfter is the position of an item of an earlier stream: the new
 	// one continues after it. Empty starts from now.
 	StartAfter string
