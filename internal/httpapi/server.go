@@ -128,6 +128,8 @@ func (s *Server) routes() {
 	handle("POST "+coll+"/documents/search", s.search)
 	handle("POST "+coll+"/messages/search", s.search)
 
+	s.projectRoutes(handle)
+
 	// Calls of the API that Folio does not serve yet: 501, so that a
 	// client can tell "not built" from "no such path".
 	unbuilt := func(pattern, what string) {
