@@ -70,9 +70,7 @@ type CollectionDescription struct {
 // DatabaseDescription is what describe tells of a database.
 type DatabaseDescription struct {
 	Name string
-	// Branch is the branch described (MainBranch for the database itself);
 	// Branches names every branch of the database, main first.
-	Branch      string
 	Branches    []string
 	Collections []CollectionDescription
 	Size        int64 // bytes of its collections' documents
@@ -170,10 +168,7 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 	defer cancel()
 	var d *DatabaseDescription
 	err = o.inTx(ctx, c, t, TxRef{}, func(tx kv.Tx) error {
-		d = &DatabaseDescription{Name: req.DB, Branch: catalog.MainBranch, Collections: []CollectionDescription{}}
-		if !catalog.IsMainBranch(t.branch) {
-			d.Branch = t.branch
-		}
+		d = &DatabaseDescription{Name: req.DB, Collections: []CollectionDescription{}}
 		db, err := o.catalog.Database(ctx, tx, c.ns(), t.stored)
 		if err != nil {
 			return err

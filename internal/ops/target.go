@@ -43,8 +43,8 @@ func resolve(db, branch, coll string, hasColl bool, malformed error) (target, er
 	return target{db: db, branch: branch, stored: catalog.BranchDatabase(db, branch)}, nil
 }
 
-// main is the target of a database's main branch, for the calls on a
-// database itself (creating or deleting one of its branches).
+// mainOf is the target of a database's main branch, for the calls on a
+// database itself (dropping it, creating or deleting one of its branches).
 func mainOf(db string) target { return target{db: db, stored: db} }
 
 // missing is the error of a request whose database (t.stored) the catalog
