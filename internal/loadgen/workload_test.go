@@ -24,6 +24,8 @@ var wantMixes = map[string]map[Op]float64{
 	"eq-few":     {OpFindFew: 1},
 	"range-wide": {OpFindWide: 1},
 	"tx":         {OpTransaction: 1},
+	"count":      {OpCount: 1},
+	"C-2023":     {OpRead2023: 1},
 }
 
 func TestMixProportions(t *testing.T) {
@@ -61,7 +63,7 @@ func TestDefaultDistributions(t *testing.T) {
 		switch w.Name {
 		case "D":
 			want = Latest // YCSB's D reads the newest records
-		case "insert", "eq", "range", "eq-few", "range-wide":
+		case "insert", "eq", "range", "eq-few", "range-wide", "count":
 			want = Uniform
 		}
 		if w.Distribution != want {
@@ -84,8 +86,8 @@ func TestParseWorkloads(t *testing.T) {
 	}{
 		{in: "A", want: "A"},
 		{in: "a, c ,tx", want: "A,C,tx"},
-		{in: "all", want: "A,B,C,D,E,F,insert,eq,range,eq-few,range-wide,tx"},
-		{in: "range,ALL", want: "range,A,B,C,D,E,F,insert,eq,range,eq-few,range-wide,tx"},
+		{in: "all", want: "A,B,C,D,E,F,insert,eq,range,eq-few,range-wide,tx,count,C-2023"},
+		{in: "range,ALL", want: "range,A,B,C,D,E,F,insert,eq,range,eq-few,range-wide,tx,count,C-2023"},
 		{in: "G", err: true},
 		{in: "", err: true},
 		{in: " , ", err: true},
