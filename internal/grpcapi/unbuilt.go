@@ -60,26 +60,6 @@ func (s *Server) CreateOrUpdateCollections(ctx context.Context, _ *api.CreateOrU
 	return nil, s.unbuilt(ctx)
 }
 
-func (s *Server) Count(ctx context.Context, _ *api.CountRequest) (*api.CountResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) Explain(ctx context.Context, _ *api.ReadRequest) (*api.ExplainResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) Import(ctx context.Context, _ *api.ImportRequest) (*api.ImportResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) BuildCollectionIndex(ctx context.Context, _ *api.BuildCollectionIndexRequest) (*api.BuildCollectionIndexResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) BuildSearchIndex(ctx context.Context, _ *api.BuildCollectionSearchIndexRequest) (*api.BuildCollectionSearchIndexResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
 func (s *Server) CreateAppKey(ctx context.Context, _ *api.CreateAppKeyRequest) (*api.CreateAppKeyResponse, error) {
 	return nil, s.unbuilt(ctx)
 }

@@ -33,6 +33,7 @@ var Need = map[string]auth.Role{
 	"DescribeCollection":  auth.RoleReader,
 	"Read":                auth.RoleReader,
 	"Explain":             auth.RoleReader,
+	"Count":               auth.RoleReader,
 	"Search":              auth.RoleReader,
 	"Events":              auth.RoleReader,
 	"Subscribe":           auth.RoleReader,
@@ -49,6 +50,11 @@ var Need = map[string]auth.Role{
 	"Update":                   auth.RoleEditor,
 	"Delete":                   auth.RoleEditor,
 	"Publish":                  auth.RoleEditor,
+	"Import":                   auth.RoleEditor,
+	// The index builds answer at once (Folio has nothing to build), but
+	// the original's read-only role could not ask for one.
+	"BuildCollectionIndex": auth.RoleEditor,
+	"BuildSearchIndex":     auth.RoleEditor,
 
 	"CreateApplication":       auth.RoleAdmin,
 	"UpdateApplication":       auth.RoleAdmin,
