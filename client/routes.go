@@ -3,8 +3,11 @@ package client
 // route is one call of the API on either transport: its HTTP method and
 // path ({db}, {collection} and {name} stand for the request's
 // parameters), and its gRPC method with the shapes of its request and
-// answer (the published messages of v1.0.0-alpha.32, and Folio's own
-// fields numbered from 1001, see internal/grpcapi/folio_fields.go).
+// answer (the messages of api/proto/tigrisdata/v1, the one definition of
+// the wire format, with Folio's own fields numbered from 1001). The client
+// restates only what it sends and reads, so that it imports the standard
+// library alone; TestShapesMatchPublishedMessages checks every shape here
+// against the generated descriptors, so the two cannot drift apart.
 // A call's body is built once, as the HTTP API's JSON, and its answer is
 // read as the HTTP API's JSON; the gRPC transport translates both.
 type route struct {

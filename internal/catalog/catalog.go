@@ -173,7 +173,7 @@ func (c *Catalog) nextID(ctx context.Context, tx kv.Tx) (int64, error) {
 // CreateDatabase creates a database in namespace ns; it fails with
 // ALREADY_EXISTS if the name is taken there.
 func (c *Catalog) CreateDatabase(ctx context.Context, tx kv.Tx, ns int64, name string) error {
-	if err := CheckDatabaseName(name); err != nil {
+	if err := checkStoredName(name); err != nil {
 		return err
 	}
 	var rec dbRecord
@@ -193,7 +193,7 @@ func (c *Catalog) CreateDatabase(ctx context.Context, tx kv.Tx, ns int64, name s
 
 // Database returns the named database of namespace ns, or NOT_FOUND.
 func (c *Catalog) Database(ctx context.Context, tx kv.Tx, ns int64, name string) (*Database, error) {
-	if err := CheckDatabaseName(name); err != nil {
+	if err := checkStoredName(name); err != nil {
 		return nil, err
 	}
 	var rec dbRecord
@@ -202,7 +202,7 @@ func (c *Catalog) Database(ctx context.Context, tx kv.Tx, ns int64, name string)
 		return nil, err
 	}
 	if !found {
-		return nil, status.Errorf(status.NotFound, "database doesn't exist '%s'", name)
+		return nil, noDatabase(name)
 	}
 	db := &Database{NS: ns, Name: name, ID: rec.ID, CreatedAt: rec.CreatedAt}
 	c.dbs.Store(dbName{ns, name}, db)
@@ -258,13 +258,21 @@ func (c *Catalog) expectCollection(tx kv.Tx, db *Database, name string) (*Collec
 	return coll, err == nil, err
 }
 
-// ListDatabases returns every database of namespace ns in name order.
+// ListDatabases returns the databases of namespace ns in name order: those
+// users created, not their branches (see Branches).
 func (c *Catalog) ListDatabases(ctx context.Context, tx kv.Tx, ns int64) ([]*Database, error) {
-	return c.scanDatabases(ctx, tx, keyspace.Databases(ns))
+	all, err := c.scanDatabases(ctx, tx, keyspace.Databases(ns))
+	out := all[:0]
+	for _, d := range all {
+		if !IsBranch(d.Name) {
+			out = append(out, d)
+		}
+	}
+	return out, err
 }
 
-// AllDatabases returns every database of every namespace, in namespace
-// then name order.
+// AllDatabases returns every database of every namespace, branches
+// included, in namespace then name order.
 func (c *Catalog) AllDatabases(ctx context.Context, tx kv.Tx) ([]*Database, error) {
 	return c.scanDatabases(ctx, tx, keyspace.AllDatabases())
 }
@@ -324,12 +332,23 @@ func MoveLegacyDatabases(ctx context.Context, store kv.Store) (moved int, err er
 }
 
 // DropDatabase removes a database of namespace ns with all its collections
-// and their data.
+// and their data, and its branches with theirs.
 func (c *Catalog) DropDatabase(ctx context.Context, tx kv.Tx, ns int64, name string) error {
 	defer c.seen.Clear() // what Lookup would expect is about to change
 	db, err := c.Database(ctx, tx, ns, name)
 	if err != nil {
 		return err
+	}
+	if !IsBranch(name) {
+		branches, err := c.branchDatabases(ctx, tx, ns, name)
+		if err != nil {
+			return err
+		}
+		for _, b := range branches {
+			if err := c.DropDatabase(ctx, tx, ns, b); err != nil {
+				return err
+			}
+		}
 	}
 	colls, err := c.ListCollections(ctx, tx, db)
 	if err != nil {

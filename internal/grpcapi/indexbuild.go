@@ -13,7 +13,7 @@ import (
 // finished (see internal/ops/indexbuild.go).
 
 func (s *Server) BuildCollectionIndex(ctx context.Context, req *api.BuildCollectionIndexRequest) (*api.BuildCollectionIndexResponse, error) {
-	indexes, err := s.ops.BuildCollectionIndex(ctx, caller(ctx), ops.IndexBuildRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection()})
+	indexes, err := s.ops.BuildCollectionIndex(ctx, caller2023(ctx), ops.IndexBuildRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -21,7 +21,7 @@ func (s *Server) BuildCollectionIndex(ctx context.Context, req *api.BuildCollect
 }
 
 func (s *Server) BuildSearchIndex(ctx context.Context, req *api.BuildCollectionSearchIndexRequest) (*api.BuildCollectionSearchIndexResponse, error) {
-	st, err := s.ops.BuildSearchIndex(ctx, caller(ctx), ops.IndexBuildRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection()})
+	st, err := s.ops.BuildSearchIndex(ctx, caller2023(ctx), ops.IndexBuildRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}

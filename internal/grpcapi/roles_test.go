@@ -237,6 +237,33 @@ func TestRolesOverGRPC(t *testing.T) {
 					return err
 				}},
 
+				{"ListProjects", func(c context.Context) error { _, err := rpc.ListProjects(c, &api.ListProjectsRequest{}); return err }},
+				{"ListBranches", func(c context.Context) error {
+					_, err := rpc.ListBranches(c, &api.ListBranchesRequest{Project: "shop"})
+					return err
+				}},
+				{"CreateProject", func(c context.Context) error {
+					_, err := rpc.CreateProject(c, &api.CreateProjectRequest{Project: "p_" + w})
+					return err
+				}},
+				{"DeleteProject", func(c context.Context) error {
+					_, err := rpc.DeleteProject(c, &api.DeleteProjectRequest{Project: "p_" + w})
+					return err
+				}},
+				{"CreateBranch", func(c context.Context) error {
+					_, err := rpc.CreateBranch(c, &api.CreateBranchRequest{Project: "shop", Branch: "b_" + w})
+					return err
+				}},
+				{"DeleteBranch", func(c context.Context) error {
+					_, err := rpc.DeleteBranch(c, &api.DeleteBranchRequest{Project: "shop", Branch: "b_" + w})
+					return err
+				}},
+				{"CreateOrUpdateCollections", func(c context.Context) error {
+					_, err := rpc.CreateOrUpdateCollections(c, &api.CreateOrUpdateCollectionsRequest{Project: "shop", Branch: "main",
+						Schemas: [][]byte{[]byte(`{"title":"cs_` + w + `","properties":{"id":{"type":"string"}},"primary_key":["id"]}`)}})
+					return err
+				}},
+
 				{"ListApplications", func(c context.Context) error {
 					_, err := users.ListApplications(c, &api.ListApplicationsRequest{})
 					return err

@@ -30,9 +30,10 @@ func (s *Server) withCaller(r *http.Request) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
 }
 
-// caller is who makes the request.
+// caller is who makes the request, and (Projects) in which API's terms.
 func caller(r *http.Request) ops.Caller {
 	c, _ := r.Context().Value(callerKey{}).(ops.Caller)
+	c.Projects = isProjectRoute(r)
 	return c
 }
 

@@ -18,6 +18,13 @@ type optionsOnly struct {
 	Options struct{} `json:"options"`
 }
 
+// databaseBody is the body of the requests that name only a database (or
+// a collection) by their path: options, and the branch of the 2023 API.
+type databaseBody struct {
+	Options struct{} `json:"options"`
+	Branch  string   `json:"branch"`
+}
+
 type statusMessage struct {
 	Message string `json:"message"`
 	Status  string `json:"status"`
@@ -68,16 +75,21 @@ func describedCollection(d ops.CollectionDescription) collectionDescription {
 type describeBody struct {
 	SchemaFormat string   `json:"schema_format"`
 	Options      struct{} `json:"options"`
+	Branch       string   `json:"branch"`
 }
 
 // databaseRequest decodes a request that names only a database.
 func databaseRequest(r *http.Request) ops.DatabaseRequest {
-	return ops.DatabaseRequest{Malformed: decode(r, &optionsOnly{}), DB: r.PathValue("db"), Tx: txRef(r)}
+	var body databaseBody
+	malformed := decode(r, &body)
+	return ops.DatabaseRequest{Malformed: malformed, DB: r.PathValue("db"), Branch: branchOf(r, body.Branch), Tx: txRef(r)}
 }
 
 // collectionRequest decodes a request that names only a collection.
 func collectionRequest(r *http.Request) ops.CollectionRequest {
-	return ops.CollectionRequest{Malformed: decode(r, &optionsOnly{}), DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r)}
+	var body databaseBody
+	malformed := decode(r, &body)
+	return ops.CollectionRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch), Tx: txRef(r)}
 }
 
 func (s *Server) createDatabase(w http.ResponseWriter, r *http.Request) error {
@@ -117,7 +129,8 @@ func (s *Server) listDatabases(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) describeDatabase(w http.ResponseWriter, r *http.Request) error {
 	var body describeBody
 	req := ops.DatabaseRequest{Malformed: decode(r, &body), DB: r.PathValue("db"), Tx: txRef(r)}
-	req.SchemaFormat = body.SchemaFormat // after decode: a literal's order of evaluation is not Go's promise
+	// After decode: a literal's order of evaluation is not Go's promise.
+	req.SchemaFormat, req.Branch = body.SchemaFormat, branchOf(r, body.Branch)
 	d, err := s.ops.DescribeDatabase(r.Context(), caller(r), req)
 	if err != nil {
 		return err
@@ -131,7 +144,14 @@ func (s *Server) describeDatabase(w http.ResponseWriter, r *http.Request) error 
 	if d.LogSize >= 0 {
 		sz.Log = &d.LogSize
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"db": d.Name, "metadata": emptyObject, "collections": colls, "size": d.Size, "sizes": sz})
+	out := map[string]any{"metadata": emptyObject, "collections": colls, "size": d.Size, "sizes": sz}
+	// The 2023 answer has no db, and names the project's branches.
+	if isProjectRoute(r) {
+		out["branches"] = d.Branches
+	} else {
+		out["db"] = d.Name
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -154,10 +174,11 @@ func (s *Server) createOrUpdateCollection(w http.ResponseWriter, r *http.Request
 		Schema     json.RawMessage `json:"schema"`
 		OnlyCreate bool            `json:"only_create"`
 		Options    struct{}        `json:"options"`
+		Branch     string          `json:"branch"`
 	}
 	malformed := decode(r, &body)
-	res, err := s.ops.CreateOrUpdateCollection(r.Context(), caller(r), ops.CreateCollectionRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
-		Schema: body.Schema, OnlyCreate: body.OnlyCreate})
+	res, err := s.ops.CreateOrUpdateCollection(r.Context(), caller(r), ops.CreateCollectionRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"),
+		Branch: branchOf(r, body.Branch), Tx: txRef(r), Schema: body.Schema, OnlyCreate: body.OnlyCreate})
 	if err != nil {
 		return err
 	}
@@ -178,7 +199,7 @@ func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) describeCollection(w http.ResponseWriter, r *http.Request) error {
 	var body describeBody
 	req := ops.CollectionRequest{Malformed: decode(r, &body), DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r)}
-	req.SchemaFormat = body.SchemaFormat
+	req.SchemaFormat, req.Branch = body.SchemaFormat, branchOf(r, body.Branch)
 	d, err := s.ops.DescribeCollection(r.Context(), caller(r), req)
 	if err != nil {
 		return err

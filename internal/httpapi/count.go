@@ -24,7 +24,7 @@ func (s *Server) count(w http.ResponseWriter, r *http.Request) error {
 	if coll.Case == "" {
 		coll = body.Options.Collation
 	}
-	n, err := s.ops.Count(r.Context(), caller(r), ops.CountRequest{Malformed: malformed, DB: r.PathValue("project"), Branch: body.Branch,
+	n, err := s.ops.Count(r.Context(), caller(r), ops.CountRequest{Malformed: malformed, DB: r.PathValue("db"), Branch: branchOf(r, body.Branch),
 		Collection: r.PathValue("collection"), Tx: txRef(r), Filter: body.Filter, Collation: coll.ops()})
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/foliodb/folio/internal/ops"
@@ -57,9 +58,11 @@ func (s *Server) writeDocuments(w http.ResponseWriter, r *http.Request, done str
 	var body struct {
 		Documents []json.RawMessage `json:"documents"`
 		Options   struct{}          `json:"options"`
+		Branch    string            `json:"branch"`
 	}
 	malformed := decode(r, &body)
-	req := ops.WriteDocumentsRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r), Documents: make([][]byte, len(body.Documents))}
+	req := ops.WriteDocumentsRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch), Tx: txRef(r),
+		Documents: make([][]byte, len(body.Documents))}
 	for i, d := range body.Documents {
 		req.Documents[i] = d
 	}
@@ -76,9 +79,10 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) error {
 		Filter  json.RawMessage `json:"filter"`
 		Fields  json.RawMessage `json:"fields"`
 		Options writeOptions    `json:"options"`
+		Branch  string          `json:"branch"`
 	}
 	malformed := decode(r, &body)
-	res, err := s.ops.Update(r.Context(), caller(r), ops.UpdateRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
+	res, err := s.ops.Update(r.Context(), caller(r), ops.UpdateRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch), Tx: txRef(r),
 		Filter: body.Filter, Fields: body.Fields, Collation: body.Options.Collation.ops(), Limit: int64(body.Options.Limit)})
 	if err != nil {
 		return err
@@ -91,9 +95,10 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Filter  json.RawMessage `json:"filter"`
 		Options writeOptions    `json:"options"`
+		Branch  string          `json:"branch"`
 	}
 	malformed := decode(r, &body)
-	res, err := s.ops.Delete(r.Context(), caller(r), ops.DeleteRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
+	res, err := s.ops.Delete(r.Context(), caller(r), ops.DeleteRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch), Tx: txRef(r),
 		Filter: body.Filter, Collation: body.Options.Collation.ops(), Limit: int64(body.Options.Limit)})
 	if err != nil {
 		return err
@@ -103,7 +108,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 }
 
 // readMembers are the members of a read body that rawMembers decodes.
-var readMembers = []string{"filter", "fields", "sort"}
+var readMembers = []string{"filter", "fields", "sort", "branch"}
 
 // decodeRead reads the body of a read (and of an explain).
 func decodeRead(r *http.Request) ops.ReadRequest {
@@ -120,13 +125,20 @@ func decodeRead(r *http.Request) ops.ReadRequest {
 			Offset    []byte      `json:"offset"` // base64 in JSON
 			Collation collation   `json:"collation"`
 		} `json:"options"`
+		Branch string `json:"branch"`
 	}
-	// Most reads are only a filter, perhaps with fields or a sort: those
-	// skip encoding/json's reflection, a twentieth of a point read's CPU.
+	// Most reads are only a filter, perhaps with fields, a sort or (in the
+	// 2023 API) a branch: those skip encoding/json's reflection, a
+	// twentieth of a point read's CPU.
 	malformed := decodeFast(r, &body, func(b []byte) bool {
-		return rawMembers(b, readMembers, []*json.RawMessage{&body.Filter, &body.Fields, &body.Sort})
+		var branch json.RawMessage
+		if !rawMembers(b, readMembers, []*json.RawMessage{&body.Filter, &body.Fields, &body.Sort, &branch}) {
+			return false
+		}
+		// A branch that is not a plain string: encoding/json decides.
+		return branch == nil || plainString(branch, &body.Branch)
 	})
-	return ops.ReadRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
+	return ops.ReadRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch), Tx: txRef(r),
 		Filter: body.Filter, Fields: body.Fields, Sort: body.Sort, Limit: int64(body.Options.Limit), Skip: int64(body.Options.Skip),
 		Offset: body.Options.Offset, Collation: body.Options.Collation.ops(), Count: body.Count}
 }
@@ -144,18 +156,39 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) error {
 
 // explain answers how a read's filter is looked up: the plan, the
 // documents it fetched and matched, and the keys it read.
+//
+// On a 2023 route the answer also has the 2023 API's members: the
+// collection, the filter and sort as given, and read_type, whether an index
+// serves the filter ("secondary index") or the primary key does, or
+// nothing does ("primary index", as the original said of a full scan too).
 func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
-	ex, err := s.ops.Explain(r.Context(), caller(r), decodeRead(r))
+	req := decodeRead(r)
+	ex, err := s.ops.Explain(r.Context(), caller(r), req)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Plan       string `json:"plan"`
-		Candidates int    `json:"candidates"`
-		Matched    int    `json:"matched"`
-		KeysRead   int64  `json:"keys_read"`
-	}{ex.Plan, ex.Candidates, ex.Matched, ex.KeysRead})
+	out := explanation{Plan: ex.Plan, Candidates: ex.Candidates, Matched: ex.Matched, KeysRead: ex.KeysRead}
+	if isProjectRoute(r) {
+		out.Collection, out.Filter, out.Sorting = req.Collection, string(req.Filter), string(req.Sort)
+		out.ReadType = "primary index"
+		if strings.HasPrefix(ex.Plan, "index") {
+			out.ReadType = "secondary index"
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+type explanation struct {
+	Plan       string `json:"plan"`
+	Candidates int    `json:"candidates"`
+	Matched    int    `json:"matched"`
+	KeysRead   int64  `json:"keys_read"`
+	// The 2023 API's.
+	Collection string `json:"collection,omitempty"`
+	ReadType   string `json:"read_type,omitempty"`
+	Filter     string `json:"filter,omitempty"`
+	Sorting    string `json:"sorting,omitempty"`
 }
 
 // appendDocument appends a stored document to a stream's line. A document

@@ -12,7 +12,7 @@ func indexBuildRequest(r *http.Request) ops.IndexBuildRequest {
 		Branch string `json:"branch"`
 	}
 	malformed := decode(r, &body)
-	return ops.IndexBuildRequest{Malformed: malformed, DB: r.PathValue("project"), Branch: body.Branch, Collection: r.PathValue("collection")}
+	return ops.IndexBuildRequest{Malformed: malformed, DB: r.PathValue("db"), Branch: branchOf(r, body.Branch), Collection: r.PathValue("collection")}
 }
 
 // collectionIndex is the final API's CollectionIndex.

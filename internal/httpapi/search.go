@@ -21,13 +21,14 @@ type searchBody struct {
 	Page          int64Option     `json:"page"`
 	PageSize      int64Option     `json:"page_size"`
 	Collation     collation       `json:"collation"`
+	Branch        string          `json:"branch"`
 }
 
 // search streams a search's pages, one {"result":...} line per page.
 func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	var body searchBody
 	malformed := decode(r, &body)
-	req := ops.SearchRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"),
+	req := ops.SearchRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch),
 		Q: body.Q, SearchFields: body.SearchFields, Filter: body.Filter, Facet: body.Facet, Sort: body.Sort,
 		IncludeFields: body.IncludeFields, ExcludeFields: body.ExcludeFields,
 		Page: clampInt(int64(body.Page)), PageSize: clampInt(int64(body.PageSize)), Collation: body.Collation.ops()}

@@ -128,15 +128,7 @@ func (s *Server) routes() {
 	handle("POST "+coll+"/documents/search", s.search)
 	handle("POST "+coll+"/messages/search", s.search)
 
-	// The 2023 document calls that have no 2022 path: count, import and
-	// the index builds (issue 36). The project is the database (the
-	// 2022 and 2023 names reach the same data); the body's branch is
-	// read into the request, to be resolved with it in ops.
-	const project = "/v1/projects/{project}/database/collections/{collection}"
-	handle("POST "+project+"/documents/count", s.count)
-	handle("POST "+project+"/documents/import", s.importDocuments)
-	handle("POST "+project+"/documents/index", s.buildCollectionIndex)
-	handle("POST "+project+"/documents/search/index", s.buildSearchIndex)
+	s.projectRoutes(handle)
 
 	// Calls of the API that Folio does not serve yet: 501, so that a
 	// client can tell "not built" from "no such path".

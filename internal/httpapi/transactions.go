@@ -53,7 +53,11 @@ func (s *Server) rollbackTransaction(w http.ResponseWriter, r *http.Request) err
 }
 
 // transactionRequest decodes a begin, commit or rollback: these take an
-// empty body.
+// empty body, or in the 2023 API the branch.
 func transactionRequest(r *http.Request) ops.DatabaseRequest {
-	return ops.DatabaseRequest{Malformed: decode(r, &struct{}{}), DB: r.PathValue("db"), Tx: txRef(r)}
+	var body struct {
+		Branch string `json:"branch"`
+	}
+	malformed := decode(r, &body)
+	return ops.DatabaseRequest{Malformed: malformed, DB: r.PathValue("db"), Branch: branchOf(r, body.Branch), Tx: txRef(r)}
 }

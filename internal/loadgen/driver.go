@@ -51,6 +51,11 @@ type Driver interface {
 	// FindRangeLimit reads up to limit documents whose score is in
 	// [lo, hi) and returns how many it read.
 	FindRangeLimit(ctx context.Context, lo, hi int64, limit int) (int, error)
+	// CountRange counts the documents whose score is in [lo, hi).
+	CountRange(ctx context.Context, lo, hi int64) (int64, error)
+	// Read2023 is Read over the final (2023) API's route where the store
+	// has one; a store with a single API reads as Read does.
+	Read2023(ctx context.Context, id int64) error
 	// Begin starts an interactive serializable transaction.
 	Begin(ctx context.Context) (Tx, error)
 

@@ -100,8 +100,9 @@ func TestYardstickAnswersTheFolioDriver(t *testing.T) {
 	for _, c := range httpClients {
 		t.Run(c, func(t *testing.T) {
 			d := newFolio(t, loadgen.FolioOptions{URL: serve(t, loadgen.Yardstick()), Clients: 4, Name: "yardstick", HTTPClient: c})
-			// It answers every read with one document, where these two want ten.
-			runAll(t, d, 50*time.Millisecond, "eq-few", "range-wide")
+			// It answers every read with one document, where these two want
+			// ten, and has no count.
+			runAll(t, d, 50*time.Millisecond, "eq-few", "range-wide", "count")
 		})
 	}
 }

@@ -41,7 +41,10 @@ type FolioDriver struct {
 	dbURL  string // …/v1/databases/{db}
 	coll   string
 	docURL string // …/collections/{coll}/documents/
-	client transport
+	// docURL2023 is docURL on the final API's route:
+	// …/v1/projects/{db}/database/collections/{coll}/documents/
+	docURL2023 string
+	client     transport
 	// bases are the servers' base URLs; the URLs above are built on the
 	// first, and call sends each request to the next in turn.
 	bases []string
@@ -74,6 +77,8 @@ func NewFolio(opts FolioOptions) (*FolioDriver, error) {
 		dbURL:  dbURL,
 		coll:   opts.Collection,
 		docURL: dbURL + "/collections/" + opts.Collection + "/documents/",
+		docURL2023: bases[0] + "/v1/projects/" + opts.Database + "/database/collections/" +
+			opts.Collection + "/documents/",
 		client: client,
 	}, nil
 }
@@ -202,6 +207,39 @@ func (d *FolioDriver) update(ctx context.Context, id int64, field, value string,
 
 // Read implements Driver.
 func (d *FolioDriver) Read(ctx context.Context, id int64) error { return d.readOne(ctx, id, nil) }
+
+// Read2023 implements Driver: a read by key over the 2023 route.
+func (d *FolioDriver) Read2023(ctx context.Context, id int64) error {
+	var n int
+	err := d.call(ctx, http.MethodPost, d.docURL2023+"read", append(idFilter(nil, id), '}'), nil, func(b []byte) (err error) {
+		n, err = countResults(b)
+		return err
+	})
+	if err == nil && n != 1 {
+		err = fmt.Errorf("read document %d over the 2023 route: %d documents, want 1", id, n)
+	}
+	return err
+}
+
+// CountRange implements Driver, with the 2023 API's count.
+func (d *FolioDriver) CountRange(ctx context.Context, lo, hi int64) (int64, error) {
+	b := append([]byte(`{"filter":{"score":{"$gte":`), strconv.FormatInt(lo, 10)...)
+	b = append(b, `,"$lt":`...)
+	b = strconv.AppendInt(b, hi, 10)
+	b = append(b, "}}}"...)
+	var n int64
+	err := d.call(ctx, http.MethodPost, d.docURL2023+"count", b, nil, func(body []byte) error {
+		var res struct {
+			Count int64 `json:"count"`
+		}
+		if err := json.Unmarshal(body, &res); err != nil {
+			return fmt.Errorf("count: %w", err)
+		}
+		n = res.Count
+		return nil
+	})
+	return n, err
+}
 
 // Update implements Driver.
 func (d *FolioDriver) Update(ctx context.Context, id int64, field, value string) error {

@@ -25,7 +25,7 @@ type PostgresDriver struct {
 	tableName string
 	table     string // quoted for SQL
 
-	read, update, insert, scan, findEq, findRange, findGroup, findRangeLimit string
+	read, update, insert, scan, findEq, findRange, findGroup, findRangeLimit, countRange string
 }
 
 // NewPostgres connects to the database at dsn (a libpq URL or key=value
@@ -61,6 +61,7 @@ func NewPostgres(ctx context.Context, dsn, table string, clients int) (*Postgres
 		findRange:      "SELECT doc FROM " + t + " WHERE (doc->>'score')::bigint >= $1 AND (doc->>'score')::bigint < $2",
 		findGroup:      "SELECT doc FROM " + t + " WHERE doc->>'group' = $1 LIMIT $2",
 		findRangeLimit: "SELECT doc FROM " + t + " WHERE (doc->>'score')::bigint >= $1 AND (doc->>'score')::bigint < $2 LIMIT $3",
+		countRange:     "SELECT count(*) FROM " + t + " WHERE (doc->>'score')::bigint >= $1 AND (doc->>'score')::bigint < $2",
 	}, nil
 }
 
@@ -171,6 +172,16 @@ func (d *PostgresDriver) FindGroup(ctx context.Context, group string, limit int)
 func (d *PostgresDriver) FindRangeLimit(ctx context.Context, lo, hi int64, limit int) (int, error) {
 	return count(ctx, d.pool, d.findRangeLimit, lo, hi, limit)
 }
+
+// CountRange implements Driver.
+func (d *PostgresDriver) CountRange(ctx context.Context, lo, hi int64) (int64, error) {
+	var n int64
+	err := d.pool.QueryRow(ctx, d.countRange, lo, hi).Scan(&n)
+	return n, err
+}
+
+// Read2023 implements Driver: PostgreSQL has one way to read.
+func (d *PostgresDriver) Read2023(ctx context.Context, id int64) error { return d.Read(ctx, id) }
 
 // Setup implements Driver.
 func (d *PostgresDriver) Setup(ctx context.Context) error {

@@ -28,6 +28,10 @@ const (
 // them, and at least FindLimit.
 func WideRange(docs int64) int64 { return max(docs/10, FindLimit) }
 
+// CountRange is the width of a count's score range: a hundredth of the
+// documents, and 10 at least.
+func CountRange(docs int64) int64 { return max(docs/100, 10) }
+
 // RunConfig is one workload run against one driver.
 type RunConfig struct {
 	Driver   Driver
@@ -285,6 +289,18 @@ func (c *client) do(ctx context.Context, op Op) error {
 		return err
 	case OpTransaction:
 		return c.transaction(ctx)
+	case OpCount:
+		width := CountRange(c.cfg.Data.Docs)
+		lo := c.keys.Next(r) % max(c.cfg.Data.Docs-width, 1)
+		n, err := d.CountRange(ctx, lo, lo+width)
+		// The loaded documents' scores are a permutation of [0, Docs), so
+		// the range holds width of them at least (inserts may add more).
+		if err == nil && n < min(width, c.cfg.Data.Docs) {
+			err = fmt.Errorf("count score in [%d, %d): %d, want %d or more", lo, lo+width, n, width)
+		}
+		return err
+	case OpRead2023:
+		return d.Read2023(ctx, c.keys.Next(r))
 	}
 	return fmt.Errorf("operation %q is not implemented", op)
 }

@@ -155,6 +155,15 @@ func (d *memDriver) FindRangeLimit(ctx context.Context, lo, hi int64, limit int)
 	return int(min(hi-lo, int64(limit))), nil
 }
 
+func (d *memDriver) CountRange(ctx context.Context, lo, hi int64) (int64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.note("count", lo)
+	return hi - lo, nil
+}
+
+func (d *memDriver) Read2023(ctx context.Context, id int64) error { return d.Read(ctx, id) }
+
 func (d *memDriver) Begin(ctx context.Context) (Tx, error) { return memTx{d}, nil }
 
 type memTx struct{ d *memDriver }

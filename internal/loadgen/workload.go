@@ -31,6 +31,14 @@ const (
 	// documents, update both, commit. An aborted commit counts as an abort,
 	// not as an operation or an error.
 	OpTransaction Op = "tx"
+	// OpCount counts the documents whose score is in a range that holds a
+	// hundredth of them (CountRange): an aggregate answered from the
+	// indexes, the same SQL count(*) on PostgreSQL.
+	OpCount Op = "count"
+	// OpRead2023 is OpRead over the final Tigris API's route
+	// (/v1/projects/{p}/database/...): the same work as OpRead, to show
+	// that the later route costs the same. PostgreSQL reads as for OpRead.
+	OpRead2023 Op = "read-2023"
 
 	// Change events (delivery latency from a write to its event) and search
 	// queries join here as operations once the server serves them: an Op,
@@ -69,6 +77,8 @@ var Workloads = []Workload{
 	{"eq-few", "equality on a field with 16 values (group), limit 10", []Weighted{{OpFindFew, 100}}, Uniform},
 	{"range-wide", "range of a tenth of the documents on score, limit 10", []Weighted{{OpFindWide, 100}}, Uniform},
 	{"tx", "interactive transactions: begin, 2 reads, 2 updates, commit", []Weighted{{OpTransaction, 100}}, Zipfian},
+	{"count", "count of a score range holding a hundredth of the documents", []Weighted{{OpCount, 100}}, Uniform},
+	{"C-2023", "read only, over the 2023 API's route (/v1/projects/...)", []Weighted{{OpRead2023, 100}}, Zipfian},
 }
 
 // LookupWorkload returns the workload of that name (case-insensitive).

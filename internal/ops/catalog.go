@@ -17,7 +17,11 @@ import (
 type DatabaseRequest struct {
 	Malformed error // see Malformed
 	DB        string
-	Tx        TxRef // list collections only: the others run alone, as in the original
+	// Branch is the database's branch the request is on (the 2023 API's);
+	// "" is main, the database itself. Create and drop (of a database or
+	// project) take none: they are on the database with all its branches.
+	Branch string
+	Tx     TxRef // list collections only: the others run alone, as in the original
 	// SchemaFormat, describe only, is the request's schema_format as the
 	// wire has it: see CollectionRequest.
 	SchemaFormat string
@@ -27,6 +31,7 @@ type DatabaseRequest struct {
 type CollectionRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
+	Branch         string // see DatabaseRequest.Branch
 	Tx             TxRef
 	// SchemaFormat, describe only, is the request's schema_format as the
 	// wire has it: a comma-separated list of languages ("go,ts") to
@@ -64,7 +69,9 @@ type CollectionDescription struct {
 
 // DatabaseDescription is what describe tells of a database.
 type DatabaseDescription struct {
-	Name        string
+	Name string
+	// Branches names every branch of the database, main first.
+	Branches    []string
 	Collections []CollectionDescription
 	Size        int64 // bytes of its collections' documents
 	IndexSize   int64 // bytes of their index entries
@@ -76,6 +83,10 @@ type DatabaseDescription struct {
 // CreateDatabase creates a database.
 func (o *Ops) CreateDatabase(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
 	defer o.observe(c, "CreateDatabase", time.Now(), &err)
+	return o.createDatabase(ctx, c, req)
+}
+
+func (o *Ops) createDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return err
 	}
@@ -84,12 +95,21 @@ func (o *Ops) CreateDatabase(ctx context.Context, c Caller, req DatabaseRequest)
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	return apiError(ctx, o.run(ctx, func(tx kv.Tx) error { return o.catalog.CreateDatabase(ctx, tx, c.ns(), req.DB) }))
+	err := o.run(ctx, func(tx kv.Tx) error { return o.catalog.CreateDatabase(ctx, tx, c.ns(), req.DB) })
+	if c.Projects && status.CodeOf(err) == status.AlreadyExists {
+		return status.Errorf(status.AlreadyExists, "project already exist")
+	}
+	return apiError(ctx, err)
 }
 
-// DropDatabase drops a database with everything in it.
+// DropDatabase drops a database with everything in it, its branches
+// included.
 func (o *Ops) DropDatabase(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
 	defer o.observe(c, "DropDatabase", time.Now(), &err)
+	return o.dropDatabase(ctx, c, req)
+}
+
+func (o *Ops) dropDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return err
 	}
@@ -98,19 +118,23 @@ func (o *Ops) DropDatabase(ctx context.Context, c Caller, req DatabaseRequest) (
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	return apiError(ctx, o.run(ctx, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, c.ns(), req.DB) }))
+	return apiError(ctx, o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, c.ns(), req.DB) }))
 }
 
-// ListDatabases lists the databases in name order.
+// ListDatabases lists the databases in name order; not their branches.
 func (o *Ops) ListDatabases(ctx context.Context, c Caller) (_ []DatabaseInfo, err error) {
 	defer o.observe(c, "ListDatabases", time.Now(), &err)
+	return o.listDatabases(ctx, c)
+}
+
+func (o *Ops) listDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, error) {
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	out := []DatabaseInfo{}
-	err = o.run(ctx, func(tx kv.Tx) error {
+	err := o.run(ctx, func(tx kv.Tx) error {
 		dbs, err := o.catalog.ListDatabases(ctx, tx, c.ns())
 		out = out[:0]
 		for _, d := range dbs {
@@ -124,13 +148,16 @@ func (o *Ops) ListDatabases(ctx context.Context, c Caller) (_ []DatabaseInfo, er
 	return out, nil
 }
 
-// DescribeDatabase describes a database and each of its collections.
+// DescribeDatabase describes a database's branch (main unless the request
+// names another) and each of its collections, and names the database's
+// branches.
 func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseRequest) (_ *DatabaseDescription, err error) {
 	defer o.observe(c, "DescribeDatabase", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+	t, err := resolve(req.DB, req.Branch, "", false, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	formats, err := schemaFormats(req.SchemaFormat)
@@ -140,10 +167,13 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var d *DatabaseDescription
-	err = o.run(ctx, func(tx kv.Tx) error {
+	err = o.inTx(ctx, c, t, TxRef{}, func(tx kv.Tx) error {
 		d = &DatabaseDescription{Name: req.DB, Collections: []CollectionDescription{}}
-		db, err := o.catalog.Database(ctx, tx, c.ns(), req.DB)
+		db, err := o.catalog.Database(ctx, tx, c.ns(), t.stored)
 		if err != nil {
+			return err
+		}
+		if d.Branches, err = o.catalog.Branches(ctx, tx, c.ns(), t.db); err != nil {
 			return err
 		}
 		list, err := o.catalog.ListCollections(ctx, tx, db)
@@ -213,15 +243,16 @@ func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+	t, err := resolve(req.DB, req.Branch, "", false, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	out := []CollectionInfo{}
-	err = o.inTx(ctx, c, req.DB, req.Tx, func(tx kv.Tx) error {
+	err = o.inTx(ctx, c, t, req.Tx, func(tx kv.Tx) error {
 		out = out[:0]
-		db, err := o.catalog.Database(ctx, tx, c.ns(), req.DB)
+		db, err := o.catalog.Database(ctx, tx, c.ns(), t.stored)
 		if err != nil {
 			return err
 		}
@@ -241,6 +272,7 @@ func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest
 type CreateCollectionRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
+	Branch         string // see DatabaseRequest.Branch
 	Tx             TxRef
 	Schema         []byte // JSON
 	// OnlyCreate makes an existing collection an ALREADY_EXISTS error
@@ -260,7 +292,8 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
@@ -268,26 +301,32 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 	if isNull(req.Schema) {
 		return nil, status.Errorf(status.InvalidArgument, "schema is a required during collection creation")
 	}
-	res := &CreateCollectionResult{}
-	err = o.inTx(ctx, c, req.DB, req.Tx, func(tx kv.Tx) error {
-		db, err := o.catalog.Database(ctx, tx, c.ns(), req.DB)
+	var res *CreateCollectionResult
+	err = o.inTx(ctx, c, t, req.Tx, func(tx kv.Tx) error {
+		db, err := o.catalog.Database(ctx, tx, c.ns(), t.stored)
 		if err != nil {
 			return err
 		}
-		if _, err := o.catalog.CreateOrUpdateCollection(ctx, tx, db, req.Collection, req.Schema, req.OnlyCreate); err != nil {
-			return err
-		}
-		coll, err := o.catalog.Collection(ctx, tx, db, req.Collection)
-		if err != nil {
-			return err
-		}
-		res.Type = string(coll.Schema.CollectionType())
-		return nil
+		res, err = o.createCollection(ctx, tx, db, req.Collection, req.Schema, req.OnlyCreate)
+		return err
 	})
 	if err != nil {
 		return nil, apiError(ctx, err)
 	}
 	return res, nil
+}
+
+// createCollection creates or updates one collection of db: the shared
+// step of CreateOrUpdateCollection and CreateOrUpdateCollections.
+func (o *Ops) createCollection(ctx context.Context, tx kv.Tx, db *catalog.Database, name string, schema []byte, onlyCreate bool) (*CreateCollectionResult, error) {
+	if _, err := o.catalog.CreateOrUpdateCollection(ctx, tx, db, name, schema, onlyCreate); err != nil {
+		return nil, err
+	}
+	coll, err := o.catalog.Collection(ctx, tx, db, name)
+	if err != nil {
+		return nil, err
+	}
+	return &CreateCollectionResult{Type: string(coll.Schema.CollectionType())}, nil
 }
 
 // DropCollection drops a collection with its data.
@@ -296,13 +335,14 @@ func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionReques
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	return apiError(ctx, o.inTx(ctx, c, req.DB, req.Tx, func(tx kv.Tx) error {
-		db, err := o.catalog.Database(ctx, tx, c.ns(), req.DB)
+	return apiError(ctx, o.inTx(ctx, c, t, req.Tx, func(tx kv.Tx) error {
+		db, err := o.catalog.Database(ctx, tx, c.ns(), t.stored)
 		if err != nil {
 			return err
 		}
@@ -316,7 +356,8 @@ func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRe
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	formats, err := schemaFormats(req.SchemaFormat)
@@ -326,7 +367,7 @@ func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRe
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var d CollectionDescription
-	err = o.inCollection(ctx, c, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
+	err = o.inCollection(ctx, c, t, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
 		d, err = o.describe(ctx, tx, coll)
 		return err
 	})

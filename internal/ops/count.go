@@ -32,13 +32,14 @@ func (o *Ops) Count(ctx context.Context, c Caller, req CountRequest) (_ int64, e
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return 0, err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return 0, err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var n int64
-	err = o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+	err = o.filtered(ctx, c, t, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		n, _, err = o.docs.Count(ctx, tx, coll, f)
 		return err
 	})

@@ -29,6 +29,7 @@ func (c Collation) filter() filter.Collation { return filter.Collation{Case: c.C
 type WriteDocumentsRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
+	Branch         string // see DatabaseRequest.Branch
 	Tx             TxRef
 	Documents      [][]byte // each a JSON object
 }
@@ -67,7 +68,8 @@ func (o *Ops) Replace(ctx context.Context, c Caller, req WriteDocumentsRequest) 
 type writeFunc func(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte) (*docs.WriteResult, error)
 
 func (o *Ops) writeDocuments(ctx context.Context, c Caller, req WriteDocumentsRequest, write writeFunc) (*WriteResult, error) {
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
@@ -79,7 +81,7 @@ func (o *Ops) writeDocuments(ctx context.Context, c Caller, req WriteDocumentsRe
 		return nil, status.Errorf(status.InvalidArgument, "%d documents in one request, the limit is %d", len(req.Documents), o.cfg.MaxDocumentsPerRequest)
 	}
 	var res *docs.WriteResult
-	err := o.inCollection(ctx, c, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
+	err = o.inCollection(ctx, c, db, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
 		res, err = write(ctx, tx, coll, req.Documents)
 		return err
 	})
@@ -93,6 +95,7 @@ func (o *Ops) writeDocuments(ctx context.Context, c Caller, req WriteDocumentsRe
 type UpdateRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
+	Branch         string // see DatabaseRequest.Branch
 	Tx             TxRef
 	Filter         []byte // JSON, required
 	Fields         []byte // JSON: {"$set": {...}, "$unset": [...]}, required
@@ -108,7 +111,8 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (_ *Write
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
@@ -120,7 +124,7 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (_ *Write
 		return nil, negativeLimit()
 	}
 	var res *docs.WriteResult
-	err = o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+	err = o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = o.docs.Update(ctx, tx, coll, f, req.Fields, req.Limit)
 		return err
 	})
@@ -134,6 +138,7 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (_ *Write
 type DeleteRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
+	Branch         string // see DatabaseRequest.Branch
 	Tx             TxRef
 	Filter         []byte // JSON, required; {} matches every document
 	Collation      Collation
@@ -148,7 +153,8 @@ func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (_ *Write
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	if req.Limit < 0 {
@@ -157,7 +163,7 @@ func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (_ *Write
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var res *docs.WriteResult
-	err = o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+	err = o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = o.docs.Delete(ctx, tx, coll, f, req.Limit)
 		return err
 	})
@@ -173,7 +179,7 @@ func negativeLimit() error {
 
 // filtered runs fn in the request's transaction with the collection and
 // its parsed filter: the shared part of update, delete, read and explain.
-func (o *Ops) filtered(ctx context.Context, c Caller, db, coll string, tx TxRef, rawFilter []byte, collation Collation, fn func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error) error {
+func (o *Ops) filtered(ctx context.Context, c Caller, db target, coll string, tx TxRef, rawFilter []byte, collation Collation, fn func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error) error {
 	if isNull(rawFilter) {
 		return status.Errorf(status.InvalidArgument, "filter is a required field")
 	}
@@ -190,6 +196,7 @@ func (o *Ops) filtered(ctx context.Context, c Caller, db, coll string, tx TxRef,
 type ReadRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
+	Branch         string // see DatabaseRequest.Branch
 	Tx             TxRef
 	Filter         []byte // JSON, required; {} matches everything
 	// Fields is the projection, {"a":1,"b":true} or {"a":0}; none returns
@@ -225,7 +232,7 @@ func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Ite
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return err
 	}
-	rr, err := o.readRequest(req)
+	db, rr, err := o.readRequest(req)
 	if err != nil {
 		return err
 	}
@@ -238,33 +245,34 @@ func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Ite
 		}
 		defer release()
 	}
-	return apiError(ctx, o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error {
+	return apiError(ctx, o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error {
 		rr.Filter = f
 		return o.readItems(ctx, tx, coll, rr, emit)
 	}))
 }
 
 // readRequest checks a read's request, all but the filter (which needs
-// the collection's schema).
-func (o *Ops) readRequest(req ReadRequest) (docs.ReadRequest, error) {
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
-		return docs.ReadRequest{}, err
+// the collection's schema), and returns the database it is on.
+func (o *Ops) readRequest(req ReadRequest) (target, docs.ReadRequest, error) {
+	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
+		return target{}, docs.ReadRequest{}, err
 	}
 	if isNull(req.Filter) {
-		return docs.ReadRequest{}, status.Errorf(status.InvalidArgument, "filter is a required field")
+		return target{}, docs.ReadRequest{}, status.Errorf(status.InvalidArgument, "filter is a required field")
 	}
 	if req.Limit < 0 || req.Skip < 0 {
-		return docs.ReadRequest{}, status.Errorf(status.InvalidArgument, "limit and skip must not be negative")
+		return target{}, docs.ReadRequest{}, status.Errorf(status.InvalidArgument, "limit and skip must not be negative")
 	}
 	include, exclude, err := parseFields(req.Fields)
 	if err != nil {
-		return docs.ReadRequest{}, err
+		return target{}, docs.ReadRequest{}, err
 	}
 	sort, err := parseSort(req.Sort)
 	if err != nil {
-		return docs.ReadRequest{}, err
+		return target{}, docs.ReadRequest{}, err
 	}
-	return docs.ReadRequest{Include: include, Exclude: exclude, Limit: req.Limit, Skip: req.Skip, After: req.Offset, Sort: sort}, nil
+	return db, docs.ReadRequest{Include: include, Exclude: exclude, Limit: req.Limit, Skip: req.Skip, After: req.Offset, Sort: sort}, nil
 }
 
 // readItems reads what a collection holds: its documents, or the stored
@@ -324,14 +332,14 @@ func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (_ *Explan
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
-	rr, err := o.readRequest(req)
+	db, rr, err := o.readRequest(req)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var ex *docs.Explanation
-	err = o.filtered(ctx, c, req.DB, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
+	err = o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		rr.Filter = f
 		if req.Count {
 			ex, err = o.docs.ExplainCount(ctx, tx, coll, f)

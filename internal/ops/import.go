@@ -42,7 +42,8 @@ func (o *Ops) Import(ctx context.Context, c Caller, req ImportRequest) (_ *Write
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
@@ -61,8 +62,8 @@ func (o *Ops) Import(ctx context.Context, c Caller, req ImportRequest) (_ *Write
 		sample[i] = d
 	}
 	var res *docs.WriteResult
-	err = o.inTx(ctx, c, req.DB, req.Tx, func(tx kv.Tx) error {
-		coll, err := o.importCollection(ctx, tx, c, req, sample)
+	err = o.inTx(ctx, c, t, req.Tx, func(tx kv.Tx) error {
+		coll, err := o.importCollection(ctx, tx, c, t, req, sample)
 		if err != nil {
 			return err
 		}
@@ -77,8 +78,11 @@ func (o *Ops) Import(ctx context.Context, c Caller, req ImportRequest) (_ *Write
 
 // importCollection returns the collection an import writes to, created or
 // with its schema widened as the documents need.
-func (o *Ops) importCollection(ctx context.Context, tx kv.Tx, c Caller, req ImportRequest, sample []json.RawMessage) (*catalog.Collection, error) {
-	db, err := o.catalog.Database(ctx, tx, c.ns(), req.DB)
+func (o *Ops) importCollection(ctx context.Context, tx kv.Tx, c Caller, t target, req ImportRequest, sample []json.RawMessage) (*catalog.Collection, error) {
+	db, err := o.catalog.Database(ctx, tx, c.ns(), t.stored)
+	if catalog.IsNoDatabase(err, t.stored) {
+		return nil, o.missing(ctx, tx, c, t)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -71,13 +71,14 @@ func (o *Ops) indexBuildCollection(ctx context.Context, c Caller, req IndexBuild
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
 	var found *catalog.Collection
-	err := o.inCollection(ctx, c, req.DB, req.Collection, TxRef{}, func(_ kv.Tx, coll *catalog.Collection) error {
+	err = o.inCollection(ctx, c, t, req.Collection, TxRef{}, func(_ kv.Tx, coll *catalog.Collection) error {
 		found = coll
 		return nil
 	})

@@ -49,6 +49,12 @@ type Caller struct {
 	// TransportGRPC), set by the transport: the request metrics count
 	// calls by it.
 	Transport string
+	// Projects, set by the transport, says that the request names its
+	// database as a project, as the 2023 API does (/v1/projects/...): a
+	// database that is not there is then "project doesn't exist", as the
+	// original's 2023 server said, rather than the 2022 wording. It
+	// changes nothing else: a project is a database.
+	Projects bool
 	// refused is why the request's credentials were refused, if they
 	// were: what a call that needs them answers.
 	refused error
@@ -264,23 +270,33 @@ func (o *Ops) bounded(ctx context.Context) (context.Context, context.CancelFunc)
 }
 
 // inTx runs fn in the caller's interactive transaction if tx names one, and
-// in a transaction of its own (retried on conflict) otherwise. Inside an
-// interactive transaction, a request that fails after it wrote leaves the
-// transaction able only to roll back (the session's write tracker decides).
-func (o *Ops) inTx(ctx context.Context, c Caller, db string, tx TxRef, fn func(tx kv.Tx) error) error {
+// in a transaction of its own (retried on conflict) otherwise, on database
+// t: an interactive transaction must be t's (its database and branch), and
+// a database or branch of t's that is not there is answered in the API's
+// words (see missing). Inside an interactive transaction, a request that
+// fails after it wrote leaves the transaction able only to roll back (the
+// session's write tracker decides).
+func (o *Ops) inTx(ctx context.Context, c Caller, t target, tx TxRef, fn func(tx kv.Tx) error) error {
 	// As in the original: without an origin the request is not in a
 	// transaction, whatever its id says.
 	if err := o.cfg.Upgrade.Ensure(ctx); err != nil {
 		return err
 	}
+	named := func(kt kv.Tx) error {
+		err := fn(kt)
+		if catalog.IsNoDatabase(err, t.stored) {
+			return o.missing(ctx, kt, c, t)
+		}
+		return err
+	}
 	if !tx.InTx() {
-		_, err := kv.Run(ctx, o.store, fn)
+		_, err := kv.Run(ctx, o.store, named)
 		return err
 	}
 	if tx.Origin != o.sessions.Origin() {
 		return o.heldElsewhere(ctx, tx, false)
 	}
-	return o.sessions.Run(ctx, tx.ID, c.owner(), db, fn)
+	return wrongDatabase(o.sessions.Run(ctx, tx.ID, c.owner(), t.stored, named))
 }
 
 // run runs fn in a transaction of its own, retried on conflict: for the
@@ -295,9 +311,9 @@ func (o *Ops) run(ctx context.Context, fn func(tx kv.Tx) error) error {
 
 // inCollection runs fn in the request's transaction with the collection
 // looked up: the first step of every call on a collection's data.
-func (o *Ops) inCollection(ctx context.Context, c Caller, db, coll string, tx TxRef, fn func(tx kv.Tx, coll *catalog.Collection) error) error {
+func (o *Ops) inCollection(ctx context.Context, c Caller, db target, coll string, tx TxRef, fn func(tx kv.Tx, coll *catalog.Collection) error) error {
 	return o.inTx(ctx, c, db, tx, func(t kv.Tx) error {
-		found, err := o.catalog.Lookup(ctx, t, c.ns(), db, coll)
+		found, err := o.catalog.Lookup(ctx, t, c.ns(), db.stored, coll)
 		if err != nil {
 			return err
 		}

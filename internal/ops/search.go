@@ -21,6 +21,7 @@ import (
 type SearchRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
+	Branch         string // see DatabaseRequest.Branch
 	Q              string
 	SearchFields   []string
 	Filter         []byte // JSON, the read filter's syntax; none matches all
@@ -82,7 +83,8 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return err
 	}
 	if err := checkSearchRequest(&req); err != nil {
@@ -112,8 +114,8 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	var coll *catalog.Collection
 	var f filter.Filter
 	var prepared *search.Prepared
-	err = o.run(ctx, func(tx kv.Tx) (err error) {
-		coll, err = o.catalog.Lookup(ctx, tx, c.ns(), req.DB, req.Collection)
+	err = o.inTx(ctx, c, db, TxRef{}, func(tx kv.Tx) (err error) {
+		coll, err = o.catalog.Lookup(ctx, tx, c.ns(), db.stored, req.Collection)
 		if err != nil {
 			return err
 		}

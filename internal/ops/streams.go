@@ -19,7 +19,8 @@ import (
 type EventsRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
-	Tx             TxRef // the collection is looked up in it
+	Branch         string // see DatabaseRequest.Branch
+	Tx             TxRef  // the collection is looked up in it
 	// StartAfter is the position of an item of an earlier stream: the new
 	// one continues after it. Empty starts from now.
 	StartAfter string
@@ -30,6 +31,7 @@ type EventsRequest struct {
 type SubscribeRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
+	Branch         string // see DatabaseRequest.Branch
 	Tx             TxRef
 	StartAfter     string
 	Filter         []byte // JSON; none selects every message
@@ -98,21 +100,22 @@ func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (_ *Strea
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	start, err := parseStart(req.StartAfter)
 	if err != nil {
 		return nil, err
 	}
-	coll, err := o.lookup(ctx, c, req.DB, req.Collection, req.Tx)
+	coll, err := o.lookup(ctx, c, db, req.Collection, req.Tx)
 	if err != nil {
 		return nil, err
 	}
 	if coll.Schema.CollectionType() != schema.Documents {
 		return nil, status.Errorf(status.InvalidArgument, "events is only supported on collection type of 'documents'")
 	}
-	return o.openStream(ctx, start, streams.Changes(c.ns(), req.DB, req.Collection))
+	return o.openStream(ctx, start, streams.Changes(c.ns(), db.stored, req.Collection))
 }
 
 // Subscribe opens a stream of the messages published to a messages
@@ -122,7 +125,8 @@ func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (_ 
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	for _, p := range req.Partitions {
@@ -134,7 +138,7 @@ func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (_ 
 	if err != nil {
 		return nil, err
 	}
-	coll, err := o.lookup(ctx, c, req.DB, req.Collection, req.Tx)
+	coll, err := o.lookup(ctx, c, db, req.Collection, req.Tx)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +155,7 @@ func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (_ 
 			match = f.Matches
 		}
 	}
-	return o.openStream(ctx, start, streams.Messages(c.ns(), req.DB, req.Collection, match))
+	return o.openStream(ctx, start, streams.Messages(c.ns(), db.stored, req.Collection, match))
 }
 
 // parseStart reads a stream's start position; nil means "from now".
@@ -169,7 +173,7 @@ func parseStart(token string) (*streams.Cursor, error) {
 // lookup finds the collection a stream is about, in the request's
 // transaction if it has one. Only the start is checked: the stream then
 // follows the collection by name, across drops and re-creations.
-func (o *Ops) lookup(ctx context.Context, c Caller, db, coll string, tx TxRef) (*catalog.Collection, error) {
+func (o *Ops) lookup(ctx context.Context, c Caller, db target, coll string, tx TxRef) (*catalog.Collection, error) {
 	// The stream itself has no deadline; finding its collection has.
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
@@ -206,6 +210,7 @@ func (o *Ops) openStream(ctx context.Context, start *streams.Cursor, sel streams
 type PublishRequest struct {
 	Malformed      error // see Malformed
 	DB, Collection string
+	Branch         string // see DatabaseRequest.Branch
 	Tx             TxRef
 	Messages       [][]byte // each a JSON object
 	Partition      int64
@@ -226,7 +231,8 @@ func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (_ *Pub
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, req.Collection, true, req.Malformed); err != nil {
+	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
@@ -241,7 +247,7 @@ func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (_ *Pub
 		return nil, err
 	}
 	var res *messages.PublishResult
-	err = o.inCollection(ctx, c, req.DB, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
+	err = o.inCollection(ctx, c, db, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
 		res, err = o.messages.Publish(ctx, tx, coll, req.Partition, req.Messages)
 		return err
 	})

@@ -15,20 +15,22 @@ type BeginResult struct {
 	Expires time.Time
 }
 
-// BeginTransaction opens an interactive transaction on a database. As in
-// the original it checks the name but not that the database exists: the
-// first request in the transaction does.
+// BeginTransaction opens an interactive transaction on a database's branch
+// (main unless the request names another): every request in it must be on
+// that branch. As in the original it checks the names but not that the
+// database or branch exists: the first request in the transaction does.
 func (o *Ops) BeginTransaction(ctx context.Context, c Caller, req DatabaseRequest) (_ *BeginResult, err error) {
 	defer o.observe(c, "BeginTransaction", time.Now(), &err)
 	if err := o.authorize(c, auth.RoleReader); err != nil {
 		return nil, err
 	}
-	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+	t, err := resolve(req.DB, req.Branch, "", false, req.Malformed)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := o.bounded(ctx)
 	defer cancel()
-	sess, err := o.sessions.Begin(ctx, req.DB, c.owner())
+	sess, err := o.sessions.Begin(ctx, t.stored, c.owner())
 	if err != nil {
 		return nil, apiError(ctx, err)
 	}
@@ -67,9 +69,10 @@ func (o *Ops) RollbackTransaction(ctx context.Context, c Caller, req DatabaseReq
 
 // ending checks a commit or rollback and returns the transaction's id.
 // Unlike other requests, these need only the id: an origin, if given,
-// must be this node.
+// must be this node. As a 2022 commit's database, a 2023 commit's branch is
+// checked as a name, not held against the transaction's.
 func (o *Ops) ending(ctx context.Context, req DatabaseRequest) (string, error) {
-	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+	if _, err := resolve(req.DB, req.Branch, "", false, req.Malformed); err != nil {
 		return "", err
 	}
 	if req.Tx.ID == "" {

@@ -40,6 +40,8 @@ var Need = map[string]auth.Role{
 	"BeginTransaction":    auth.RoleReader,
 	"CommitTransaction":   auth.RoleReader,
 	"RollbackTransaction": auth.RoleReader,
+	"ListProjects":        auth.RoleReader,
+	"ListBranches":        auth.RoleReader,
 
 	"CreateDatabase":           auth.RoleEditor,
 	"DropDatabase":             auth.RoleEditor,
@@ -55,6 +57,13 @@ var Need = map[string]auth.Role{
 	// the original's read-only role could not ask for one.
 	"BuildCollectionIndex": auth.RoleEditor,
 	"BuildSearchIndex":     auth.RoleEditor,
+	// A project is a database, a branch a database of its own: creating
+	// and deleting them is an editor's, as for databases.
+	"CreateProject":             auth.RoleEditor,
+	"DeleteProject":             auth.RoleEditor,
+	"CreateBranch":              auth.RoleEditor,
+	"DeleteBranch":              auth.RoleEditor,
+	"CreateOrUpdateCollections": auth.RoleEditor,
 
 	"CreateApplication":       auth.RoleAdmin,
 	"UpdateApplication":       auth.RoleAdmin,

@@ -166,7 +166,7 @@ func (m *Manager) Run(ctx context.Context, id, owner, db string, fn func(tx kv.T
 	}
 	defer s.release()
 	if s.DB != db {
-		return status.Errorf(status.InvalidArgument, "transaction %s belongs to database '%s', not '%s'", id, s.DB, db)
+		return &WrongDatabaseError{ID: id, Bound: s.DB, Asked: db}
 	}
 	if s.failed != nil {
 		return s.failed
@@ -177,6 +177,18 @@ func (m *Manager) Run(ctx context.Context, id, owner, db string, fn func(tx kv.T
 		s.failed = &status.Error{Code: status.Aborted, Message: fmt.Sprintf("transaction aborted: an earlier request in it failed (%v); roll it back", err)}
 	}
 	return err
+}
+
+// WrongDatabaseError is Run's error for a request on another database than
+// its transaction's: the caller, which knows what the names stand for,
+// says it in the API's words.
+type WrongDatabaseError struct {
+	ID           string
+	Bound, Asked string // the transaction's database and the request's
+}
+
+func (e *WrongDatabaseError) Error() string {
+	return fmt.Sprintf("transaction %s belongs to database '%s', not '%s'", e.ID, e.Bound, e.Asked)
 }
 
 // Commit commits owner's transaction and forgets it, whatever the outcome.

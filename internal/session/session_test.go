@@ -226,7 +226,10 @@ func TestDatabaseBinding(t *testing.T) {
 	}
 	called := false
 	err := m.Run(bg, s.ID, owner, "db2", func(kv.Tx) error { called = true; return nil })
-	wantCode(t, "request on another database", err, status.InvalidArgument)
+	var wrong *WrongDatabaseError
+	if !errors.As(err, &wrong) || wrong.Bound != "db1" || wrong.Asked != "db2" {
+		t.Fatalf("request on another database: %v, want a WrongDatabaseError from db1 to db2", err)
+	}
 	if called {
 		t.Fatal("a request ran in a transaction of another database")
 	}

@@ -207,6 +207,14 @@ func TestRolesAgainstCalls(t *testing.T) {
 				{op: "DropCollection", method: "DELETE", path: collPath("shop", "c_"+w, "drop")},
 				{op: "DropDatabase", method: "DELETE", path: dbPath("db_"+w, "drop")},
 
+				{op: "ListProjects", method: "GET", path: "/v1/projects"},
+				{op: "ListBranches", method: "GET", path: p23Path("shop", "branches")},
+				{op: "CreateProject", method: "POST", path: projectPath("p_"+w, "create")},
+				{op: "DeleteProject", method: "DELETE", path: projectPath("p_"+w, "delete")},
+				{op: "CreateBranch", method: "POST", path: p23Path("shop", "branches/b_"+w+"/create")},
+				{op: "DeleteBranch", method: "DELETE", path: p23Path("shop", "branches/b_"+w+"/delete")},
+				{op: "CreateOrUpdateCollections", method: "POST", path: p23Path("shop", "collections/createOrUpdate"), body: `{"schemas":[` + strings.Replace(authItemsSchema, "items", "cs_"+w, 1) + `]}`},
+
 				{op: "ListApplications", method: "POST", path: "/v1/management/applications/list"},
 				{op: "ListApplications", method: "POST", path: "/v1/users/applications/list"},
 				{op: "CreateApplication", method: "POST", path: "/v1/users/applications/create", body: `{"name":"made by ` + w + `","role":"reader"}`},

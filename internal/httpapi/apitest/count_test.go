@@ -9,15 +9,11 @@ import (
 )
 
 // projectPath is the path of a 2023 call on a collection.
-func projectPath(project, coll, op string) string {
-	return "/v1/projects/" + project + "/database/collections/" + coll + "/" + op
-}
-
 // count counts the documents filter matches in db's coll (body: the
 // members after the filter, such as a collation).
 func (c *client) count(t testing.TB, db, coll, filter, more string) int64 {
 	t.Helper()
-	r := c.ok(t, "POST", projectPath(db, coll, "documents/count"), `{"filter":`+filter+more+`}`)
+	r := c.ok(t, "POST", p23Coll(db, coll, "documents/count"), `{"filter":`+filter+more+`}`)
 	var body struct {
 		Count *int64 `json:"count"`
 	}
@@ -148,7 +144,7 @@ func TestCountInTransaction(t *testing.T) {
 			tx.ok(t, "POST", docPath("shop", "items", "insert"), `{"documents":[{"id":100,"n":3},{"id":101,"n":3}]}`)
 			tx.ok(t, "DELETE", docPath("shop", "items", "delete"), `{"filter":{"id":3}}`) // n 3 too
 			inTx := func(filter string) int64 {
-				r := tx.ok(t, "POST", projectPath("shop", "items", "documents/count"), `{"filter":`+filter+`}`)
+				r := tx.ok(t, "POST", p23Coll("shop", "items", "documents/count"), `{"filter":`+filter+`}`)
 				var body struct{ Count int64 }
 				if err := json.Unmarshal(r.body, &body); err != nil {
 					t.Fatal(err)
@@ -184,15 +180,15 @@ func TestCountInTransaction(t *testing.T) {
 func TestCountErrors(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		countDocs(t, c)
-		path := projectPath("shop", "items", "documents/count")
+		path := p23Coll("shop", "items", "documents/count")
 		wantError(t, c.do(t, "POST", path, `{}`), 400, "INVALID_ARGUMENT", "filter is a required field")
 		wantError(t, c.do(t, "POST", path, `{"filter":{"n2":1}}`), 400, "INVALID_ARGUMENT", anyMessage)
 		wantError(t, c.do(t, "POST", path, `{"filter":{"name":{"$regex":"("}}}`), 400, "INVALID_ARGUMENT", anyMessage)
 		wantError(t, c.do(t, "POST", path, `{"filter":`), 400, "INVALID_ARGUMENT", anyMessage)
-		wantError(t, c.do(t, "POST", projectPath("shop", "nothing", "documents/count"), `{"filter":{}}`), 404, "NOT_FOUND", anyMessage)
-		wantError(t, c.do(t, "POST", projectPath("nowhere", "items", "documents/count"), `{"filter":{}}`), 404, "NOT_FOUND", anyMessage)
+		wantError(t, c.do(t, "POST", p23Coll("shop", "nothing", "documents/count"), `{"filter":{}}`), 404, "NOT_FOUND", anyMessage)
+		wantError(t, c.do(t, "POST", p23Coll("nowhere", "items", "documents/count"), `{"filter":{}}`), 404, "NOT_FOUND", anyMessage)
 		c.createColl(t, "shop", "events", `{"title":"events","collection_type":"messages","properties":{"a":{"type":"integer"}}}`)
-		wantError(t, c.do(t, "POST", projectPath("shop", "events", "documents/count"), `{"filter":{}}`), 400, "INVALID_ARGUMENT", "count is only supported on collection type of 'documents'")
+		wantError(t, c.do(t, "POST", p23Coll("shop", "events", "documents/count"), `{"filter":{}}`), 400, "INVALID_ARGUMENT", "count is only supported on collection type of 'documents'")
 	})
 }
 
@@ -201,7 +197,7 @@ func TestCountErrors(t *testing.T) {
 func TestIndexBuildCalls(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		countDocs(t, c)
-		r := c.okObject(t, "POST", projectPath("shop", "items", "documents/index"), `{"branch":"main"}`)
+		r := c.okObject(t, "POST", p23Coll("shop", "items", "documents/index"), `{"branch":"main"}`)
 		b, _ := json.Marshal(r["indexes"])
 		want := `[{"fields":[{"name":"id"}],"name":"id","state":"INDEX ACTIVE"},{"fields":[{"name":"n"}],"name":"n","state":"INDEX ACTIVE"},` +
 			`{"fields":[{"name":"price"}],"name":"price","state":"INDEX ACTIVE"},{"fields":[{"name":"name"}],"name":"name","state":"INDEX ACTIVE"},` +
@@ -211,13 +207,13 @@ func TestIndexBuildCalls(t *testing.T) {
 		if string(b) != want {
 			t.Errorf("build collection index: %s\nwant %s", b, want)
 		}
-		r = c.okObject(t, "POST", projectPath("shop", "items", "documents/search/index"), ``)
+		r = c.okObject(t, "POST", p23Coll("shop", "items", "documents/search/index"), ``)
 		if r["status"] != "success" {
 			t.Errorf("build search index: %v, want status success", r)
 		}
 		for _, op := range []string{"documents/index", "documents/search/index"} {
-			wantError(t, c.do(t, "POST", projectPath("shop", "nothing", op), `{}`), 404, "NOT_FOUND", anyMessage)
-			wantError(t, c.do(t, "POST", projectPath("shop", "items", op), `{"branch":3}`), 400, "INVALID_ARGUMENT", anyMessage)
+			wantError(t, c.do(t, "POST", p23Coll("shop", "nothing", op), `{}`), 404, "NOT_FOUND", anyMessage)
+			wantError(t, c.do(t, "POST", p23Coll("shop", "items", op), `{"branch":3}`), 400, "INVALID_ARGUMENT", anyMessage)
 		}
 	})
 }

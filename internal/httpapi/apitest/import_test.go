@@ -8,7 +8,7 @@ import (
 
 func (c *client) importDocs(t testing.TB, db, coll, body string) *response {
 	t.Helper()
-	return c.do(t, "POST", projectPath(db, coll, "documents/import"), body)
+	return c.do(t, "POST", p23Coll(db, coll, "documents/import"), body)
 }
 
 // schemaOf returns a collection's schema as describe shows it.

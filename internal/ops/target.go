@@ -1,0 +1,96 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/foliodb/folio/internal/catalog"
+	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/session"
+	"github.com/foliodb/folio/internal/status"
+)
+
+// target is the database a request is on: a database (the 2023 API's
+// project) and one of its branches, with the name the catalog stores that
+// branch under (catalog.BranchDatabase). Every call on a database's
+// contents finds its storage through one.
+type target struct {
+	db     string
+	branch string // "" or catalog.MainBranch: main
+	stored string
+}
+
+// resolve checks a request's names and returns the database it is on. It
+// checks its collection's name first (when hasColl), then its database's
+// and its branch's, and then reports malformed: the order of the original,
+// whose names came first (see Malformed). A request without a branch, or
+// with "" (every 2022 request), is on main, the database itself.
+//
+// Every request that names a database goes through here, and then through
+// inTx, inCollection or filtered with the target, which answer a database
+// or branch that is not there in the API's words.
+func resolve(db, branch, coll string, hasColl bool, malformed error) (target, error) {
+	if err := checkNames(db, coll, hasColl, nil); err != nil {
+		return target{}, err
+	}
+	if err := catalog.CheckBranchName(branch); err != nil {
+		return target{}, err
+	}
+	if malformed != nil {
+		return target{}, malformed
+	}
+	return target{db: db, branch: branch, stored: catalog.BranchDatabase(db, branch)}, nil
+}
+
+// mainOf is the target of a database's main branch, for the calls on a
+// database itself (dropping it, creating or deleting one of its branches).
+func mainOf(db string) target { return target{db: db, stored: db} }
+
+// missing is the error of a request whose database (t.stored) the catalog
+// did not find, read in tx: the project (or, in the 2022 API, the
+// database) when that is not there, else the branch.
+func (o *Ops) missing(ctx context.Context, tx kv.Tx, c Caller, t target) error {
+	if !catalog.IsMainBranch(t.branch) {
+		_, err := o.catalog.Database(ctx, tx, c.ns(), t.db)
+		if err == nil {
+			return catalog.NoBranch(t.branch)
+		}
+		if !catalog.IsNoDatabase(err, t.db) {
+			return err
+		}
+	}
+	return c.noDatabase(t.db)
+}
+
+// noDatabase is the error of a database that is not there, in the words of
+// the API generation the caller speaks.
+func (c Caller) noDatabase(db string) error {
+	if c.Projects {
+		return status.Errorf(status.NotFound, "project doesn't exist '%s'", db)
+	}
+	return status.Errorf(status.NotFound, "database doesn't exist '%s'", db)
+}
+
+// wrongDatabase words a request refused by its transaction for being on
+// another database or branch (session.WrongDatabaseError) in the API's
+// names rather than the stored ones: between two databases' mains, as the
+// 2022 API always said it.
+func wrongDatabase(err error) error {
+	var wrong *session.WrongDatabaseError
+	if !errors.As(err, &wrong) {
+		return err
+	}
+	if !catalog.IsBranch(wrong.Bound) && !catalog.IsBranch(wrong.Asked) {
+		return status.Errorf(status.InvalidArgument, "transaction %s belongs to database '%s', not '%s'", wrong.ID, wrong.Bound, wrong.Asked)
+	}
+	return status.Errorf(status.InvalidArgument, "transaction %s belongs to %s, not %s: a transaction is bound to the branch it began on",
+		wrong.ID, describeStored(wrong.Bound), describeStored(wrong.Asked))
+}
+
+// describeStored names a stored database as the API knows it: a branch of
+// a database.
+func describeStored(stored string) string {
+	db, branch := catalog.SplitBranch(stored)
+	return fmt.Sprintf("branch '%s' of database '%s'", branch, db)
+}
