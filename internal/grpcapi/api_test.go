@@ -238,11 +238,13 @@ func TestErrorsAsOverHTTP(t *testing.T) {
 				return err
 			}, wantCode: codes.NotFound},
 		{name: "token without its refresh token", method: "POST", url: s.base + "/v1/auth/token", body: `grant_type=refresh_token`,
+			header: []string{"Content-Type", "application/x-www-form-urlencoded"},
 			rpc: func(c context.Context) error {
 				_, err := api.NewAuthClient(s.conn).GetAccessToken(c, &api.GetAccessTokenRequest{GrantType: api.GrantType_REFRESH_TOKEN})
 				return err
 			}, wantCode: codes.InvalidArgument},
 		{name: "token with a wrong secret", method: "POST", url: s.base + "/v1/auth/token", body: `grant_type=client_credentials&client_id=x&client_secret=y`,
+			header: []string{"Content-Type", "application/x-www-form-urlencoded"},
 			rpc: func(c context.Context) error {
 				_, err := api.NewAuthClient(s.conn).GetAccessToken(c, &api.GetAccessTokenRequest{GrantType: api.GrantType_CLIENT_CREDENTIALS, ClientId: "x", ClientSecret: "y"})
 				return err

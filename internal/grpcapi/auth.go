@@ -26,6 +26,24 @@ func caller(ctx context.Context) ops.Caller {
 	return c
 }
 
+// callerOn is the caller of a request of a method both API generations
+// have, which speaks in the terms of the generation that sent it: a
+// request that names a branch is 2023's (the final clients always name
+// one, main unless told otherwise), whose errors call a database a
+// project.
+func callerOn(ctx context.Context, branch string) ops.Caller {
+	c := caller(ctx)
+	c.Projects = branch != ""
+	return c
+}
+
+// caller2023 is the caller of a method only the 2023 API has.
+func caller2023(ctx context.Context) ops.Caller {
+	c := caller(ctx)
+	c.Projects = true
+	return c
+}
+
 func (s *Server) withCaller(ctx context.Context) context.Context {
 	md, _ := metadata.FromIncomingContext(ctx)
 	var authorization string

@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"encoding/json"
 
 	"google.golang.org/grpc"
 
@@ -44,11 +45,11 @@ func (s *Server) ListDatabases(ctx context.Context, req *api.ListDatabasesReques
 // method is registered with describeDatabaseHandler, which tells the
 // generations apart (describesFor2022) and answers each its own.
 func (s *Server) DescribeDatabase(ctx context.Context, req *api.DescribeDatabaseRequest) (*api.DescribeDatabaseResponse, error) {
-	d, err := s.ops.DescribeDatabase(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetProject()})
+	d, err := s.ops.DescribeDatabase(ctx, caller2023(ctx), ops.DatabaseRequest{DB: req.GetProject(), Branch: req.GetBranch(), SchemaFormat: req.GetSchemaFormat()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.DescribeDatabaseResponse{Metadata: &api.DatabaseMetadata{}, Size: d.Size, Collections: collectionDescriptions(d),
+	return &api.DescribeDatabaseResponse{Metadata: &api.DatabaseMetadata{}, Size: d.Size, Collections: collectionDescriptions(d), Branches: d.Branches,
 		Sizes: &api.Sizes{Documents: d.Size, Indexes: d.IndexSize, Log: max(d.LogSize, 0)}}, nil
 }
 
@@ -95,14 +96,28 @@ func (s *Server) describeDatabaseHandler(_ any, ctx context.Context, dec func(an
 func collectionDescriptions(d *ops.DatabaseDescription) []*api.CollectionDescription {
 	out := make([]*api.CollectionDescription, len(d.Collections))
 	for i, c := range d.Collections {
-		out[i] = &api.CollectionDescription{Collection: c.Name, Metadata: &api.CollectionMetadata{}, Schema: c.Schema, Size: c.Size,
+		out[i] = &api.CollectionDescription{Collection: c.Name, Metadata: &api.CollectionMetadata{}, Schema: schemaOf(c), Size: c.Size,
 			Sizes: &api.Sizes{Documents: c.Size, Indexes: c.IndexSize}}
 	}
 	return out
 }
 
+// schemaOf is a described collection's schema: as given, or, when the
+// request asked for a schema_format, the JSON object of each format's
+// generated source text, as the original sent it (reference §10b).
+func schemaOf(d ops.CollectionDescription) []byte {
+	if d.Generated == nil {
+		return d.Schema
+	}
+	b, err := json.Marshal(d.Generated)
+	if err != nil { // a map of strings always marshals
+		panic(err)
+	}
+	return b
+}
+
 func (s *Server) ListCollections(ctx context.Context, req *api.ListCollectionsRequest) (*api.ListCollectionsResponse, error) {
-	list, err := s.ops.ListCollections(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetProject(), Tx: txRef(ctx)})
+	list, err := s.ops.ListCollections(ctx, callerOn(ctx, req.GetBranch()), ops.DatabaseRequest{DB: req.GetProject(), Branch: req.GetBranch(), Tx: txRef(ctx)})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -114,7 +129,8 @@ func (s *Server) ListCollections(ctx context.Context, req *api.ListCollectionsRe
 }
 
 func (s *Server) CreateOrUpdateCollection(ctx context.Context, req *api.CreateOrUpdateCollectionRequest) (*api.CreateOrUpdateCollectionResponse, error) {
-	res, err := s.ops.CreateOrUpdateCollection(ctx, caller(ctx), ops.CreateCollectionRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx),
+	res, err := s.ops.CreateOrUpdateCollection(ctx, callerOn(ctx, req.GetBranch()), ops.CreateCollectionRequest{DB: req.GetProject(), Branch: req.GetBranch(),
+		Collection: req.GetCollection(), Tx: txRef(ctx),
 		Schema: req.GetSchema(), OnlyCreate: req.GetOnlyCreate()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
@@ -124,7 +140,7 @@ func (s *Server) CreateOrUpdateCollection(ctx context.Context, req *api.CreateOr
 }
 
 func (s *Server) DropCollection(ctx context.Context, req *api.DropCollectionRequest) (*api.DropCollectionResponse, error) {
-	err := s.ops.DropCollection(ctx, caller(ctx), ops.CollectionRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx)})
+	err := s.ops.DropCollection(ctx, callerOn(ctx, req.GetBranch()), ops.CollectionRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Tx: txRef(ctx)})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -132,10 +148,11 @@ func (s *Server) DropCollection(ctx context.Context, req *api.DropCollectionRequ
 }
 
 func (s *Server) DescribeCollection(ctx context.Context, req *api.DescribeCollectionRequest) (*api.DescribeCollectionResponse, error) {
-	d, err := s.ops.DescribeCollection(ctx, caller(ctx), ops.CollectionRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx)})
+	d, err := s.ops.DescribeCollection(ctx, callerOn(ctx, req.GetBranch()), ops.CollectionRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Tx: txRef(ctx),
+		SchemaFormat: req.GetSchemaFormat()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.DescribeCollectionResponse{Collection: d.Name, Metadata: &api.CollectionMetadata{}, Schema: d.Schema, Size: d.Size,
+	return &api.DescribeCollectionResponse{Collection: d.Name, Metadata: &api.CollectionMetadata{}, Schema: schemaOf(*d), Size: d.Size,
 		Sizes: &api.Sizes{Documents: d.Size, Indexes: d.IndexSize}}, nil
 }

@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -35,7 +36,8 @@ func keys(res *ops.WriteResult) [][]byte {
 }
 
 func (s *Server) Insert(ctx context.Context, req *api.InsertRequest) (*api.InsertResponse, error) {
-	res, err := s.ops.Insert(ctx, caller(ctx), ops.WriteDocumentsRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx), Documents: req.GetDocuments()})
+	res, err := s.ops.Insert(ctx, callerOn(ctx, req.GetBranch()), ops.WriteDocumentsRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(),
+		Tx: txRef(ctx), Documents: req.GetDocuments()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -43,7 +45,8 @@ func (s *Server) Insert(ctx context.Context, req *api.InsertRequest) (*api.Inser
 }
 
 func (s *Server) Replace(ctx context.Context, req *api.ReplaceRequest) (*api.ReplaceResponse, error) {
-	res, err := s.ops.Replace(ctx, caller(ctx), ops.WriteDocumentsRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx), Documents: req.GetDocuments()})
+	res, err := s.ops.Replace(ctx, callerOn(ctx, req.GetBranch()), ops.WriteDocumentsRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(),
+		Tx: txRef(ctx), Documents: req.GetDocuments()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -51,7 +54,7 @@ func (s *Server) Replace(ctx context.Context, req *api.ReplaceRequest) (*api.Rep
 }
 
 func (s *Server) Update(ctx context.Context, req *api.UpdateRequest) (*api.UpdateResponse, error) {
-	res, err := s.ops.Update(ctx, caller(ctx), ops.UpdateRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx),
+	res, err := s.ops.Update(ctx, callerOn(ctx, req.GetBranch()), ops.UpdateRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Filter: req.GetFilter(), Fields: req.GetFields(), Collation: collation(req.GetOptions().GetCollation()),
 		Limit: req.GetOptions().GetLimit()})
 	if err != nil {
@@ -61,7 +64,7 @@ func (s *Server) Update(ctx context.Context, req *api.UpdateRequest) (*api.Updat
 }
 
 func (s *Server) Delete(ctx context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
-	res, err := s.ops.Delete(ctx, caller(ctx), ops.DeleteRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx),
+	res, err := s.ops.Delete(ctx, callerOn(ctx, req.GetBranch()), ops.DeleteRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Filter: req.GetFilter(), Collation: collation(req.GetOptions().GetCollation()),
 		Limit: req.GetOptions().GetLimit()})
 	if err != nil {
@@ -79,13 +82,10 @@ func (s *Server) Delete(ctx context.Context, req *api.DeleteRequest) (*api.Delet
 // messages).
 func (s *Server) Read(req *api.ReadRequest, stream api.Tigris_ReadServer) error {
 	ctx := stream.Context()
-	opts := req.GetOptions()
-	r := ops.ReadRequest{DB: req.GetProject(), Collection: req.GetCollection(), Tx: txRef(ctx),
-		Filter: req.GetFilter(), Fields: req.GetFields(), Limit: opts.GetLimit(), Skip: opts.GetSkip(), Offset: opts.GetOffset(),
-		Collation: collation(opts.GetCollation()), Sort: req.GetSort()}
+	r := readRequest(ctx, req)
 	sender := newTimedSender(stream, s.writeTimeout)
 	defer sender.close()
-	err := s.ops.Read(ctx, caller(ctx), r, func(item ops.Item) error {
+	err := s.ops.Read(ctx, callerOn(ctx, req.GetBranch()), r, func(item ops.Item) error {
 		// The send encodes the message before it returns, so the item's
 		// bytes, valid only during this call, may be sent as they are.
 		return sender.send(&api.ReadResponse{Data: item.Data, ResumeToken: item.ResumeToken,
@@ -95,4 +95,60 @@ func (s *Server) Read(req *api.ReadRequest, stream api.Tigris_ReadServer) error 
 		return s.fail(ctx, err)
 	}
 	return nil
+}
+
+// readRequest is the operations' request of a read (or an explain).
+func readRequest(ctx context.Context, req *api.ReadRequest) ops.ReadRequest {
+	opts := req.GetOptions()
+	return ops.ReadRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Tx: txRef(ctx),
+		Filter: req.GetFilter(), Fields: req.GetFields(), Limit: opts.GetLimit(), Skip: opts.GetSkip(), Offset: opts.GetOffset(),
+		Collation: collation(opts.GetCollation()), Sort: req.GetSort()}
+}
+
+// Count counts the documents a filter matches (2023 only). Its request
+// has no collation: the filter's comparisons are case-sensitive.
+func (s *Server) Count(ctx context.Context, req *api.CountRequest) (*api.CountResponse, error) {
+	n, err := s.ops.Count(ctx, caller2023(ctx), ops.CountRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(),
+		Tx: txRef(ctx), Filter: req.GetFilter()})
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &api.CountResponse{Count: n}, nil
+}
+
+// Import inserts documents into a collection that it may create, or
+// whose schema it may widen, from them (2023 only); it answers as Insert
+// does. The request's options hold nothing a server reads.
+func (s *Server) Import(ctx context.Context, req *api.ImportRequest) (*api.ImportResponse, error) {
+	res, err := s.ops.Import(ctx, caller2023(ctx), ops.ImportRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(),
+		Tx: txRef(ctx), Documents: req.GetDocuments(), CreateCollection: req.GetCreateCollection(),
+		PrimaryKey: req.GetPrimaryKey(), AutoGenerated: req.GetAutogenerated()})
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return &api.ImportResponse{Metadata: &api.ResponseMetadata{CreatedAt: timestamp(res.Time)}, Status: "inserted", Keys: keys(res)}, nil
+}
+
+// The original's read types in an explain's answer.
+const (
+	readTypePrimary   = "primary index"
+	readTypeSecondary = "secondary index"
+)
+
+// Explain tells how a read would be served (2023 only). The original's
+// fields say whether a secondary index serves the filter (read_type) and
+// echo the filter and sort; Folio's plan, which names the index ranges,
+// goes in its own fields (the original's field and key_range, which
+// describe its index's keys, are left empty).
+func (s *Server) Explain(ctx context.Context, req *api.ReadRequest) (*api.ExplainResponse, error) {
+	ex, err := s.ops.Explain(ctx, caller2023(ctx), readRequest(ctx, req))
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	readType := readTypePrimary
+	if strings.HasPrefix(ex.Plan, "index") {
+		readType = readTypeSecondary
+	}
+	return &api.ExplainResponse{Collection: req.GetCollection(), ReadType: readType, Filter: string(req.GetFilter()), Sorting: string(req.GetSort()),
+		Plan: ex.Plan, Candidates: int64(ex.Candidates), Matched: int64(ex.Matched), KeysRead: ex.KeysRead}, nil
 }

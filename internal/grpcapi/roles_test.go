@@ -23,8 +23,8 @@ import (
 )
 
 // notOverGRPC are the calls with a role that the gRPC services do not
-// have: explain, the signing key's rotation and backup are HTTP's only.
-var notOverGRPC = []string{"Explain", "RotateSigningKey", "Backup"}
+// have: the signing key's rotation and backup are HTTP's only.
+var notOverGRPC = []string{"RotateSigningKey", "Backup"}
 
 // Each role against every call of the gRPC services that needs one, as
 // over HTTP (apitest.TestRolesAgainstCalls): within the role it succeeds,
@@ -143,6 +143,14 @@ func TestRolesOverGRPC(t *testing.T) {
 				{"Read", func(c context.Context) error {
 					return opened(rpc.Read(c, &api.ReadRequest{Project: "shop", Collection: "items", Filter: []byte(`{}`)}))
 				}},
+				{"Count", func(c context.Context) error {
+					_, err := rpc.Count(c, &api.CountRequest{Project: "shop", Collection: "items", Filter: []byte(`{"v":1}`)})
+					return err
+				}},
+				{"Explain", func(c context.Context) error {
+					_, err := rpc.Explain(c, &api.ReadRequest{Project: "shop", Collection: "items", Filter: []byte(`{"v":1}`)})
+					return err
+				}},
 				{"Search", func(c context.Context) error {
 					return opened(rpc.Search(c, &api.SearchRequest{Project: "shop", Collection: "items", Q: "x"}))
 				}},
@@ -208,12 +216,51 @@ func TestRolesOverGRPC(t *testing.T) {
 					_, err := rpc.Publish(c, &api.PublishRequest{Db: "shop", Collection: "msgs", Messages: [][]byte{[]byte(`{"text":"` + w + `"}`)}})
 					return err
 				}},
+				{"Import", func(c context.Context) error {
+					_, err := rpc.Import(c, &api.ImportRequest{Project: "shop", Collection: "items", Documents: [][]byte{[]byte(`{"id":"imported by ` + w + `","v":5}`)}})
+					return err
+				}},
+				{"BuildCollectionIndex", func(c context.Context) error {
+					_, err := rpc.BuildCollectionIndex(c, &api.BuildCollectionIndexRequest{Project: "shop", Collection: "items"})
+					return err
+				}},
+				{"BuildSearchIndex", func(c context.Context) error {
+					_, err := rpc.BuildSearchIndex(c, &api.BuildCollectionSearchIndexRequest{Project: "shop", Collection: "items"})
+					return err
+				}},
 				{"DropCollection", func(c context.Context) error {
 					_, err := rpc.DropCollection(c, &api.DropCollectionRequest{Project: "shop", Collection: "c_" + w})
 					return err
 				}},
 				{"DropDatabase", func(c context.Context) error {
 					_, err := rpc.DropDatabase(c, &api.DropDatabaseRequest{Db: "db_" + w})
+					return err
+				}},
+
+				{"ListProjects", func(c context.Context) error { _, err := rpc.ListProjects(c, &api.ListProjectsRequest{}); return err }},
+				{"ListBranches", func(c context.Context) error {
+					_, err := rpc.ListBranches(c, &api.ListBranchesRequest{Project: "shop"})
+					return err
+				}},
+				{"CreateProject", func(c context.Context) error {
+					_, err := rpc.CreateProject(c, &api.CreateProjectRequest{Project: "p_" + w})
+					return err
+				}},
+				{"DeleteProject", func(c context.Context) error {
+					_, err := rpc.DeleteProject(c, &api.DeleteProjectRequest{Project: "p_" + w})
+					return err
+				}},
+				{"CreateBranch", func(c context.Context) error {
+					_, err := rpc.CreateBranch(c, &api.CreateBranchRequest{Project: "shop", Branch: "b_" + w})
+					return err
+				}},
+				{"DeleteBranch", func(c context.Context) error {
+					_, err := rpc.DeleteBranch(c, &api.DeleteBranchRequest{Project: "shop", Branch: "b_" + w})
+					return err
+				}},
+				{"CreateOrUpdateCollections", func(c context.Context) error {
+					_, err := rpc.CreateOrUpdateCollections(c, &api.CreateOrUpdateCollectionsRequest{Project: "shop", Branch: "main",
+						Schemas: [][]byte{[]byte(`{"title":"cs_` + w + `","properties":{"id":{"type":"string"}},"primary_key":["id"]}`)}})
 					return err
 				}},
 

@@ -10,13 +10,13 @@ import (
 // as HTTP's are.
 func (s *Server) Search(req *api.SearchRequest, stream api.Tigris_SearchServer) error {
 	ctx := stream.Context()
-	r := ops.SearchRequest{DB: req.GetProject(), Collection: req.GetCollection(), Q: req.GetQ(), SearchFields: req.GetSearchFields(),
+	r := ops.SearchRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Q: req.GetQ(), SearchFields: req.GetSearchFields(),
 		Filter: req.GetFilter(), Facet: req.GetFacet(), Sort: req.GetSort(),
 		IncludeFields: req.GetIncludeFields(), ExcludeFields: req.GetExcludeFields(),
 		PageSize: int(req.GetPageSize()), Page: int(req.GetPage()), Collation: collation(req.GetCollation())}
 	sender := newTimedSender(stream, s.writeTimeout)
 	defer sender.close()
-	err := s.ops.Search(ctx, caller(ctx), r, func(p ops.SearchPage) error {
+	err := s.ops.Search(ctx, callerOn(ctx, req.GetBranch()), r, func(p ops.SearchPage) error {
 		return sender.send(searchResponse(p))
 	})
 	if err != nil {

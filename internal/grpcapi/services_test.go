@@ -23,18 +23,6 @@ import (
 // UNIMPLEMENTED answer says is not implemented; a whole service's methods
 // under "service/*". Building a call takes it off this list.
 var unbuilt = map[string]string{
-	"tigrisdata.v1.Tigris/CreateProject":                               "",
-	"tigrisdata.v1.Tigris/DeleteProject":                               "",
-	"tigrisdata.v1.Tigris/ListProjects":                                "",
-	"tigrisdata.v1.Tigris/CreateBranch":                                "",
-	"tigrisdata.v1.Tigris/DeleteBranch":                                "",
-	"tigrisdata.v1.Tigris/ListBranches":                                "",
-	"tigrisdata.v1.Tigris/CreateOrUpdateCollections":                   "",
-	"tigrisdata.v1.Tigris/Count":                                       "",
-	"tigrisdata.v1.Tigris/Explain":                                     "",
-	"tigrisdata.v1.Tigris/Import":                                      "",
-	"tigrisdata.v1.Tigris/BuildCollectionIndex":                        "",
-	"tigrisdata.v1.Tigris/BuildSearchIndex":                            "",
 	"tigrisdata.v1.Tigris/CreateAppKey":                                "",
 	"tigrisdata.v1.Tigris/UpdateAppKey":                                "",
 	"tigrisdata.v1.Tigris/DeleteAppKey":                                "",

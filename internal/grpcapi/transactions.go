@@ -39,7 +39,9 @@ func mdValue(md metadata.MD, key string) string {
 }
 
 func (s *Server) BeginTransaction(ctx context.Context, req *api.BeginTransactionRequest) (*api.BeginTransactionResponse, error) {
-	res, err := s.ops.BeginTransaction(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetProject()})
+	// The branch binds the transaction: every call made in it must be on
+	// that branch.
+	res, err := s.ops.BeginTransaction(ctx, callerOn(ctx, req.GetBranch()), ops.DatabaseRequest{DB: req.GetProject(), Branch: req.GetBranch()})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -57,14 +59,14 @@ func txCookie(res *ops.BeginResult) string {
 }
 
 func (s *Server) CommitTransaction(ctx context.Context, req *api.CommitTransactionRequest) (*api.CommitTransactionResponse, error) {
-	if err := s.ops.CommitTransaction(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetProject(), Tx: txRef(ctx)}); err != nil {
+	if err := s.ops.CommitTransaction(ctx, callerOn(ctx, req.GetBranch()), ops.DatabaseRequest{DB: req.GetProject(), Branch: req.GetBranch(), Tx: txRef(ctx)}); err != nil {
 		return nil, s.fail(ctx, err)
 	}
 	return &api.CommitTransactionResponse{Status: "committed"}, nil
 }
 
 func (s *Server) RollbackTransaction(ctx context.Context, req *api.RollbackTransactionRequest) (*api.RollbackTransactionResponse, error) {
-	if err := s.ops.RollbackTransaction(ctx, caller(ctx), ops.DatabaseRequest{DB: req.GetProject(), Tx: txRef(ctx)}); err != nil {
+	if err := s.ops.RollbackTransaction(ctx, callerOn(ctx, req.GetBranch()), ops.DatabaseRequest{DB: req.GetProject(), Branch: req.GetBranch(), Tx: txRef(ctx)}); err != nil {
 		return nil, s.fail(ctx, err)
 	}
 	return &api.RollbackTransactionResponse{Status: "rolled back"}, nil

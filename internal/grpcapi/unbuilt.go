@@ -30,55 +30,7 @@ func (s *Server) unbuilt(ctx context.Context) error {
 	return s.fail(ctx, unbuiltError(strings.TrimPrefix(method, "/")))
 }
 
-// Tigris: 2023's projects, branches, documents and app keys.
-
-func (s *Server) CreateProject(ctx context.Context, _ *api.CreateProjectRequest) (*api.CreateProjectResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) DeleteProject(ctx context.Context, _ *api.DeleteProjectRequest) (*api.DeleteProjectResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) ListProjects(ctx context.Context, _ *api.ListProjectsRequest) (*api.ListProjectsResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) CreateBranch(ctx context.Context, _ *api.CreateBranchRequest) (*api.CreateBranchResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) DeleteBranch(ctx context.Context, _ *api.DeleteBranchRequest) (*api.DeleteBranchResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) ListBranches(ctx context.Context, _ *api.ListBranchesRequest) (*api.ListBranchesResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) CreateOrUpdateCollections(ctx context.Context, _ *api.CreateOrUpdateCollectionsRequest) (*api.CreateOrUpdateCollectionsResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) Count(ctx context.Context, _ *api.CountRequest) (*api.CountResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) Explain(ctx context.Context, _ *api.ReadRequest) (*api.ExplainResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) Import(ctx context.Context, _ *api.ImportRequest) (*api.ImportResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) BuildCollectionIndex(ctx context.Context, _ *api.BuildCollectionIndexRequest) (*api.BuildCollectionIndexResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) BuildSearchIndex(ctx context.Context, _ *api.BuildCollectionSearchIndexRequest) (*api.BuildCollectionSearchIndexResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
+// Tigris: 2023's app keys.
 
 func (s *Server) CreateAppKey(ctx context.Context, _ *api.CreateAppKeyRequest) (*api.CreateAppKeyResponse, error) {
 	return nil, s.unbuilt(ctx)

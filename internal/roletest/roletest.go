@@ -33,6 +33,7 @@ var Need = map[string]auth.Role{
 	"DescribeCollection":  auth.RoleReader,
 	"Read":                auth.RoleReader,
 	"Explain":             auth.RoleReader,
+	"Count":               auth.RoleReader,
 	"Search":              auth.RoleReader,
 	"Events":              auth.RoleReader,
 	"Subscribe":           auth.RoleReader,
@@ -52,6 +53,11 @@ var Need = map[string]auth.Role{
 	"Update":                   auth.RoleEditor,
 	"Delete":                   auth.RoleEditor,
 	"Publish":                  auth.RoleEditor,
+	"Import":                   auth.RoleEditor,
+	// The index builds answer at once (Folio has nothing to build), but
+	// the original's read-only role could not ask for one.
+	"BuildCollectionIndex": auth.RoleEditor,
+	"BuildSearchIndex":     auth.RoleEditor,
 	// A project is a database, a branch a database of its own: creating
 	// and deleting them is an editor's, as for databases.
 	"CreateProject":             auth.RoleEditor,

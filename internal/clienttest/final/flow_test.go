@@ -992,8 +992,10 @@ func (f *flow) deleteProject(ctx context.Context, t *testing.T) {
 	if err != nil {
 		t.Fatalf("DeleteProject: %v", err)
 	}
-	if resp.Status != "deleted" {
-		t.Errorf("DeleteProject answered status %q, want deleted (message %q)", resp.Status, resp.Message)
+	// The original answered a project's deletion as a database's drop:
+	// status "dropped" (beta.122, ProjectQueryRunner.delete).
+	if resp.Status != "dropped" {
+		t.Errorf("DeleteProject answered status %q, want dropped (message %q)", resp.Status, resp.Message)
 	}
 	projects, err := f.drv.ListProjects(ctx)
 	if err != nil {

@@ -185,6 +185,7 @@ func TestRolesAgainstCalls(t *testing.T) {
 				{op: "Read", method: "POST", path: docPath("shop", "items", "read"), body: `{"filter":{}}`},
 				{op: "Read", method: "POST", path: msgPath("shop", "msgs", "read"), body: `{"filter":{}}`},
 				{op: "Explain", method: "POST", path: docPath("shop", "items", "explain"), body: `{"filter":{"v":1}}`},
+				{op: "Count", method: "POST", path: "/v1/projects/shop/database/collections/items/documents/count", body: `{"filter":{"v":1}}`},
 				{op: "Search", method: "POST", path: docPath("shop", "items", "search"), body: `{"q":"x"}`},
 				{op: "Search", method: "POST", path: msgPath("shop", "msgs", "search"), body: `{"q":"x"}`},
 				{op: "Events", method: "POST", path: eventsPath("shop", "items"), body: "{}", stream: true},
@@ -200,6 +201,9 @@ func TestRolesAgainstCalls(t *testing.T) {
 				{op: "Update", method: "PUT", path: docPath("shop", "items", "update"), body: `{"filter":{"id":"` + w + `"},"fields":{"$set":{"v":4}}}`},
 				{op: "Delete", method: "DELETE", path: docPath("shop", "items", "delete"), body: `{"filter":{"id":"` + w + `"}}`},
 				{op: "Publish", method: "POST", path: msgPath("shop", "msgs", "publish"), body: `{"messages":[{"text":"` + w + `"}]}`},
+				{op: "Import", method: "POST", path: "/v1/projects/shop/database/collections/items/documents/import", body: `{"documents":[{"id":"imported by ` + w + `","v":5}]}`},
+				{op: "BuildCollectionIndex", method: "POST", path: "/v1/projects/shop/database/collections/items/documents/index", body: `{}`},
+				{op: "BuildSearchIndex", method: "POST", path: "/v1/projects/shop/database/collections/items/documents/search/index", body: `{}`},
 				{op: "DropCollection", method: "DELETE", path: collPath("shop", "c_"+w, "drop")},
 				{op: "DropDatabase", method: "DELETE", path: dbPath("db_"+w, "drop")},
 

@@ -1968,13 +1968,20 @@ func (x *CountResponse) GetCount() int64 {
 
 // 2023 only.
 type ExplainResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Collection    string                 `protobuf:"bytes,1,opt,name=collection,proto3" json:"collection,omitempty"`
-	ReadType      string                 `protobuf:"bytes,2,opt,name=read_type,json=readType,proto3" json:"read_type,omitempty"`
-	Filter        string                 `protobuf:"bytes,3,opt,name=filter,proto3" json:"filter,omitempty"`
-	Sorting       string                 `protobuf:"bytes,4,opt,name=sorting,proto3" json:"sorting,omitempty"`
-	KeyRange      []string               `protobuf:"bytes,5,rep,name=key_range,json=keyRange,proto3" json:"key_range,omitempty"`
-	Field         string                 `protobuf:"bytes,6,opt,name=field,proto3" json:"field,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Collection string                 `protobuf:"bytes,1,opt,name=collection,proto3" json:"collection,omitempty"`
+	ReadType   string                 `protobuf:"bytes,2,opt,name=read_type,json=readType,proto3" json:"read_type,omitempty"`
+	Filter     string                 `protobuf:"bytes,3,opt,name=filter,proto3" json:"filter,omitempty"`
+	Sorting    string                 `protobuf:"bytes,4,opt,name=sorting,proto3" json:"sorting,omitempty"`
+	KeyRange   []string               `protobuf:"bytes,5,rep,name=key_range,json=keyRange,proto3" json:"key_range,omitempty"`
+	Field      string                 `protobuf:"bytes,6,opt,name=field,proto3" json:"field,omitempty"`
+	// Folio: its plan as its HTTP explain names it ("index: age > 26"),
+	// the documents the plan fetched, those that matched, and the index
+	// entries and documents it read.
+	Plan          string `protobuf:"bytes,1001,opt,name=plan,proto3" json:"plan,omitempty"`
+	Candidates    int64  `protobuf:"varint,1002,opt,name=candidates,proto3" json:"candidates,omitempty"`
+	Matched       int64  `protobuf:"varint,1003,opt,name=matched,proto3" json:"matched,omitempty"`
+	KeysRead      int64  `protobuf:"varint,1004,opt,name=keys_read,json=keysRead,proto3" json:"keys_read,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2049,6 +2056,34 @@ func (x *ExplainResponse) GetField() string {
 		return x.Field
 	}
 	return ""
+}
+
+func (x *ExplainResponse) GetPlan() string {
+	if x != nil {
+		return x.Plan
+	}
+	return ""
+}
+
+func (x *ExplainResponse) GetCandidates() int64 {
+	if x != nil {
+		return x.Candidates
+	}
+	return 0
+}
+
+func (x *ExplainResponse) GetMatched() int64 {
+	if x != nil {
+		return x.Matched
+	}
+	return 0
+}
+
+func (x *ExplainResponse) GetKeysRead() int64 {
+	if x != nil {
+		return x.KeysRead
+	}
+	return 0
 }
 
 type SearchRequest struct {
@@ -7532,7 +7567,7 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\x06filter\x18\x03 \x01(\fR\x06filter\x12\x16\n" +
 	"\x06branch\x18\x04 \x01(\tR\x06branch\"%\n" +
 	"\rCountResponse\x12\x14\n" +
-	"\x05count\x18\x01 \x01(\x03R\x05count\"\xb3\x01\n" +
+	"\x05count\x18\x01 \x01(\x03R\x05count\"\xa2\x02\n" +
 	"\x0fExplainResponse\x12\x1e\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\tR\n" +
@@ -7541,7 +7576,13 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\x06filter\x18\x03 \x01(\tR\x06filter\x12\x18\n" +
 	"\asorting\x18\x04 \x01(\tR\asorting\x12\x1b\n" +
 	"\tkey_range\x18\x05 \x03(\tR\bkeyRange\x12\x14\n" +
-	"\x05field\x18\x06 \x01(\tR\x05field\"\xc0\x03\n" +
+	"\x05field\x18\x06 \x01(\tR\x05field\x12\x13\n" +
+	"\x04plan\x18\xe9\a \x01(\tR\x04plan\x12\x1f\n" +
+	"\n" +
+	"candidates\x18\xea\a \x01(\x03R\n" +
+	"candidates\x12\x19\n" +
+	"\amatched\x18\xeb\a \x01(\x03R\amatched\x12\x1c\n" +
+	"\tkeys_read\x18\xec\a \x01(\x03R\bkeysRead\"\xc0\x03\n" +
 	"\rSearchRequest\x12\x18\n" +
 	"\aproject\x18\x01 \x01(\tR\aproject\x12\x1e\n" +
 	"\n" +
