@@ -42,7 +42,6 @@ var Need = map[string]auth.Role{
 	"RollbackTransaction": auth.RoleReader,
 	"ListProjects":        auth.RoleReader,
 	"ListBranches":        auth.RoleReader,
-	"Count":               auth.RoleReader,
 
 	"CreateDatabase":           auth.RoleEditor,
 	"DropDatabase":             auth.RoleEditor,
@@ -65,11 +64,6 @@ var Need = map[string]auth.Role{
 	"CreateBranch":              auth.RoleEditor,
 	"DeleteBranch":              auth.RoleEditor,
 	"CreateOrUpdateCollections": auth.RoleEditor,
-	"Import":                    auth.RoleEditor,
-	// Folio indexes as it writes; the builds answer at once, but a
-	// reader may not ask for one, as in the original.
-	"BuildCollectionIndex": auth.RoleEditor,
-	"BuildSearchIndex":     auth.RoleEditor,
 
 	"CreateApplication":       auth.RoleAdmin,
 	"UpdateApplication":       auth.RoleAdmin,

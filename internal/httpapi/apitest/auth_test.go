@@ -214,10 +214,6 @@ func TestRolesAgainstCalls(t *testing.T) {
 				{op: "CreateBranch", method: "POST", path: p23Path("shop", "branches/b_"+w+"/create")},
 				{op: "DeleteBranch", method: "DELETE", path: p23Path("shop", "branches/b_"+w+"/delete")},
 				{op: "CreateOrUpdateCollections", method: "POST", path: p23Path("shop", "collections/createOrUpdate"), body: `{"schemas":[` + strings.Replace(authItemsSchema, "items", "cs_"+w, 1) + `]}`},
-				{op: "Count", method: "POST", path: p23Coll("shop", "items", "documents/count"), body: `{"filter":{}}`},
-				{op: "Import", method: "POST", path: p23Coll("shop", "items", "documents/import"), body: `{"documents":[{"id":"imp_` + w + `","v":5}]}`},
-				{op: "BuildCollectionIndex", method: "POST", path: p23Coll("shop", "items", "documents/index"), body: `{}`},
-				{op: "BuildSearchIndex", method: "POST", path: p23Coll("shop", "items", "documents/search/index"), body: `{}`},
 
 				{op: "ListApplications", method: "POST", path: "/v1/management/applications/list"},
 				{op: "ListApplications", method: "POST", path: "/v1/users/applications/list"},
