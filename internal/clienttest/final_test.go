@@ -18,13 +18,6 @@ import (
 	"github.com/foliodb/folio/internal/testenv"
 )
 
-// finalClientsEnv gates TestFinalClients while the server does not yet
-// serve the final (2023) API that the final clients speak (issue 36): the
-// test fails at every step until it does, and must not fail make test
-// meanwhile. The merge that completes the 2023 API removes the gate, and
-// the test then runs in make test like every other.
-const finalClientsEnv = "FOLIO_FINAL_CLIENTS"
-
 // tsFinal is @tigrisdata/core 1.3.0, the final TypeScript client
 // (tsfinal/package-lock.json pins its tree; the json-bigint it asks for
 // from a source repository is overridden to the registry's 1.0.0).
@@ -39,9 +32,6 @@ var tsFinal = npmtest.Project{Name: "clienttest-final", Dir: "tsfinal",
 // checks every answer; a failure shows the client's output and the
 // server's request log.
 func TestFinalClients(t *testing.T) {
-	if os.Getenv(finalClientsEnv) != "1" {
-		t.Skipf("%s=1 runs the final clients: the server does not serve the 2023 API yet (issue 36)", finalClientsEnv)
-	}
 	if testing.Short() {
 		t.Skip("builds folio and two client test binaries, installs an npm package: not in -short")
 	}
