@@ -67,7 +67,10 @@ func (s *Server) describeDatabase2022(ctx context.Context, req *api.DescribeData
 // clients name a branch (main unless told otherwise: the official Go and
 // TypeScript clients both send it) and may ask for a schema_format, where
 // 2022's request has the database's name alone. A request of the name
-// alone is taken for 2022's, the API Folio was first written to.
+// alone is taken for 2022's, the API Folio was first written to. (The user
+// agent cannot tell them apart: alpha.32 and v1.0.0 of the Go client both
+// send "tigris-client-go/v1.0.0". A 2023 program that uses the Go driver
+// directly with no branch configured gets 2022's answer: configure one.)
 func describesFor2022(req *api.DescribeDatabaseRequest) bool {
 	return req.GetBranch() == "" && req.GetSchemaFormat() == ""
 }
