@@ -23,7 +23,8 @@ var transports = []string{"internal/httpapi", "internal/grpcapi"}
 // transportMayImport is every Folio package a transport may import.
 // (Outside the module, grpcapi also imports the published definitions'
 // generated package, github.com/tigrisdata/tigris-client-go/api/server/v1.)
-var transportMayImport = []string{"internal/ops", "internal/status", "internal/jsonscan", wireDefinitions}
+// internal/suggest names the close member of a mistyped one in errors.
+var transportMayImport = []string{"internal/ops", "internal/status", "internal/jsonscan", "internal/suggest", wireDefinitions}
 
 // wirePackages are the packages that only transports (and the node that
 // starts them, and tools that are clients) may import.

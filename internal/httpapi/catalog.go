@@ -72,12 +72,12 @@ type describeBody struct {
 
 // databaseRequest decodes a request that names only a database.
 func databaseRequest(r *http.Request) ops.DatabaseRequest {
-	return ops.DatabaseRequest{Malformed: decode(r, &optionsOnly{}), DB: r.PathValue("db"), Tx: txRef(r)}
+	return ops.DatabaseRequest{Malformed: decode(r, &optionsOnly{}, noOptions), DB: r.PathValue("db"), Tx: txRef(r)}
 }
 
 // collectionRequest decodes a request that names only a collection.
 func collectionRequest(r *http.Request) ops.CollectionRequest {
-	return ops.CollectionRequest{Malformed: decode(r, &optionsOnly{}), DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r)}
+	return ops.CollectionRequest{Malformed: decode(r, &optionsOnly{}, noOptions), DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r)}
 }
 
 func (s *Server) createDatabase(w http.ResponseWriter, r *http.Request) error {
@@ -99,7 +99,8 @@ func (s *Server) dropDatabase(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listDatabases(w http.ResponseWriter, r *http.Request) error {
-	if err := decode(r, &optionsOnly{}); err != nil {
+	// The published ListDatabasesRequest has no options.
+	if err := decode(r, &optionsOnly{}, nil); err != nil {
 		return err
 	}
 	dbs, err := s.ops.ListDatabases(r.Context(), caller(r))
@@ -116,7 +117,7 @@ func (s *Server) listDatabases(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) describeDatabase(w http.ResponseWriter, r *http.Request) error {
 	var body describeBody
-	req := ops.DatabaseRequest{Malformed: decode(r, &body), DB: r.PathValue("db"), Tx: txRef(r)}
+	req := ops.DatabaseRequest{Malformed: decode(r, &body, nil), DB: r.PathValue("db"), Tx: txRef(r)}
 	req.SchemaFormat = body.SchemaFormat // after decode: a literal's order of evaluation is not Go's promise
 	d, err := s.ops.DescribeDatabase(r.Context(), caller(r), req)
 	if err != nil {
@@ -155,7 +156,7 @@ func (s *Server) createOrUpdateCollection(w http.ResponseWriter, r *http.Request
 		OnlyCreate bool            `json:"only_create"`
 		Options    struct{}        `json:"options"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, noOptions)
 	res, err := s.ops.CreateOrUpdateCollection(r.Context(), caller(r), ops.CreateCollectionRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
 		Schema: body.Schema, OnlyCreate: body.OnlyCreate})
 	if err != nil {
@@ -177,7 +178,7 @@ func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) describeCollection(w http.ResponseWriter, r *http.Request) error {
 	var body describeBody
-	req := ops.CollectionRequest{Malformed: decode(r, &body), DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r)}
+	req := ops.CollectionRequest{Malformed: decode(r, &body, noOptions), DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r)}
 	req.SchemaFormat = body.SchemaFormat
 	d, err := s.ops.DescribeCollection(r.Context(), caller(r), req)
 	if err != nil {

@@ -58,7 +58,7 @@ func (s *Server) writeDocuments(w http.ResponseWriter, r *http.Request, done str
 		Documents []json.RawMessage `json:"documents"`
 		Options   struct{}          `json:"options"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, writeOnlyOptions)
 	req := ops.WriteDocumentsRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r), Documents: make([][]byte, len(body.Documents))}
 	for i, d := range body.Documents {
 		req.Documents[i] = d
@@ -77,7 +77,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) error {
 		Fields  json.RawMessage `json:"fields"`
 		Options writeOptions    `json:"options"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, filterWriteOptions)
 	res, err := s.ops.Update(r.Context(), caller(r), ops.UpdateRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
 		Filter: body.Filter, Fields: body.Fields, Collation: body.Options.Collation.ops(), Limit: int64(body.Options.Limit)})
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 		Filter  json.RawMessage `json:"filter"`
 		Options writeOptions    `json:"options"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, filterWriteOptions)
 	res, err := s.ops.Delete(r.Context(), caller(r), ops.DeleteRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
 		Filter: body.Filter, Collation: body.Options.Collation.ops(), Limit: int64(body.Options.Limit)})
 	if err != nil {
@@ -123,7 +123,7 @@ func decodeRead(r *http.Request) ops.ReadRequest {
 	}
 	// Most reads are only a filter, perhaps with fields or a sort: those
 	// skip encoding/json's reflection, a twentieth of a point read's CPU.
-	malformed := decodeFast(r, &body, func(b []byte) bool {
+	malformed := decodeFast(r, &body, readOptions, func(b []byte) bool {
 		return rawMembers(b, readMembers, []*json.RawMessage{&body.Filter, &body.Fields, &body.Sort})
 	})
 	return ops.ReadRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
