@@ -57,8 +57,8 @@ func badName(what, name string) string {
 // unknown transaction ("session is gone") is in transactions_test.go.
 func TestErrorMessages(t *testing.T) {
 	const (
-		noDB    = "database doesn't exist 'random_database1'"
-		noColl  = "collection doesn't exist 'random_collection'"
+		noDB   = "database doesn't exist 'random_database1'"
+		noColl = "collection doesn't exist 'random_collection'"
 	)
 	users := func(op string) string { return docPath("db1", "users", op) }
 	var cases []errorCase
