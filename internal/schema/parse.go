@@ -76,8 +76,9 @@ const autoIDDefinition = `"id":{"type":"string","format":"uuid","autoGenerate":t
 //
 // The schema's title must equal collectionName. Of the other top-level
 // members, those the official clients send (clientSchemaKeys) are kept and
-// ignored, as the original server did; any other is refused. When a documents schema has no
-// primary_key, Parse makes it ["id"] and, if there is no "id" property, adds
+// ignored, as the original server did; any other is refused. When a
+// documents schema has no primary_key, Parse makes it ["id"] and, if there
+// is no "id" property, adds
 // {"type":"string","format":"uuid","autoGenerate":true}; Raw then returns the
 // input with those two members appended. Field names must be non-empty and
 // must not contain '.', which dot paths use as separator.
