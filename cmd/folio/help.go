@@ -5,6 +5,8 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+
+	"github.com/foliodb/folio/internal/suggest"
 )
 
 // isHelp tells whether a command's argument asks for its usage: every
@@ -13,51 +15,13 @@ func isHelp(arg string) bool {
 	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
 }
 
-// suggest returns the candidate closest to word within two edits (typos,
-// a swapped pair), or "" when none is that close.
-func suggest(word string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := editDistance(word, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-// didYouMean is suggest's phrase for an error message: "" or
-// `: did you mean "x"?`.
+// didYouMean is suggest.Closest's phrase for the CLI's error messages: ""
+// or ` (did you mean "x"?)`.
 func didYouMean(word string, candidates []string) string {
-	if s := suggest(word, candidates); s != "" {
+	if s := suggest.Closest(word, candidates); s != "" {
 		return fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return ""
-}
-
-// editDistance is the optimal string alignment distance of a and b:
-// insertions, deletions, substitutions and swaps of neighbours, each 1.
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }
 
 // groupUsage prints the usage of a command that only has subcommands.

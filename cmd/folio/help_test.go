@@ -109,27 +109,6 @@ func TestUnknownCommandSuggestsTheCloseOne(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"a", "", 1}, {"", "ab", 2}, {"serve", "serve", 0}, {"sevre", "serve", 1},
-		{"serv", "serve", 1}, {"servee", "serve", 1}, {"sarve", "serve", 1}, {"ca", "abc", 3},
-		{"insert", "inesrt", 1}, {"kitten", "sitting", 3},
-	} {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-		if got := editDistance(tc.b, tc.a); got != tc.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d (not symmetric)", tc.b, tc.a, got, tc.want)
-		}
-	}
-	if got := suggest("xyzzy", []string{"serve", "bench"}); got != "" {
-		t.Errorf("suggest far word = %q, want none", got)
-	}
-}
-
 // version prints the version, and the commit and its date when the build
 // recorded them.
 func TestVersionOutput(t *testing.T) {

@@ -453,7 +453,7 @@ func (c *Catalog) parsed(rec collRecord, name string) (*schema.Schema, error) {
 	if s, ok := c.schemas.Load(k); ok {
 		return s.(*schema.Schema), nil
 	}
-	s, err := schema.Parse(name, rec.Schema)
+	s, err := schema.ParseStored(name, rec.Schema)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: stored schema of %s no longer parses: %w", name, err)
 	}

@@ -1,6 +1,10 @@
 package catalog
 
-import "github.com/foliodb/folio/internal/status"
+import (
+	"fmt"
+
+	"github.com/foliodb/folio/internal/status"
+)
 
 // MaxNameLength bounds database and collection names.
 const MaxNameLength = 128
@@ -47,22 +51,33 @@ func init() {
 	}
 }
 
-func validName(name string) bool {
-	return len(name) <= MaxNameLength && nameRule(name) && !reservedNames[name]
+// nameProblem says what is wrong with a database or collection name, or
+// "" if nothing is.
+func nameProblem(name string) string {
+	switch {
+	case len(name) > MaxNameLength || !nameRule(name):
+		return nameRuleText
+	case reservedNames[name]:
+		return "'" + name + "' is a keyword of a client language, which clients generate code from"
+	}
+	return ""
+}
+
+// nameRuleText is the name rule (nameRule and MaxNameLength) as the errors
+// give it.
+var nameRuleText = fmt.Sprintf("a name starts with a letter, then has letters, digits, '_' or '-', 2 to %d characters in all", MaxNameLength)
+
+// checkName refuses a name the API does not allow, with the original's
+// message ("invalid database name") and then the name and the rule.
+func checkName(what, name string) error {
+	if why := nameProblem(name); why != "" {
+		return status.Errorf(status.InvalidArgument, "invalid %s name '%s': %s", what, status.Clip(name, 64), why)
+	}
+	return nil
 }
 
 // CheckDatabaseName refuses a database name the API does not allow.
-func CheckDatabaseName(name string) error {
-	if !validName(name) {
-		return status.Errorf(status.InvalidArgument, "invalid database name")
-	}
-	return nil
-}
+func CheckDatabaseName(name string) error { return checkName("database", name) }
 
 // CheckCollectionName refuses a collection name the API does not allow.
-func CheckCollectionName(name string) error {
-	if !validName(name) {
-		return status.Errorf(status.InvalidArgument, "invalid collection name")
-	}
-	return nil
-}
+func CheckCollectionName(name string) error { return checkName("collection", name) }

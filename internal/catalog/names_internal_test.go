@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/foliodb/folio/internal/status"
 )
 
 // nameRule accepts exactly the names the original server's pattern does.
@@ -39,4 +41,25 @@ func TestDocumentedNameRule(t *testing.T) {
 		return
 	}
 	t.Fatal("docs/operations.md has no row for the name rule")
+}
+
+// A refused name's message starts as the original's, then names the name
+// and gives the rule, or says it is reserved.
+func TestNameMessages(t *testing.T) {
+	rule := "a name starts with a letter, then has letters, digits, '_' or '-', 2 to 128 characters in all"
+	for _, tc := range []struct{ name, want string }{
+		{"1db", "invalid database name '1db': " + rule},
+		{"a", "invalid database name 'a': " + rule},
+		{"shop.2", "invalid database name 'shop.2': " + rule},
+		{strings.Repeat("a", 129), "invalid database name '" + strings.Repeat("a", 64) + "…': " + rule},
+		{"select", "invalid database name 'select': 'select' is a keyword of a client language, which clients generate code from"},
+	} {
+		err := CheckDatabaseName(tc.name)
+		if e, ok := status.From(err); !ok || e.Code != status.InvalidArgument || e.Message != tc.want {
+			t.Errorf("%q: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if err := CheckCollectionName("1x"); err == nil || !strings.HasPrefix(err.(*status.Error).Message, "invalid collection name '1x': a name starts") {
+		t.Errorf("collection 1x: %v", err)
+	}
 }

@@ -130,12 +130,12 @@ func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 		old := olds[i]
 		if rec, again := written[string(p.key)]; again {
 			if !replace {
-				return nil, status.Errorf(status.AlreadyExists, "duplicate key value, violates key constraint")
+				return nil, duplicateKey(coll.Schema, p.pk, "is given twice in the request")
 			}
 			old = rec
 		}
 		if old != nil && !replace {
-			return nil, status.Errorf(status.AlreadyExists, "duplicate key value, violates key constraint")
+			return nil, duplicateKey(coll.Schema, p.pk, "exists already")
 		}
 		op := changelog.Insert
 		if replace {
@@ -295,6 +295,13 @@ func (s *Service) count(tx kv.Tx, coll *catalog.Collection, added bool, bytes in
 func logChange(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, data []byte) error {
 	r := changelog.Record{Op: op, NS: coll.DB.NS, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Rev: coll.Rev, Key: key, Data: data}
 	return tx.AppendLog(r.Encode())
+}
+
+// duplicateKey is the error of an insert whose document's key pk is
+// taken: the original's message, then the key and why.
+func duplicateKey(s *schema.Schema, pk []any, why string) error {
+	key := status.Clip(string(keyJSON(s, pk)), 200)
+	return status.Errorf(status.AlreadyExists, "duplicate key value, violates key constraint: key %s %s", key, why)
 }
 
 // keyJSON renders a primary key as the JSON object the API returns in keys.

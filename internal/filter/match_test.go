@@ -209,9 +209,9 @@ func TestMatchesStringArrays(t *testing.T) {
 	}
 	for filter, want := range map[string]string{
 		`{"objs.name":"x"}`: "querying on non schema field 'objs.name'",
-		`{"objs":"x"}`:      "unsupported value type",
-		`{"matrix":1}`:      "unsupported value type",
-		`{"matrix":[[1]]}`:  "unsupported value type",
+		`{"objs":"x"}`:      "unsupported value type: field 'objs' is an array of objects, which a filter cannot compare",
+		`{"matrix":1}`:      "unsupported value type: field 'matrix' is an array of arrays, which a filter cannot compare",
+		`{"matrix":[[1]]}`:  "unsupported value type: field 'matrix' is an array of arrays, which a filter cannot compare",
 	} {
 		_, err := Parse([]byte(filter), s, Collation{})
 		wantError(t, err, want)

@@ -228,7 +228,7 @@ func (p *parser) field(path string, v int) ([]Node, error) {
 	}
 	array := f.Type == schema.Array && f.Items != nil && f.Items.Type.Scalar()
 	if !f.Type.Scalar() && !array {
-		return nil, invalidf(errValueType)
+		return nil, notComparable(f)
 	}
 	if jsonscan.KindAt(p.raw, v) != jsonscan.Object {
 		n, err := p.operand(f, array, Eq, v, p.ci)
@@ -347,7 +347,8 @@ func (p *parser) operand(f *schema.Field, array bool, op Op, i int, ci bool) (No
 		return &Elements{Path: f.Path, Comparisons: []*Comparison{c}}, nil
 	}
 	if op != Eq { // arrays are equal or not; they have no order
-		return nil, invalidf(errValueType)
+		end, _ := jsonscan.End(p.raw, i)
+		return nil, invalidf("%s: array field '%s' compares with an array only by equality, not with %s", errValueType, f.Path, shown(p.raw[i:end]))
 	}
 	eq := &ArrayEquals{Path: f.Path}
 	a, _ := jsonscan.ArrayAt(p.raw, i)
@@ -412,7 +413,7 @@ func (p *parser) comparison(f *schema.Field, op Op, i int, ci bool) (*Comparison
 	case jsonscan.Number, jsonscan.Bool:
 		text = string(p.raw[i:end])
 	default: // null, arrays and objects compare with nothing
-		return nil, invalidf(errValueType)
+		return nil, p.valueTypeError(f, p.raw[i:end])
 	}
 	if err := p.count(); err != nil {
 		return nil, err
@@ -422,19 +423,19 @@ func (p *parser) comparison(f *schema.Field, op Op, i int, ci bool) (*Comparison
 	case schema.Int32, schema.Int64:
 		n, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
-			return nil, invalidf(errValueType)
+			return nil, p.valueTypeError(f, p.raw[i:end])
 		}
 		c.Value = n
 	case schema.Number:
 		x, err := strconv.ParseFloat(text, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, invalidf(errValueType)
+			return nil, p.valueTypeError(f, p.raw[i:end])
 		}
 		c.Value = x
 	case schema.Bool:
 		b, err := strconv.ParseBool(text)
 		if err != nil {
-			return nil, invalidf(errValueType)
+			return nil, p.valueTypeError(f, p.raw[i:end])
 		}
 		c.Value = b
 	case schema.String, schema.UUID, schema.DateTime:
@@ -447,14 +448,21 @@ func (p *parser) comparison(f *schema.Field, op Op, i int, ci bool) (*Comparison
 	case schema.Bytes:
 		b, err := base64.StdEncoding.DecodeString(text)
 		if err != nil {
-			return nil, invalidf(errValueType)
+			return nil, p.valueTypeError(f, p.raw[i:end])
 		}
 		c.Value = b
 		c.raw = b
 	default:
-		return nil, invalidf(errValueType)
+		return nil, notComparable(f)
 	}
 	return c, nil
+}
+
+// valueTypeError is valueTypeError for a comparison with field f, which
+// may be the items of an array field.
+func (p *parser) valueTypeError(f *schema.Field, value []byte) *Error {
+	outer, ok := p.fields.Field(f.Path)
+	return valueTypeError(f, ok && outer != f && outer.Type == schema.Array, value)
 }
 
 func unquote(s []byte, escaped bool) string {

@@ -96,10 +96,10 @@ func TestNamesWithDashOverGRPC(t *testing.T) {
 		}
 		// A dash is not allowed first, as over HTTP.
 		_, err = s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "-coll"})
-		wantRPCError(t, err, codes.InvalidArgument, "invalid database name")
+		wantRPCError(t, err, codes.InvalidArgument, "invalid database name '-coll': a name starts with a letter, then has letters, digits, '_' or '-', 2 to 128 characters in all")
 		_, err = s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Project: "test-coll", Collection: "-coll",
 			Schema: []byte(`{"title":"-coll","properties":{"id":{"type":"integer"}},"primary_key":["id"]}`)})
-		wantRPCError(t, err, codes.InvalidArgument, "invalid collection name")
+		wantRPCError(t, err, codes.InvalidArgument, "invalid collection name '-coll': a name starts with a letter, then has letters, digits, '_' or '-', 2 to 128 characters in all")
 		if _, err := s.rpc.DropCollection(ctx(t), &api.DropCollectionRequest{Project: "test-coll", Collection: "test-coll"}); err != nil {
 			t.Fatal(err)
 		}

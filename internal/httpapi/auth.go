@@ -126,7 +126,7 @@ func (s *Server) createNamespaceNamedInBody(w http.ResponseWriter, r *http.Reque
 		Code json.Number `json:"code"`
 		ID   string      `json:"id"`
 	}
-	req := ops.CreateNamespaceRequest{Malformed: decode(r, &body)}
+	req := ops.CreateNamespaceRequest{Malformed: decode(r, &body, nil)}
 	if req.Malformed == nil {
 		req.Name = body.Name
 		switch {
@@ -165,7 +165,7 @@ func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		ID json.Number `json:"id"`
 	}
-	req := ops.CreateNamespaceRequest{Malformed: decode(r, &body), Name: r.PathValue("name")}
+	req := ops.CreateNamespaceRequest{Malformed: decode(r, &body, nil), Name: r.PathValue("name")}
 	if req.Malformed == nil {
 		req.ID, req.Malformed = namespaceNumber("id", body.ID)
 	}
@@ -179,7 +179,7 @@ func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) error {
-	if err := decode(r, &struct{}{}); err != nil {
+	if err := decode(r, &struct{}{}, nil); err != nil {
 		return err
 	}
 	list, err := s.ops.ListNamespaces(r.Context(), caller(r))
@@ -223,7 +223,7 @@ func (s *Server) createApplication(w http.ResponseWriter, r *http.Request) error
 	var body struct {
 		Name, Description, Role, Namespace string
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, nil)
 	app, err := s.ops.CreateApplication(r.Context(), caller(r), ops.CreateApplicationRequest{Malformed: malformed,
 		Name: body.Name, Description: body.Description, Role: body.Role, Namespace: body.Namespace})
 	if err != nil {
@@ -238,7 +238,7 @@ func (s *Server) updateApplication(w http.ResponseWriter, r *http.Request) error
 	var body struct {
 		ID, Name, Description, Role string
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, nil)
 	app, err := s.ops.UpdateApplication(r.Context(), caller(r), ops.UpdateApplicationRequest{Malformed: malformed,
 		ID: body.ID, Name: body.Name, Description: body.Description, Role: body.Role})
 	if err != nil {
@@ -251,7 +251,7 @@ func (s *Server) updateApplication(w http.ResponseWriter, r *http.Request) error
 // applicationRequest decodes a body that names an application by id.
 func applicationRequest(r *http.Request) ops.ApplicationRequest {
 	var body struct{ ID string }
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, nil)
 	return ops.ApplicationRequest{Malformed: malformed, ID: body.ID}
 }
 
@@ -274,7 +274,7 @@ func (s *Server) deleteApplication(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error {
-	if err := decode(r, &struct{}{}); err != nil {
+	if err := decode(r, &struct{}{}, nil); err != nil {
 		return err
 	}
 	apps, err := s.ops.ListApplications(r.Context(), caller(r))
@@ -291,7 +291,7 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error 
 
 // rotateSigningKey is Folio's POST /v1/management/keys/rotate.
 func (s *Server) rotateSigningKey(w http.ResponseWriter, r *http.Request) error {
-	if err := decode(r, &struct{}{}); err != nil {
+	if err := decode(r, &struct{}{}, nil); err != nil {
 		return err
 	}
 	id, err := s.ops.RotateSigningKey(r.Context(), caller(r))
@@ -307,7 +307,7 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Dir string `json:"dir"`
 	}
-	req := ops.BackupRequest{Malformed: decode(r, &body)}
+	req := ops.BackupRequest{Malformed: decode(r, &body, nil)}
 	req.Dir = body.Dir
 	res, err := s.ops.Backup(r.Context(), caller(r), req)
 	if err != nil {

@@ -81,14 +81,14 @@ type describeBody struct {
 // databaseRequest decodes a request that names only a database.
 func databaseRequest(r *http.Request) ops.DatabaseRequest {
 	var body databaseBody
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, noOptions)
 	return ops.DatabaseRequest{Malformed: malformed, DB: r.PathValue("db"), Branch: branchOf(r, body.Branch), Tx: txRef(r)}
 }
 
 // collectionRequest decodes a request that names only a collection.
 func collectionRequest(r *http.Request) ops.CollectionRequest {
 	var body databaseBody
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, noOptions)
 	return ops.CollectionRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch), Tx: txRef(r)}
 }
 
@@ -111,7 +111,8 @@ func (s *Server) dropDatabase(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listDatabases(w http.ResponseWriter, r *http.Request) error {
-	if err := decode(r, &optionsOnly{}); err != nil {
+	// The published ListDatabasesRequest has no options.
+	if err := decode(r, &optionsOnly{}, nil); err != nil {
 		return err
 	}
 	dbs, err := s.ops.ListDatabases(r.Context(), caller(r))
@@ -128,7 +129,7 @@ func (s *Server) listDatabases(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) describeDatabase(w http.ResponseWriter, r *http.Request) error {
 	var body describeBody
-	req := ops.DatabaseRequest{Malformed: decode(r, &body), DB: r.PathValue("db"), Tx: txRef(r)}
+	req := ops.DatabaseRequest{Malformed: decode(r, &body, nil), DB: r.PathValue("db"), Tx: txRef(r)}
 	// After decode: a literal's order of evaluation is not Go's promise.
 	req.SchemaFormat, req.Branch = body.SchemaFormat, branchOf(r, body.Branch)
 	d, err := s.ops.DescribeDatabase(r.Context(), caller(r), req)
@@ -176,7 +177,7 @@ func (s *Server) createOrUpdateCollection(w http.ResponseWriter, r *http.Request
 		Options    struct{}        `json:"options"`
 		Branch     string          `json:"branch"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, noOptions)
 	res, err := s.ops.CreateOrUpdateCollection(r.Context(), caller(r), ops.CreateCollectionRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"),
 		Branch: branchOf(r, body.Branch), Tx: txRef(r), Schema: body.Schema, OnlyCreate: body.OnlyCreate})
 	if err != nil {
@@ -198,7 +199,7 @@ func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) describeCollection(w http.ResponseWriter, r *http.Request) error {
 	var body describeBody
-	req := ops.CollectionRequest{Malformed: decode(r, &body), DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r)}
+	req := ops.CollectionRequest{Malformed: decode(r, &body, noOptions), DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r)}
 	req.SchemaFormat, req.Branch = body.SchemaFormat, branchOf(r, body.Branch)
 	d, err := s.ops.DescribeCollection(r.Context(), caller(r), req)
 	if err != nil {

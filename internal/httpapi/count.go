@@ -19,7 +19,7 @@ func (s *Server) count(w http.ResponseWriter, r *http.Request) error {
 			Collation collation `json:"collation"`
 		} `json:"options"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, countOptions)
 	coll := body.Collation
 	if coll.Case == "" {
 		coll = body.Options.Collation

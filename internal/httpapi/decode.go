@@ -9,12 +9,14 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/suggest"
 )
 
 // bodyBuffers keep request body buffers from one request to the next.
@@ -31,13 +33,17 @@ const maxPooledBody = 64 << 10
 // the request's envelope (its top level or its options) is refused rather
 // than resolved by a rule the client may not expect; documents, filters
 // and schemas inside it are checked for duplicates where they are parsed.
-func decode(r *http.Request, v any) error { return decodeFast(r, v, nil) }
+// A member of the body's options object that known does not list is
+// refused too: a mistyped option ("limt") would otherwise change nothing,
+// silently.
+func decode(r *http.Request, v any, known options) error { return decodeFast(r, v, known, nil) }
 
 // decodeFast is decode with a fast path: fast, if not nil, decodes a body
 // it recognizes into v without reflection and reports true, or leaves v
 // alone and reports false for encoding/json to decode the body (and word
-// its errors). It must copy what it keeps, as json.Unmarshal does.
-func decodeFast(r *http.Request, v any, fast func(body []byte) bool) error {
+// its errors). It must copy what it keeps, as json.Unmarshal does, and
+// take no body with options.
+func decodeFast(r *http.Request, v any, known options, fast func(body []byte) bool) error {
 	buf := bodyBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledBody {
@@ -67,7 +73,46 @@ func decodeFast(r *http.Request, v any, fast func(body []byte) bool) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		return status.Errorf(status.InvalidArgument, "malformed JSON request: %s", decodeError(err))
 	}
-	return duplicateMembers(body)
+	return checkEnvelope(body, known)
+}
+
+// options are the members a request's options object may have, or nil for
+// a request that the published API gives no options: its body's options
+// member, if any, is not looked into, as other members the request does
+// not have are not.
+type options []string
+
+// The options of the requests: the fields of each one's published options
+// message (api/proto/tigrisdata/v1/api.proto), by the names the official
+// clients send over HTTP, and the few Folio reads beside them.
+// TestOptionsAreThePublishedOnes holds them to the messages.
+var (
+	// DatabaseOptions, CollectionOptions and TransactionOptions have no
+	// fields.
+	noOptions = options{}
+	// InsertRequestOptions, ReplaceRequestOptions, ImportRequestOptions.
+	writeOnlyOptions = options{"write_options"}
+	// UpdateRequestOptions, DeleteRequestOptions.
+	filterWriteOptions = options{"write_options", "collation", "limit"}
+	readOptions        = options{"limit", "skip", "offset", "collation"}
+	eventsOptions      = options{"start_after"}
+	publishOptions     = options{"partition"}
+	subscribeOptions   = options{"partitions", "start_after", "collation"}
+	// CountRequest has none published; Folio takes a collation where read
+	// takes it.
+	countOptions = options{"collation"}
+)
+
+// unknownOption is the error for a member of a request's options object
+// that the request does not have, naming the close one if there is one.
+func unknownOption(name string, known options) error {
+	if hint := suggest.Hint(name, known); hint != "" {
+		return status.Errorf(status.InvalidArgument, "unknown option '%s'%s", name, hint)
+	}
+	if len(known) == 0 {
+		return status.Errorf(status.InvalidArgument, "unknown option '%s': this request takes no options", name)
+	}
+	return status.Errorf(status.InvalidArgument, "unknown option '%s': this request's options are %s", name, strings.Join(known, ", "))
 }
 
 // decodeError says what is wrong with a body in the API's terms, not in
@@ -123,17 +168,20 @@ func article(jsonType string) string {
 	return "a " + jsonType
 }
 
-// duplicateMembers refuses a member named twice in the body's top-level
-// object or in its options object.
-func duplicateMembers(body []byte) error {
+// checkEnvelope refuses a member named twice in the body's top-level
+// object or in its options object, and a member of its options object
+// that known does not list (unless known is nil).
+func checkEnvelope(body []byte, known options) error {
 	start, _, err := jsonscan.Whole(body)
 	if err != nil || jsonscan.KindAt(body, start) != jsonscan.Object {
 		return nil // json.Unmarshal has accepted it: not an object, nothing to check
 	}
-	return checkMembers(body, start, "", true)
+	return checkMembers(body, start, "", true, known)
 }
 
-func checkMembers(body []byte, at int, where string, descend bool) error {
+// checkMembers checks the members of the object at body[at]: the body's
+// (descend set, where "") or its options' (where "options.").
+func checkMembers(body []byte, at int, where string, descend bool, known options) error {
 	obj, err := jsonscan.ObjectAt(body, at)
 	if err != nil {
 		return nil
@@ -152,8 +200,11 @@ func checkMembers(body []byte, at int, where string, descend bool) error {
 			return status.Errorf(status.InvalidArgument, "member '%s%s' is given twice in the request", where, name)
 		}
 		seen[name] = true
+		if !descend && known != nil && !slices.Contains(known, name) {
+			return unknownOption(name, known)
+		}
 		if descend && name == "options" && jsonscan.KindAt(body, value) == jsonscan.Object {
-			if err := checkMembers(body, value, "options.", false); err != nil {
+			if err := checkMembers(body, value, "options.", false, known); err != nil {
 				return err
 			}
 		}

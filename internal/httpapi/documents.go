@@ -60,7 +60,7 @@ func (s *Server) writeDocuments(w http.ResponseWriter, r *http.Request, done str
 		Options   struct{}          `json:"options"`
 		Branch    string            `json:"branch"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, writeOnlyOptions)
 	req := ops.WriteDocumentsRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch), Tx: txRef(r),
 		Documents: make([][]byte, len(body.Documents))}
 	for i, d := range body.Documents {
@@ -81,7 +81,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request) error {
 		Options writeOptions    `json:"options"`
 		Branch  string          `json:"branch"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, filterWriteOptions)
 	res, err := s.ops.Update(r.Context(), caller(r), ops.UpdateRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch), Tx: txRef(r),
 		Filter: body.Filter, Fields: body.Fields, Collation: body.Options.Collation.ops(), Limit: int64(body.Options.Limit)})
 	if err != nil {
@@ -97,7 +97,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 		Options writeOptions    `json:"options"`
 		Branch  string          `json:"branch"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, filterWriteOptions)
 	res, err := s.ops.Delete(r.Context(), caller(r), ops.DeleteRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch), Tx: txRef(r),
 		Filter: body.Filter, Collation: body.Options.Collation.ops(), Limit: int64(body.Options.Limit)})
 	if err != nil {
@@ -130,7 +130,7 @@ func decodeRead(r *http.Request) ops.ReadRequest {
 	// Most reads are only a filter, perhaps with fields, a sort or (in the
 	// 2023 API) a branch: those skip encoding/json's reflection, a
 	// twentieth of a point read's CPU.
-	malformed := decodeFast(r, &body, func(b []byte) bool {
+	malformed := decodeFast(r, &body, readOptions, func(b []byte) bool {
 		var branch json.RawMessage
 		if !rawMembers(b, readMembers, []*json.RawMessage{&body.Filter, &body.Fields, &body.Sort, &branch}) {
 			return false

@@ -22,7 +22,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		Options startOptions `json:"options"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, eventsOptions)
 	st, err := s.ops.Events(r.Context(), caller(r), ops.EventsRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
 		StartAfter: body.Options.StartAfter})
 	if err != nil {
@@ -42,7 +42,7 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request) error {
 			Collation  collation     `json:"collation"`
 		} `json:"options"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, subscribeOptions)
 	partitions := make([]int64, len(body.Options.Partitions))
 	for i, p := range body.Options.Partitions {
 		partitions[i] = int64(p)

@@ -11,7 +11,7 @@ func indexBuildRequest(r *http.Request) ops.IndexBuildRequest {
 	var body struct {
 		Branch string `json:"branch"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, nil)
 	return ops.IndexBuildRequest{Malformed: malformed, DB: r.PathValue("db"), Branch: branchOf(r, body.Branch), Collection: r.PathValue("collection")}
 }
 

@@ -22,7 +22,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 			Partition int64Option `json:"partition"`
 		} `json:"options"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, publishOptions)
 	req := ops.PublishRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
 		Messages: make([][]byte, len(body.Messages)), Partition: int64(body.Options.Partition)}
 	for i, m := range body.Messages {

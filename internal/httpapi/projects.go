@@ -45,7 +45,7 @@ func plainString(raw json.RawMessage, s *string) bool {
 }
 
 func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
-	req := ops.DatabaseRequest{Malformed: decode(r, &optionsOnly{}), DB: r.PathValue("db")}
+	req := ops.DatabaseRequest{Malformed: decode(r, &optionsOnly{}, noOptions), DB: r.PathValue("db")}
 	if err := s.ops.CreateProject(r.Context(), caller(r), req); err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) error {
-	req := ops.DatabaseRequest{Malformed: decode(r, &optionsOnly{}), DB: r.PathValue("db")}
+	req := ops.DatabaseRequest{Malformed: decode(r, &optionsOnly{}, noOptions), DB: r.PathValue("db")}
 	if err := s.ops.DeleteProject(r.Context(), caller(r), req); err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ type projectInfo struct {
 }
 
 func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) error {
-	if err := decode(r, &struct{}{}); err != nil {
+	if err := decode(r, &struct{}{}, nil); err != nil {
 		return err
 	}
 	list, err := s.ops.ListProjects(r.Context(), caller(r))
@@ -85,7 +85,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) error {
 // branchRequest decodes a create or delete branch: the names are in the
 // path, the body has nothing Folio reads.
 func branchRequest(r *http.Request) ops.BranchRequest {
-	return ops.BranchRequest{Malformed: decode(r, &struct{}{}), DB: r.PathValue("db"), Branch: r.PathValue("branch")}
+	return ops.BranchRequest{Malformed: decode(r, &struct{}{}, nil), DB: r.PathValue("db"), Branch: r.PathValue("branch")}
 }
 
 func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) error {
@@ -109,7 +109,7 @@ type branchInfo struct {
 }
 
 func (s *Server) listBranches(w http.ResponseWriter, r *http.Request) error {
-	req := ops.DatabaseRequest{Malformed: decode(r, &struct{}{}), DB: r.PathValue("db")}
+	req := ops.DatabaseRequest{Malformed: decode(r, &struct{}{}, nil), DB: r.PathValue("db")}
 	list, err := s.ops.ListBranches(r.Context(), caller(r), req)
 	if err != nil {
 		return err
@@ -138,7 +138,7 @@ func (s *Server) createOrUpdateCollections(w http.ResponseWriter, r *http.Reques
 		Options    struct{}          `json:"options"`
 		Branch     string            `json:"branch"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, noOptions)
 	req := ops.CreateCollectionsRequest{Malformed: malformed, DB: r.PathValue("db"), Branch: branchOf(r, body.Branch), Tx: txRef(r),
 		Schemas: make([][]byte, len(body.Schemas)), OnlyCreate: body.OnlyCreate}
 	for i, sch := range body.Schemas {

@@ -27,7 +27,7 @@ type searchBody struct {
 // search streams a search's pages, one {"result":...} line per page.
 func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	var body searchBody
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, nil)
 	req := ops.SearchRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch),
 		Q: body.Q, SearchFields: body.SearchFields, Filter: body.Filter, Facet: body.Facet, Sort: body.Sort,
 		IncludeFields: body.IncludeFields, ExcludeFields: body.ExcludeFields,

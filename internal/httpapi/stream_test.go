@@ -41,7 +41,7 @@ func TestDecodeKeepsNothingOfThePooledBody(t *testing.T) {
 		Filter json.RawMessage `json:"filter"`
 	}
 	r := httptest.NewRequest("POST", "/", strings.NewReader(`{"filter":{"a":1}}`))
-	if err := decode(r, &first); err != nil {
+	if err := decode(r, &first, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 10; i++ {
@@ -49,7 +49,7 @@ func TestDecodeKeepsNothingOfThePooledBody(t *testing.T) {
 			Filter json.RawMessage `json:"filter"`
 		}
 		r := httptest.NewRequest("POST", "/", strings.NewReader(`{"filter":{"zz":"overwritten"}}`))
-		if err := decode(r, &next); err != nil {
+		if err := decode(r, &next, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -23,7 +23,7 @@ type txCtx struct {
 }
 
 func (s *Server) beginTransaction(w http.ResponseWriter, r *http.Request) error {
-	req := transactionRequest(r)
+	req := transactionRequest(r, noOptions)
 	res, err := s.ops.BeginTransaction(r.Context(), caller(r), req)
 	if err != nil {
 		return err
@@ -35,7 +35,7 @@ func (s *Server) beginTransaction(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) commitTransaction(w http.ResponseWriter, r *http.Request) error {
-	req := transactionRequest(r)
+	req := transactionRequest(r, nil)
 	if err := s.ops.CommitTransaction(r.Context(), caller(r), req); err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (s *Server) commitTransaction(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) rollbackTransaction(w http.ResponseWriter, r *http.Request) error {
-	req := transactionRequest(r)
+	req := transactionRequest(r, nil)
 	if err := s.ops.RollbackTransaction(r.Context(), caller(r), req); err != nil {
 		return err
 	}
@@ -53,11 +53,12 @@ func (s *Server) rollbackTransaction(w http.ResponseWriter, r *http.Request) err
 }
 
 // transactionRequest decodes a begin, commit or rollback: these take an
-// empty body, or in the 2023 API the branch.
-func transactionRequest(r *http.Request) ops.DatabaseRequest {
+// empty body, or options (known) for a begin, or in the 2023 API the
+// branch.
+func transactionRequest(r *http.Request, known options) ops.DatabaseRequest {
 	var body struct {
 		Branch string `json:"branch"`
 	}
-	malformed := decode(r, &body)
+	malformed := decode(r, &body, known)
 	return ops.DatabaseRequest{Malformed: malformed, DB: r.PathValue("db"), Branch: branchOf(r, body.Branch), Tx: txRef(r)}
 }

@@ -99,6 +99,7 @@ func TestAPIErrorAfterDeadline(t *testing.T) {
 // The names come first, then whether the transport could decode the body,
 // as in the original; the collection's name before the database's.
 func TestCheckNamesOrder(t *testing.T) {
+	const nameRule = "a name starts with a letter, then has letters, digits, '_' or '-', 2 to 128 characters in all"
 	malformed := status.Errorf(status.InvalidArgument, "malformed JSON request")
 	for _, tc := range []struct {
 		db, coll  string
@@ -106,11 +107,11 @@ func TestCheckNamesOrder(t *testing.T) {
 		malformed error
 		want      string
 	}{
-		{"db", "1x", true, malformed, "invalid collection name"},
-		{"1x", "1x", true, malformed, "invalid collection name"},
-		{"1x", "coll", true, malformed, "invalid database name"},
+		{"db", "1x", true, malformed, "invalid collection name '1x': " + nameRule},
+		{"1x", "1x", true, malformed, "invalid collection name '1x': " + nameRule},
+		{"1x", "coll", true, malformed, "invalid database name '1x': " + nameRule},
 		{"db", "coll", true, malformed, "malformed JSON request"},
-		{"1x", "", false, malformed, "invalid database name"},
+		{"1x", "", false, malformed, "invalid database name '1x': " + nameRule},
 		{"db", "", false, nil, ""},
 	} {
 		err := checkNames(tc.db, tc.coll, tc.hasColl, tc.malformed)

@@ -1,10 +1,41 @@
 package schema
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/foliodb/folio/internal/jsonscan"
+	"github.com/foliodb/folio/internal/suggest"
 )
+
+// schemaKeys are the top-level members Parse reads (reference §5).
+var schemaKeys = []string{"title", "description", "properties", "primary_key", "collection_type"}
+
+// clientSchemaKeys are the other top-level members a schema may have: what
+// the official clients send besides schemaKeys, kept in the schema and
+// changing nothing, as the original server ignored them. version is the
+// original's own and the final Go client's; required, index and source
+// the final Go client's; type and additionalProperties both TypeScript
+// clients'; key the 2022 TypeScript client's, on a messages collection.
+// $schema, $id and $comment are JSON Schema's annotations, which a schema
+// written by hand or by a tool may carry.
+var clientSchemaKeys = []string{"version", "required", "index", "source", "type", "additionalProperties", "key", "$schema", "$id", "$comment"}
+
+// checkSchemaKeys refuses a top-level member that is neither read nor sent
+// by a client. A typo there ("primary_keys") would otherwise be kept and
+// ignored, and the collection created with another key than the one meant.
+func checkSchemaKeys(top members) error {
+	for _, m := range top {
+		if slices.Contains(schemaKeys, m.name) || slices.Contains(clientSchemaKeys, m.name) {
+			continue
+		}
+		if hint := suggest.Hint(m.name, schemaKeys); hint != "" {
+			return invalidf("unsupported property found '%s' in schema%s", m.name, hint)
+		}
+		return invalidf("unsupported property found '%s' in schema: a schema has title, description, properties, primary_key and collection_type", m.name)
+	}
+	return nil
+}
 
 // The property names a field definition may use (reference §5). Anything
 // else is refused rather than ignored, so that a typo such as "max_length"
@@ -33,22 +64,39 @@ var fieldKeys = map[string]bool{
 	"default": true, "createdAt": true, "updatedAt": true, "dimensions": true,
 }
 
+// fieldKeyList is fieldKeys in a fixed order, for suggestions.
+var fieldKeyList = slices.Sorted(maps.Keys(fieldKeys))
+
 // autoIDDefinition is the property added when a documents schema names no
 // primary key and has no "id" field.
 const autoIDDefinition = `"id":{"type":"string","format":"uuid","autoGenerate":true}`
 
-// Parse parses the schema of the collection collectionName (reference §5).
+// Parse parses the schema of the collection collectionName (reference §5),
+// as a client sent it.
 //
-// The schema's title must equal collectionName. Top-level members other than
-// title, description, properties, primary_key and collection_type are
-// ignored, as the original server did. When a documents schema has no
-// primary_key, Parse makes it ["id"] and, if there is no "id" property, adds
+// The schema's title must equal collectionName. Of the other top-level
+// members, those the official clients send (clientSchemaKeys) are kept and
+// ignored, as the original server did; any other is refused. When a
+// documents schema has no primary_key, Parse makes it ["id"] and, if there
+// is no "id" property, adds
 // {"type":"string","format":"uuid","autoGenerate":true}; Raw then returns the
 // input with those two members appended. Field names must be non-empty and
 // must not contain '.', which dot paths use as separator.
 //
 // Every error is an *Error with code INVALID_ARGUMENT.
 func Parse(collectionName string, raw []byte) (*Schema, error) {
+	return parse(collectionName, raw, true)
+}
+
+// ParseStored parses a schema that Parse accepted when it was stored.
+// Unlike Parse it ignores unknown top-level members: servers before they
+// were refused kept them, and their collections must still open.
+func ParseStored(collectionName string, raw []byte) (*Schema, error) {
+	return parse(collectionName, raw, false)
+}
+
+// parse is Parse, or ParseStored unless strict.
+func parse(collectionName string, raw []byte, strict bool) (*Schema, error) {
 	start, _, err := jsonscan.Whole(raw)
 	if err != nil {
 		return nil, invalidf("schema is not valid JSON: %v", err)
@@ -59,6 +107,11 @@ func Parse(collectionName string, raw []byte) (*Schema, error) {
 	top, topEnd, err := readMembers(raw, start, "schema")
 	if err != nil {
 		return nil, err
+	}
+	if strict {
+		if err := checkSchemaKeys(top); err != nil {
+			return nil, err
+		}
 	}
 
 	s := &Schema{collectionType: Documents, paths: make(map[string]*Field)}
@@ -304,7 +357,7 @@ func parseField(raw []byte, def member, name, path, where string, isKey bool, b 
 	}
 	for _, m := range ms {
 		if !fieldKeys[m.name] {
-			return nil, invalidf("unsupported property found '%s' in field '%s'", m.name, where)
+			return nil, invalidf("unsupported property found '%s' in field '%s'%s", m.name, where, suggest.Hint(m.name, fieldKeyList))
 		}
 	}
 	f := &Field{Name: name, Path: path}

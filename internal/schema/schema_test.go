@@ -181,6 +181,25 @@ func TestParseDefaultKey(t *testing.T) {
 	}
 }
 
+// A schema stored before unknown top-level members were refused still
+// parses, with what it says: its collection must still open.
+func TestParseStoredKeepsUnknownTopLevelMembers(t *testing.T) {
+	raw := `{"title":"c","properties":{"email":{"type":"string"}},"primary_keys":["email"],"ttl":60}`
+	if _, err := Parse("c", []byte(raw)); err == nil {
+		t.Fatal("Parse accepted unknown top-level members")
+	}
+	s, err := ParseStored("c", []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pk := s.PrimaryKey(); len(pk) != 1 || pk[0].Name != "id" {
+		t.Errorf("primary key = %+v, want the generated id", pk)
+	}
+	if _, err := ParseStored("c", []byte(`{"title":"c","properties":{"a":{"type":"string","max_length":3}}}`)); err == nil {
+		t.Error("ParseStored accepted an unknown member of a field, which no server stored")
+	}
+}
+
 func TestParse(t *testing.T) {
 	cases := []struct {
 		name, schema, err string
@@ -194,7 +213,11 @@ func TestParse(t *testing.T) {
 		{"topic", `{"title":"c","collection_type":"topic","properties":{"a":{"type":"string"}}}`, ""},
 		{"messages empty key", `{"title":"c","collection_type":"messages","properties":{"a":{"type":"string"}},"primary_key":[]}`, ""},
 		{"explicit documents", `{"title":"c","collection_type":"documents","properties":{"a":{"type":"string"}}}`, ""},
-		{"unknown top-level members ignored", `{"title":"c","$schema":"x","type":"object","properties":{"a":{"type":"string"}}}`, ""},
+		{"JSON Schema members kept", `{"title":"c","$schema":"x","$id":"y","$comment":"z","type":"object","properties":{"a":{"type":"string"}}}`, ""},
+		// What the official clients send at the top level (clientSchemaKeys).
+		{"final Go client's members", `{"version":1,"title":"c","description":"d","properties":{"a":{"type":"string"}},"primary_key":["a"],"required":["a"],"index":["a"],"collection_type":"documents","source":{"type":"external"}}`, ""},
+		{"TypeScript clients' members", `{"title":"c","additionalProperties":false,"type":"object","properties":{"a":{"type":"string"}},"primary_key":["a"]}`, ""},
+		{"2022 TypeScript client's messages key", `{"title":"c","additionalProperties":false,"type":"object","properties":{"a":{"type":"string"}},"collection_type":"messages","key":["a"]}`, ""},
 		{"array of objects", `{"title":"c","properties":{"a":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string","format":"uuid"}}}}}}`, ""},
 		{"descriptions", `{"title":"c","description":"d","properties":{"a":{"type":"string","description":"x"}}}`, ""},
 		{"contentEncoding with format byte", `{"title":"c","properties":{"a":{"type":"string","format":"byte","contentEncoding":"base64"}}}`, ""},
@@ -207,6 +230,13 @@ func TestParse(t *testing.T) {
 		{"title mismatch", `{"title":"other","properties":{"a":{"type":"string"}}}`, "collection name is not same as schema name 'c' 'other'"},
 		{"title missing", `{"properties":{"a":{"type":"string"}}}`, "collection name is not same as schema name 'c' ''"},
 		{"title not a string", `{"title":1,"properties":{"a":{"type":"string"}}}`, "collection name is not same as schema name 'c' ''"},
+		{"misspelled primary_key", `{"title":"c","properties":{"email":{"type":"string"}},"primary_keys":["email"]}`, "unsupported property found 'primary_keys' in schema (did you mean 'primary_key'?)"},
+		{"primary key without underscore", `{"title":"c","properties":{"a":{"type":"string"}},"primarykey":["a"]}`, "unsupported property found 'primarykey' in schema (did you mean 'primary_key'?)"},
+		{"misspelled properties", `{"title":"c","propertes":{}}`, "unsupported property found 'propertes' in schema (did you mean 'properties'?)"},
+		{"capitalized title", `{"Title":"c","title":"c","properties":{"a":{"type":"string"}}}`, "unsupported property found 'Title' in schema (did you mean 'title'?)"},
+		{"ttl at the top", `{"title":"c","properties":{"a":{"type":"string"}},"ttl":60}`, "unsupported property found 'ttl' in schema: a schema has title, description, properties, primary_key and collection_type"},
+		{"indexes at the top", `{"title":"c","properties":{"a":{"type":"string"}},"indexes":["a"]}`, "unsupported property found 'indexes' in schema: a schema has title, description, properties, primary_key and collection_type"},
+		{"unknown top-level member", `{"title":"c","properties":{"a":{"type":"string"}},"foo":null}`, "unsupported property found 'foo' in schema: a schema has title, description, properties, primary_key and collection_type"},
 		{"duplicate top-level key", `{"title":"c","title":"c","properties":{}}`, "duplicate key 'title' in schema"},
 		{"properties missing", `{"title":"c"}`, "missing properties field in schema"},
 		{"properties null", `{"title":"c","properties":null}`, "missing properties field in schema"},
@@ -234,8 +264,8 @@ func TestParse(t *testing.T) {
 		{"autoGenerate not bool", `{"title":"c","properties":{"id":{"type":"string","autoGenerate":"yes"}}}`, "autoGenerate of field 'id' must be a boolean"},
 		{"sorted not bool", `{"title":"c","properties":{"a":{"type":"string","sorted":"yes"}}}`, "sorted of field 'a' must be a boolean"},
 		{"unsupported property", `{"title":"c","properties":{"a":{"type":"string","unique":true}}}`, "unsupported property found 'unique' in field 'a'"},
-		{"max_length spelling", `{"title":"c","properties":{"a":{"type":"string","max_length":3}}}`, "unsupported property found 'max_length' in field 'a'"},
-		{"unsupported nested property", `{"title":"c","properties":{"o":{"type":"object","properties":{"x":{"type":"string","defualt":"a"}}}}}`, "unsupported property found 'defualt' in field 'o.x'"},
+		{"max_length spelling", `{"title":"c","properties":{"a":{"type":"string","max_length":3}}}`, "unsupported property found 'max_length' in field 'a' (did you mean 'maxLength'?)"},
+		{"unsupported nested property", `{"title":"c","properties":{"o":{"type":"object","properties":{"x":{"type":"string","defualt":"a"}}}}}`, "unsupported property found 'defualt' in field 'o.x' (did you mean 'default'?)"},
 		{"duplicate property key", `{"title":"c","properties":{"a":{"type":"string","type":"integer"}}}`, "duplicate key 'type' in field 'a'"},
 		{"duplicate field", `{"title":"c","properties":{"a":{"type":"string"},"a":{"type":"string"}}}`, "duplicate key 'a' in properties"},
 		{"field definition not object", `{"title":"c","properties":{"a":"string"}}`, "definition of field 'a' must be a JSON object"},

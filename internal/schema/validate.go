@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/foliodb/folio/internal/jsonscan"
+	"github.com/foliodb/folio/internal/suggest"
 )
 
 // Validate checks that doc is one JSON object that follows the schema. The
@@ -73,7 +74,7 @@ func (s *Schema) validate(doc []byte, fixes *[]edit) error {
 	case nil:
 		return nil
 	case *fieldError:
-		return invalidf("json schema validation failed for field '%s' reason '%s'", e.pointer(), e.reason)
+		return e.status()
 	default:
 		return invalidf("document is not valid JSON: %v", err)
 	}
@@ -122,7 +123,7 @@ func (s *Schema) validateValue(path string, value []byte, fixes *[]edit) error {
 		for i := len(segments) - 1; i >= 0; i-- {
 			e.segments = append(e.segments, segments[i])
 		}
-		return invalidf("json schema validation failed for field '%s' reason '%s'", e.pointer(), e.reason)
+		return e.status()
 	default:
 		return invalidf("value of '%s' is not valid JSON: %v", path, err)
 	}
@@ -134,9 +135,16 @@ func (s *Schema) validateValue(path string, value []byte, fixes *[]edit) error {
 type fieldError struct {
 	segments []string
 	reason   string
+	// hint follows the original's message: " (did you mean 'name'?)".
+	hint string
 }
 
 func (e *fieldError) Error() string { return e.reason }
+
+// status is the API's error for e, in the original's words, then e's hint.
+func (e *fieldError) status() *Error {
+	return invalidf("json schema validation failed for field '%s' reason '%s'%s", e.pointer(), e.reason, e.hint)
+}
 
 func (e *fieldError) pointer() string {
 	var b strings.Builder
@@ -209,7 +217,7 @@ func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, f
 				}
 				continue
 			}
-			return 0, unknownMembers(doc, &o, key, escaped, byName)
+			return 0, unknownMembers(doc, &o, key, escaped, fields, byName)
 		}
 		if seen[idx/64]&(1<<(idx%64)) != 0 {
 			return 0, failf("duplicate key %s", quote(fields[idx].Name))
@@ -225,8 +233,9 @@ func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, f
 
 // unknownMembers builds the additionalProperties error for an object whose
 // member key is not in the schema, naming every other unknown non-null
-// member too, as the original validator did.
-func unknownMembers(doc []byte, o *jsonscan.ObjectReader, key []byte, escaped bool, byName map[string]int) error {
+// member too, as the original validator did, and then the fields they
+// were probably meant to be.
+func unknownMembers(doc []byte, o *jsonscan.ObjectReader, key []byte, escaped bool, fields []*Field, byName map[string]int) error {
 	names := []string{keyString(key, escaped)}
 	if err := o.Skip(); err != nil {
 		return err
@@ -246,10 +255,42 @@ func unknownMembers(doc []byte, o *jsonscan.ObjectReader, key []byte, escaped bo
 			return err
 		}
 	}
+	hint := misspelled(names, fields)
 	for i, n := range names {
 		names[i] = quote(n)
 	}
-	return failf("additionalProperties %s not allowed", strings.Join(names, ", "))
+	fe := failf("additionalProperties %s not allowed", strings.Join(names, ", "))
+	fe.hint = hint
+	return fe
+}
+
+// maxHints bounds the unknown members misspelled looks at: a document may
+// have many, and each costs a comparison with every field.
+const maxHints = 3
+
+// misspelled names the fields that unknown member names were probably
+// meant to be: " (did you mean 'name'?)" for one, " (did you mean 'name'
+// for 'nmae', 'age' for 'aeg'?)" for several; "" when none is close.
+func misspelled(names []string, fields []*Field) string {
+	candidates := make([]string, len(fields))
+	for i, f := range fields {
+		candidates[i] = f.Name
+	}
+	var hints []string
+	last := ""
+	for _, n := range names[:min(len(names), maxHints)] {
+		if c := suggest.Closest(n, candidates); c != "" {
+			hints = append(hints, quote(c)+" for "+quote(n))
+			last = c
+		}
+	}
+	switch {
+	case len(hints) == 0:
+		return ""
+	case len(names) == 1:
+		return " (did you mean " + quote(last) + "?)"
+	}
+	return " (did you mean " + strings.Join(hints, ", ") + "?)"
 }
 
 func keyString(key []byte, escaped bool) string {

@@ -88,6 +88,12 @@ func TestValidate(t *testing.T) {
 		{"array of objects extra", `{"array_value":[{"x":1}]}`, prefix + "'array_value/0' reason 'additionalProperties 'x' not allowed'"},
 		{"matrix", `{"matrix":[[1],[2,"x"]]}`, prefix + "'matrix/1/1' reason 'expected number, but got string'"},
 
+		// Misspelled fields: the close one after the original's message.
+		{"misspelled field", `{"pkey_int":1,"strng_value":"x"}`, prefix + "'' reason 'additionalProperties 'strng_value' not allowed' (did you mean 'string_value'?)"},
+		{"misspelled nested field", `{"object_value":{"nmae":"a"}}`, prefix + "'object_value' reason 'additionalProperties 'nmae' not allowed' (did you mean 'name'?)"},
+		{"several misspelled", `{"int_vale":1,"x":2,"bool_valeu":true}`, prefix + "'' reason 'additionalProperties 'int_vale', 'x', 'bool_valeu' not allowed' (did you mean 'int_value' for 'int_vale', 'bool_value' for 'bool_valeu'?)"},
+		{"hints for the first three only", `{"a":1,"b":2,"c":3,"int_vale":1}`, prefix + "'' reason 'additionalProperties 'a', 'b', 'c', 'int_vale' not allowed'"},
+
 		// The document itself.
 		{"duplicate key", `{"pkey_int":1,"pkey_int":2}`, prefix + "'' reason 'duplicate key 'pkey_int''"},
 		{"duplicate null key", `{"pkey_int":null,"pkey_int":2}`, prefix + "'' reason 'duplicate key 'pkey_int''"},

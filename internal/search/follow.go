@@ -369,7 +369,7 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 		if ci != nil {
 			return nil // known from the catalog at start
 		}
-		s, err := schema.Parse(rec.Collection, rec.Data)
+		s, err := schema.ParseStored(rec.Collection, rec.Data)
 		if err != nil {
 			ix.log.Error("search: a logged schema does not parse; the collection is not indexed", "db", rec.DB, "collection", rec.Collection, "err", err)
 			return nil
@@ -384,7 +384,7 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 		if ci == nil {
 			return nil
 		}
-		s, err := schema.Parse(rec.Collection, rec.Data)
+		s, err := schema.ParseStored(rec.Collection, rec.Data)
 		if err != nil {
 			ix.log.Error("search: a logged schema does not parse; keeping the previous one", "db", rec.DB, "collection", rec.Collection, "err", err)
 			return nil

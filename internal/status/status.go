@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Code is an API error code, named as in the Tigris v1 API.
@@ -73,4 +74,18 @@ func CodeOf(err error) Code {
 		return e.Code
 	}
 	return Unknown
+}
+
+// Clip is a client's value (a name, a key, a filter's value) as a
+// message shows it: as is, or cut to at most n bytes, at a character's
+// start, with "…" after it. A message names what was wrong; a long value
+// would bury the rest.
+func Clip(value string, n int) string {
+	if len(value) <= n {
+		return value
+	}
+	for n > 0 && !utf8.RuneStart(value[n]) {
+		n--
+	}
+	return value[:n] + "…"
 }

@@ -61,9 +61,9 @@ func TestInsert(t *testing.T) {
 		// A key that exists, or the same key twice in one request: nothing
 		// is written.
 		wantError(t, c.do(t, "POST", docPath("db1", "users", "insert"), `{"documents":[{"id":4},{"id":10}]}`),
-			409, "ALREADY_EXISTS", "duplicate key value, violates key constraint")
+			409, "ALREADY_EXISTS", `duplicate key value, violates key constraint: key {"id":10} exists already`)
 		wantError(t, c.do(t, "POST", docPath("db1", "users", "insert"), `{"documents":[{"id":5},{"id":5}]}`),
-			409, "ALREADY_EXISTS", "duplicate key value, violates key constraint")
+			409, "ALREADY_EXISTS", `duplicate key value, violates key constraint: key {"id":5} is given twice in the request`)
 		equalStrings(t, "documents", c.all(t, "db1", "users"), []string{`{"id":3}`, `{"id":10,"name":"a"}`})
 
 		// The path names the collection, whatever the body says.

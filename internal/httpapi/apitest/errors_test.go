@@ -39,14 +39,26 @@ func withErrorFixtures(t *testing.T, c *client) {
 	c.createColl(t, "db1", "msgs", `{"title":"msgs","collection_type":"messages","properties":{"text":{"type":"string"}}}`)
 }
 
+// nameRule is the name rule that the message of a refused name gives.
+const nameRule = "a name starts with a letter, then has letters, digits, '_' or '-', 2 to 128 characters in all"
+
+// badName is the message for a refused database or collection name: the
+// original's, then the name and the rule, or for a keyword of the client
+// languages, that it is one.
+func badName(what, name string) string {
+	why := nameRule
+	if name == "abstract" || name == "yield" {
+		why = "'" + name + "' is a keyword of a client language, which clients generate code from"
+	}
+	return "invalid " + what + " name '" + name + "': " + why
+}
+
 // The message table of reference §4, and its other messages. The row of an
 // unknown transaction ("session is gone") is in transactions_test.go.
 func TestErrorMessages(t *testing.T) {
 	const (
-		badDB   = "invalid database name"
-		badColl = "invalid collection name"
-		noDB    = "database doesn't exist 'random_database1'"
-		noColl  = "collection doesn't exist 'random_collection'"
+		noDB   = "database doesn't exist 'random_database1'"
+		noColl = "collection doesn't exist 'random_collection'"
 	)
 	users := func(op string) string { return docPath("db1", "users", op) }
 	var cases []errorCase
@@ -55,21 +67,24 @@ func TestErrorMessages(t *testing.T) {
 	}
 
 	// Names: the rule ^[a-zA-Z]+[a-zA-Z0-9_-]+$, language keywords refused.
-	for _, name := range []string{"1abc", "a", "-ab", "a.b", "_ab", "abstract", "yield", "a%2Fb", "caf%C3%A9"} {
-		add("db name "+name, "POST", dbPath(name, "create"), "", 400, "INVALID_ARGUMENT", badDB)
-		add("coll name "+name, "POST", collPath("db1", name, "createOrUpdate"), `{"schema":{}}`, 400, "INVALID_ARGUMENT", badColl)
+	for _, n := range []struct{ path, name string }{{"1abc", "1abc"}, {"a", "a"}, {"-ab", "-ab"}, {"a.b", "a.b"}, {"_ab", "_ab"},
+		{"abstract", "abstract"}, {"yield", "yield"}, {"a%2Fb", "a/b"}, {"caf%C3%A9", "café"}} {
+		add("db name "+n.path, "POST", dbPath(n.path, "create"), "", 400, "INVALID_ARGUMENT", badName("database", n.name))
+		add("coll name "+n.path, "POST", collPath("db1", n.path, "createOrUpdate"), `{"schema":{}}`, 400, "INVALID_ARGUMENT", badName("collection", n.name))
 	}
+	// An empty name reaches the check as "-" (the server's path cleaning
+	// keeps the mux from redirecting), which the rule refuses as well.
 	for _, r := range allDatabaseRoutes {
-		add("empty db name "+r.op, r.method, "/v1/databases//"+r.op, "", 400, "INVALID_ARGUMENT", badDB)
+		add("empty db name "+r.op, r.method, "/v1/databases//"+r.op, "", 400, "INVALID_ARGUMENT", badName("database", "-"))
 		if r.op != "create" {
 			add("no db "+r.op, r.method, dbPath("random_database1", r.op), "", 404, "NOT_FOUND", noDB)
 		}
 	}
 	for _, r := range allCollectionRoutes {
-		add("empty coll name "+r.op, r.method, "/v1/databases/db1/collections//"+r.op, "", 400, "INVALID_ARGUMENT", badColl)
-		add("empty db name "+r.op, r.method, "/v1/databases//collections/users/"+r.op, "", 400, "INVALID_ARGUMENT", badDB)
+		add("empty coll name "+r.op, r.method, "/v1/databases/db1/collections//"+r.op, "", 400, "INVALID_ARGUMENT", badName("collection", "-"))
+		add("empty db name "+r.op, r.method, "/v1/databases//collections/users/"+r.op, "", 400, "INVALID_ARGUMENT", badName("database", "-"))
 		// The collection name is checked before the database name.
-		add("both names bad "+r.op, r.method, collPath("1db", "yield", r.op), "", 400, "INVALID_ARGUMENT", badColl)
+		add("both names bad "+r.op, r.method, collPath("1db", "yield", r.op), "", 400, "INVALID_ARGUMENT", badName("collection", "yield"))
 		// The database must exist, then the collection.
 		body := validBodies[r.op]
 		add("no db "+r.op, r.method, collPath("random_database1", "random_collection", r.op), body, 404, "NOT_FOUND", noDB)
@@ -81,7 +96,7 @@ func TestErrorMessages(t *testing.T) {
 
 	add("create an existing db", "POST", dbPath("db1", "create"), "", 409, "ALREADY_EXISTS", "database already exist")
 	add("only_create of an existing collection", "POST", collPath("db1", "users", "createOrUpdate"), `{"schema":`+usersSchema+`,"only_create":true}`, 409, "ALREADY_EXISTS", "collection already exist")
-	add("duplicate key", "POST", users("insert"), `{"documents":[{"id":1}]}`, 409, "ALREADY_EXISTS", "duplicate key value, violates key constraint")
+	add("duplicate key", "POST", users("insert"), `{"documents":[{"id":1}]}`, 409, "ALREADY_EXISTS", `duplicate key value, violates key constraint: key {"id":1} exists already`)
 
 	add("insert documents []", "POST", users("insert"), `{"documents":[]}`, 400, "INVALID_ARGUMENT", "empty documents received")
 	add("insert without documents", "POST", users("insert"), `{}`, 400, "INVALID_ARGUMENT", "empty documents received")
@@ -126,9 +141,9 @@ func TestErrorMessages(t *testing.T) {
 	add("$and of one", "POST", users("read"), `{"filter":{"$and":[{"id":1}]}}`, 400, "INVALID_ARGUMENT", "and filter needs minimum 2 filters")
 	add("$or of one", "PUT", users("update"), `{"filter":{"$or":[{"id":1}]},"fields":{"$set":{"name":"x"}}}`, 400, "INVALID_ARGUMENT", "or filter needs minimum 2 filters")
 	add("$or of none", "DELETE", users("delete"), `{"filter":{"$or":[]}}`, 400, "INVALID_ARGUMENT", "or filter needs minimum 2 filters")
-	add("integer filter value 1.5", "POST", users("read"), `{"filter":{"id":1.5}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
-	add("ordered comparison with an array", "POST", users("read"), `{"filter":{"tags":{"$lt":["x"]}}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
-	add("filter on an object field", "POST", users("read"), `{"filter":{"address":1}}`, 400, "INVALID_ARGUMENT", "unsupported value type")
+	add("integer filter value 1.5", "POST", users("read"), `{"filter":{"id":1.5}}`, 400, "INVALID_ARGUMENT", "unsupported value type: field 'id' takes an integer, not 1.5")
+	add("ordered comparison with an array", "POST", users("read"), `{"filter":{"tags":{"$lt":["x"]}}}`, 400, "INVALID_ARGUMENT", `unsupported value type: array field 'tags' compares with an array only by equality, not with ["x"]`)
+	add("filter on an object field", "POST", users("read"), `{"filter":{"address":1}}`, 400, "INVALID_ARGUMENT", "unsupported value type: field 'address' is an object, which a filter cannot compare; compare its fields, as 'address.city'")
 
 	for _, r := range []struct{ method, op, body string }{
 		{"POST", "insert", `{"documents":[{"text":"x"}]}`},
@@ -158,9 +173,9 @@ func TestValidationOrder(t *testing.T) {
 		cases = append(cases, errorCase{name, method, path, body, status, code, message})
 	}
 	nowhere := func(op string) string { return docPath("random_database1", "random_collection", op) }
-	add("collection name before request", "POST", docPath("db1", "1x", "insert"), `{"documents":[]}`, 400, "INVALID_ARGUMENT", "invalid collection name")
-	add("database name before request", "POST", docPath("1x", "users", "insert"), `{"documents":[]}`, 400, "INVALID_ARGUMENT", "invalid database name")
-	add("name before malformed body", "POST", docPath("db1", "1x", "insert"), `{`, 400, "INVALID_ARGUMENT", "invalid collection name")
+	add("collection name before request", "POST", docPath("db1", "1x", "insert"), `{"documents":[]}`, 400, "INVALID_ARGUMENT", badName("collection", "1x"))
+	add("database name before request", "POST", docPath("1x", "users", "insert"), `{"documents":[]}`, 400, "INVALID_ARGUMENT", badName("database", "1x"))
+	add("name before malformed body", "POST", docPath("db1", "1x", "insert"), `{`, 400, "INVALID_ARGUMENT", badName("collection", "1x"))
 	add("documents before database", "POST", nowhere("insert"), `{"documents":[]}`, 400, "INVALID_ARGUMENT", "empty documents received")
 	add("fields before database", "PUT", nowhere("update"), `{"filter":{"id":1}}`, 400, "INVALID_ARGUMENT", "empty fields received")
 	add("filter before database", "POST", nowhere("read"), `{}`, 400, "INVALID_ARGUMENT", "filter is a required field")

@@ -122,7 +122,7 @@ func TestEventsStartNowAndSkipTheRest(t *testing.T) {
 		}
 		// A transaction that fails whole: the second document is a duplicate.
 		wantError(t, c.do(t, "POST", docPath("db1", "items", "insert"), `{"documents":[{"id":"x","v":0},{"id":"before","v":0}]}`),
-			409, "ALREADY_EXISTS", "duplicate key value, violates key constraint")
+			409, "ALREADY_EXISTS", `duplicate key value, violates key constraint: key {"id":"before"} exists already`)
 		// A transaction that commits nothing of items.
 		failed := c.begin(t, "db1")
 		failed.ok(t, "POST", docPath("db1", "items", "insert"), `{"documents":[{"id":"aborted","v":0}]}`)
@@ -345,7 +345,7 @@ func TestEventsRefused(t *testing.T) {
 			{"missing database", eventsPath("nodb", "items"), `{}`, 404, "NOT_FOUND", "database doesn't exist 'nodb'"},
 			{"missing collection", eventsPath("db1", "nothing"), `{}`, 404, "NOT_FOUND", "collection doesn't exist 'nothing'"},
 			{"messages collection", eventsPath("db1", "msgs"), `{}`, 400, "INVALID_ARGUMENT", "events is only supported on collection type of 'documents'"},
-			{"bad collection name", eventsPath("db1", "1x"), `{}`, 400, "INVALID_ARGUMENT", "invalid collection name"},
+			{"bad collection name", eventsPath("db1", "1x"), `{}`, 400, "INVALID_ARGUMENT", "invalid collection name '1x': " + nameRule},
 			{"malformed body", eventsPath("db1", "items"), `{"options":`, 400, "INVALID_ARGUMENT", anyMessage},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

@@ -238,7 +238,7 @@ func TestCompositePrimaryKey(t *testing.T) {
 		c.createColl(t, "db1", "comp", `{"title":"comp","properties":{"a":{"type":"string"},"b":{"type":"integer"},"c":{"type":"string"}},"primary_key":["b","a"]}`)
 		equalStrings(t, "keys", c.insert(t, "db1", "comp", `{"a":"y","b":1}`, `{"a":"x","b":2}`, `{"c":"z","a":"x","b":1}`),
 			[]string{`{"b":1,"a":"y"}`, `{"b":2,"a":"x"}`, `{"b":1,"a":"x"}`})
-		wantError(t, c.do(t, "POST", docPath("db1", "comp", "insert"), `{"documents":[{"a":"x","b":1}]}`), 409, "ALREADY_EXISTS", "duplicate key value, violates key constraint")
+		wantError(t, c.do(t, "POST", docPath("db1", "comp", "insert"), `{"documents":[{"a":"x","b":1}]}`), 409, "ALREADY_EXISTS", `duplicate key value, violates key constraint: key {"b":1,"a":"x"} exists already`)
 		// Key order: b, then a.
 		equalStrings(t, "order", c.all(t, "db1", "comp"), []string{`{"c":"z","a":"x","b":1}`, `{"a":"y","b":1}`, `{"a":"x","b":2}`})
 		equalStrings(t, "whole key", c.docs(t, "db1", "comp", `{"filter":{"a":"x","b":2}}`), []string{`{"a":"x","b":2}`})

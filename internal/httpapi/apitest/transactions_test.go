@@ -204,7 +204,7 @@ func TestTransactionRules(t *testing.T) {
 		if !strings.Contains(r.header.Get("Set-Cookie"), "Tigris-Tx-Id=") {
 			t.Fatalf("begin set no cookie: %v", r.header)
 		}
-		wantError(t, c.do(t, "POST", dbPath("bad.name", "transactions/begin"), ""), 400, "INVALID_ARGUMENT", "invalid database name")
+		wantError(t, c.do(t, "POST", dbPath("bad.name", "transactions/begin"), ""), 400, "INVALID_ARGUMENT", "invalid database name 'bad.name': "+nameRule)
 
 		// A transaction belongs to its database.
 		tx := c.begin(t, "bank")
@@ -249,7 +249,7 @@ func TestTransactionRules(t *testing.T) {
 		// roll back, and nothing of it lands.
 		tx.ok(t, "POST", docPath("bank", "accounts", "insert"), `{"documents":[{"id":20,"owner":"a","balance":1}]}`)
 		r = tx.do(t, "POST", docPath("bank", "accounts", "insert"), `{"documents":[{"id":21,"owner":"b","balance":1},{"id":0,"owner":"dup","balance":1}]}`)
-		wantError(t, r, 409, "ALREADY_EXISTS", "duplicate key value, violates key constraint")
+		wantError(t, r, 409, "ALREADY_EXISTS", `duplicate key value, violates key constraint: key {"id":0} exists already`)
 		if r := tx.commit(t); r.status != http.StatusConflict || !strings.Contains(string(r.body), `"ABORTED"`) {
 			t.Fatalf("commit after a failed write: %s", r)
 		}
