@@ -157,7 +157,7 @@ func runCLI(args []string, env cliEnv) int {
 		return exitOK
 	}
 	fmt.Fprintf(env.stderr, "folio %s: %v\n", cmd.name, err)
-	if h := hint(err, openedURL); h != "" {
+	if h := hint(err); h != "" {
 		fmt.Fprintln(env.stderr, h)
 	}
 	return exitCode(err)
@@ -206,10 +206,6 @@ func connectionFlags(fs *flag.FlagSet, getenv func(string) string) connection {
 	}
 }
 
-// openedURL is the server URL the command opened, for hints on its
-// errors (a process runs one command).
-var openedURL string
-
 func (cn connection) open() (*client.Client, error) {
 	opts := client.Options{ApplicationID: *cn.clientID, ApplicationSecret: *cn.clientSecret}
 	if *cn.token != "" {
@@ -229,7 +225,6 @@ func (cn connection) open() (*client.Client, error) {
 		}
 		opts.TLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	openedURL = *cn.url
 	c, err := client.Open(*cn.url, opts)
 	if err != nil {
 		return nil, usageError{err.Error()}

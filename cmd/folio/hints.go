@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/foliodb/folio/client"
@@ -13,31 +12,32 @@ import (
 
 // hint is a line for the person who ran a command whose error has a
 // common cause they can fix: "" when there is none to give.
-func hint(err error, serverURL string) string {
+func hint(err error) string {
 	var apiErr *client.Error
 	if errors.As(err, &apiErr) && apiErr.Code == client.Unauthenticated {
 		return "hint: this server asks for credentials: an application's --client-id and --client-secret " +
 			"(or FOLIO_CLIENT_ID and FOLIO_CLIENT_SECRET), or --token; the owner's are in the owner file the " +
 			"server wrote at its first start with --auth (<data-dir>/owner.json)"
 	}
+	// A request that got no answer names the URL it went to.
 	var reqErr *url.Error
-	if errors.As(err, &reqErr) && strings.HasPrefix(serverURL, "http://") && speaksTLS(serverURL) {
-		return "hint: this server speaks TLS: use https://" + strings.TrimPrefix(serverURL, "http://") +
-			" (and --ca-cert for a certificate of your own)"
+	if errors.As(err, &reqErr) {
+		if u, perr := url.Parse(reqErr.URL); perr == nil && u.Scheme == "http" && speaksTLS(u.Host) {
+			return "hint: this server speaks TLS: use https://" + u.Host +
+				" (and --ca-cert for a certificate of your own)"
+		}
 	}
 	return ""
 }
 
-// speaksTLS tells whether the server of an http:// URL completes a TLS
-// handshake: a plain request to a TLS port ends without an answer.
-func speaksTLS(serverURL string) bool {
-	u, err := url.Parse(serverURL)
-	if err != nil || u.Host == "" {
+// speaksTLS tells whether the server at host (an http:// URL's) completes
+// a TLS handshake: a plain request to a TLS port ends without an answer.
+func speaksTLS(host string) bool {
+	if host == "" {
 		return false
 	}
-	host := u.Host
-	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), "80")
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		host = net.JoinHostPort(host, "80")
 	}
 	d := &net.Dialer{Timeout: 2 * time.Second}
 	// Only the handshake is wanted, not trust: nothing is sent over it.

@@ -76,7 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintln(stderr, "folio:", err)
-	if h := hint(err, openedURL); h != "" {
+	if h := hint(err); h != "" {
 		fmt.Fprintln(stderr, h)
 	}
 	return exitCode(err) // 1, or the data commands' codes (docs/cli.md)
