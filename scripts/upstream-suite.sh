@@ -56,14 +56,10 @@ command -v protoc >/dev/null || die "protoc not found: apt-get install protobuf-
 git -C "$TIGRIS_REPO" rev-parse -q --verify "$TAG^{commit}" >/dev/null ||
 	die "no tag $TAG in $TIGRIS_REPO (a bare clone of the original server, tigrisdata-archive/tigris)"
 
-# The compiled suite depends on the tag, on this script and the stub
-# generator (which decide how it is built) and on the go toolchain.
-key=$( { echo "$TAG"; cat "$0" "$here/upstream-suite/fdbstub.go"; $GO version; } | sha256sum | cut -c1-16)
-work=$CACHE/$key
-src=$work/src
-testbin=$work/server.test
-
+work= src= testbin=
 build_suite() {
+	# Earlier builds (of another tag, script or toolchain) go.
+	find "$CACHE" -mindepth 1 -maxdepth 1 -name 'build-*' ! -path "$work" -exec rm -rf {} +
 	rm -rf "$work"
 	mkdir -p "$src" "$work/bin"
 	log "extracting $TAG into $src"
@@ -158,6 +154,13 @@ build_suite() {
 	(cd "$src" && CGO_ENABLED=0 nice -n 19 $GO test -p 1 -c -tags integration -o "$testbin" ./test/v1/server)
 }
 
+# The compiled suite depends on the tag, on how it is built (the function
+# above, the stub generator) and on the go toolchain: a change to any makes
+# a new build.
+key=$( { echo "$TAG"; declare -f build_suite; cat "$here/upstream-suite/fdbstub.go"; $GO version; } | sha256sum | cut -c1-16)
+work=$CACHE/build-$key
+src=$work/src
+testbin=$work/server.test
 if [ ! -x "$testbin" ]; then
 	build_suite
 else
@@ -221,16 +224,44 @@ for _ in $(seq 1 100); do
 done
 [ -n "$proxy" ] || die "the proxy did not start: $(cat "$OUT/proxy.log")"
 
-log "running the suite (events: $OUT/events.json)"
-set +e
+# One test at a time, each in a process of its own, after a mark in the
+# proxy's log: the exchanges between two marks are one test's. (In one
+# process, test2json's timestamps lag the test's requests by tens of
+# milliseconds, too much to tell whose a request is.) The tests are
+# independent: each makes and deletes projects of its own name.
 # cwd is the test's directory: it reads ../../config/keys. The environment
 # must not say ENVIRONMENT=test (the original's docker compose hosts).
-(cd "$src/test/v1/server" && env -u ENVIRONMENT UPSTREAM_BASE_URL="http://$proxy" \
-	$GO tool test2json -t -p github.com/tigrisdata/tigris/test/v1/server \
-	"$testbin" -test.v=test2json -test.count=1 -test.timeout=30m ${RUN:+-test.run "$RUN"}) >"$OUT/events.json"
-status=$?
-set -e
+run_test() { # run_test NAME PATTERN EVENTS
+	curl -fsS -X POST "http://$proxy/upstream-suite/mark?test=$1" || die "the proxy did not take a mark"
+	(cd "$src/test/v1/server" && env -u ENVIRONMENT UPSTREAM_BASE_URL="http://$proxy" \
+		$GO tool test2json -t -p github.com/tigrisdata/tigris/test/v1/server \
+		"$testbin" -test.v=test2json -test.count=1 -test.timeout=10m -test.run "$2") >>"$3" || true
+}
+anchored() { # ^A$/^B$ for A/B: -test.run's pattern for one test
+	local out= part
+	local IFS=/
+	for part in $1; do
+		out+="${out:+/}^$(printf '%s' "$part" | sed 's/[][\\.*^$+?(){}|]/\\&/g')\$"
+	done
+	printf '%s' "$out"
+}
+mapfile -t tests < <(cd "$src/test/v1/server" && "$testbin" -test.list "${RUN:-.}" | grep '^Test')
+log "running ${#tests[@]} tests one by one (events: $OUT/events.json)"
+: >"$OUT/events.json"
+for t in "${tests[@]}"; do
+	run_test "$t" "$(anchored "$t")" "$OUT/events.json"
+done
+# A failed test's first failed subtest, again alone (its results are not
+# counted): the exchanges of the subtests after it would hide its own.
+mapfile -t subtests < <($GO run "$here/upstream-suite/summary.go" -failed-subtests "$OUT/events.json")
+if [ "${#subtests[@]}" -gt 0 ]; then
+	log "running the ${#subtests[@]} first failed subtests again alone, for their exchanges"
+	: >"$OUT/subtest-events.json"
+	for t in "${subtests[@]}"; do
+		run_test "$t" "$(anchored "$t")" "$OUT/subtest-events.json"
+	done
+fi
 
 summary_args=(-tag "$TAG" -folio "$(git -C "$root" rev-parse --short HEAD)" -exchanges "$OUT/exchanges.jsonl")
 $GO run "$here/upstream-suite/summary.go" "${summary_args[@]}" "$OUT/events.json" | tee "$OUT/summary.md"
-log "files of this run: $OUT (test binary exit status $status)"
+log "files of this run: $OUT"

@@ -2,12 +2,12 @@
 
 // proxy stands between the original's suite and folio serve
 // (scripts/upstream-suite.sh) and writes every exchange as a JSON line:
-// when it began (the client may see the answer, and fail, before the
-// proxy has logged it), the method, path and query, the request body and the
-// answer's status and body (each cut at 2 KiB). summary.go pairs a failed
-// test with the last exchange before its failure, so that the report says
-// what was sent and what Folio answered, which Folio's request log does
-// not (it has no bodies).
+// the method, path and query, the request body and the answer's status
+// and body (each cut at 2 KiB). A POST to /upstream-suite/mark?test=NAME
+// is not passed on: it writes a mark, and the script sends one before it
+// runs each test, so that summary.go knows which exchanges are whose and
+// can say, for a failure, what was sent and what Folio answered (Folio's
+// request log has no bodies; the tests' own output has neither).
 //
 //	go run proxy.go -target 127.0.0.1:8081 -log exchanges.jsonl
 //
@@ -27,18 +27,16 @@ import (
 	"net/url"
 	"os"
 	"sync"
-	"time"
 )
 
 const keep = 2048 // bytes of each body kept in the log
 
 type exchange struct {
-	Time     time.Time `json:"time"`
-	Method   string    `json:"method"`
-	Path     string    `json:"path"`
-	Sent     string    `json:"sent,omitempty"`
-	Status   int       `json:"status"`
-	Answered string    `json:"answered,omitempty"`
+	Method   string `json:"method"`
+	Path     string `json:"path"`
+	Sent     string `json:"sent,omitempty"`
+	Status   int    `json:"status"`
+	Answered string `json:"answered,omitempty"`
 }
 
 func main() {
@@ -60,7 +58,11 @@ func main() {
 	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: *target})
 	rp.FlushInterval = -1 // streamed answers (reads, search) pass as they come
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		began := time.Now().UTC()
+		if r.URL.Path == "/upstream-suite/mark" {
+			record(exchange{Method: "MARK", Path: r.URL.Query().Get("test")})
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		var sent []byte
 		if r.Body != nil {
 			body, _ := io.ReadAll(r.Body)
@@ -70,7 +72,6 @@ func main() {
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 		rp.ServeHTTP(rec, r)
 		record(exchange{
-			Time:     began,
 			Method:   r.Method,
 			Path:     r.URL.RequestURI(),
 			Sent:     clip(sent),

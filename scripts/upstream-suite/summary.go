@@ -3,10 +3,16 @@
 // summary reads the test2json events of a run of the original's suite
 // (scripts/upstream-suite.sh) and prints, as Markdown, the counts of its
 // top-level tests (passed, failed, skipped) and, per failed test, the first
-// failed subtest and its first failure: testify's "Error:" with what
-// followed it (httpexpect's expected and actual), or a panic.
+// failed subtest, its first failure (testify's "Error:" with what followed
+// it: httpexpect's expected and actual; or a panic), and, from proxy.go's
+// log, the exchange it failed on: what was sent and what Folio answered.
 //
-//	go run summary.go [-tag T] [-folio C] events.json
+//	go run summary.go [-tag T] [-folio C] [-exchanges proxy.jsonl] events.json
+//	go run summary.go -failed-subtests events.json
+//
+// The second form prints, one a line, the first failed subtest of each
+// failed test that has subtests (Test/sub), which the script runs again
+// alone so that its exchanges are its own.
 package main
 
 import (
@@ -18,21 +24,21 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
 
 type event struct {
-	Time    time.Time
-	Action  string
-	Test    string
-	Output  string
-	Elapsed float64
+	Action string
+	Test   string
+	Output string
 }
 
-// exchange is a line of proxy.go's log.
+// exchange is a line of proxy.go's log; a mark (Method "MARK", Path a
+// test's name) says that the exchanges after it, up to the next mark, are
+// that test's.
 type exchange struct {
-	Time     time.Time
 	Method   string
 	Path     string
 	Sent     string
@@ -42,35 +48,37 @@ type exchange struct {
 
 type test struct {
 	name    string
-	result  string      // pass, fail, skip; empty if it never ended
-	output  []string    // its lines, subtests' included, in order
-	times   []time.Time // when each line was written
-	start   time.Time
-	failing string // its first failed subtest
-	elapsed float64
+	result  string   // pass, fail, skip; empty if it never ended
+	output  []string // its lines, subtests' included, in order
+	failing string   // its first failed subtest, deepest first
 }
 
 func main() {
 	tag := flag.String("tag", "", "the original's tag")
 	folio := flag.String("folio", "", "Folio's commit")
-	exchangesPath := flag.String("exchanges", "", "proxy.go's log: adds to each failure the last exchange before it")
+	exchangesPath := flag.String("exchanges", "", "proxy.go's log, with a mark before each test")
+	failedSubtests := flag.Bool("failed-subtests", false, "print the first failed subtest of each failed test, and nothing else")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: go run summary.go [-tag T] [-folio C] events.json")
+		fmt.Fprintln(os.Stderr, "usage: go run summary.go [-tag T] [-folio C] [-exchanges proxy.jsonl] events.json")
 		os.Exit(2)
 	}
 	tests, order, err := read(flag.Arg(0))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "summary:", err)
-		os.Exit(1)
-	}
-	var exchanges []exchange
-	if *exchangesPath != "" {
-		if exchanges, err = readExchanges(*exchangesPath); err != nil {
-			fmt.Fprintln(os.Stderr, "summary:", err)
-			os.Exit(1)
+	check(err)
+	if *failedSubtests {
+		for _, name := range order {
+			if t := tests[name]; t.result == "fail" && t.failing != "" && t.failing != name {
+				fmt.Println(t.failing)
+			}
 		}
+		return
 	}
+	var byMark map[string][]exchange
+	if *exchangesPath != "" {
+		byMark, err = readExchanges(*exchangesPath)
+		check(err)
+	}
+
 	counts := map[string]int{}
 	for _, name := range order {
 		counts[tests[name].result]++
@@ -106,16 +114,25 @@ func main() {
 				if t.failing != "" && t.failing != name {
 					where = " (" + strings.TrimPrefix(t.failing, name+"/") + ")"
 				}
-				msg, at := firstFailure(t.output)
+				msg := firstFailure(t.output)
 				fmt.Printf("- %s%s: %s\n", name, where, msg)
-				if at >= 0 && exchanges != nil {
-					if x := lastBefore(exchanges, t.start, t.times[at]); x != nil {
-						fmt.Printf("  - last exchange: `%s %s` sent %s, answered %d %s\n", x.Method, x.Path, quoted(x.Sent), x.Status, quoted(x.Answered))
-					}
+				xs, ok := byMark[t.failing]
+				if !ok {
+					xs = byMark[name]
+				}
+				if x, which := failedExchange(xs, msg); x != nil {
+					fmt.Printf("  - %s: `%s %s` sent %s, answered %d %s\n", which, x.Method, x.Path, quoted(x.Sent), x.Status, quoted(x.Answered))
 				}
 			}
 		}
 		fmt.Println()
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "summary:", err)
+		os.Exit(1)
 	}
 }
 
@@ -151,21 +168,20 @@ func read(path string) (map[string]*test, []string, error) {
 		top, _, _ := strings.Cut(e.Test, "/")
 		t := tests[top]
 		if t == nil {
-			t = &test{name: top, start: e.Time}
+			t = &test{name: top}
 			tests[top] = t
 			order = append(order, top)
 		}
 		switch e.Action {
 		case "output":
 			t.output = append(t.output, strings.TrimRight(e.Output, "\n"))
-			t.times = append(t.times, e.Time)
 		case "pass", "skip":
 			if e.Test == top {
-				t.result, t.elapsed = e.Action, e.Elapsed
+				t.result = e.Action
 			}
 		case "fail":
 			if e.Test == top {
-				t.result, t.elapsed = e.Action, e.Elapsed
+				t.result = e.Action
 			}
 			// The deepest subtest that failed first.
 			if t.failing == "" || strings.HasPrefix(e.Test, t.failing+"/") {
@@ -176,7 +192,68 @@ func read(path string) (map[string]*test, []string, error) {
 	return tests, order, sc.Err()
 }
 
+// readExchanges returns the exchanges of proxy.go's log under the mark
+// that precedes them. The proxy logs an exchange when it ends, but the
+// script sends a mark only once the previous test has ended, so the
+// order of the log is right.
+func readExchanges(path string) (map[string][]exchange, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	byMark := map[string][]exchange{}
+	mark := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var x exchange
+		if json.Unmarshal(sc.Bytes(), &x) != nil {
+			continue
+		}
+		if x.Method == "MARK" {
+			mark = x.Path
+			byMark[mark] = nil // a mark with no exchange still counts
+			continue
+		}
+		byMark[mark] = append(byMark[mark], x)
+	}
+	return byMark, sc.Err()
+}
+
+// failedExchange is the exchange a failure is about, among the test's
+// (or its failed subtest's, run alone), and what it is: for "expected
+// status ... but got: N", the last one answered N; else the test's last
+// one, which is the read that returned what was checked if the test
+// stopped at the failure (testify's require), but may come later if it
+// went on (assert). The deletes of a project, which tests defer to clean
+// up, are passed over unless nothing else fits.
+func failedExchange(xs []exchange, msg string) (*exchange, string) {
+	want := 0
+	if m := gotStatus.FindStringSubmatch(msg); m != nil {
+		want, _ = strconv.Atoi(m[1])
+	}
+	for _, skipCleanup := range []bool{true, false} {
+		for i := len(xs) - 1; i >= 0; i-- {
+			x := &xs[i]
+			if skipCleanup && x.Method == "DELETE" && projectDelete.MatchString(x.Path) {
+				continue
+			}
+			if want == 0 {
+				return x, "its last exchange"
+			}
+			if x.Status == want {
+				return x, fmt.Sprintf("the exchange answered %d", want)
+			}
+		}
+	}
+	return nil, ""
+}
+
 var (
+	gotStatus     = regexp.MustCompile(`but got: "(\d{3}) `)
+	projectDelete = regexp.MustCompile(`^/v1/projects/[^/]+/delete$`)
+
 	errorLine = regexp.MustCompile(`^\s*Error:\s*(.*)$`)
 	// Lines that end testify's message: its other labelled fields.
 	fieldLine = regexp.MustCompile(`^\s*(Error Trace|Test|Messages):`)
@@ -185,47 +262,10 @@ var (
 	space = regexp.MustCompile(`\s+`)
 )
 
-func readExchanges(path string) ([]exchange, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var xs []exchange
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var x exchange
-		if json.Unmarshal(sc.Bytes(), &x) == nil {
-			xs = append(xs, x)
-		}
-	}
-	// The proxy logs an exchange when it ends, with the time it began.
-	sort.SliceStable(xs, func(i, j int) bool { return xs[i].Time.Before(xs[j].Time) })
-	return xs, sc.Err()
-}
-
-// lastBefore is the last exchange that began between from and to: the
-// tests run one at a time, so it is the request a failure is about (or,
-// for a failure on a document's contents, the read that returned it).
-func lastBefore(xs []exchange, from, to time.Time) *exchange {
-	var last *exchange
-	for i := range xs {
-		if xs[i].Time.Before(from) {
-			continue
-		}
-		if xs[i].Time.After(to) {
-			break
-		}
-		last = &xs[i]
-	}
-	return last
-}
-
-// firstFailure is the first failure's message on one line, and the index
-// of its line: testify's Error field and its continuation lines, else a
-// panic, else the last lines of output (index -1).
-func firstFailure(lines []string) (string, int) {
+// firstFailure is the first failure's message on one line: testify's
+// Error field and its continuation lines, else a panic, else the last
+// lines of output.
+func firstFailure(lines []string) string {
 	for i, l := range lines {
 		m := errorLine.FindStringSubmatch(l)
 		if m == nil {
@@ -238,11 +278,11 @@ func firstFailure(lines []string) (string, int) {
 			}
 			msg = append(msg, strings.TrimSpace(next))
 		}
-		return clip(strings.Join(msg, " ")), i
+		return clip(strings.Join(msg, " "))
 	}
 	for i, l := range lines {
 		if strings.HasPrefix(strings.TrimSpace(l), "panic:") {
-			return clip(strings.Join(lines[i:min(i+2, len(lines))], " ")), i
+			return clip(strings.Join(lines[i:min(i+2, len(lines))], " "))
 		}
 	}
 	var tail []string
@@ -254,7 +294,7 @@ func firstFailure(lines []string) (string, int) {
 	if len(tail) > 3 {
 		tail = tail[len(tail)-3:]
 	}
-	return clip(strings.Join(tail, " ")), -1
+	return clip(strings.Join(tail, " "))
 }
 
 func skipReason(lines []string) string {
