@@ -114,9 +114,9 @@ serve:
 # (v1.0.0-beta.122, test/v1/server) against a real folio serve built from
 # this checkout: the yardstick of the final API (issues 36 to 38), not part
 # of test. Extracts and compiles the suite once into
-# ~/.cache/folio-upstream-suite (a few minutes), then runs it (about N
-# minutes) and prints a summary; docs/testing.md records a run. Needs the
-# original's repository and its API's (bare clones; see the script) and
-# protoc. A few tests: make upstream-suite RUN='TestCount|TestImport'
+# ~/.cache/folio-upstream-suite (about three minutes), then runs it (about
+# two and a half) and prints a summary; docs/testing.md records a run.
+# Needs the original's repository and its API's (bare clones; see the
+# script) and protoc. A few tests: make upstream-suite RUN='TestImport|TestRead_Sorted'
 upstream-suite:
 	GO=$(GO) RUN='$(RUN)' scripts/upstream-suite.sh

@@ -7,7 +7,7 @@
 # "The original's final suite", records a run. Not part of `make test`:
 #
 #   make upstream-suite                    # or scripts/upstream-suite.sh
-#   RUN='TestCreateProject|TestCount' make upstream-suite   # a few tests
+#   RUN='TestImport|TestRead_Sorted' make upstream-suite   # a few tests
 #
 # Environment:
 #   TIGRIS_REPO      bare git repository of the original server
