@@ -3,6 +3,8 @@
 package archtest
 
 import (
+	"go/ast"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"os"
@@ -164,9 +166,12 @@ func packageImports(t *testing.T) map[string][]string {
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
 		if err != nil {
 			return err
+		}
+		if ignored(f) {
+			return nil // a program run with go run, in no package (scripts/)
 		}
 		rel, err := filepath.Rel(root, filepath.Dir(path))
 		if err != nil {
@@ -240,4 +245,20 @@ func TestTheBinaryLinksNoOfficialClient(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ignored tells whether a file is left out of every build by its
+// "//go:build ignore" line.
+func ignored(f *ast.File) bool {
+	for _, g := range f.Comments {
+		if g.Pos() > f.Package {
+			break
+		}
+		for _, c := range g.List {
+			if expr, err := constraint.Parse(c.Text); err == nil && expr.String() == "ignore" {
+				return true
+			}
+		}
+	}
+	return false
 }

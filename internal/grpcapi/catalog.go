@@ -100,7 +100,7 @@ func collectionDescriptions(d *ops.DatabaseDescription) []*api.CollectionDescrip
 	out := make([]*api.CollectionDescription, len(d.Collections))
 	for i, c := range d.Collections {
 		out[i] = &api.CollectionDescription{Collection: c.Name, Metadata: &api.CollectionMetadata{}, Schema: schemaOf(c), Size: c.Size,
-			Sizes: &api.Sizes{Documents: c.Size, Indexes: c.IndexSize}}
+			Indexes: collectionIndexes(c.Indexes), Sizes: &api.Sizes{Documents: c.Size, Indexes: c.IndexSize}}
 	}
 	return out
 }
@@ -157,5 +157,6 @@ func (s *Server) DescribeCollection(ctx context.Context, req *api.DescribeCollec
 		return nil, s.fail(ctx, err)
 	}
 	return &api.DescribeCollectionResponse{Collection: d.Name, Metadata: &api.CollectionMetadata{}, Schema: schemaOf(*d), Size: d.Size,
-		Sizes: &api.Sizes{Documents: d.Size, Indexes: d.IndexSize}}, nil
+		Indexes: collectionIndexes(d.Indexes),
+		Sizes:   &api.Sizes{Documents: d.Size, Indexes: d.IndexSize}}, nil
 }

@@ -152,6 +152,17 @@ func TestProjectsOverGRPC(t *testing.T) {
 		if err != nil || !strings.Contains(string(coll.Schema), `{"ts":"`) {
 			t.Errorf("describe collection with schema_format ts: %v (%v)", coll, err)
 		}
+		// The indexes the 2023 answer lists: every indexed field, active.
+		var names []string
+		for _, x := range coll.GetIndexes() {
+			if x.GetState() != "INDEX ACTIVE" || len(x.GetFields()) != 1 || x.GetFields()[0].GetName() != x.GetName() {
+				t.Errorf("index %v", x)
+			}
+			names = append(names, x.GetName())
+		}
+		if len(names) == 0 || !slices.Contains(names, "id") {
+			t.Errorf("describe collection's indexes: %v", names)
+		}
 
 		deleted, err := s.rpc.DeleteProject(ctx(t), &api.DeleteProjectRequest{Project: "shop"})
 		if err != nil || deleted.Message != "project deleted successfully" {

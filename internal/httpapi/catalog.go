@@ -48,7 +48,15 @@ type collectionDescription struct {
 	// format (a map[string]string).
 	Schema any   `json:"schema"`
 	Size   int64 `json:"size"`
-	Sizes  sizes `json:"sizes"`
+	// Indexes, on the 2023 routes only (the 2022 answer has none).
+	Indexes []collectionIndex `json:"indexes,omitempty"`
+	Sizes   sizes             `json:"sizes"`
+}
+
+// withIndexes is d's description with its indexes, for a 2023 route.
+func withIndexes(c collectionDescription, d ops.CollectionDescription) collectionDescription {
+	c.Indexes = collectionIndexes(d.Indexes)
+	return c
 }
 
 // sizes is Folio's breakdown of what a collection or database takes, beside
@@ -140,6 +148,9 @@ func (s *Server) describeDatabase(w http.ResponseWriter, r *http.Request) error 
 	colls := make([]collectionDescription, len(d.Collections))
 	for i, c := range d.Collections {
 		colls[i] = describedCollection(c)
+		if isProjectRoute(r) {
+			colls[i] = withIndexes(colls[i], c)
+		}
 	}
 	sz := sizes{Documents: d.Size, Indexes: d.IndexSize}
 	if d.LogSize >= 0 {
@@ -205,6 +216,10 @@ func (s *Server) describeCollection(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, describedCollection(*d))
+	out := describedCollection(*d)
+	if isProjectRoute(r) {
+		out = withIndexes(out, *d)
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

@@ -58,6 +58,8 @@ type CollectionDescription struct {
 	Size   int64  // bytes of its documents
 	// IndexSize is the bytes of its index entries' keys.
 	IndexSize int64
+	// Indexes are its fields' indexes, as the 2023 API describes them.
+	Indexes []CollectionIndex
 	// Generated holds, when the request had a SchemaFormat, the source
 	// text of the collection's model types in each format asked for, keyed
 	// by the format's name as the request spelled it; the transports then
@@ -211,7 +213,8 @@ func (o *Ops) describe(ctx context.Context, tx kv.Tx, coll *catalog.Collection) 
 	if err != nil {
 		return CollectionDescription{}, err
 	}
-	return CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: sizes.Documents, IndexSize: sizes.Indexes, parsed: coll.Schema}, nil
+	return CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: sizes.Documents, IndexSize: sizes.Indexes,
+		Indexes: Indexes(coll.Schema), parsed: coll.Schema}, nil
 }
 
 // generate fills in d.Generated. It runs once the transaction is over: it

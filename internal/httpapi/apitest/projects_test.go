@@ -117,6 +117,32 @@ func TestProjectsAreDatabases(t *testing.T) {
 	})
 }
 
+// The 2023 describes list a collection's indexes (every field Folio
+// indexes, active from the start); the 2022 answers, which had none, stay
+// as they were.
+func TestDescribeListsIndexes23(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "shop")
+		c.createColl(t, "shop", "users", usersSchema23)
+		want := `[{"fields":[{"name":"id"}],"name":"id","state":"INDEX ACTIVE"},{"fields":[{"name":"name"}],"name":"name","state":"INDEX ACTIVE"}]`
+		for _, path := range []string{p23Coll("shop", "users", "describe"), p23Path("shop", "describe")} {
+			d := c.okObject(t, "POST", path, "")
+			if colls, ok := d["collections"].([]any); ok {
+				d = colls[0].(map[string]any)
+			}
+			b, _ := json.Marshal(d["indexes"])
+			if string(b) != want {
+				t.Errorf("%s: indexes %s, want %s", path, b, want)
+			}
+		}
+		for _, path := range []string{collPath("shop", "users", "describe"), dbPath("shop", "describe")} {
+			if r := c.ok(t, "POST", path, ""); strings.Contains(string(r.body), `"indexes":[`) {
+				t.Errorf("the 2022 %s answers indexes: %s", path, r.body)
+			}
+		}
+	})
+}
+
 func toStrings(t testing.TB, v any) []string {
 	t.Helper()
 	arr, ok := v.([]any)
