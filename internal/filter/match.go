@@ -43,6 +43,8 @@ func newPathTree(root Node) *pathTree {
 			n.slot = t.add(slots, n.Path)
 		case *Like:
 			n.slot = t.add(slots, n.Path)
+		case *Within:
+			n.slot = t.add(slots, n.array)
 		}
 	})
 	t.slots = len(slots)
@@ -220,6 +222,9 @@ func eval(n Node, doc []byte, spans []span) bool {
 	case *ArrayEquals:
 		sp := spans[n.slot]
 		return sp.start >= 0 && equalElements(doc[sp.start:sp.end], n.Elements)
+	case *Within:
+		sp := spans[n.slot]
+		return sp.start >= 0 && n.holds(doc[sp.start:sp.end])
 	case *Not:
 		return !eval(n.Node, doc, spans)
 	case *Exists:
