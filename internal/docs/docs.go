@@ -496,7 +496,7 @@ func (s *Service) read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, 
 	if req.Limit > 0 {
 		hint = req.Limit + req.Skip
 	}
-	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: req.Filter, After: req.After, Limit: hint, Sort: req.Sort, Doc: recordData, Counts: &s.counts})
+	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: req.Filter, After: req.After, Limit: hint, Sort: req.Sort, Doc: recordData, Times: recordTimes, Counts: &s.counts})
 	if err != nil {
 		return plan, 0, err
 	}
@@ -570,7 +570,7 @@ func matches(ctx context.Context, it query.Iterator, f filter.Filter, fn func(ke
 		if err != nil {
 			return fmt.Errorf("%w at %x", err, it.Key())
 		}
-		ok, err := f.Matches(r.Data)
+		ok, err := f.MatchesAt(r.Data, filter.Times{Created: r.CreatedAt, Updated: r.UpdatedAt})
 		if err != nil {
 			return fmt.Errorf("docs: stored document at %x: %w", it.Key(), err)
 		}

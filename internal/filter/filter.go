@@ -85,7 +85,8 @@ func (o Op) holds(cmp int) bool {
 
 // Node is one node of a filter tree: *And, *Or, *Comparison, *Elements,
 // *ArrayEquals, *Within (within.go: fields inside arrays of objects or of
-// arrays), or one of operators.go's: *Not, *Exists, *Like.
+// arrays), *Time (times.go: the documents' times), or one of
+// operators.go's: *Not, *Exists, *Like.
 type Node interface {
 	node()
 }

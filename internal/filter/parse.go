@@ -225,6 +225,9 @@ func (p *parser) field(path string, v int) ([]Node, error) {
 			return p.withinField(path, leaf, array, rest, v)
 		}
 	}
+	if !ok && (path == CreatedAtField || path == UpdatedAtField) {
+		return p.timeField(path, v)
+	}
 	if !ok {
 		if strings.HasPrefix(path, "$") {
 			return nil, invalidf("unsupported operator '%s'", path)

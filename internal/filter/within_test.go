@@ -1,6 +1,9 @@
 package filter
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // The schema and documents of the original's TestFilteringOnArrays, cut
 // down: arrays of objects, arrays in them, arrays of arrays.
@@ -85,5 +88,51 @@ func TestWithinErrors(t *testing.T) {
 	} {
 		_, err := Parse([]byte(filter), s, Collation{})
 		wantError(t, err, want)
+	}
+}
+
+func TestMatchesTimes(t *testing.T) {
+	s := mustSchema(t, withinSchema)
+	created := time.Date(2023, 5, 1, 10, 0, 0, 500_000_000, time.UTC)
+	ts := Times{Created: created, Updated: created.Add(time.Hour)}
+	for _, c := range []struct {
+		filter string
+		ts     Times
+		want   bool
+	}{
+		{`{"_tigris_created_at":{"$gt":"2023-05-01T10:00:00Z"}}`, ts, true},
+		{`{"_tigris_created_at":{"$gt":"2023-05-01T10:00:00.6Z"}}`, ts, false},
+		{`{"_tigris_created_at":"2023-05-01T12:00:00.5+02:00"}`, ts, true}, // the same instant
+		{`{"_tigris_created_at":{"$gte":"2023-05-01T10:00:00.5Z","$lt":"2023-05-02T00:00:00Z"}}`, ts, true},
+		{`{"_tigris_updated_at":{"$gt":"2023-05-01T10:30:00Z"}}`, ts, true},
+		{`{"_tigris_updated_at":{"$gt":"2023-05-01T10:30:00Z"}}`, Times{Created: created}, false}, // never updated
+		{`{"_tigris_updated_at":{"$ne":"2023-05-01T10:30:00Z"}}`, Times{Created: created}, true},
+		{`{"_tigris_created_at":{"$in":["2020-01-01T00:00:00Z","2023-05-01T10:00:00.5Z"]}}`, ts, true},
+		// Not a time: compared as text, as the original compared date-times.
+		{`{"_tigris_created_at":{"$gt":"2022-12.22T17:42:34Z"}}`, ts, true},
+		{`{"_tigris_created_at":{"$lt":"2022-12.22T17:42:34Z"}}`, ts, false},
+		{`{"$and":[{"_tigris_created_at":{"$gt":"2023-01-01T00:00:00Z"}},{"pkey_int":1}]}`, ts, true},
+		{`{"$and":[{"_tigris_created_at":{"$gt":"2023-01-01T00:00:00Z"}},{"pkey_int":2}]}`, ts, false},
+		{`{"_tigris_created_at":{"$gt":"2023-01-01T00:00:00Z"}}`, Times{}, false}, // Matches without times
+	} {
+		f, err := Parse([]byte(c.filter), s, Collation{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.filter, err)
+		}
+		if got, err := f.MatchesAt([]byte(`{"pkey_int":1}`), c.ts); err != nil || got != c.want {
+			t.Errorf("%s at %v: %v, %v; want %v", c.filter, c.ts, got, err, c.want)
+		}
+	}
+	for filter, want := range map[string]string{
+		`{"_tigris_created_at":1}`:                      "unsupported value type: field '_tigris_created_at' takes a date-time string, not 1",
+		`{"_tigris_created_at":{"$exists":true}}`:       "$exists does not apply to '_tigris_created_at', the document's time: compare it ($eq, $gt, $gte, $lt, $lte, $in, $ne)",
+		`{"_tigris_deleted_at":"2023-01-01T00:00:00Z"}`: "querying on non schema field '_tigris_deleted_at'",
+	} {
+		_, err := Parse([]byte(filter), s, Collation{})
+		wantError(t, err, want)
+	}
+	f, _ := Parse([]byte(`{"_tigris_updated_at":{"$gt":"2023-01-01T00:00:00Z"}}`), s, Collation{})
+	if op := f.DocumentOnly(); op != "_tigris_updated_at" {
+		t.Errorf("DocumentOnly = %q", op)
 	}
 }
