@@ -60,9 +60,6 @@ func parseArith(s *schema.Schema, name string, op arithOp, fields []byte, at int
 		if !ok {
 			return nil, status.Errorf(status.InvalidArgument, "%s: field '%s' is not in the schema", name, m.Key)
 		}
-		if f.PrimaryKey {
-			return nil, status.Errorf(status.InvalidArgument, "primary key field can't be updated")
-		}
 		val := fields[m.ValueStart:m.End]
 		if jsonscan.KindAt(val, 0) != jsonscan.Number {
 			return nil, status.Errorf(status.InvalidArgument, "%s of '%s' takes a number", name, m.Key)

@@ -45,7 +45,7 @@ func TestUpdateOperators(t *testing.T) {
 		{"not a number", `{"id":1,"n":5}`, `{"$increment":{"n":"1"}}`, "", "$increment of 'n' takes a number"},
 		{"string field", `{"id":1,"s":"a"}`, `{"$increment":{"s":1}}`, "", "$increment applies to integer and number fields, and 's' is not one"},
 		{"unknown field", `{"id":1}`, `{"$multiply":{"zz":1}}`, "", "$multiply: field 'zz' is not in the schema"},
-		{"primary key", `{"id":1}`, `{"$increment":{"id":1}}`, "", "primary key field can't be updated"},
+		{"primary key", `{"id":1}`, `{"$increment":{"id":1}}`, `{"id":2}`, ""}, // the update moves the document
 		{"overflow", `{"id":1,"n":9223372036854775807}`, `{"$increment":{"n":1}}`, "", "$increment of 'n' overflows the field: 9223372036854775807 + 1"},
 		{"overflow down", `{"id":1,"n":-9223372036854775808}`, `{"$decrement":{"n":1}}`, "", "$decrement of 'n' overflows the field"},
 		{"multiply overflow", `{"id":1,"n":4611686018427387904}`, `{"$multiply":{"n":2}}`, "", "$multiply of 'n' overflows the field"},

@@ -350,7 +350,9 @@ func (g *sequences) NextInt32(field string) (int32, error) {
 
 // Update applies fields ({"$set": {...}, "$unset": [...]}) to the documents
 // matching f, which must not be empty: to at most limit of them, the first
-// in primary-key order, if limit is above 0.
+// in primary-key order, if limit is above 0. An update that changes a
+// primary key field moves the document to its new key (a delete and an
+// insert in the change log), as the final Tigris server did.
 func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, fields []byte, limit int64) (*WriteResult, error) {
 	if err := requireDocuments(coll, "update"); err != nil {
 		return nil, err
@@ -363,6 +365,7 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 		return nil, err
 	}
 	res := &WriteResult{Time: s.Now()}
+	var moves []move
 	err = s.eachMatch(ctx, tx, coll, f, func(key, rec []byte, r Record) (bool, error) {
 		doc, err := u.apply(r.Data)
 		if err != nil {
@@ -381,16 +384,56 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 		if err != nil {
 			return false, err
 		}
-		if newKey, err := keyspace.Document(coll.ID, pk); err != nil || !bytes.Equal(newKey, key) {
-			return false, status.Errorf(status.InvalidArgument, "primary key field can't be updated")
+		newKey, err := keyspace.Document(coll.ID, pk)
+		if err != nil {
+			return false, status.Errorf(status.InvalidArgument, "invalid primary key: %v", err)
 		}
 		res.Modified++
-		return !reached(res.Modified, limit), s.put(tx, coll, changelog.Update, key, rec, encodeRecord(r.CreatedAt, res.Time, doc))
+		updated := encodeRecord(r.CreatedAt, res.Time, doc)
+		if !bytes.Equal(newKey, key) {
+			// The update changed a key field: the document moves. It leaves
+			// its old key now and takes the new one after the scan, which
+			// could otherwise meet it again there and update it twice.
+			moves = append(moves, move{key: newKey, pk: pk, rec: updated})
+			return !reached(res.Modified, limit), s.remove(tx, coll, key, rec)
+		}
+		return !reached(res.Modified, limit), s.put(tx, coll, changelog.Update, key, rec, updated)
 	})
 	if err != nil {
 		return nil, err
 	}
+	if err := s.settle(ctx, tx, coll, moves); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// move is a document an update moved to a new primary key: its record
+// (with its creation time and the update's time), to be written there.
+type move struct {
+	key []byte
+	pk  []any
+	rec []byte
+}
+
+// settle writes the moved documents at their new keys, each an insert: a
+// key that another document holds (one the update left in place, or moved
+// there first) fails the update with ALREADY_EXISTS, and the caller's
+// transaction then writes nothing.
+func (s *Service) settle(ctx context.Context, tx kv.Tx, coll *catalog.Collection, moves []move) error {
+	for _, m := range moves {
+		old, err := s.get(ctx, tx, m.key)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			return duplicateKey(coll.Schema, m.pk, "exists already: the update would move a document onto it")
+		}
+		if err := s.put(tx, coll, changelog.Insert, m.key, nil, m.rec); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Delete removes the documents matching f (the empty filter matches all):
@@ -453,7 +496,7 @@ func (s *Service) read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, 
 	if req.Limit > 0 {
 		hint = req.Limit + req.Skip
 	}
-	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: req.Filter, After: req.After, Limit: hint, Sort: req.Sort, Doc: recordData, Counts: &s.counts})
+	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: req.Filter, After: req.After, Limit: hint, Sort: req.Sort, Doc: recordData, Times: recordTimes, Counts: &s.counts})
 	if err != nil {
 		return plan, 0, err
 	}
@@ -527,7 +570,7 @@ func matches(ctx context.Context, it query.Iterator, f filter.Filter, fn func(ke
 		if err != nil {
 			return fmt.Errorf("%w at %x", err, it.Key())
 		}
-		ok, err := f.Matches(r.Data)
+		ok, err := f.MatchesAt(r.Data, filter.Times{Created: r.CreatedAt, Updated: r.UpdatedAt})
 		if err != nil {
 			return fmt.Errorf("docs: stored document at %x: %w", it.Key(), err)
 		}

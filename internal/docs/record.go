@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"time"
+
+	"github.com/foliodb/folio/internal/filter"
 )
 
 // A document is stored as a record: a version byte, the creation and update
@@ -53,6 +55,13 @@ func decodeRecord(b []byte) (Record, error) {
 func recordData(b []byte) ([]byte, error) {
 	r, err := decodeRecord(b)
 	return r.Data, err
+}
+
+// recordTimes returns the times a record holds, for the planner's checks
+// of _tigris_created_at and _tigris_updated_at.
+func recordTimes(b []byte) filter.Times {
+	r, _ := decodeRecord(b) // recordData reports a bad record
+	return filter.Times{Created: r.CreatedAt, Updated: r.UpdatedAt}
 }
 
 // DecodeRecord reads a stored document record, for the readers of the

@@ -63,6 +63,9 @@ func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 				return nil, tooWide()
 			}
 			for _, m := range ms {
+				if f, ok := s.Field(m.Key); ok && f.PrimaryKey && jsonscan.KindAt(fields, m.ValueStart) == jsonscan.Null {
+					return nil, status.Errorf(status.InvalidArgument, "primary key field can't be set as null")
+				}
 				value, err := s.ConformValue(m.Key, fields[m.ValueStart:m.End])
 				if err != nil {
 					return nil, err
@@ -101,7 +104,7 @@ func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 	}
 	for _, path := range u.unset {
 		if f, ok := s.Field(path); ok && f.PrimaryKey {
-			return nil, status.Errorf(status.InvalidArgument, "primary key field can't be updated")
+			return nil, status.Errorf(status.InvalidArgument, "primary key field can't be unset")
 		}
 	}
 	return u, nil

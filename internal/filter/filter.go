@@ -18,7 +18,9 @@
 // field's schema type (an array's element type). On an array of scalars a
 // value means "some element" ({"tags":"x"}: the array contains x; with
 // operators, one element satisfies them all), and an array value means
-// that exact array ({"tags":["a","b"]}).
+// that exact array ({"tags":["a","b"]}). A path may also reach through
+// arrays of objects or of arrays (within.go): {"arr_obj.name":"x"} holds
+// when some object of arr_obj has name x.
 //
 // Errors a client can cause are *Error values with the exact message the API
 // returns (see Error). The package knows nothing of HTTP or storage.
@@ -82,7 +84,9 @@ func (o Op) holds(cmp int) bool {
 }
 
 // Node is one node of a filter tree: *And, *Or, *Comparison, *Elements,
-// *ArrayEquals, or one of operators.go's: *Not, *Exists, *Like.
+// *ArrayEquals, *Within (within.go: fields inside arrays of objects or of
+// arrays), *Time (times.go: the documents' times), or one of
+// operators.go's: *Not, *Exists, *Like.
 type Node interface {
 	node()
 }
@@ -168,7 +172,8 @@ type Filter struct {
 func (f Filter) MatchesAll() bool { return f.Root == nil }
 
 // Comparisons returns every comparison of the tree, depth first, those
-// of Elements and ArrayEquals nodes included.
+// of Elements and ArrayEquals nodes included (not those of Within nodes,
+// whose values no index holds).
 func (f Filter) Comparisons() []*Comparison {
 	var out []*Comparison
 	walk(f.Root, func(n Node) {

@@ -43,6 +43,8 @@ func newPathTree(root Node) *pathTree {
 			n.slot = t.add(slots, n.Path)
 		case *Like:
 			n.slot = t.add(slots, n.Path)
+		case *Within:
+			n.slot = t.add(slots, n.array)
 		}
 	})
 	t.slots = len(slots)
@@ -95,6 +97,12 @@ var errAllFound = errors.New("all paths found")
 // for the client, when a $regex would cost too much on doc's value
 // (MaxRegexWork).
 func (f Filter) Matches(doc []byte) (bool, error) {
+	return f.MatchesAt(doc, Times{})
+}
+
+// MatchesAt is Matches for a document whose times are ts, which the
+// filter's _tigris_created_at and _tigris_updated_at compare (times.go).
+func (f Filter) MatchesAt(doc []byte, ts Times) (bool, error) {
 	if f.Root == nil {
 		return true, nil
 	}
@@ -125,7 +133,7 @@ func (f Filter) Matches(doc []byte) (bool, error) {
 			return false, err
 		}
 	}
-	return eval(f.Root, doc, spans), nil
+	return eval(f.Root, doc, spans, &ts), nil
 }
 
 // collect walks the object at doc[i], recording in spans the value of every
@@ -195,18 +203,18 @@ func skipMember(o *jsonscan.ObjectReader, doc []byte, v int) error {
 	return nil
 }
 
-func eval(n Node, doc []byte, spans []span) bool {
+func eval(n Node, doc []byte, spans []span, ts *Times) bool {
 	switch n := n.(type) {
 	case *And:
 		for _, c := range n.Nodes {
-			if !eval(c, doc, spans) {
+			if !eval(c, doc, spans, ts) {
 				return false
 			}
 		}
 		return true
 	case *Or:
 		for _, c := range n.Nodes {
-			if eval(c, doc, spans) {
+			if eval(c, doc, spans, ts) {
 				return true
 			}
 		}
@@ -220,8 +228,13 @@ func eval(n Node, doc []byte, spans []span) bool {
 	case *ArrayEquals:
 		sp := spans[n.slot]
 		return sp.start >= 0 && equalElements(doc[sp.start:sp.end], n.Elements)
+	case *Time:
+		return n.holds(ts)
+	case *Within:
+		sp := spans[n.slot]
+		return sp.start >= 0 && n.holds(doc[sp.start:sp.end])
 	case *Not:
-		return !eval(n.Node, doc, spans)
+		return !eval(n.Node, doc, spans, ts)
 	case *Exists:
 		return n.holds(doc, spans[n.slot])
 	case *Like:

@@ -76,7 +76,8 @@ func (o LikeOp) String() string {
 
 // DocumentOnly returns the first operator of the filter that only a
 // document can answer, not an index: $ne, $exists, $not, $contains or
-// $regex; "" if there is none. The search index, which must count and
+// $regex, or the name of a document's time it compares
+// (_tigris_created_at); "" if there is none. The search index, which must count and
 // facet what a filter selects, takes no such operator.
 func (f Filter) DocumentOnly() string {
 	op := ""
@@ -91,6 +92,8 @@ func (f Filter) DocumentOnly() string {
 			op = "$exists"
 		case *Like:
 			op = n.Op.String()
+		case *Time:
+			op = n.Path
 		}
 	})
 	return op

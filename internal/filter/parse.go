@@ -220,6 +220,14 @@ func (p *parser) logical(op string, i, depth int) (Node, int, error) {
 // of operators, with an optional collation.
 func (p *parser) field(path string, v int) ([]Node, error) {
 	f, ok := p.fields.Field(path)
+	if !ok || (f.Type == schema.Array && f.Items != nil && f.Items.Type == schema.Array) {
+		if leaf, array, rest, ok := p.within(path); ok {
+			return p.withinField(path, leaf, array, rest, v)
+		}
+	}
+	if !ok && (path == CreatedAtField || path == UpdatedAtField) {
+		return p.timeField(path, v)
+	}
 	if !ok {
 		if strings.HasPrefix(path, "$") {
 			return nil, invalidf("unsupported operator '%s'", path)

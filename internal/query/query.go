@@ -69,6 +69,10 @@ type Request struct {
 	// Value); nil means that the value is the document itself. A lookup
 	// whose sort an index serves reads documents with it.
 	Doc func(value []byte) ([]byte, error)
+	// Times returns the document's times held in a stored value, which a
+	// filter on _tigris_created_at or _tigris_updated_at compares; nil
+	// means that the value holds none.
+	Times func(value []byte) filter.Times
 	// Counts, if set, supplies the collection's document count (which only
 	// steers the plan) from a cache, sparing a read per lookup.
 	Counts *Counts
@@ -257,7 +261,11 @@ func (p *planner) probeScan(r kv.Range, req Request, n int) *probedScan {
 		}
 		ok := true
 		if err == nil {
-			ok, err = req.Filter.Matches(doc)
+			var ts filter.Times
+			if req.Times != nil {
+				ts = req.Times(ps.Iterator.Value())
+			}
+			ok, err = req.Filter.MatchesAt(doc, ts)
 		}
 		if ok || err != nil {
 			ps.keys = append(ps.keys, slab.key(nil, ps.Iterator.Key()))

@@ -309,7 +309,8 @@ func sortKey(f *schema.Field, desc bool) (*bsearch.SortField, bool) {
 // documents, with two approximations the caller corrects by checking each
 // hit's document with the filter: Elements asks that each of its
 // comparisons hold for some element, not one element for all (Bleve
-// cannot tie terms of a multi-valued field to one element), and
+// cannot tie terms of a multi-valued field to one element; Within the
+// same), and
 // ArrayEquals that the array hold each element, not exactly them in order.
 // Numbers are float64 in Bleve, so integers beyond 2^53 compare rounded.
 func translate(n filter.Node, single func(path string) bool) query.Query {
@@ -335,6 +336,18 @@ func translate(n filter.Node, single func(path string) bool) query.Query {
 		}
 		// One element satisfies them all: for numbers, one range.
 		qs = mergeRanges(qs, func(string) bool { return true })
+		if len(qs) == 1 {
+			return qs[0]
+		}
+		return bleve.NewConjunctionQuery(qs...)
+	case *filter.Within:
+		// The values inside arrays of objects and of arrays are indexed
+		// under the field's path, as an array's elements are: the same
+		// approximation as Elements.
+		qs := make([]query.Query, len(n.Comparisons))
+		for i, c := range n.Comparisons {
+			qs[i] = comparison(c)
+		}
 		if len(qs) == 1 {
 			return qs[0]
 		}
