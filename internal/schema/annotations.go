@@ -49,7 +49,7 @@ func parseAnnotations(raw []byte, ms members, f *Field, where string) error {
 		}
 		return invalidf("%s is only supported for date-time type, and field '%s' is not one", what, where)
 	}
-	for _, name := range []string{"maxItems", "dimensions"} {
+	for _, name := range []string{"dimensions"} { // maxItems: readMaxItems
 		m, ok := ms.get(name)
 		if !ok {
 			continue

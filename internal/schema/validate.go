@@ -64,7 +64,7 @@ func (s *Schema) Conform(doc []byte) ([]byte, error) {
 // integers given as strings and appends the edits that unquote them.
 func (s *Schema) validate(doc []byte, fixes *[]edit) error {
 	i := jsonscan.SkipSpace(doc, 0)
-	end, err := validateObject(doc, i, s.fields, s.byName, fixes)
+	end, err := validateObject(doc, i, s.fields, s.byName, s.required, fixes)
 	if err == nil {
 		if rest := jsonscan.SkipSpace(doc, end); rest != len(doc) {
 			err = &jsonscan.SyntaxError{Offset: rest, Msg: fmt.Sprintf("unexpected %q after the document", doc[rest])}
@@ -178,8 +178,9 @@ func typeError(want string, got jsonscan.Kind) *fieldError {
 }
 
 // validateObject validates the object at doc[i] against the given
-// properties and returns where it ends. fixes is as in Schema.validate.
-func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, fixes *[]edit) (int, error) {
+// properties, of which those at the indexes required must be present,
+// and returns where it ends. fixes is as in Schema.validate.
+func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, required []int, fixes *[]edit) (int, error) {
 	if k := jsonscan.KindAt(doc, i); k != jsonscan.Object {
 		if fe := typeError("object", k); fe != nil {
 			return 0, fe
@@ -202,7 +203,7 @@ func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, f
 			return 0, err
 		}
 		if !ok {
-			return o.End(), nil
+			return o.End(), missingRequired(fields, required, seen)
 		}
 		var idx int
 		if escaped {
@@ -229,6 +230,23 @@ func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, f
 		}
 		o.Resume(e)
 	}
+}
+
+// missingRequired is the error for the required fields an object lacks
+// (seen: a bit per field present), in the original's words; nil when it
+// lacks none. A field a write fills in (a default, a generated key) is
+// not missing.
+func missingRequired(fields []*Field, required []int, seen []uint64) error {
+	var missing []string
+	for _, idx := range required {
+		if seen[idx/64]&(1<<(idx%64)) == 0 && !fields[idx].filled() {
+			missing = append(missing, quote(fields[idx].Name))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return failf("missing properties: %s", strings.Join(missing, ", "))
 }
 
 // unknownMembers builds the additionalProperties error for an object whose
@@ -305,6 +323,9 @@ func keyString(key []byte, escaped bool) string {
 func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 	k := jsonscan.KindAt(doc, i)
 	if k == jsonscan.Null {
+		if !f.takesNull() {
+			return 0, typeError(jsonType(f.Type), k)
+		}
 		return jsonscan.End(doc, i)
 	}
 	switch f.Type {
@@ -313,14 +334,14 @@ func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 			return integerString(doc, i, f, fixes)
 		}
 		if k != jsonscan.Number {
-			return failIfKnown(doc, i, typeError("integer", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		e, isInt, err := jsonscan.NumberEnd(doc, i)
 		if err != nil {
 			return 0, err
 		}
 		if !isInt {
-			return 0, failf("expected integer, but got number")
+			return 0, failf("expected %s, but got number", expected(f))
 		}
 		n, ok := jsonscan.ParseInt(doc[i:e])
 		if !ok {
@@ -332,7 +353,7 @@ func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 		return e, nil
 	case Number:
 		if k != jsonscan.Number {
-			return failIfKnown(doc, i, typeError("number", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		e, _, err := jsonscan.NumberEnd(doc, i)
 		if err != nil {
@@ -346,29 +367,42 @@ func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 		return e, nil
 	case Bool:
 		if k != jsonscan.Bool {
-			return failIfKnown(doc, i, typeError("boolean", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		return jsonscan.End(doc, i)
 	case String, Bytes, UUID, DateTime:
 		if k != jsonscan.String {
-			return failIfKnown(doc, i, typeError("string", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		return validateString(doc, i, f)
 	case Array:
 		if k != jsonscan.Array {
-			return failIfKnown(doc, i, typeError("array", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		a, err := jsonscan.ArrayAt(doc, i)
 		if err != nil {
 			return 0, err
 		}
+		n := 0
 		for {
 			v, ok, err := a.Next()
 			if err != nil {
 				return 0, err
 			}
 			if !ok {
+				if f.LimitItems && n > f.MaxItems {
+					return 0, failf("maximum %d items required, but found %d items", f.MaxItems, n)
+				}
 				return a.End(), nil
+			}
+			n++
+			if f.noItems { // no element type: only their count matters
+				e, err := jsonscan.End(doc, v)
+				if err != nil {
+					return 0, err
+				}
+				a.Resume(e)
+				continue
 			}
 			e, err := validateValue(doc, v, f.Items, fixes)
 			if err != nil {
@@ -378,14 +412,40 @@ func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 		}
 	case Object:
 		if k != jsonscan.Object {
-			return failIfKnown(doc, i, typeError("object", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		if f.FreeForm {
 			return jsonscan.End(doc, i)
 		}
-		return validateObject(doc, i, f.Properties, f.byName, fixes)
+		return validateObject(doc, i, f.Properties, f.byName, f.required, fixes)
 	}
 	return 0, fmt.Errorf("schema: field %q has no type", f.Path)
+}
+
+// jsonType is the JSON schema type of a field's values.
+func jsonType(t Type) string {
+	switch t {
+	case Int32, Int64:
+		return "integer"
+	case Number:
+		return "number"
+	case Bool:
+		return "boolean"
+	case Array:
+		return "array"
+	case Object:
+		return "object"
+	}
+	return "string"
+}
+
+// expected is what a value of f must be, in the original's words: its
+// JSON type, "or null" when it takes null.
+func expected(f *Field) string {
+	if f.takesNull() {
+		return jsonType(f.Type) + " or null"
+	}
+	return jsonType(f.Type)
 }
 
 // integerString checks the string at doc[i], the value of the integer
@@ -400,14 +460,14 @@ func integerString(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 	}
 	digits := doc[i+1 : e-1]
 	if escaped {
-		return 0, failf("expected integer, but got string")
+		return 0, failf("expected %s, but got string", expected(f))
 	}
 	n, ok := jsonscan.ParseInt(digits)
 	if !ok {
 		if end, isInt, err := jsonscan.NumberEnd(digits, 0); err == nil && isInt && end == len(digits) {
 			return 0, failf("%s is not valid 'int64'", quote(string(digits)))
 		}
-		return 0, failf("expected integer, but got string")
+		return 0, failf("expected %s, but got string", expected(f))
 	}
 	if f.Type == Int32 && int64(int32(n)) != n {
 		return 0, failf("%s is not valid 'int32'", quote(string(digits)))
