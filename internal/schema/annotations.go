@@ -147,7 +147,7 @@ func parseDefault(raw []byte, m member, f *Field, where string) error {
 	default:
 		return invalidf("unsupported default value for field '%s'", where)
 	}
-	if _, err := validateValue(text, 0, f, nil); err != nil {
+	if _, err := validateValue(text, 0, f, &pass{}); err != nil {
 		return invalidf("default value of field '%s' is not valid: %s", where, err)
 	}
 	f.Default = bytes.Clone(text)

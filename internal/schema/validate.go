@@ -39,7 +39,27 @@ import (
 //
 // Validate reads the document once, in place, without decoding it.
 func (s *Schema) Validate(doc []byte) error {
-	return s.validate(doc, nil)
+	return s.validate(doc, &pass{})
+}
+
+// ValidateOpen is Validate, but members the schema does not know are
+// taken, at any depth, and not looked at beyond their JSON syntax: they
+// are neither indexed nor queryable. It validates a document an update
+// changed, whose unknown members can only come from the stored document,
+// written with a schema sign-off (ConformOpen): an update must not be
+// refused for what it did not write, and every path it sets is checked
+// against the schema (ConformValue).
+func (s *Schema) ValidateOpen(doc []byte) error {
+	return s.validate(doc, &pass{open: true})
+}
+
+// pass is how one validation goes: Conform's (conform set: integers given
+// as strings are taken, and edits collects their rewrites), and open
+// (members the schema does not know are taken).
+type pass struct {
+	edits   []edit
+	conform bool
+	open    bool
 }
 
 // Conform validates a document a client sent, with Validate's rules but
@@ -50,19 +70,31 @@ func (s *Schema) Validate(doc []byte) error {
 // each rewritten as the JSON number it holds, digit for digit (no trip
 // through float64), so that everything stored is what Validate accepts.
 func (s *Schema) Conform(doc []byte) ([]byte, error) {
-	var fixes []edit
-	if err := s.validate(doc, &fixes); err != nil {
-		return nil, err
-	}
-	if len(fixes) == 0 {
-		return doc, nil
-	}
-	return applyEdits(doc, fixes), nil
+	return s.conform(doc, false)
 }
 
-// validate is Validate, and Conform when fixes is not nil: it then takes
-// integers given as strings and appends the edits that unquote them.
-func (s *Schema) validate(doc []byte, fixes *[]edit) error {
+// ConformOpen is Conform for a write with the schema signed off (the
+// original's Tigris-Schema-Sign-Off header, which turned validation off):
+// members the schema does not know are taken and stored as they are, as
+// in ValidateOpen. Everything the schema declares is still checked, so
+// that what is stored can be indexed and compared.
+func (s *Schema) ConformOpen(doc []byte) ([]byte, error) {
+	return s.conform(doc, true)
+}
+
+func (s *Schema) conform(doc []byte, open bool) ([]byte, error) {
+	fixes := &pass{conform: true, open: open}
+	if err := s.validate(doc, fixes); err != nil {
+		return nil, err
+	}
+	if len(fixes.edits) == 0 {
+		return doc, nil
+	}
+	return applyEdits(doc, fixes.edits), nil
+}
+
+// validate is Validate, Conform or their open forms, as fixes says.
+func (s *Schema) validate(doc []byte, fixes *pass) error {
 	i := jsonscan.SkipSpace(doc, 0)
 	end, err := validateObject(doc, i, s.fields, s.byName, s.required, fixes)
 	if err == nil {
@@ -86,24 +118,24 @@ func (s *Schema) validate(doc []byte, fixes *[]edit) error {
 // ("a/b"), so an update is refused with the words a document carrying the
 // value would be.
 func (s *Schema) ValidateValue(path string, value []byte) error {
-	return s.validateValue(path, value, nil)
+	return s.validateValue(path, value, &pass{})
 }
 
 // ConformValue is ValidateValue with Conform's rule for integers given as
 // strings: it returns the value to set, value itself or a copy with each
 // such string rewritten as the number it holds.
 func (s *Schema) ConformValue(path string, value []byte) ([]byte, error) {
-	var fixes []edit
-	if err := s.validateValue(path, value, &fixes); err != nil {
+	fixes := &pass{conform: true}
+	if err := s.validateValue(path, value, fixes); err != nil {
 		return nil, err
 	}
-	if len(fixes) == 0 {
+	if len(fixes.edits) == 0 {
 		return value, nil
 	}
-	return applyEdits(value, fixes), nil
+	return applyEdits(value, fixes.edits), nil
 }
 
-func (s *Schema) validateValue(path string, value []byte, fixes *[]edit) error {
+func (s *Schema) validateValue(path string, value []byte, fixes *pass) error {
 	f, ok := s.Field(path)
 	if !ok {
 		return invalidf("json schema validation failed for field '%s' reason 'field not in the schema'", path)
@@ -180,7 +212,7 @@ func typeError(want string, got jsonscan.Kind) *fieldError {
 // validateObject validates the object at doc[i] against the given
 // properties, of which those at the indexes required must be present,
 // and returns where it ends. fixes is as in Schema.validate.
-func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, required []int, fixes *[]edit) (int, error) {
+func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, required []int, fixes *pass) (int, error) {
 	if k := jsonscan.KindAt(doc, i); k != jsonscan.Object {
 		if fe := typeError("object", k); fe != nil {
 			return 0, fe
@@ -212,7 +244,7 @@ func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, r
 			idx, ok = byName[string(key)]
 		}
 		if !ok {
-			if jsonscan.KindAt(doc, v) == jsonscan.Null {
+			if fixes.open || jsonscan.KindAt(doc, v) == jsonscan.Null {
 				if err := o.Skip(); err != nil {
 					return 0, err
 				}
@@ -320,7 +352,7 @@ func keyString(key []byte, escaped bool) string {
 
 // validateValue validates the value at doc[i] against f and returns where it
 // ends. fixes is as in Schema.validate.
-func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
+func validateValue(doc []byte, i int, f *Field, fixes *pass) (int, error) {
 	k := jsonscan.KindAt(doc, i)
 	if k == jsonscan.Null {
 		if !f.takesNull() {
@@ -330,7 +362,7 @@ func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 	}
 	switch f.Type {
 	case Int32, Int64:
-		if k == jsonscan.String && fixes != nil {
+		if k == jsonscan.String && fixes.conform {
 			return integerString(doc, i, f, fixes)
 		}
 		if k != jsonscan.Number {
@@ -453,7 +485,7 @@ func expected(f *Field) string {
 // leading zero, no space) that fits f, and appends the edit that replaces
 // the string by that number. Anything else is the type error a string
 // gets where an integer is due.
-func integerString(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
+func integerString(doc []byte, i int, f *Field, fixes *pass) (int, error) {
 	e, escaped, err := jsonscan.StringEnd(doc, i)
 	if err != nil {
 		return 0, err
@@ -472,7 +504,7 @@ func integerString(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 	if f.Type == Int32 && int64(int32(n)) != n {
 		return 0, failf("%s is not valid 'int32'", quote(string(digits)))
 	}
-	*fixes = append(*fixes, edit{start: i, end: e, text: string(digits)})
+	fixes.edits = append(fixes.edits, edit{start: i, end: e, text: string(digits)})
 	return e, nil
 }
 

@@ -275,3 +275,22 @@ func TestValidateRequired(t *testing.T) {
 	wantError(t, s.ValidateValue("string_value", []byte("null")), prefix+"'string_value' reason 'expected string, but got null'")
 	wantError(t, s.ValidateValue("object_value.other", []byte("null")), "")
 }
+
+// ConformOpen and ValidateOpen take members the schema does not know, at
+// any depth, and check the rest as Conform and Validate do.
+func TestValidateOpen(t *testing.T) {
+	s := mustParse(t, "c", `{"title":"c","properties":{"id":{"type":"integer"},"o":{"type":"object","properties":{"a":{"type":"integer"}}}},"primary_key":["id"]}`)
+	doc := []byte(`{"id":"1","x":{"y":[1]},"o":{"a":2,"b":"c"}}`)
+	if _, err := s.Conform(doc); err == nil {
+		t.Fatal("Conform took unknown members")
+	}
+	got, err := s.ConformOpen(doc)
+	if err != nil || string(got) != `{"id":1,"x":{"y":[1]},"o":{"a":2,"b":"c"}}` {
+		t.Fatalf("ConformOpen = %s, %v", got, err)
+	}
+	if err := s.ValidateOpen(got); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, s.ValidateOpen([]byte(`{"id":1,"x":1,"o":{"a":"2"}}`)), "json schema validation failed for field 'o/a' reason 'expected integer or null, but got string'")
+	wantError(t, s.ValidateOpen([]byte(`{"id":1,"x":[}`)), "document is not valid JSON: invalid JSON at offset 13: unexpected '}' where a value was expected")
+}

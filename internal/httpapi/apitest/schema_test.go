@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -162,6 +163,47 @@ func TestSchemaRequiredNullableFreeForm(t *testing.T) {
 		wantError(t, c.do(t, "POST", collPath("db1", "two", "createOrUpdate"),
 			`{"schema":{"title":"two","properties":{"addr":{"type":["null","string","object"]}}}}`),
 			400, "INVALID_ARGUMENT", "only one non-null type allowed for the field 'addr'")
+	})
+}
+
+// With the header Tigris-Schema-Sign-Off: true, an insert or replace
+// keeps the members the schema does not know: stored, read back, neither
+// indexed nor queryable, and no obstacle to a later update. What the
+// schema declares is still checked.
+func TestSchemaSignOff(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "so", `{"title":"so","primary_key":["id"],"properties":{"id":{"type":"integer"},"s":{"type":"string"},"o":{"type":"object","properties":{"a":{"type":"integer"}}}}}`)
+		signedOff := func(op, doc string) *response {
+			method := "POST"
+			if op == "replace" {
+				method = "PUT"
+			}
+			req, err := http.NewRequest(method, c.base+docPath("db1", "so", op), strings.NewReader(`{"documents":[`+doc+`]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Tigris-Schema-Sign-Off", "true")
+			return c.doRequest(t, req)
+		}
+		doc := `{"id":1,"s":"foo","extra_field":"bar","o":{"a":1,"more":[1,{"x":null}]}}`
+		wantError(t, c.do(t, "POST", docPath("db1", "so", "insert"), `{"documents":[`+doc+`]}`), 400, "INVALID_ARGUMENT",
+			"json schema validation failed for field '' reason 'additionalProperties 'extra_field' not allowed'")
+		if r := signedOff("insert", doc); r.status != 200 {
+			t.Fatalf("signed-off insert: %s", r)
+		}
+		equalStrings(t, "stored", c.all(t, "db1", "so"), []string{doc})
+		wantError(t, signedOff("insert", `{"id":2,"s":1}`), 400, "INVALID_ARGUMENT",
+			"json schema validation failed for field 's' reason 'expected string or null, but got number'")
+		wantError(t, c.do(t, "POST", docPath("db1", "so", "read"), `{"filter":{"extra_field":"bar"}}`), 400, "INVALID_ARGUMENT", "querying on non schema field 'extra_field'")
+		c.ok(t, "PUT", docPath("db1", "so", "update"), `{"filter":{"id":1},"fields":{"$set":{"s":"baz"}}}`)
+		equalStrings(t, "updated", c.all(t, "db1", "so"), []string{`{"id":1,"s":"baz","extra_field":"bar","o":{"a":1,"more":[1,{"x":null}]}}`})
+		wantError(t, c.do(t, "PUT", docPath("db1", "so", "update"), `{"filter":{"id":1},"fields":{"$set":{"extra_field":"x"}}}`), 400, "INVALID_ARGUMENT", anyMessage)
+		if r := signedOff("replace", `{"id":1,"other":true}`); r.status != 200 {
+			t.Fatalf("signed-off replace: %s", r)
+		}
+		equalStrings(t, "replaced", c.all(t, "db1", "so"), []string{`{"id":1,"other":true}`})
 	})
 }
 
