@@ -137,6 +137,12 @@ func (s *Schema) ConformValue(path string, value []byte) ([]byte, error) {
 
 func (s *Schema) validateValue(path string, value []byte, fixes *pass) error {
 	f, ok := s.Field(path)
+	if !ok && s.inFreeForm(path) { // any JSON will do there
+		if _, _, err := jsonscan.Whole(value); err != nil {
+			return invalidf("value of '%s' is not valid JSON: %v", path, err)
+		}
+		return nil
+	}
 	if !ok {
 		return invalidf("json schema validation failed for field '%s' reason 'field not in the schema'", path)
 	}
@@ -580,4 +586,15 @@ func quote(s string) string {
 	q := strconv.Quote(s)
 	q = strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
 	return "'" + strings.ReplaceAll(q, `'`, `\'`) + "'"
+}
+
+// inFreeForm reports whether the dot path reaches inside a free-form
+// object field ("d.f1" where d is one), which takes any value there.
+func (s *Schema) inFreeForm(path string) bool {
+	for i := strings.LastIndexByte(path, '.'); i > 0; i = strings.LastIndexByte(path[:i], '.') {
+		if f, ok := s.Field(path[:i]); ok {
+			return f.Type == Object && f.FreeForm
+		}
+	}
+	return false
 }

@@ -294,3 +294,15 @@ func TestValidateOpen(t *testing.T) {
 	wantError(t, s.ValidateOpen([]byte(`{"id":1,"x":1,"o":{"a":"2"}}`)), "json schema validation failed for field 'o/a' reason 'expected integer or null, but got string'")
 	wantError(t, s.ValidateOpen([]byte(`{"id":1,"x":[}`)), "document is not valid JSON: invalid JSON at offset 13: unexpected '}' where a value was expected")
 }
+
+// An update may set a path inside a free-form object to any value.
+func TestValidateValueInFreeForm(t *testing.T) {
+	s := mustParse(t, "c", `{"title":"c","properties":{"id":{"type":"integer"},"d":{"type":"object","properties":{}},"o":{"type":"object","properties":{"a":{"type":"integer"}}}},"primary_key":["id"]}`)
+	for _, v := range []string{`"x"`, `1`, `{"y":[null]}`} {
+		if err := s.ValidateValue("d.f1", []byte(v)); err != nil {
+			t.Errorf("d.f1 = %s: %v", v, err)
+		}
+	}
+	wantError(t, s.ValidateValue("d.f1", []byte(`{`)), "value of 'd.f1' is not valid JSON: invalid JSON at offset 1: expected a member name in object")
+	wantError(t, s.ValidateValue("o.b", []byte(`1`)), "json schema validation failed for field 'o.b' reason 'field not in the schema'")
+}

@@ -159,6 +159,9 @@ func TestSchemaRequiredNullableFreeForm(t *testing.T) {
 		equalStrings(t, "unchanged", c.all(t, "db1", "req"), []string{doc})
 		c.ok(t, "PUT", docPath("db1", "req", "replace"), `{"documents":[{"id":1,"s":"b","d":{"any":{"thing":true}}}]}`)
 		equalStrings(t, "replaced", c.all(t, "db1", "req"), []string{`{"id":1,"s":"b","d":{"any":{"thing":true}}}`})
+		// An update sets any value inside a free-form object.
+		c.ok(t, "PUT", docPath("db1", "req", "update"), `{"filter":{"id":1},"fields":{"$set":{"d.f1":"updated_A","d.any.thing":[1]}}}`)
+		equalStrings(t, "updated", c.all(t, "db1", "req"), []string{`{"id":1,"s":"b","d":{"any":{"thing":[1]},"f1":"updated_A"}}`})
 		// Two non-null types are refused.
 		wantError(t, c.do(t, "POST", collPath("db1", "two", "createOrUpdate"),
 			`{"schema":{"title":"two","properties":{"addr":{"type":["null","string","object"]}}}}`),
