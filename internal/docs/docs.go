@@ -80,15 +80,26 @@ func requireDocuments(coll *catalog.Collection, op string) error {
 // Insert adds documents; if any of their keys exists (or two of them share
 // one) nothing is written and it fails with ALREADY_EXISTS.
 func (s *Service) Insert(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte) (*WriteResult, error) {
-	return s.write(ctx, tx, coll, docs, "insert", false)
+	return s.write(ctx, tx, coll, docs, "insert", false, false)
 }
 
 // Replace inserts documents, replacing those whose keys exist.
 func (s *Service) Replace(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte) (*WriteResult, error) {
-	return s.write(ctx, tx, coll, docs, "replace", true)
+	return s.write(ctx, tx, coll, docs, "replace", true, false)
 }
 
-func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte, op string, replace bool) (*WriteResult, error) {
+// InsertSignedOff and ReplaceSignedOff are Insert and Replace with the
+// schema signed off: members the schema does not know are stored as they
+// are (schema.ConformOpen).
+func (s *Service) InsertSignedOff(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte) (*WriteResult, error) {
+	return s.write(ctx, tx, coll, docs, "insert", false, true)
+}
+
+func (s *Service) ReplaceSignedOff(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte) (*WriteResult, error) {
+	return s.write(ctx, tx, coll, docs, "replace", true, true)
+}
+
+func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte, op string, replace, signedOff bool) (*WriteResult, error) {
 	if err := requireDocuments(coll, op); err != nil {
 		return nil, err
 	}
@@ -105,7 +116,7 @@ func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 	batch := make([]prepared, 0, len(docs))
 	var invalid error // the first document that is not valid; none after it is looked at
 	for _, doc := range docs {
-		doc, pk, err := s.prepare(coll, doc, gen, res.Time)
+		doc, pk, err := s.prepare(coll, doc, gen, res.Time, signedOff)
 		if err != nil {
 			invalid = err
 			break
@@ -154,13 +165,18 @@ func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 	return res, nil
 }
 
-// prepare validates a new document written at, and fills its defaults
-// and its generated key values.
-func (s *Service) prepare(coll *catalog.Collection, doc []byte, gen schema.Generator, at time.Time) ([]byte, []any, error) {
+// prepare validates a new document written at (keeping members the
+// schema does not know when signedOff), and fills its defaults and its
+// generated key values.
+func (s *Service) prepare(coll *catalog.Collection, doc []byte, gen schema.Generator, at time.Time, signedOff bool) ([]byte, []any, error) {
 	if len(doc) > s.MaxDocumentSize {
 		return nil, nil, status.Errorf(status.InvalidArgument, "document of %d bytes exceeds the maximum of %d bytes", len(doc), s.MaxDocumentSize)
 	}
-	doc, err := coll.Schema.Conform(doc)
+	conform := coll.Schema.Conform
+	if signedOff {
+		conform = coll.Schema.ConformOpen
+	}
+	doc, err := conform(doc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -377,7 +393,10 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 		if len(doc) > s.MaxDocumentSize {
 			return false, status.Errorf(status.InvalidArgument, "updated document of %d bytes exceeds the maximum of %d bytes", len(doc), s.MaxDocumentSize)
 		}
-		if err := coll.Schema.Validate(doc); err != nil {
+		// Open: members the schema does not know can only come from the
+		// stored document (a signed-off write); what the update set was
+		// checked against the schema when it was parsed.
+		if err := coll.Schema.ValidateOpen(doc); err != nil {
 			return false, err
 		}
 		pk, err := coll.Schema.ExtractKey(doc)

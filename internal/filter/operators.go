@@ -28,6 +28,10 @@ type Not struct {
 type Exists struct {
 	Path string
 	Want bool
+	// Null is set when the filter compared the field with null rather
+	// than said $exists (see parser.null); it changes only how the
+	// operator is named.
+	Null bool
 
 	slot int
 }
@@ -90,6 +94,9 @@ func (f Filter) DocumentOnly() string {
 			op = "$ne"
 		case *Exists:
 			op = "$exists"
+			if n.Null {
+				op = "a comparison with null"
+			}
 		case *Like:
 			op = n.Op.String()
 		case *Time:
@@ -320,4 +327,33 @@ func (l *Like) matchString(val []byte) (found, ok bool) {
 		return strings.Contains(index.Fold(string(s)), string(l.folded)), true
 	}
 	return bytes.Contains(s, l.folded), true
+}
+
+// null builds the node comparing field f by op with null. Null sorts
+// before every other value, as in the original, and a missing field counts
+// as null: index entries hold neither (index.Entries), so no filter can
+// tell them apart. The comparisons are then questions of presence:
+//
+//	$eq null, $lte null    the field is missing or null  ($exists false)
+//	$gt null, $ne null     it holds a value              ($exists true)
+//	$gte null              every document
+//	$lt null               no document
+//
+// On an array field the value compared is the array itself: null elements
+// inside an array are not looked at.
+func (p *parser) null(f *schema.Field, op Op) (Node, error) {
+	if err := p.count(); err != nil {
+		return nil, err
+	}
+	present := &Exists{Path: f.Path, Want: true, Null: true}
+	absent := &Exists{Path: f.Path, Want: false, Null: true}
+	switch op {
+	case Eq, Lte:
+		return absent, nil
+	case Gt:
+		return present, nil
+	case Gte:
+		return &Or{Nodes: []Node{present, absent}}, nil
+	}
+	return &And{Nodes: []Node{present, absent}}, nil // Lt
 }

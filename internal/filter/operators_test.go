@@ -101,7 +101,6 @@ func TestOperatorsParseErrors(t *testing.T) {
 		{"$in empty", `{"n":{"$in":[]}}`, "$in on field 'n' needs at least one value"},
 		{"$in wrong type", `{"n":{"$in":["x"]}}`, `unsupported value type: field 'n' takes an integer, not "x"`},
 		{"$in twice", `{"n":{"$in":[1],"$in":[2]}}`, "duplicate filter '$in'"},
-		{"$ne null", `{"n":{"$ne":null}}`, "unsupported value type: field 'n' takes an integer, not null"},
 		{"$exists not bool", `{"n":{"$exists":1}}`, "$exists on field 'n' takes true or false"},
 		{"$exists on object", `{"addr":{"$exists":true}}`, "unsupported value type: field 'addr' is "},
 		{"$contains on integer", `{"n":{"$contains":"1"}}`, "$contains applies to string fields, and 'n' is not one"},
@@ -226,5 +225,66 @@ func TestRegexBoundsAtTheEdge(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("a value of %d bytes: %v, want taken %v", c.n, err, c.ok)
 		}
+	}
+}
+
+// TestNullMatch: a comparison with null is a question of presence, null
+// sorting first and a missing field counting as null (parser.null).
+func TestNullMatch(t *testing.T) {
+	s := mustSchema(t, operatorsSchema)
+	docs := map[string]string{
+		"value":   `{"id":1,"n":5,"name":"x","tags":["a",null],"addr":{"city":"Oslo"}}`,
+		"null":    `{"id":1,"n":null,"name":null,"tags":null,"addr":{"city":null}}`,
+		"missing": `{"id":1}`,
+	}
+	cases := []struct {
+		filter string
+		want   map[string]bool // by doc; absent: false
+	}{
+		{`{"n":null}`, map[string]bool{"null": true, "missing": true}},
+		{`{"n":{"$eq":null}}`, map[string]bool{"null": true, "missing": true}},
+		{`{"n":{"$lte":null}}`, map[string]bool{"null": true, "missing": true}},
+		{`{"n":{"$gt":null}}`, map[string]bool{"value": true}},
+		{`{"n":{"$ne":null}}`, map[string]bool{"value": true}},
+		{`{"n":{"$gte":null}}`, map[string]bool{"value": true, "null": true, "missing": true}},
+		{`{"n":{"$lt":null}}`, map[string]bool{}},
+		{`{"n":{"$in":[5,null]}}`, map[string]bool{"value": true, "null": true, "missing": true}},
+		{`{"n":{"$in":[4,null]}}`, map[string]bool{"null": true, "missing": true}},
+		{`{"n":{"$gt":null,"$lt":6}}`, map[string]bool{"value": true}},
+		{`{"name":null}`, map[string]bool{"null": true, "missing": true}},
+		{`{"addr.city":null}`, map[string]bool{"null": true, "missing": true}},
+		{`{"addr.city":{"$gt":null}}`, map[string]bool{"value": true}},
+		// On an array the array itself is compared, not its elements.
+		{`{"tags":null}`, map[string]bool{"null": true, "missing": true}},
+		{`{"tags":{"$gt":null}}`, map[string]bool{"value": true}},
+		{`{"$or":[{"n":null},{"n":5}]}`, map[string]bool{"value": true, "null": true, "missing": true}},
+	}
+	for _, c := range cases {
+		f, err := Parse([]byte(c.filter), s, Collation{})
+		if err != nil {
+			t.Fatalf("parse %s: %v", c.filter, err)
+		}
+		for name, doc := range docs {
+			got, err := f.Matches([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want[name] {
+				t.Errorf("%s on %s (%s) = %v, want %v", c.filter, name, doc, got, c.want[name])
+			}
+		}
+	}
+}
+
+// TestNullInSearchFilter: the search index, which holds no nulls, names a
+// comparison with null as what it cannot answer.
+func TestNullInSearchFilter(t *testing.T) {
+	s := mustSchema(t, operatorsSchema)
+	f, err := Parse([]byte(`{"n":null}`), s, Collation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.DocumentOnly(); got != "a comparison with null" {
+		t.Fatalf("DocumentOnly = %q", got)
 	}
 }

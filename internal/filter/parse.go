@@ -252,6 +252,14 @@ func (p *parser) field(path string, v int) ([]Node, error) {
 	nodes := make([]Node, 0, len(ops))
 	var elements []*Comparison // an array's: one element must satisfy them all
 	for _, op := range ops {
+		if op.op != 0 && jsonscan.KindAt(p.raw, op.at) == jsonscan.Null {
+			n, err := p.null(f, op.op)
+			if err != nil {
+				return nil, err
+			}
+			nodes = append(nodes, n)
+			continue
+		}
 		if op.op == 0 {
 			n, err := p.special(f, array, op.name, op.at, ci)
 			if err != nil {
@@ -344,6 +352,9 @@ const operatorList = "$eq, $gt, $gte, $lt, $lte, $ne, $in, $exists, $not, $conta
 // equality of the whole array with an array value, or else the elements'
 // comparison with a scalar one.
 func (p *parser) operand(f *schema.Field, array bool, op Op, i int, ci bool) (Node, error) {
+	if jsonscan.KindAt(p.raw, i) == jsonscan.Null {
+		return p.null(f, op)
+	}
 	if !array {
 		return p.comparison(f, op, i, ci)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/foliodb/folio/internal/ops"
@@ -37,7 +38,7 @@ func keys(res *ops.WriteResult) [][]byte {
 
 func (s *Server) Insert(ctx context.Context, req *api.InsertRequest) (*api.InsertResponse, error) {
 	res, err := s.ops.Insert(ctx, callerOn(ctx, req.GetBranch()), ops.WriteDocumentsRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(),
-		Tx: txRef(ctx), Documents: req.GetDocuments()})
+		Tx: txRef(ctx), Documents: req.GetDocuments(), SchemaSignedOff: signedOff(ctx)})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -46,7 +47,7 @@ func (s *Server) Insert(ctx context.Context, req *api.InsertRequest) (*api.Inser
 
 func (s *Server) Replace(ctx context.Context, req *api.ReplaceRequest) (*api.ReplaceResponse, error) {
 	res, err := s.ops.Replace(ctx, callerOn(ctx, req.GetBranch()), ops.WriteDocumentsRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(),
-		Tx: txRef(ctx), Documents: req.GetDocuments()})
+		Tx: txRef(ctx), Documents: req.GetDocuments(), SchemaSignedOff: signedOff(ctx)})
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -151,4 +152,11 @@ func (s *Server) Explain(ctx context.Context, req *api.ReadRequest) (*api.Explai
 	}
 	return &api.ExplainResponse{Collection: req.GetCollection(), ReadType: readType, Filter: string(req.GetFilter()), Sorting: string(req.GetSort()),
 		Plan: ex.Plan, Candidates: int64(ex.Candidates), Matched: int64(ex.Matched), KeysRead: ex.KeysRead}, nil
+}
+
+// signedOff reads the original's tigris-schema-sign-off metadata (see
+// ops.WriteDocumentsRequest.SchemaSignedOff).
+func signedOff(ctx context.Context) bool {
+	md, _ := metadata.FromIncomingContext(ctx)
+	return mdValue(md, "tigris-schema-sign-off") == "true"
 }

@@ -153,9 +153,9 @@ func TestIntegersAsStringsOverGRPC(t *testing.T) {
 		_, err = s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "nums", Documents: [][]byte{[]byte(`{"pkey_int":2,"small":"2147483648"}`)}})
 		wantRPCError(t, err, codes.InvalidArgument, prefix+"'small' reason ''2147483648' is not valid 'int32''")
 		_, err = s.rpc.Replace(ctx(t), &api.ReplaceRequest{Project: "db1", Collection: "nums", Documents: [][]byte{[]byte(`{"pkey_int":1,"obj":{"n":"1e3"}}`)}})
-		wantRPCError(t, err, codes.InvalidArgument, prefix+"'obj/n' reason 'expected integer, but got string'")
+		wantRPCError(t, err, codes.InvalidArgument, prefix+"'obj/n' reason 'expected integer or null, but got string'")
 		_, err = s.rpc.Update(ctx(t), &api.UpdateRequest{Project: "db1", Collection: "nums", Filter: []byte(`{"pkey_int":1}`), Fields: []byte(`{"$set":{"int_value":"x"}}`)})
-		wantRPCError(t, err, codes.InvalidArgument, prefix+"'int_value' reason 'expected integer, but got string'")
+		wantRPCError(t, err, codes.InvalidArgument, prefix+"'int_value' reason 'expected integer or null, but got string'")
 		wantStrings(t, "after the refused writes", readColl(t, s, "db1", "nums", `{}`, nil), []string{
 			`{"pkey_int":1,"int_value":-9223372036854775808}`,
 			`{"pkey_int":9223372036854775799,"int_value":7,"obj":{"n":8},"arr":[9]}`})

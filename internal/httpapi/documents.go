@@ -20,6 +20,12 @@ type metadata struct {
 	DeletedAt string `json:"deleted_at,omitempty"`
 }
 
+// headerSchemaSignOff set to "true" on an insert or replace keeps the
+// members of its documents that the schema does not know, as the
+// original's header of this name turned validation off (see
+// ops.WriteDocumentsRequest.SchemaSignedOff).
+const headerSchemaSignOff = "Tigris-Schema-Sign-Off"
+
 func timestamp(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -62,7 +68,7 @@ func (s *Server) writeDocuments(w http.ResponseWriter, r *http.Request, done str
 	}
 	malformed := decode(r, &body, writeOnlyOptions)
 	req := ops.WriteDocumentsRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Branch: branchOf(r, body.Branch), Tx: txRef(r),
-		Documents: make([][]byte, len(body.Documents))}
+		Documents: make([][]byte, len(body.Documents)), SchemaSignedOff: r.Header.Get(headerSchemaSignOff) == "true"}
 	for i, d := range body.Documents {
 		req.Documents[i] = d
 	}

@@ -32,6 +32,10 @@ type WriteDocumentsRequest struct {
 	Branch         string // see DatabaseRequest.Branch
 	Tx             TxRef
 	Documents      [][]byte // each a JSON object
+	// SchemaSignedOff is the original's Tigris-Schema-Sign-Off header:
+	// members the schema does not know are stored rather than refused
+	// (schema.ConformOpen); what the schema declares is still checked.
+	SchemaSignedOff bool
 }
 
 // WriteResult is what a write reports.
@@ -52,7 +56,11 @@ func (o *Ops) Insert(ctx context.Context, c Caller, req WriteDocumentsRequest) (
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
-	return o.writeDocuments(ctx, c, req, o.docs.Insert)
+	write := o.docs.Insert
+	if req.SchemaSignedOff {
+		write = o.docs.InsertSignedOff
+	}
+	return o.writeDocuments(ctx, c, req, write)
 }
 
 // Replace inserts documents, replacing those whose keys exist.
@@ -61,7 +69,11 @@ func (o *Ops) Replace(ctx context.Context, c Caller, req WriteDocumentsRequest) 
 	if err := o.authorize(c, auth.RoleEditor); err != nil {
 		return nil, err
 	}
-	return o.writeDocuments(ctx, c, req, o.docs.Replace)
+	write := o.docs.Replace
+	if req.SchemaSignedOff {
+		write = o.docs.ReplaceSignedOff
+	}
+	return o.writeDocuments(ctx, c, req, write)
 }
 
 // writeFunc is docs.Service.Insert or Replace.

@@ -49,7 +49,7 @@ func parseAnnotations(raw []byte, ms members, f *Field, where string) error {
 		}
 		return invalidf("%s is only supported for date-time type, and field '%s' is not one", what, where)
 	}
-	for _, name := range []string{"maxItems", "dimensions"} {
+	for _, name := range []string{"dimensions"} { // maxItems: readMaxItems
 		m, ok := ms.get(name)
 		if !ok {
 			continue
@@ -147,7 +147,7 @@ func parseDefault(raw []byte, m member, f *Field, where string) error {
 	default:
 		return invalidf("unsupported default value for field '%s'", where)
 	}
-	if _, err := validateValue(text, 0, f, nil); err != nil {
+	if _, err := validateValue(text, 0, f, &pass{}); err != nil {
 		return invalidf("default value of field '%s' is not valid: %s", where, err)
 	}
 	f.Default = bytes.Clone(text)

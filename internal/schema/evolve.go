@@ -57,6 +57,9 @@ func compatibleField(o, n *Field, where string) error {
 	}
 	switch o.Type {
 	case Array:
+		if o.noItems {
+			return nil // it held no element: any element type will do
+		}
 		return compatibleField(o.Items, n.Items, where+"[]")
 	case Object:
 		switch {

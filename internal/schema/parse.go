@@ -164,7 +164,7 @@ func parse(collectionName string, raw []byte, strict bool) (*Schema, error) {
 	for _, n := range pkNames {
 		isKey[n] = true
 	}
-	fields, byName, propsInsert, err := parseProperties(raw, props.start, "", "", isKey, &budget{}, 0)
+	fields, byName, propsInsert, err := parseProperties(raw, props.start, "", "", isKey, &budget{strict: strict}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +193,11 @@ func parse(collectionName string, raw []byte, strict bool) (*Schema, error) {
 	s.raw = applyEdits(raw, edits)
 	s.fields, s.byName = fields, byName
 	s.defaults, s.stamps = hasDefaults(fields)
+	if m, ok := top.get("required"); ok {
+		if s.required, err = readRequired(raw, m, fields, byName, "the schema", strict); err != nil {
+			return nil, err
+		}
+	}
 
 	for _, n := range pkNames {
 		i, ok := byName[n]
@@ -293,6 +298,7 @@ const MaxDepth = 16
 // budget counts what a schema being parsed has used of its limits.
 type budget struct {
 	fields int
+	strict bool // Parse, not ParseStored: refuse what only a client could send wrong
 }
 
 // field counts one more field definition, at depth.
@@ -373,7 +379,7 @@ func parseField(raw []byte, def member, name, path, where string, isKey bool, b 
 		}
 		return v, true, nil
 	}
-	typ, hasType, err := strMember("type")
+	typ, hasType, err := readType(raw, ms, f, where)
 	if err != nil {
 		return nil, err
 	}
@@ -432,10 +438,19 @@ func parseField(raw []byte, def member, name, path, where string, isKey bool, b 
 		}
 	}
 
+	if err := readMaxItems(raw, ms, f, where); err != nil {
+		return nil, err
+	}
 	items, hasItems := ms.get("items")
 	switch {
 	case f.Vector && !hasItems:
 		f.Items = &Field{Name: name, Path: path, Type: Number}
+	case f.Type == Array && !hasItems && f.LimitItems && f.MaxItems == 0:
+		// The original took an array without items when it could hold
+		// nothing. The placeholder (a free-form object) gives the code
+		// that walks arrays an element type, which no element will have.
+		f.Items = &Field{Name: name, Path: path, Type: Object, FreeForm: true}
+		f.noItems = true
 	case f.Type == Array && !hasItems:
 		return nil, invalidf("missing items for array field '%s'", where)
 	case f.Type != Array && hasItems:
@@ -457,6 +472,14 @@ func parseField(raw []byte, def member, name, path, where string, isKey bool, b 
 			return nil, invalidf("properties of field '%s' must be a JSON object", where)
 		}
 		if f.Properties, f.byName, _, err = parseProperties(raw, props.start, path, where, nil, b, depth); err != nil {
+			return nil, err
+		}
+		if len(f.Properties) == 0 {
+			f.Properties, f.byName, f.FreeForm = nil, nil, true
+		}
+	}
+	if m, ok := ms.get("required"); ok && f.Type == Object && !f.FreeForm {
+		if f.required, err = readRequired(raw, m, f.Properties, f.byName, "field '"+where+"'", b.strict); err != nil {
 			return nil, err
 		}
 	}
@@ -642,4 +665,96 @@ func quoteValue(text string) string {
 		return "'" + text[1:len(text)-1] + "'"
 	}
 	return "'" + text + "'"
+}
+
+// readType reads a field's type: a string, or an array of strings of
+// which one is not "null" ("null" makes the field Nullable), as the
+// original took them.
+func readType(raw []byte, ms members, f *Field, where string) (string, bool, error) {
+	m, ok := ms.get("type")
+	if !ok {
+		return "", false, nil
+	}
+	if v, ok := m.str(raw); ok {
+		return v, true, nil
+	}
+	bad := invalidf("type of field '%s' must be a string or an array of strings", where)
+	if m.kind(raw) != jsonscan.Array {
+		return "", false, bad
+	}
+	a, _ := jsonscan.ArrayAt(raw, m.start)
+	var types []string
+	for {
+		v, ok, err := a.Next()
+		if err != nil {
+			return "", false, bad
+		}
+		if !ok {
+			break
+		}
+		e, _, err := jsonscan.StringEnd(raw, v)
+		if err != nil {
+			return "", false, bad
+		}
+		if t := unquoteSpan(raw, v, e); t == "null" {
+			f.Nullable = true
+		} else {
+			types = append(types, t)
+		}
+		a.Resume(e)
+	}
+	switch len(types) {
+	case 0:
+		return "", false, nil
+	case 1:
+		return types[0], true, nil
+	}
+	return "", false, invalidf("only one non-null type allowed for the field '%s'", where)
+}
+
+// readMaxItems reads an array's maxItems, a non-negative integer.
+func readMaxItems(raw []byte, ms members, f *Field, where string) error {
+	m, ok := ms.get("maxItems")
+	if !ok {
+		return nil
+	}
+	n, isInt := jsonscan.ParseInt(raw[m.start:m.end])
+	if !isInt || n < 0 || n > 1<<31-1 {
+		return invalidf("maxItems of field '%s' must be a non-negative integer", where)
+	}
+	if f.Type != Array {
+		return invalidf("maxItems is only supported on array fields, not on field '%s'", where)
+	}
+	f.MaxItems, f.LimitItems = int(n), true
+	return nil
+}
+
+// readRequired reads "required", the names of the properties (fields,
+// byName) of an object (what, for messages) that documents must have, and
+// marks them Required. Parse refuses a name that is no property (no
+// document could have it); ParseStored skips it.
+func readRequired(raw []byte, m member, fields []*Field, byName map[string]int, what string, strict bool) ([]int, error) {
+	if !stringArray(raw, m) {
+		return nil, invalidf("required of %s must be an array of strings", what)
+	}
+	var out []int
+	a, _ := jsonscan.ArrayAt(raw, m.start)
+	for {
+		v, ok, _ := a.Next()
+		if !ok {
+			return out, nil
+		}
+		e, _, _ := jsonscan.StringEnd(raw, v)
+		a.Resume(e)
+		name := unquoteSpan(raw, v, e)
+		i, ok := byName[name]
+		switch {
+		case !ok && strict:
+			return nil, invalidf("required field '%s' is not a property of %s", name, what)
+		case !ok || fields[i].Required:
+			continue
+		}
+		fields[i].Required = true
+		out = append(out, i)
+	}
 }

@@ -123,11 +123,36 @@ type Field struct {
 	Items *Field
 	// Properties are the fields of an Object field, in schema order.
 	Properties []*Field
-	// FreeForm is true for an Object field declared without "properties":
-	// its values may hold any members, none of which is typed or queryable.
+	// FreeForm is true for an Object field declared without "properties",
+	// or with none ("properties":{}), as the original read both: its values
+	// may hold any members, none of which is typed or queryable.
 	FreeForm bool
+	// Required is true for a field its object (or the schema, at the top)
+	// names in "required": documents must have it, and not null unless
+	// Nullable.
+	Required bool
+	// Nullable is true for a field whose type is declared with "null"
+	// (["null","string"]): it takes null even when Required. Every field
+	// that is not Required takes null anyway, as in the original.
+	Nullable bool
+	// MaxItems bounds the elements of an Array field when LimitItems is
+	// set ("maxItems", which may be 0: an array declared without "items"
+	// must have it 0, and holds nothing).
+	MaxItems   int
+	LimitItems bool
 
-	byName map[string]int // index into Properties, for validation
+	byName   map[string]int // index into Properties, for validation
+	required []int          // indexes into Properties of the Required ones
+	noItems  bool           // an Array declared without items (Items is a placeholder)
+}
+
+// takesNull reports whether the field's value may be null.
+func (f *Field) takesNull() bool { return !f.Required || f.Nullable }
+
+// filled reports whether a write fills the field in when a document
+// omits it, so that omitting it satisfies "required".
+func (f *Field) filled() bool {
+	return f.Default != nil || f.DefaultFunc != "" || f.CreatedAt || f.UpdatedAt || f.AutoGenerate
 }
 
 // Schema is a parsed collection schema. It is immutable and safe for
@@ -138,6 +163,7 @@ type Schema struct {
 	collectionType CollectionType
 	fields         []*Field
 	byName         map[string]int
+	required       []int // indexes into fields of the Required ones
 	paths          map[string]*Field
 	scalars        []*Field
 	primaryKey     []*Field

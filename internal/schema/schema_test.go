@@ -277,7 +277,18 @@ func TestParse(t *testing.T) {
 		{"deep field name starting with $", `{"title":"c","properties":{"o":{"type":"object","properties":{"p":{"type":"object","properties":{"$x":{"type":"string"}}}}}}}`, "invalid field name '$x' in field 'o.p': a field name must not start with '$', which filters reserve for operators"},
 		{"items field name starting with $", `{"title":"c","properties":{"a":{"type":"array","items":{"type":"object","properties":{"$or":{"type":"integer"}}}}}}`, "invalid field name '$or' in field 'a[]': a field name must not start with '$', which filters reserve for operators"},
 		{"missing type", `{"title":"c","properties":{"a":{"description":"x"}}}`, "missing type for field 'a'"},
-		{"type not string", `{"title":"c","properties":{"a":{"type":["string","null"]}}}`, "type of field 'a' must be a string"},
+		{"type not string", `{"title":"c","properties":{"a":{"type":5}}}`, "type of field 'a' must be a string or an array of strings"},
+		{"nullable type", `{"title":"c","properties":{"a":{"type":["null","string"]},"o":{"type":["object","null"],"properties":{"n":{"type":["string","null"]}}},"l":{"type":["array","null"],"items":{"type":["string","null"]}}}}`, ""},
+		{"two non-null types", `{"title":"c","properties":{"a":{"type":["null","string","object"]}}}`, "only one non-null type allowed for the field 'a'"},
+		{"type list not strings", `{"title":"c","properties":{"a":{"type":["string",1]}}}`, "type of field 'a' must be a string or an array of strings"},
+		{"only null", `{"title":"c","properties":{"a":{"type":["null"]}}}`, "missing type for field 'a'"},
+		{"required", `{"title":"c","properties":{"a":{"type":"string"},"o":{"type":"object","properties":{"n":{"type":"string"}},"required":["n"]}},"required":["a"]}`, ""},
+		{"required unknown", `{"title":"c","properties":{"a":{"type":"string"}},"required":["b"]}`, "required field 'b' is not a property of the schema"},
+		{"required unknown in object", `{"title":"c","properties":{"o":{"type":"object","properties":{"n":{"type":"string"}},"required":["m"]}}}`, "required field 'm' is not a property of field 'o'"},
+		{"required not strings", `{"title":"c","properties":{"a":{"type":"string"}},"required":[1]}`, "required of the schema must be an array of strings"},
+		{"empty array", `{"title":"c","properties":{"a":{"type":"array","maxItems":0}}}`, ""},
+		{"maxItems negative", `{"title":"c","properties":{"a":{"type":"array","items":{"type":"string"},"maxItems":-1}}}`, "maxItems of field 'a' must be a non-negative integer"},
+		{"array without items, maxItems 1", `{"title":"c","properties":{"a":{"type":"array","maxItems":1}}}`, "missing items for array field 'a'"},
 		{"unknown type", `{"title":"c","properties":{"a":{"type":"date"}}}`, "unsupported type detected 'date' for field 'a'"},
 		{"null type name", `{"title":"c","properties":{"a":{"type":"null"}}}`, "unsupported type detected 'null' for field 'a'"},
 		{"integer format", `{"title":"c","properties":{"a":{"type":"integer","format":"int16"}}}`, "unsupported format 'int16' for field 'a'"},
@@ -411,5 +422,35 @@ func TestTypeStringUnknown(t *testing.T) {
 		if got := typ.String(); got != "unknown" {
 			t.Errorf("Type(%d).String() = %q", int(typ), got)
 		}
+	}
+}
+
+// An object with no properties, declared so or with "properties":{}, is
+// free-form, as the original read both.
+func TestParseFreeForm(t *testing.T) {
+	s := mustParse(t, "c", `{"title":"c","properties":{"a":{"type":"object"},"b":{"type":"object","properties":{}},"c":{"type":"object","properties":{"x":{"type":"string"}}}}}`)
+	for path, want := range map[string]bool{"a": true, "b": true, "c": false} {
+		if f, _ := s.Field(path); f.FreeForm != want {
+			t.Errorf("%s: FreeForm = %v, want %v", path, f.FreeForm, want)
+		}
+	}
+	if err := s.Validate([]byte(`{"b":{"f1":"A","f2":{"g":[1]}}}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ParseStored skips required names that are no property: a schema stored
+// before they were refused must still open.
+func TestParseStoredRequired(t *testing.T) {
+	const raw = `{"title":"c","properties":{"a":{"type":"string"}},"required":["b","a"],"primary_key":["a"]}`
+	if _, err := Parse("c", []byte(raw)); err == nil {
+		t.Fatal("Parse took a required name that is no property")
+	}
+	s, err := ParseStored("c", []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := s.Field("a"); !f.Required {
+		t.Fatal("a is not Required")
 	}
 }

@@ -39,7 +39,27 @@ import (
 //
 // Validate reads the document once, in place, without decoding it.
 func (s *Schema) Validate(doc []byte) error {
-	return s.validate(doc, nil)
+	return s.validate(doc, &pass{})
+}
+
+// ValidateOpen is Validate, but members the schema does not know are
+// taken, at any depth, and not looked at beyond their JSON syntax: they
+// are neither indexed nor queryable. It validates a document an update
+// changed, whose unknown members can only come from the stored document,
+// written with a schema sign-off (ConformOpen): an update must not be
+// refused for what it did not write, and every path it sets is checked
+// against the schema (ConformValue).
+func (s *Schema) ValidateOpen(doc []byte) error {
+	return s.validate(doc, &pass{open: true})
+}
+
+// pass is how one validation goes: Conform's (conform set: integers given
+// as strings are taken, and edits collects their rewrites), and open
+// (members the schema does not know are taken).
+type pass struct {
+	edits   []edit
+	conform bool
+	open    bool
 }
 
 // Conform validates a document a client sent, with Validate's rules but
@@ -50,21 +70,33 @@ func (s *Schema) Validate(doc []byte) error {
 // each rewritten as the JSON number it holds, digit for digit (no trip
 // through float64), so that everything stored is what Validate accepts.
 func (s *Schema) Conform(doc []byte) ([]byte, error) {
-	var fixes []edit
-	if err := s.validate(doc, &fixes); err != nil {
-		return nil, err
-	}
-	if len(fixes) == 0 {
-		return doc, nil
-	}
-	return applyEdits(doc, fixes), nil
+	return s.conform(doc, false)
 }
 
-// validate is Validate, and Conform when fixes is not nil: it then takes
-// integers given as strings and appends the edits that unquote them.
-func (s *Schema) validate(doc []byte, fixes *[]edit) error {
+// ConformOpen is Conform for a write with the schema signed off (the
+// original's Tigris-Schema-Sign-Off header, which turned validation off):
+// members the schema does not know are taken and stored as they are, as
+// in ValidateOpen. Everything the schema declares is still checked, so
+// that what is stored can be indexed and compared.
+func (s *Schema) ConformOpen(doc []byte) ([]byte, error) {
+	return s.conform(doc, true)
+}
+
+func (s *Schema) conform(doc []byte, open bool) ([]byte, error) {
+	fixes := &pass{conform: true, open: open}
+	if err := s.validate(doc, fixes); err != nil {
+		return nil, err
+	}
+	if len(fixes.edits) == 0 {
+		return doc, nil
+	}
+	return applyEdits(doc, fixes.edits), nil
+}
+
+// validate is Validate, Conform or their open forms, as fixes says.
+func (s *Schema) validate(doc []byte, fixes *pass) error {
 	i := jsonscan.SkipSpace(doc, 0)
-	end, err := validateObject(doc, i, s.fields, s.byName, fixes)
+	end, err := validateObject(doc, i, s.fields, s.byName, s.required, fixes)
 	if err == nil {
 		if rest := jsonscan.SkipSpace(doc, end); rest != len(doc) {
 			err = &jsonscan.SyntaxError{Offset: rest, Msg: fmt.Sprintf("unexpected %q after the document", doc[rest])}
@@ -86,25 +118,31 @@ func (s *Schema) validate(doc []byte, fixes *[]edit) error {
 // ("a/b"), so an update is refused with the words a document carrying the
 // value would be.
 func (s *Schema) ValidateValue(path string, value []byte) error {
-	return s.validateValue(path, value, nil)
+	return s.validateValue(path, value, &pass{})
 }
 
 // ConformValue is ValidateValue with Conform's rule for integers given as
 // strings: it returns the value to set, value itself or a copy with each
 // such string rewritten as the number it holds.
 func (s *Schema) ConformValue(path string, value []byte) ([]byte, error) {
-	var fixes []edit
-	if err := s.validateValue(path, value, &fixes); err != nil {
+	fixes := &pass{conform: true}
+	if err := s.validateValue(path, value, fixes); err != nil {
 		return nil, err
 	}
-	if len(fixes) == 0 {
+	if len(fixes.edits) == 0 {
 		return value, nil
 	}
-	return applyEdits(value, fixes), nil
+	return applyEdits(value, fixes.edits), nil
 }
 
-func (s *Schema) validateValue(path string, value []byte, fixes *[]edit) error {
+func (s *Schema) validateValue(path string, value []byte, fixes *pass) error {
 	f, ok := s.Field(path)
+	if !ok && s.inFreeForm(path) { // any JSON will do there
+		if _, _, err := jsonscan.Whole(value); err != nil {
+			return invalidf("value of '%s' is not valid JSON: %v", path, err)
+		}
+		return nil
+	}
 	if !ok {
 		return invalidf("json schema validation failed for field '%s' reason 'field not in the schema'", path)
 	}
@@ -178,8 +216,9 @@ func typeError(want string, got jsonscan.Kind) *fieldError {
 }
 
 // validateObject validates the object at doc[i] against the given
-// properties and returns where it ends. fixes is as in Schema.validate.
-func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, fixes *[]edit) (int, error) {
+// properties, of which those at the indexes required must be present,
+// and returns where it ends. fixes is as in Schema.validate.
+func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, required []int, fixes *pass) (int, error) {
 	if k := jsonscan.KindAt(doc, i); k != jsonscan.Object {
 		if fe := typeError("object", k); fe != nil {
 			return 0, fe
@@ -202,7 +241,7 @@ func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, f
 			return 0, err
 		}
 		if !ok {
-			return o.End(), nil
+			return o.End(), missingRequired(fields, required, seen)
 		}
 		var idx int
 		if escaped {
@@ -211,7 +250,7 @@ func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, f
 			idx, ok = byName[string(key)]
 		}
 		if !ok {
-			if jsonscan.KindAt(doc, v) == jsonscan.Null {
+			if fixes.open || jsonscan.KindAt(doc, v) == jsonscan.Null {
 				if err := o.Skip(); err != nil {
 					return 0, err
 				}
@@ -229,6 +268,23 @@ func validateObject(doc []byte, i int, fields []*Field, byName map[string]int, f
 		}
 		o.Resume(e)
 	}
+}
+
+// missingRequired is the error for the required fields an object lacks
+// (seen: a bit per field present), in the original's words; nil when it
+// lacks none. A field a write fills in (a default, a generated key) is
+// not missing.
+func missingRequired(fields []*Field, required []int, seen []uint64) error {
+	var missing []string
+	for _, idx := range required {
+		if seen[idx/64]&(1<<(idx%64)) == 0 && !fields[idx].filled() {
+			missing = append(missing, quote(fields[idx].Name))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return failf("missing properties: %s", strings.Join(missing, ", "))
 }
 
 // unknownMembers builds the additionalProperties error for an object whose
@@ -302,25 +358,28 @@ func keyString(key []byte, escaped bool) string {
 
 // validateValue validates the value at doc[i] against f and returns where it
 // ends. fixes is as in Schema.validate.
-func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
+func validateValue(doc []byte, i int, f *Field, fixes *pass) (int, error) {
 	k := jsonscan.KindAt(doc, i)
 	if k == jsonscan.Null {
+		if !f.takesNull() {
+			return 0, typeError(jsonType(f.Type), k)
+		}
 		return jsonscan.End(doc, i)
 	}
 	switch f.Type {
 	case Int32, Int64:
-		if k == jsonscan.String && fixes != nil {
+		if k == jsonscan.String && fixes.conform {
 			return integerString(doc, i, f, fixes)
 		}
 		if k != jsonscan.Number {
-			return failIfKnown(doc, i, typeError("integer", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		e, isInt, err := jsonscan.NumberEnd(doc, i)
 		if err != nil {
 			return 0, err
 		}
 		if !isInt {
-			return 0, failf("expected integer, but got number")
+			return 0, failf("expected %s, but got number", expected(f))
 		}
 		n, ok := jsonscan.ParseInt(doc[i:e])
 		if !ok {
@@ -332,7 +391,7 @@ func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 		return e, nil
 	case Number:
 		if k != jsonscan.Number {
-			return failIfKnown(doc, i, typeError("number", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		e, _, err := jsonscan.NumberEnd(doc, i)
 		if err != nil {
@@ -346,29 +405,42 @@ func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 		return e, nil
 	case Bool:
 		if k != jsonscan.Bool {
-			return failIfKnown(doc, i, typeError("boolean", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		return jsonscan.End(doc, i)
 	case String, Bytes, UUID, DateTime:
 		if k != jsonscan.String {
-			return failIfKnown(doc, i, typeError("string", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		return validateString(doc, i, f)
 	case Array:
 		if k != jsonscan.Array {
-			return failIfKnown(doc, i, typeError("array", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		a, err := jsonscan.ArrayAt(doc, i)
 		if err != nil {
 			return 0, err
 		}
+		n := 0
 		for {
 			v, ok, err := a.Next()
 			if err != nil {
 				return 0, err
 			}
 			if !ok {
+				if f.LimitItems && n > f.MaxItems {
+					return 0, failf("maximum %d items required, but found %d items", f.MaxItems, n)
+				}
 				return a.End(), nil
+			}
+			n++
+			if f.noItems { // no element type: only their count matters
+				e, err := jsonscan.End(doc, v)
+				if err != nil {
+					return 0, err
+				}
+				a.Resume(e)
+				continue
 			}
 			e, err := validateValue(doc, v, f.Items, fixes)
 			if err != nil {
@@ -378,14 +450,40 @@ func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 		}
 	case Object:
 		if k != jsonscan.Object {
-			return failIfKnown(doc, i, typeError("object", k))
+			return failIfKnown(doc, i, typeError(expected(f), k))
 		}
 		if f.FreeForm {
 			return jsonscan.End(doc, i)
 		}
-		return validateObject(doc, i, f.Properties, f.byName, fixes)
+		return validateObject(doc, i, f.Properties, f.byName, f.required, fixes)
 	}
 	return 0, fmt.Errorf("schema: field %q has no type", f.Path)
+}
+
+// jsonType is the JSON schema type of a field's values.
+func jsonType(t Type) string {
+	switch t {
+	case Int32, Int64:
+		return "integer"
+	case Number:
+		return "number"
+	case Bool:
+		return "boolean"
+	case Array:
+		return "array"
+	case Object:
+		return "object"
+	}
+	return "string"
+}
+
+// expected is what a value of f must be, in the original's words: its
+// JSON type, "or null" when it takes null.
+func expected(f *Field) string {
+	if f.takesNull() {
+		return jsonType(f.Type) + " or null"
+	}
+	return jsonType(f.Type)
 }
 
 // integerString checks the string at doc[i], the value of the integer
@@ -393,26 +491,26 @@ func validateValue(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
 // leading zero, no space) that fits f, and appends the edit that replaces
 // the string by that number. Anything else is the type error a string
 // gets where an integer is due.
-func integerString(doc []byte, i int, f *Field, fixes *[]edit) (int, error) {
+func integerString(doc []byte, i int, f *Field, fixes *pass) (int, error) {
 	e, escaped, err := jsonscan.StringEnd(doc, i)
 	if err != nil {
 		return 0, err
 	}
 	digits := doc[i+1 : e-1]
 	if escaped {
-		return 0, failf("expected integer, but got string")
+		return 0, failf("expected %s, but got string", expected(f))
 	}
 	n, ok := jsonscan.ParseInt(digits)
 	if !ok {
 		if end, isInt, err := jsonscan.NumberEnd(digits, 0); err == nil && isInt && end == len(digits) {
 			return 0, failf("%s is not valid 'int64'", quote(string(digits)))
 		}
-		return 0, failf("expected integer, but got string")
+		return 0, failf("expected %s, but got string", expected(f))
 	}
 	if f.Type == Int32 && int64(int32(n)) != n {
 		return 0, failf("%s is not valid 'int32'", quote(string(digits)))
 	}
-	*fixes = append(*fixes, edit{start: i, end: e, text: string(digits)})
+	fixes.edits = append(fixes.edits, edit{start: i, end: e, text: string(digits)})
 	return e, nil
 }
 
@@ -488,4 +586,15 @@ func quote(s string) string {
 	q := strconv.Quote(s)
 	q = strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
 	return "'" + strings.ReplaceAll(q, `'`, `\'`) + "'"
+}
+
+// inFreeForm reports whether the dot path reaches inside a free-form
+// object field ("d.f1" where d is one), which takes any value there.
+func (s *Schema) inFreeForm(path string) bool {
+	for i := strings.LastIndexByte(path, '.'); i > 0; i = strings.LastIndexByte(path[:i], '.') {
+		if f, ok := s.Field(path[:i]); ok {
+			return f.Type == Object && f.FreeForm
+		}
+	}
+	return false
 }

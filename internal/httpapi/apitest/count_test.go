@@ -103,6 +103,18 @@ func TestCountMatchesRead(t *testing.T) {
 			{`{"$or":[{"n":3},{"name":{"$regex":"7$"}}]}`, "", false},
 			{`{"note":"` + strings.Repeat("x", 130) + `1"}`, "", false},
 			{`{"note":{"$exists":true}}`, "", true},
+			// Null sorts first and a missing field counts as null.
+			{`{"n":null}`, "", true},
+			{`{"n":{"$eq":null}}`, "", true},
+			{`{"n":{"$gt":null}}`, "", true},
+			{`{"n":{"$gte":null}}`, "", false}, // a complement under an $or
+			{`{"n":{"$lt":null}}`, "", true},
+			{`{"n":{"$ne":null}}`, "", true},
+			{`{"n":{"$in":[3,null]}}`, "", false},
+			{`{"n":{"$gt":null,"$lt":5}}`, "", true},
+			{`{"addr.city":null}`, "", true},
+			{`{"tags":null}`, "", false},
+			{`{"$and":[{"n":{"$gt":null}},{"name":"Item 3"}]}`, "", true},
 		} {
 			t.Run(tc.filter+tc.collation, func(t *testing.T) {
 				options := "" // read's and explain's collation
@@ -125,6 +137,35 @@ func TestCountMatchesRead(t *testing.T) {
 					t.Errorf("explain of the count: plan %q, want counted from the index entries: %v", plan, tc.index)
 				}
 			})
+		}
+	})
+}
+
+// Comparisons with null: the field missing or null (20 of countDocs's
+// documents), or holding a value (the other 40), on the read, the count,
+// and a read whose plan takes another field's index.
+func TestNullFilters(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		countDocs(t, c)
+		for _, tc := range []struct {
+			filter string
+			want   int
+		}{
+			{`{"n":null}`, 20},
+			{`{"n":{"$eq":null}}`, 20},
+			{`{"n":{"$gt":null}}`, 40},
+			{`{"n":{"$gte":null}}`, 60},
+			{`{"n":{"$lt":null}}`, 0},
+			{`{"id":{"$lt":12},"n":null}`, 4},
+			{`{"id":{"$lt":12},"n":{"$gt":null}}`, 8},
+		} {
+			docs := c.read(t, "shop", "items", `{"filter":`+tc.filter+`}`)
+			if len(docs) != tc.want {
+				t.Errorf("read %s: %d documents, want %d", tc.filter, len(docs), tc.want)
+			}
+			if got := c.count(t, "shop", "items", tc.filter, ""); got != int64(tc.want) {
+				t.Errorf("count %s: %d, want %d", tc.filter, got, tc.want)
+			}
 		}
 	})
 }

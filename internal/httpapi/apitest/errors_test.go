@@ -122,8 +122,8 @@ func TestErrorMessages(t *testing.T) {
 	add("schema missing", "POST", collPath("db1", "newcoll", "createOrUpdate"), `{"only_create":true}`, 400, "INVALID_ARGUMENT", "schema is a required during collection creation")
 
 	for _, v := range []struct{ name, doc, field, reason string }{
-		{"integer", `{"id":1.5}`, "id", "expected integer, but got number"},
-		{"string", `{"id":2,"s":5}`, "s", "expected string, but got number"},
+		{"integer", `{"id":1.5}`, "id", "expected integer or null, but got number"},
+		{"string", `{"id":2,"s":5}`, "s", "expected string or null, but got number"},
 		{"byte", `{"id":2,"b":"not enough"}`, "b", "'not enough' is not valid 'byte'"},
 		{"date-time", `{"id":2,"d":"Mon, 02 Jan 2006"}`, "d", "'Mon, 02 Jan 2006' is not valid 'date-time'"},
 		{"uuid", `{"id":2,"u":"abc-bcd"}`, "u", "'abc-bcd' is not valid 'uuid'"},
@@ -187,7 +187,7 @@ func TestValidationOrder(t *testing.T) {
 	add("database before schema", "POST", collPath("random_database1", "random_collection", "createOrUpdate"), `{"schema":{"title":"wrong"}}`, 404, "NOT_FOUND", "database doesn't exist 'random_database1'")
 	add("collection before document", "POST", docPath("db1", "random_collection", "insert"), `{"documents":[{"x":"bad"}]}`, 404, "NOT_FOUND", "collection doesn't exist 'random_collection'")
 	add("collection before filter", "DELETE", docPath("db1", "random_collection", "delete"), `{"filter":{"x":1}}`, 404, "NOT_FOUND", "collection doesn't exist 'random_collection'")
-	add("existing key after schema", "POST", docPath("db1", "users", "insert"), `{"documents":[{"id":1,"name":7}]}`, 400, "INVALID_ARGUMENT", "json schema validation failed for field 'name' reason 'expected string, but got number'")
+	add("existing key after schema", "POST", docPath("db1", "users", "insert"), `{"documents":[{"id":1,"name":7}]}`, 400, "INVALID_ARGUMENT", "json schema validation failed for field 'name' reason 'expected string or null, but got number'")
 	eachBackend(t, func(t *testing.T, c *client) {
 		withErrorFixtures(t, c)
 		for _, tc := range cases {

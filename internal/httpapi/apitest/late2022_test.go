@@ -143,12 +143,12 @@ func TestIntegersAsStrings(t *testing.T) {
 		before := c.snapshot(t)
 		const prefix = "json schema validation failed for field "
 		for _, tc := range []struct{ path, body, msg string }{
-			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":2,"int_value":"1.5"}]}`, prefix + "'int_value' reason 'expected integer, but got string'"},
-			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":"x"}]}`, prefix + "'pkey_int' reason 'expected integer, but got string'"},
+			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":2,"int_value":"1.5"}]}`, prefix + "'int_value' reason 'expected integer or null, but got string'"},
+			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":"x"}]}`, prefix + "'pkey_int' reason 'expected integer or null, but got string'"},
 			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":2,"int_value":"9223372036854775808"}]}`, prefix + "'int_value' reason ''9223372036854775808' is not valid 'int64''"},
 			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":2,"small":"2147483648"}]}`, prefix + "'small' reason ''2147483648' is not valid 'int32''"},
-			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":2,"arr":["1"," 2"]}]}`, prefix + "'arr/1' reason 'expected integer, but got string'"},
-			{docPath("db1", "nums", "replace"), `{"documents":[{"pkey_int":1,"obj":{"n":"1e3"}}]}`, prefix + "'obj/n' reason 'expected integer, but got string'"},
+			{docPath("db1", "nums", "insert"), `{"documents":[{"pkey_int":2,"arr":["1"," 2"]}]}`, prefix + "'arr/1' reason 'expected integer or null, but got string'"},
+			{docPath("db1", "nums", "replace"), `{"documents":[{"pkey_int":1,"obj":{"n":"1e3"}}]}`, prefix + "'obj/n' reason 'expected integer or null, but got string'"},
 		} {
 			method := "POST"
 			if strings.HasSuffix(tc.path, "replace") {
@@ -157,7 +157,7 @@ func TestIntegersAsStrings(t *testing.T) {
 			wantError(t, c.do(t, method, tc.path, tc.body), 400, "INVALID_ARGUMENT", tc.msg)
 		}
 		wantError(t, c.do(t, "PUT", docPath("db1", "nums", "update"), `{"filter":{"pkey_int":99},"fields":{"$set":{"int_value":"x"}}}`),
-			400, "INVALID_ARGUMENT", prefix+"'int_value' reason 'expected integer, but got string'")
+			400, "INVALID_ARGUMENT", prefix+"'int_value' reason 'expected integer or null, but got string'")
 		if after := c.snapshot(t); after != before {
 			t.Errorf("a refused write changed the data:\n%s\n%s", before, after)
 		}

@@ -70,20 +70,20 @@ func TestUpdateValidatesSetBeforeReading(t *testing.T) {
 	const prefix = "json schema validation failed for field "
 	type row struct{ name, set, message string }
 	rows := []row{
-		{"string got number", `{"string_value":1}`, prefix + "'string_value' reason 'expected string, but got number'"},
-		{"integer got fraction", `{"n":1.5}`, prefix + "'n' reason 'expected integer, but got number'"},
+		{"string got number", `{"string_value":1}`, prefix + "'string_value' reason 'expected string or null, but got number'"},
+		{"integer got fraction", `{"n":1.5}`, prefix + "'n' reason 'expected integer or null, but got number'"},
 		{"int32 overflow", `{"small":2147483648}`, prefix + "'small' reason ''2147483648' is not valid 'int32''"},
 		{"number beyond float64", `{"score":1e400}`, prefix + "'score' reason ''1e400' is out of the range of a 64-bit floating point number'"},
 		{"maxLength", `{"code":"abcdef"}`, prefix + "'code' reason 'length must be <= 5, but got 6'"},
 		{"uuid format", `{"ref":"not-a-uuid"}`, prefix + "'ref' reason ''not-a-uuid' is not valid 'uuid''"},
 		{"date-time format", `{"at":"yesterday"}`, prefix + "'at' reason ''yesterday' is not valid 'date-time''"},
 		{"base64", `{"blob":"!!"}`, prefix + "'blob' reason ''!!' is not valid 'byte''"},
-		{"nested path", `{"address.zip":"x"}`, prefix + "'address/zip' reason 'expected integer, but got string'"},
-		{"inside an object value", `{"address":{"city":5}}`, prefix + "'address/city' reason 'expected string, but got number'"},
+		{"nested path", `{"address.zip":"x"}`, prefix + "'address/zip' reason 'expected integer or null, but got string'"},
+		{"inside an object value", `{"address":{"city":5}}`, prefix + "'address/city' reason 'expected string or null, but got number'"},
 		{"unknown member of an object value", `{"address":{"street":"x"}}`, prefix + "'address' reason 'additionalProperties 'street' not allowed'"},
-		{"array element", `{"tags":["a",2]}`, prefix + "'tags/1' reason 'expected string, but got number'"},
-		{"array got object", `{"tags":{"a":1}}`, prefix + "'tags' reason 'expected array, but got object'"},
-		{"later field of several", `{"string_value":"ok","n":"x"}`, prefix + "'n' reason 'expected integer, but got string'"},
+		{"array element", `{"tags":["a",2]}`, prefix + "'tags/1' reason 'expected string or null, but got number'"},
+		{"array got object", `{"tags":{"a":1}}`, prefix + "'tags' reason 'expected array or null, but got object'"},
+		{"later field of several", `{"string_value":"ok","n":"x"}`, prefix + "'n' reason 'expected integer or null, but got string'"},
 		{"field not in the schema", `{"nope":1}`, prefix + "'nope' reason 'field not in the schema'"},
 	}
 	var cases []refusal

@@ -157,7 +157,7 @@ func TestPublishAtomicAndTransactional(t *testing.T) {
 		withMessages(t, c)
 		ls := c.openStream(t, msgPath("db1", "msgs", "subscribe"), `{}`)
 		wantError(t, c.do(t, "POST", msgPath("db1", "msgs", "publish"), `{"messages":[{"n":1},{"n":"two"}]}`),
-			400, "INVALID_ARGUMENT", "json schema validation failed for field 'n' reason 'expected integer, but got string'")
+			400, "INVALID_ARGUMENT", "json schema validation failed for field 'n' reason 'expected integer or null, but got string'")
 		wantError(t, c.do(t, "POST", msgPath("db1", "msgs", "publish"), `{"messages":[{"n":1},{"extra":1}]}`),
 			400, "INVALID_ARGUMENT", anyMessage)
 

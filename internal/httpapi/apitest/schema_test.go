@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -39,19 +40,19 @@ func TestSchemaValidation(t *testing.T) {
 		{`"i32":-2147483648`, "", ""},
 		{`"i32":2147483648`, "i32", "'2147483648' is not valid 'int32'"},
 		{`"i32":-2147483649`, "i32", "'-2147483649' is not valid 'int32'"},
-		{`"i32":1.0`, "i32", "expected integer, but got number"},
-		{`"i32":"1.0"`, "i32", "expected integer, but got string"}, // "1" is taken as 1: see TestIntegersAsStrings
+		{`"i32":1.0`, "i32", "expected integer or null, but got number"},
+		{`"i32":"1.0"`, "i32", "expected integer or null, but got string"}, // "1" is taken as 1: see TestIntegersAsStrings
 		{`"i64":9223372036854775807`, "", ""},
 		{`"i64":9223372036854775808`, "i64", "'9223372036854775808' is not valid 'int64'"},
 		{`"num":1.5e3`, "", ""},
 		{`"num":-2`, "", ""},
-		{`"num":"1"`, "num", "expected number, but got string"},
+		{`"num":"1"`, "num", "expected number or null, but got string"},
 		{`"ok":false`, "", ""},
-		{`"ok":"true"`, "ok", "expected boolean, but got string"},
+		{`"ok":"true"`, "ok", "expected boolean or null, but got string"},
 		{`"s":"abc"`, "", ""},
 		{`"s":"ééé"`, "", ""}, // maxLength counts characters
 		{`"s":"abcd"`, "s", "length must be <= 3, but got 4"},
-		{`"s":1`, "s", "expected string, but got number"},
+		{`"s":1`, "s", "expected string or null, but got number"},
 		{`"u":"4b0b5e5e-9f1a-4a8e-8f3e-0c9d2e0e6a11"`, "", ""},
 		{`"u":"abc-bcd"`, "u", "'abc-bcd' is not valid 'uuid'"},
 		{`"dt":"2022-09-16T17:42:34.123456789Z"`, "", ""},
@@ -61,16 +62,16 @@ func TestSchemaValidation(t *testing.T) {
 		{`"b":"not enough"`, "b", "'not enough' is not valid 'byte'"},
 		{`"b64":"aGVsbG8="`, "", ""},
 		{`"obj":{"a":1,"inner":{"x":"y"}}`, "", ""},
-		{`"obj":{"a":"x"}`, "obj/a", "expected integer, but got string"},
-		{`"obj":{"inner":{"x":1}}`, "obj/inner/x", "expected string, but got number"},
+		{`"obj":{"a":"x"}`, "obj/a", "expected integer or null, but got string"},
+		{`"obj":{"inner":{"x":1}}`, "obj/inner/x", "expected string or null, but got number"},
 		{`"obj":{"zz":1}`, "obj", "additionalProperties 'zz' not allowed"},
-		{`"obj":[]`, "obj", "expected object, but got array"},
+		{`"obj":[]`, "obj", "expected object or null, but got array"},
 		{`"free":{"anything":[1,{"deep":null}]}`, "", ""},
 		{`"arr":[1,2,3]`, "", ""},
 		{`"arr":[]`, "", ""},
-		{`"arr":[1,"x"]`, "arr/1", "expected integer, but got string"},
-		{`"arr":5`, "arr", "expected array, but got number"},
-		{`"objs":[{"n":"a"},{"n":1}]`, "objs/1/n", "expected string, but got number"},
+		{`"arr":[1,"x"]`, "arr/1", "expected integer or null, but got string"},
+		{`"arr":5`, "arr", "expected array or null, but got number"},
+		{`"objs":[{"n":"a"},{"n":1}]`, "objs/1/n", "expected string or null, but got number"},
 		{`"extra_key":1`, "", "additionalProperties 'extra_key' not allowed"},
 		// Nulls pass, even for fields the schema does not know.
 		{`"s":null,"obj":null,"unknown":null`, "", ""},
@@ -111,11 +112,101 @@ func TestSchemaValidationOnUpdate(t *testing.T) {
 			return c.do(t, "PUT", docPath("db1", "kinds", "update"), `{"filter":{"id":1},"fields":`+fields+`}`)
 		}
 		wantError(t, update(`{"$set":{"s":"abcd"}}`), 400, "INVALID_ARGUMENT", "json schema validation failed for field 's' reason 'length must be <= 3, but got 4'")
-		wantError(t, update(`{"$set":{"obj.a":"x"}}`), 400, "INVALID_ARGUMENT", "json schema validation failed for field 'obj/a' reason 'expected integer, but got string'")
+		wantError(t, update(`{"$set":{"obj.a":"x"}}`), 400, "INVALID_ARGUMENT", "json schema validation failed for field 'obj/a' reason 'expected integer or null, but got string'")
 		wantError(t, update(`{"$set":{"nope":1}}`), 400, "INVALID_ARGUMENT", anyMessage)
 		equalStrings(t, "unchanged", c.all(t, "db1", "kinds"), []string{`{"id":1,"s":"abc"}`})
 		c.ok(t, "PUT", docPath("db1", "kinds", "update"), `{"filter":{"id":1},"fields":{"$set":{"obj.inner.x":"deep","i32":-1}}}`)
 		equalStrings(t, "updated", c.all(t, "db1", "kinds"), []string{`{"id":1,"s":"abc","obj":{"inner":{"x":"deep"}},"i32":-1}`})
+	})
+}
+
+// The original's schema rules: required fields (top level, in objects,
+// in arrays' objects) on insert, replace and update; nullable types;
+// objects without properties taking any members; an array without items
+// holding nothing.
+func TestSchemaRequiredNullableFreeForm(t *testing.T) {
+	const schema = `{"title":"req","primary_key":["id"],"required":["s"],"properties":{
+		"id":{"type":"integer"},"s":{"type":"string"},"n":{"type":["null","string"]},
+		"obj":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]},
+		"arr":{"type":"array","items":{"type":"object","properties":{"id":{"type":"integer"},"p":{"type":"string"}},"required":["id"]}},
+		"d":{"type":"object","properties":{}},"empty":{"type":"array","maxItems":0}}}`
+	const prefix = "json schema validation failed for field "
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "req", schema)
+		for _, tc := range []struct{ doc, msg string }{
+			{`{"id":1,"obj":{"name":"bbb"}}`, prefix + "'' reason 'missing properties: 's''"},
+			{`{"id":1,"s":null}`, prefix + "'s' reason 'expected string, but got null'"},
+			{`{"id":1,"s":"a","obj":{}}`, prefix + "'obj' reason 'missing properties: 'name''"},
+			{`{"id":1,"s":"a","arr":[{"p":"foo"}]}`, prefix + "'arr/0' reason 'missing properties: 'id''"},
+			{`{"id":1,"s":"a","n":1}`, prefix + "'n' reason 'expected string or null, but got number'"},
+			{`{"id":1,"s":"a","empty":[1,1]}`, prefix + "'empty' reason 'maximum 0 items required, but found 2 items'"},
+		} {
+			wantError(t, c.do(t, "POST", docPath("db1", "req", "insert"), `{"documents":[`+tc.doc+`]}`), 400, "INVALID_ARGUMENT", tc.msg)
+			wantError(t, c.do(t, "PUT", docPath("db1", "req", "replace"), `{"documents":[`+tc.doc+`]}`), 400, "INVALID_ARGUMENT", tc.msg)
+		}
+		if got := c.all(t, "db1", "req"); len(got) != 0 {
+			t.Fatalf("invalid documents stored: %q", got)
+		}
+		doc := `{"id":1,"s":"a","n":null,"obj":{"name":"x"},"arr":[{"id":1}],"d":{"f1":"A","f2":{"g":[1,null]}},"empty":[]}`
+		c.insert(t, "db1", "req", doc)
+		update := func(fields string) *response {
+			return c.do(t, "PUT", docPath("db1", "req", "update"), `{"filter":{"id":1},"fields":`+fields+`}`)
+		}
+		wantError(t, update(`{"$set":{"s":null}}`), 400, "INVALID_ARGUMENT", prefix+"'s' reason 'expected string, but got null'")
+		wantError(t, update(`{"$unset":["s"]}`), 400, "INVALID_ARGUMENT", prefix+"'' reason 'missing properties: 's''")
+		wantError(t, update(`{"$unset":["obj.name"]}`), 400, "INVALID_ARGUMENT", prefix+"'obj' reason 'missing properties: 'name''")
+		equalStrings(t, "unchanged", c.all(t, "db1", "req"), []string{doc})
+		c.ok(t, "PUT", docPath("db1", "req", "replace"), `{"documents":[{"id":1,"s":"b","d":{"any":{"thing":true}}}]}`)
+		equalStrings(t, "replaced", c.all(t, "db1", "req"), []string{`{"id":1,"s":"b","d":{"any":{"thing":true}}}`})
+		// An update sets any value inside a free-form object.
+		c.ok(t, "PUT", docPath("db1", "req", "update"), `{"filter":{"id":1},"fields":{"$set":{"d.f1":"updated_A","d.any.thing":[1]}}}`)
+		equalStrings(t, "updated", c.all(t, "db1", "req"), []string{`{"id":1,"s":"b","d":{"any":{"thing":[1]},"f1":"updated_A"}}`})
+		// Two non-null types are refused.
+		wantError(t, c.do(t, "POST", collPath("db1", "two", "createOrUpdate"),
+			`{"schema":{"title":"two","properties":{"addr":{"type":["null","string","object"]}}}}`),
+			400, "INVALID_ARGUMENT", "only one non-null type allowed for the field 'addr'")
+	})
+}
+
+// With the header Tigris-Schema-Sign-Off: true, an insert or replace
+// keeps the members the schema does not know: stored, read back, neither
+// indexed nor queryable, and no obstacle to a later update. What the
+// schema declares is still checked.
+func TestSchemaSignOff(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "db1")
+		c.createColl(t, "db1", "so", `{"title":"so","primary_key":["id"],"properties":{"id":{"type":"integer"},"s":{"type":"string"},"o":{"type":"object","properties":{"a":{"type":"integer"}}}}}`)
+		signedOff := func(op, doc string) *response {
+			method := "POST"
+			if op == "replace" {
+				method = "PUT"
+			}
+			req, err := http.NewRequest(method, c.base+docPath("db1", "so", op), strings.NewReader(`{"documents":[`+doc+`]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Tigris-Schema-Sign-Off", "true")
+			return c.doRequest(t, req)
+		}
+		doc := `{"id":1,"s":"foo","extra_field":"bar","o":{"a":1,"more":[1,{"x":null}]}}`
+		wantError(t, c.do(t, "POST", docPath("db1", "so", "insert"), `{"documents":[`+doc+`]}`), 400, "INVALID_ARGUMENT",
+			"json schema validation failed for field '' reason 'additionalProperties 'extra_field' not allowed'")
+		if r := signedOff("insert", doc); r.status != 200 {
+			t.Fatalf("signed-off insert: %s", r)
+		}
+		equalStrings(t, "stored", c.all(t, "db1", "so"), []string{doc})
+		wantError(t, signedOff("insert", `{"id":2,"s":1}`), 400, "INVALID_ARGUMENT",
+			"json schema validation failed for field 's' reason 'expected string or null, but got number'")
+		wantError(t, c.do(t, "POST", docPath("db1", "so", "read"), `{"filter":{"extra_field":"bar"}}`), 400, "INVALID_ARGUMENT", "querying on non schema field 'extra_field'")
+		c.ok(t, "PUT", docPath("db1", "so", "update"), `{"filter":{"id":1},"fields":{"$set":{"s":"baz"}}}`)
+		equalStrings(t, "updated", c.all(t, "db1", "so"), []string{`{"id":1,"s":"baz","extra_field":"bar","o":{"a":1,"more":[1,{"x":null}]}}`})
+		wantError(t, c.do(t, "PUT", docPath("db1", "so", "update"), `{"filter":{"id":1},"fields":{"$set":{"extra_field":"x"}}}`), 400, "INVALID_ARGUMENT", anyMessage)
+		if r := signedOff("replace", `{"id":1,"other":true}`); r.status != 200 {
+			t.Fatalf("signed-off replace: %s", r)
+		}
+		equalStrings(t, "replaced", c.all(t, "db1", "so"), []string{`{"id":1,"other":true}`})
 	})
 }
 
