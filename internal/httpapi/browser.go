@@ -114,7 +114,7 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Tigris-Tx-Id, Tigris-Tx-Origin, X-Request-Id")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, Tigris-Tx-Id, Tigris-Tx-Origin, Tigris-Schema-Sign-Off, X-Request-Id")
 	h.Set("Access-Control-Max-Age", "600")
 	w.WriteHeader(http.StatusNoContent)
 	return true
