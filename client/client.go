@@ -135,6 +135,11 @@ func (c *Client) Close() error {
 // Info is what the server says of itself.
 type Info struct {
 	ServerVersion string `json:"server_version"`
+	// Engine is the server's storage engine ("pebble", "postgres"), and
+	// Auth whether its calls need credentials (Folio's; empty and false
+	// from a server that does not say).
+	Engine string `json:"engine"`
+	Auth   bool   `json:"auth"`
 }
 
 // Info asks the server its version.

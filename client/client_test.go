@@ -93,8 +93,8 @@ func TestDatabasesAndCollections(t *testing.T) {
 
 		info, err := c.Info(ctx)
 		must(t, err)
-		if info.ServerVersion == "" {
-			t.Fatal("Info: no version")
+		if info.ServerVersion == "" || (info.Engine != "pebble" && info.Engine != "postgres") || info.Auth {
+			t.Fatalf("Info: %+v, want a version, an engine, no auth", info)
 		}
 		must(t, c.Health(ctx))
 	})

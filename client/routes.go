@@ -43,7 +43,7 @@ var (
 
 var (
 	routeInfo = &route{method: "GET", path: "/v1/info", rpc: tigris + "GetInfo",
-		req: pbEmpty, res: msg(str(1, "server_version"))}
+		req: pbEmpty, res: msg(str(1, "server_version"), str(1001, "engine"), boolean(1002, "auth"))}
 	routeHealth = &route{method: "GET", path: "/v1/health", rpc: "/HealthAPI/Health",
 		req: pbEmpty, res: msg(str(1, "response"))}
 

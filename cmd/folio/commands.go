@@ -18,7 +18,7 @@ type doc = json.RawMessage
 
 // commands are the data commands, in the order `folio help` lists them.
 var commands = []command{
-	{name: "status", summary: "Show which server the commands reach (--url or FOLIO_URL), its version, and whether it and its storage are up; exits 3 when it cannot be reached, 1 when it is not healthy.", setup: noFlags(func(s *invocation, a []string) error {
+	{name: "status", summary: "Show which server the commands reach (--url or FOLIO_URL), its version, storage engine and whether it asks for credentials, and whether it and its storage are up; exits 3 when it cannot be reached, 1 when it is not healthy.", setup: noFlags(func(s *invocation, a []string) error {
 		info, err := s.c.Info(s.ctx)
 		if err != nil {
 			return err
@@ -28,7 +28,8 @@ var commands = []command{
 		if herr != nil {
 			health = herr.Error()
 		}
-		if err := s.out.value(map[string]any{"server": s.url, "version": info.ServerVersion, "health": health}, "server", "version", "health"); err != nil {
+		if err := s.out.value(map[string]any{"server": s.url, "version": info.ServerVersion, "engine": info.Engine, "auth": info.Auth, "health": health},
+			"server", "version", "engine", "auth", "health"); err != nil {
 			return err
 		}
 		return herr

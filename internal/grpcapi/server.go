@@ -164,7 +164,7 @@ func (s *Server) GetInfo(ctx context.Context, req *api.GetInfoRequest) (*api.Get
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.GetInfoResponse{ServerVersion: info.ServerVersion}, nil
+	return &api.GetInfoResponse{ServerVersion: info.ServerVersion, Engine: info.Engine, Auth: info.Auth}, nil
 }
 
 // health serves HealthAPI.

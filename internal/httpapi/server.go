@@ -415,6 +415,11 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"server_version": info.ServerVersion})
+	// engine and auth are Folio's members, beside the original's one.
+	writeJSON(w, http.StatusOK, struct {
+		ServerVersion string `json:"server_version"`
+		Engine        string `json:"engine,omitempty"`
+		Auth          bool   `json:"auth"`
+	}{info.ServerVersion, info.Engine, info.Auth})
 	return nil
 }

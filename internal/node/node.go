@@ -326,7 +326,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.metrics = metrics.New(cfg.Version, n.metricSources())
 	n.ops = ops.New(ops.Config{Store: n.store, Observer: n.metrics, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, ChangeLog: n.changeLog, Logger: n.log,
 		Auth: n.auth, RequireAuth: cfg.Auth, Upgrade: n.upgrade,
-		Version: cfg.Version, MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
+		Version: cfg.Version, Engine: n.engineName(), MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
 		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout,
 		LogRequests: cfg.LogRequests, SlowRequest: max(cfg.SlowRequest, 0), Cluster: n.cluster, BackupDir: cfg.BackupDir})
 	n.forwarder = grpcapi.NewForwarder(n.forwardTLS())
@@ -704,11 +704,14 @@ func beyondLoopback(addr net.Addr) bool {
 	return !ok || !tcp.IP.IsLoopback()
 }
 
+// engineName is the storage engine the node runs on, as --engine names
+// it: "postgres" for a store shared through a connection pool, else
+// "pebble" (also for a store a test gives).
 func (n *Node) engineName() string {
-	if n.cfg.Store != nil {
-		return fmt.Sprintf("%T", n.cfg.Store)
+	if _, shared := n.store.(pooled); shared {
+		return "postgres"
 	}
-	return n.cfg.Engine
+	return "pebble"
 }
 
 // servePprof serves the profiler's endpoints (/debug/pprof/...) on a

@@ -149,8 +149,10 @@ type Config struct {
 	Sessions *session.Manager
 	Streams  *streams.Hub
 	Logger   *slog.Logger
-	// Version is what the info call reports.
+	// Version is what the info call reports, with Engine, the storage
+	// engine's name ("pebble", "postgres").
 	Version string
+	Engine  string
 	// MaxDocumentsPerRequest bounds the documents of one insert or replace
 	// and the messages of one publish. Default 10,000.
 	MaxDocumentsPerRequest int
@@ -255,12 +257,16 @@ func New(cfg Config) *Ops {
 // Info is what the info call reports.
 type Info struct {
 	ServerVersion string
+	// Engine and Auth are Folio's: the storage engine, and whether calls
+	// need a token (what a client checks before it sends credentials).
+	Engine string
+	Auth   bool
 }
 
 // Info reports the server's version.
 func (o *Ops) Info(ctx context.Context, c Caller) (_ *Info, err error) {
 	defer o.observe(c, "Info", time.Now(), &err)
-	return &Info{ServerVersion: o.cfg.Version}, nil
+	return &Info{ServerVersion: o.cfg.Version, Engine: o.cfg.Engine, Auth: o.cfg.RequireAuth}, nil
 }
 
 // bounded returns the context a call's work runs under: the caller's,

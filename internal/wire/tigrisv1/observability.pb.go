@@ -1201,6 +1201,10 @@ type GetInfoResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ServerVersion string                 `protobuf:"bytes,1,opt,name=server_version,json=serverVersion,proto3" json:"server_version,omitempty"`
 	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// Folio: the storage engine ("pebble", "postgres").
+	Engine string `protobuf:"bytes,1001,opt,name=engine,proto3" json:"engine,omitempty"`
+	// Folio: whether calls need a token.
+	Auth          bool `protobuf:"varint,1002,opt,name=auth,proto3" json:"auth,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1247,6 +1251,20 @@ func (x *GetInfoResponse) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *GetInfoResponse) GetEngine() string {
+	if x != nil {
+		return x.Engine
+	}
+	return ""
+}
+
+func (x *GetInfoResponse) GetAuth() bool {
+	if x != nil {
+		return x.Auth
+	}
+	return false
 }
 
 var File_tigrisdata_v1_observability_proto protoreflect.FileDescriptor
@@ -1321,10 +1339,12 @@ const file_tigrisdata_v1_observability_proto_rawDesc = "" +
 	"\x12ReadUnitsThrottled\x18\x04 \x01(\x03R\x12ReadUnitsThrottled\x120\n" +
 	"\x13WriteUnitsThrottled\x18\x05 \x01(\x03R\x13WriteUnitsThrottled\x122\n" +
 	"\x14StorageSizeThrottled\x18\x06 \x01(\x03R\x14StorageSizeThrottled\"\x10\n" +
-	"\x0eGetInfoRequest\"r\n" +
+	"\x0eGetInfoRequest\"\xa0\x01\n" +
 	"\x0fGetInfoResponse\x12%\n" +
 	"\x0eserver_version\x18\x01 \x01(\tR\rserverVersion\x128\n" +
-	"\x05error\x18\x02 \x01(\v2\".tigrisdata.observability.v1.ErrorR\x05error*\x85\x03\n" +
+	"\x05error\x18\x02 \x01(\v2\".tigrisdata.observability.v1.ErrorR\x05error\x12\x17\n" +
+	"\x06engine\x18\xe9\a \x01(\tR\x06engine\x12\x13\n" +
+	"\x04auth\x18\xea\a \x01(\bR\x04auth*\x85\x03\n" +
 	"\x04Code\x12\x06\n" +
 	"\x02OK\x10\x00\x12\r\n" +
 	"\tCANCELLED\x10\x01\x12\v\n" +
