@@ -488,6 +488,22 @@ func (c *Catalog) ListCollections(ctx context.Context, tx kv.Tx, db *Database) (
 	return out, nil
 }
 
+// noCollectionToDrop is a drop's error for a collection that is not there:
+// "exists", the 2022 server's wording, which its clients match; ops
+// rewords it for the 2023 API (IsNoCollectionToDrop).
+func noCollectionToDrop(name string) error {
+	return status.Errorf(status.NotFound, noCollectionToDropText, name)
+}
+
+const noCollectionToDropText = "collection doesn't exists '%s'"
+
+// IsNoCollectionToDrop reports whether err is DropCollection's answer for
+// the collection name not being there.
+func IsNoCollectionToDrop(err error, name string) bool {
+	e, ok := status.From(err)
+	return ok && e.Code == status.NotFound && e.Message == fmt.Sprintf(noCollectionToDropText, name)
+}
+
 // DropCollection removes a collection and all its data.
 func (c *Catalog) DropCollection(ctx context.Context, tx kv.Tx, db *Database, name string) error {
 	defer c.seen.Clear() // what Lookup would expect is about to change
@@ -500,8 +516,7 @@ func (c *Catalog) DropCollection(ctx context.Context, tx kv.Tx, db *Database, na
 		return err
 	}
 	if !found {
-		// "exists": the original server's wording, which clients match.
-		return status.Errorf(status.NotFound, "collection doesn't exists '%s'", name)
+		return noCollectionToDrop(name)
 	}
 	coll, err := c.collection(db, name, rec)
 	if err != nil {

@@ -173,6 +173,11 @@ func TestProjectsOverGRPC(t *testing.T) {
 		if err != nil || len(old.GetIndexes()) != 0 || old.GetSearchStatus() != "" || old.GetCollection() != "users" {
 			t.Errorf("2022's describe collection: %v (%v)", old, err)
 		}
+		// A missing collection's drop, in each generation's words.
+		_, err = s.rpc.DropCollection(ctx(t), &api.DropCollectionRequest{Project: "shop", Branch: "main", Collection: "nope"})
+		wantRPCError(t, err, codes.NotFound, "collection doesn't exist 'nope'")
+		_, err = s.rpc.DropCollection(ctx(t), &api.DropCollectionRequest{Project: "shop", Collection: "nope"})
+		wantRPCError(t, err, codes.NotFound, "collection doesn't exists 'nope'")
 
 		deleted, err := s.rpc.DeleteProject(ctx(t), &api.DeleteProjectRequest{Project: "shop"})
 		if err != nil || deleted.Message != "project deleted successfully" {

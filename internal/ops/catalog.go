@@ -360,7 +360,12 @@ func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionReques
 		if err != nil {
 			return err
 		}
-		return o.catalog.DropCollection(ctx, tx, db, req.Collection)
+		err = o.catalog.DropCollection(ctx, tx, db, req.Collection)
+		if c.Projects && catalog.IsNoCollectionToDrop(err, req.Collection) {
+			// The final server's wording (its 2022 one had "exists").
+			return status.Errorf(status.NotFound, "collection doesn't exist '%s'", req.Collection)
+		}
+		return err
 	}))
 }
 
