@@ -74,7 +74,7 @@ func TestProjects(t *testing.T) {
 			t.Errorf("create project: %v", got)
 		}
 		wantError(t, c.do(t, "POST", projectPath("shop", "create"), ""), http.StatusConflict, "ALREADY_EXISTS", "project already exist")
-		wantError(t, c.do(t, "POST", projectPath("1shop", "create"), ""), http.StatusBadRequest, "INVALID_ARGUMENT", "invalid database name")
+		wantError(t, c.do(t, "POST", projectPath("1shop", "create"), ""), http.StatusBadRequest, "INVALID_ARGUMENT", badName("database", "1shop"))
 		// A database of the 2022 API is a project, and the other way round.
 		c.createDB(t, "legacy")
 		wantError(t, c.do(t, "POST", projectPath("legacy", "create"), ""), http.StatusConflict, "ALREADY_EXISTS", "project already exist")
