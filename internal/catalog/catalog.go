@@ -34,9 +34,12 @@ import (
 )
 
 // Catalog reads and writes databases and collections. It caches parsed
-// schemas by collection id and revision, which never change once written.
+// schemas by collection id and revision, each with the text it was parsed
+// from: a committed revision's schema never changes, but a transaction
+// that fails leaves its collection id (a create) or its revision (a
+// change) to the next one, with another schema.
 type Catalog struct {
-	schemas sync.Map // schemaKey → *schema.Schema
+	schemas sync.Map // schemaKey → parsedSchema
 	records sync.Map // record bytes → dbRecord or collRecord
 	dbs     sync.Map // dbName → *Database, for Lookup
 	seen    sync.Map // collection record key → *seenRecord, for Lookup
@@ -44,6 +47,11 @@ type Catalog struct {
 }
 
 type schemaKey struct{ collID, rev int64 }
+
+type parsedSchema struct {
+	text   []byte // the stored schema it was parsed from
+	schema *schema.Schema
+}
 
 // dbName names a database: its namespace and its name there.
 type dbName struct {
@@ -450,14 +458,14 @@ func (c *Catalog) collection(db *Database, name string, rec collRecord) (*Collec
 
 func (c *Catalog) parsed(rec collRecord, name string) (*schema.Schema, error) {
 	k := schemaKey{rec.ID, rec.Rev}
-	if s, ok := c.schemas.Load(k); ok {
-		return s.(*schema.Schema), nil
+	if p, ok := c.schemas.Load(k); ok && bytes.Equal(p.(parsedSchema).text, rec.Schema) {
+		return p.(parsedSchema).schema, nil
 	}
 	s, err := schema.ParseStored(name, rec.Schema)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: stored schema of %s no longer parses: %w", name, err)
 	}
-	c.schemas.Store(k, s)
+	c.schemas.Store(k, parsedSchema{text: bytes.Clone(rec.Schema), schema: s})
 	return s, nil
 }
 
@@ -488,6 +496,22 @@ func (c *Catalog) ListCollections(ctx context.Context, tx kv.Tx, db *Database) (
 	return out, nil
 }
 
+// noCollectionToDrop is a drop's error for a collection that is not there:
+// "exists", the 2022 server's wording, which its clients match; ops
+// rewords it for the 2023 API (IsNoCollectionToDrop).
+func noCollectionToDrop(name string) error {
+	return status.Errorf(status.NotFound, noCollectionToDropText, name)
+}
+
+const noCollectionToDropText = "collection doesn't exists '%s'"
+
+// IsNoCollectionToDrop reports whether err is DropCollection's answer for
+// the collection name not being there.
+func IsNoCollectionToDrop(err error, name string) bool {
+	e, ok := status.From(err)
+	return ok && e.Code == status.NotFound && e.Message == fmt.Sprintf(noCollectionToDropText, name)
+}
+
 // DropCollection removes a collection and all its data.
 func (c *Catalog) DropCollection(ctx context.Context, tx kv.Tx, db *Database, name string) error {
 	defer c.seen.Clear() // what Lookup would expect is about to change
@@ -500,8 +524,7 @@ func (c *Catalog) DropCollection(ctx context.Context, tx kv.Tx, db *Database, na
 		return err
 	}
 	if !found {
-		// "exists": the original server's wording, which clients match.
-		return status.Errorf(status.NotFound, "collection doesn't exists '%s'", name)
+		return noCollectionToDrop(name)
 	}
 	coll, err := c.collection(db, name, rec)
 	if err != nil {

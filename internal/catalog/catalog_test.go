@@ -360,6 +360,48 @@ func TestLookupAfterRecreate(t *testing.T) {
 	})
 }
 
+// A schema written by a transaction that then failed is never what a later
+// one reads: a rolled-back create leaves its collection id free for the
+// next create, and a rolled-back change its revision for the next change,
+// each with another schema.
+func TestSchemaOfARolledBackChange(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := b.Open(t)
+		cat := catalog.New()
+		createDB(t, s, cat, "shop")
+		failed := errors.New("the transaction fails")
+		attempt := func(name, schema string) {
+			t.Helper()
+			_, err := kv.Run(ctx, s, func(tx kv.Tx) error {
+				db, err := cat.Database(ctx, tx, ns, "shop")
+				if err != nil {
+					return err
+				}
+				if _, err := cat.CreateOrUpdateCollection(ctx, tx, db, name, []byte(schema), false); err != nil {
+					return err
+				}
+				if _, err := cat.Collection(ctx, tx, db, name); err != nil {
+					return err
+				}
+				return failed
+			})
+			if !errors.Is(err, failed) {
+				t.Fatalf("the failing transaction: %v", err)
+			}
+		}
+		attempt("users", `{"title":"users","properties":{"id":{"type":"integer"},"gone":{"type":"string"}},"primary_key":["id"]}`)
+		coll := createColl(t, s, cat, "shop", "users", usersSchema)
+		if got := string(coll.Schema.Raw()); got != usersSchema {
+			t.Errorf("after a rolled-back create: schema %s, want %s", got, usersSchema)
+		}
+		attempt("users", strings.Replace(usersSchema, `"name":{"type":"string"}`, `"name":{"type":"string"},"gone":{"type":"string"}`, 1))
+		next := strings.Replace(usersSchema, `"name":{"type":"string"}`, `"name":{"type":"string"},"kept":{"type":"string"}`, 1)
+		if got := string(createColl(t, s, cat, "shop", "users", next).Schema.Raw()); got != next {
+			t.Errorf("after a rolled-back change: schema %s, want %s", got, next)
+		}
+	})
+}
+
 // DDL is transactional: until its transaction commits, nobody else sees it.
 func TestDDLInvisibleBeforeCommit(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {

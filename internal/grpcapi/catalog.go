@@ -49,7 +49,7 @@ func (s *Server) DescribeDatabase(ctx context.Context, req *api.DescribeDatabase
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.DescribeDatabaseResponse{Metadata: &api.DatabaseMetadata{}, Size: d.Size, Collections: collectionDescriptions(d), Branches: d.Branches,
+	return &api.DescribeDatabaseResponse{Metadata: &api.DatabaseMetadata{}, Size: d.Size, Collections: collectionDescriptions(d, true), Branches: d.Branches,
 		Sizes: &api.Sizes{Documents: d.Size, Indexes: d.IndexSize, Log: max(d.LogSize, 0)}}, nil
 }
 
@@ -59,7 +59,7 @@ func (s *Server) describeDatabase2022(ctx context.Context, req *api.DescribeData
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.DescribeDatabaseResponse2022{Db: d.Name, Metadata: &api.DatabaseMetadata{}, Size: d.Size, Collections: collectionDescriptions(d),
+	return &api.DescribeDatabaseResponse2022{Db: d.Name, Metadata: &api.DatabaseMetadata{}, Size: d.Size, Collections: collectionDescriptions(d, false),
 		Sizes: &api.Sizes{Documents: d.Size, Indexes: d.IndexSize, Log: max(d.LogSize, 0)}}, nil
 }
 
@@ -96,11 +96,17 @@ func (s *Server) describeDatabaseHandler(_ any, ctx context.Context, dec func(an
 	return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: s, FullMethod: api.Tigris_DescribeDatabase_FullMethodName}, call)
 }
 
-func collectionDescriptions(d *ops.DatabaseDescription) []*api.CollectionDescription {
+// collectionDescriptions are a database's collections as its describe
+// answers them; the 2023 answer (for2023) lists each one's indexes, the
+// 2022 answer, which had none, does not.
+func collectionDescriptions(d *ops.DatabaseDescription, for2023 bool) []*api.CollectionDescription {
 	out := make([]*api.CollectionDescription, len(d.Collections))
 	for i, c := range d.Collections {
 		out[i] = &api.CollectionDescription{Collection: c.Name, Metadata: &api.CollectionMetadata{}, Schema: schemaOf(c), Size: c.Size,
-			Indexes: collectionIndexes(c.Indexes), Sizes: &api.Sizes{Documents: c.Size, Indexes: c.IndexSize}}
+			Sizes: &api.Sizes{Documents: c.Size, Indexes: c.IndexSize}}
+		if for2023 {
+			out[i].Indexes = collectionIndexes(c.Indexes)
+		}
 	}
 	return out
 }
@@ -156,7 +162,12 @@ func (s *Server) DescribeCollection(ctx context.Context, req *api.DescribeCollec
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.DescribeCollectionResponse{Collection: d.Name, Metadata: &api.CollectionMetadata{}, Schema: schemaOf(*d), Size: d.Size,
-		Indexes: collectionIndexes(d.Indexes),
-		Sizes:   &api.Sizes{Documents: d.Size, Indexes: d.IndexSize}}, nil
+	out := &api.DescribeCollectionResponse{Collection: d.Name, Metadata: &api.CollectionMetadata{}, Schema: schemaOf(*d), Size: d.Size,
+		Sizes: &api.Sizes{Documents: d.Size, Indexes: d.IndexSize}}
+	// The 2023 answer's members; a 2022 request (the names alone, as
+	// describesFor2022 tells) gets its era's answer, which had neither.
+	if req.GetBranch() != "" || req.GetSchemaFormat() != "" {
+		out.Indexes, out.SearchStatus = collectionIndexes(d.Indexes), d.SearchStatus
+	}
+	return out, nil
 }

@@ -152,17 +152,32 @@ func TestProjectsOverGRPC(t *testing.T) {
 		if err != nil || !strings.Contains(string(coll.Schema), `{"ts":"`) {
 			t.Errorf("describe collection with schema_format ts: %v (%v)", coll, err)
 		}
-		// The indexes the 2023 answer lists: every indexed field, active.
+		// The indexes the 2023 answer lists: the two system indexes, then
+		// every indexed field, active; and the collection can be searched.
 		var names []string
-		for _, x := range coll.GetIndexes() {
-			if x.GetState() != "INDEX ACTIVE" || len(x.GetFields()) != 1 || x.GetFields()[0].GetName() != x.GetName() {
+		for i, x := range coll.GetIndexes() {
+			if system := i < 2; x.GetState() != "INDEX ACTIVE" || system && len(x.GetFields()) != 0 ||
+				!system && (len(x.GetFields()) != 1 || x.GetFields()[0].GetName() != x.GetName()) {
 				t.Errorf("index %v", x)
 			}
 			names = append(names, x.GetName())
 		}
-		if len(names) == 0 || !slices.Contains(names, "id") {
+		if len(names) < 3 || names[0] != "_tigris_created_at" || names[1] != "_tigris_updated_at" || !slices.Contains(names, "id") {
 			t.Errorf("describe collection's indexes: %v", names)
 		}
+		if coll.GetSearchStatus() != "Search Active" {
+			t.Errorf("describe collection's search status %q, want Search Active", coll.GetSearchStatus())
+		}
+		// A 2022 request (the names alone) gets neither.
+		old, err := s.rpc.DescribeCollection(ctx(t), &api.DescribeCollectionRequest{Project: "shop", Collection: "users"})
+		if err != nil || len(old.GetIndexes()) != 0 || old.GetSearchStatus() != "" || old.GetCollection() != "users" {
+			t.Errorf("2022's describe collection: %v (%v)", old, err)
+		}
+		// A missing collection's drop, in each generation's words.
+		_, err = s.rpc.DropCollection(ctx(t), &api.DropCollectionRequest{Project: "shop", Branch: "main", Collection: "nope"})
+		wantRPCError(t, err, codes.NotFound, "collection doesn't exist 'nope'")
+		_, err = s.rpc.DropCollection(ctx(t), &api.DropCollectionRequest{Project: "shop", Collection: "nope"})
+		wantRPCError(t, err, codes.NotFound, "collection doesn't exists 'nope'")
 
 		deleted, err := s.rpc.DeleteProject(ctx(t), &api.DeleteProjectRequest{Project: "shop"})
 		if err != nil || deleted.Message != "project deleted successfully" {
@@ -261,8 +276,8 @@ func TestBranchesOverGRPC(t *testing.T) {
 		if _, err := s.rpc.DescribeCollection(ctx(t), &api.DescribeCollectionRequest{Project: "shop", Branch: "main", Collection: "orders"}); err != nil {
 			t.Errorf("main's orders after dev's were dropped: %v", err)
 		}
-		if res, err := s.rpc.BuildCollectionIndex(ctx(t), &api.BuildCollectionIndexRequest{Project: "shop", Branch: "dev", Collection: "users"}); err != nil || len(res.Indexes) != 3 {
-			t.Errorf("dev's users' indexes (id, name, email): %v (%v)", res, err)
+		if res, err := s.rpc.BuildCollectionIndex(ctx(t), &api.BuildCollectionIndexRequest{Project: "shop", Branch: "dev", Collection: "users"}); err != nil || len(res.Indexes) != 5 {
+			t.Errorf("dev's users' indexes (the two system ones, id, name, email): %v (%v)", res, err)
 		}
 
 		// Unknown branch or project.

@@ -50,7 +50,10 @@ type collectionDescription struct {
 	Size   int64 `json:"size"`
 	// Indexes, on the 2023 routes only (the 2022 answer has none).
 	Indexes []collectionIndex `json:"indexes,omitempty"`
-	Sizes   sizes             `json:"sizes"`
+	// SearchStatus, in the 2023 describe of a collection only (not of a
+	// database's collections, as in the original).
+	SearchStatus string `json:"search_status,omitempty"`
+	Sizes        sizes  `json:"sizes"`
 }
 
 // withIndexes is d's description with its indexes, for a 2023 route.
@@ -219,6 +222,7 @@ func (s *Server) describeCollection(w http.ResponseWriter, r *http.Request) erro
 	out := describedCollection(*d)
 	if isProjectRoute(r) {
 		out = withIndexes(out, *d)
+		out.SearchStatus = d.SearchStatus
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -150,9 +150,13 @@ func decodeRead(r *http.Request) ops.ReadRequest {
 }
 
 // read streams what a collection holds, one {"result":...} line per item:
-// documents/read and messages/read alike.
+// documents/read and messages/read alike; or answers it as one object when
+// asked to (acceptsOneObject).
 func (s *Server) read(w http.ResponseWriter, r *http.Request) error {
 	req := decodeRead(r)
+	if acceptsOneObject(r) {
+		return s.readOneObject(w, r, req)
+	}
 	stream := newBatchedStream(w, s.publicFor(r))
 	err := s.ops.Read(r.Context(), caller(r), req, func(item ops.Item) error {
 		return stream.sendAppend(func(b []byte) []byte { return appendReadChunk(b, item) })

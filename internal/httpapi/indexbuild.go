@@ -17,9 +17,10 @@ func indexBuildRequest(r *http.Request) ops.IndexBuildRequest {
 
 // collectionIndex is the final API's CollectionIndex.
 type collectionIndex struct {
-	Name   string       `json:"name"`
-	State  string       `json:"state"`
-	Fields []indexField `json:"fields"`
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// Fields is left out of the system indexes', as the original did.
+	Fields []indexField `json:"fields,omitempty"`
 }
 
 type indexField struct {

@@ -58,8 +58,11 @@ type CollectionDescription struct {
 	Size   int64  // bytes of its documents
 	// IndexSize is the bytes of its index entries' keys.
 	IndexSize int64
-	// Indexes are its fields' indexes, as the 2023 API describes them.
+	// Indexes are its indexes, as the 2023 API describes them (Indexes).
 	Indexes []CollectionIndex
+	// SearchStatus says whether it can be searched, in the 2023 API's
+	// words (SearchActive, NoSearchIndex).
+	SearchStatus string
 	// Generated holds, when the request had a SchemaFormat, the source
 	// text of the collection's model types in each format asked for, keyed
 	// by the format's name as the request spelled it; the transports then
@@ -214,7 +217,15 @@ func (o *Ops) describe(ctx context.Context, tx kv.Tx, coll *catalog.Collection) 
 		return CollectionDescription{}, err
 	}
 	return CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: sizes.Documents, IndexSize: sizes.Indexes,
-		Indexes: Indexes(coll.Schema), parsed: coll.Schema}, nil
+		Indexes: Indexes(coll.Schema), SearchStatus: o.searchStatus(), parsed: coll.Schema}, nil
+}
+
+// searchStatus is every collection's search status (see SearchActive).
+func (o *Ops) searchStatus() string {
+	if o.search == nil {
+		return NoSearchIndex
+	}
+	return SearchActive
 }
 
 // generate fills in d.Generated. It runs once the transaction is over: it
@@ -349,7 +360,12 @@ func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionReques
 		if err != nil {
 			return err
 		}
-		return o.catalog.DropCollection(ctx, tx, db, req.Collection)
+		err = o.catalog.DropCollection(ctx, tx, db, req.Collection)
+		if c.Projects && catalog.IsNoCollectionToDrop(err, req.Collection) {
+			// The final server's wording (its 2022 one had "exists").
+			return status.Errorf(status.NotFound, "collection doesn't exist '%s'", req.Collection)
+		}
+		return err
 	}))
 }
 

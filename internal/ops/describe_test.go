@@ -3,6 +3,7 @@ package ops
 import (
 	"testing"
 
+	"github.com/foliodb/folio/internal/search"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -27,5 +28,16 @@ func TestSchemaFormats(t *testing.T) {
 		if e, ok := status.From(err); !ok || e.Code != status.InvalidArgument || e.Message != msg {
 			t.Errorf("schemaFormats(%q) error %v, want INVALID_ARGUMENT %q", list, err, msg)
 		}
+	}
+}
+
+// A collection can be searched whenever the server runs its search
+// indexer, whatever its schema marks: Folio searches every string field.
+func TestSearchStatus(t *testing.T) {
+	if got := (&Ops{}).searchStatus(); got != NoSearchIndex {
+		t.Errorf("without a search indexer: %q, want %q", got, NoSearchIndex)
+	}
+	if got := (&Ops{search: &search.Indexer{}}).searchStatus(); got != SearchActive {
+		t.Errorf("with a search indexer: %q, want %q", got, SearchActive)
 	}
 }

@@ -44,6 +44,17 @@ const IndexActive = "INDEX ACTIVE"
 // original answered it.
 const SearchIndexBuilt = "success"
 
+// A collection's search status as the final API's describe words it. The
+// original's was "Search Active" once a field was marked searchIndex, and
+// "No Search Index" while none was; Folio's search covers every string
+// field of every collection whether marked or not (its index is built at
+// the first search, which waits for it), so a collection is searchable
+// whenever the server runs its search indexer.
+const (
+	SearchActive  = "Search Active"
+	NoSearchIndex = "No Search Index"
+)
+
 // BuildCollectionIndex answers that every indexed field's index is active:
 // one index per field a filter can compare (scalars, and arrays of
 // scalars), named by its path.
@@ -88,12 +99,22 @@ func (o *Ops) indexBuildCollection(ctx context.Context, c Caller, req IndexBuild
 	return found, nil
 }
 
+// SystemIndexes are the indexes of every collection on its documents'
+// times, which the final API lists first, without fields: the original's
+// names (its _tigris_created_at and _tigris_updated_at metadata fields).
+var SystemIndexes = []string{"_tigris_created_at", "_tigris_updated_at"}
+
 // Indexes lists the indexes Folio keeps for a schema's collection, as the
-// final API describes them: every field with index entries (scalars and
-// arrays of scalars, outside arrays of objects), active from its first
-// write.
+// final API describes them: the system indexes, then every field with
+// index entries (scalars and arrays of scalars, outside arrays of
+// objects), active from its first write. The original listed only the
+// fields marked "index": true; Folio indexes them all, so it lists them
+// all.
 func Indexes(s *schema.Schema) []CollectionIndex {
-	var out []CollectionIndex
+	out := make([]CollectionIndex, 0, len(SystemIndexes)+len(s.Fields()))
+	for _, name := range SystemIndexes {
+		out = append(out, CollectionIndex{Name: name, State: IndexActive})
+	}
 	var walk func(fields []*schema.Field)
 	walk = func(fields []*schema.Field) {
 		for _, f := range fields {

@@ -233,14 +233,15 @@ func TestCountErrors(t *testing.T) {
 	})
 }
 
-// The index builds answer at once: every indexed field's index is active,
-// the search index built.
+// The index builds answer at once: the two system indexes, then every
+// indexed field's index, active; the search index built.
 func TestIndexBuildCalls(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		countDocs(t, c)
 		r := c.okObject(t, "POST", p23Coll("shop", "items", "documents/index"), `{"branch":"main"}`)
 		b, _ := json.Marshal(r["indexes"])
-		want := `[{"fields":[{"name":"id"}],"name":"id","state":"INDEX ACTIVE"},{"fields":[{"name":"n"}],"name":"n","state":"INDEX ACTIVE"},` +
+		want := `[{"name":"_tigris_created_at","state":"INDEX ACTIVE"},{"name":"_tigris_updated_at","state":"INDEX ACTIVE"},` +
+			`{"fields":[{"name":"id"}],"name":"id","state":"INDEX ACTIVE"},{"fields":[{"name":"n"}],"name":"n","state":"INDEX ACTIVE"},` +
 			`{"fields":[{"name":"price"}],"name":"price","state":"INDEX ACTIVE"},{"fields":[{"name":"name"}],"name":"name","state":"INDEX ACTIVE"},` +
 			`{"fields":[{"name":"ok"}],"name":"ok","state":"INDEX ACTIVE"},{"fields":[{"name":"tags"}],"name":"tags","state":"INDEX ACTIVE"},` +
 			`{"fields":[{"name":"addr.city"}],"name":"addr.city","state":"INDEX ACTIVE"},{"fields":[{"name":"addr.zip"}],"name":"addr.zip","state":"INDEX ACTIVE"},` +

@@ -93,6 +93,8 @@ func TestErrorMessages(t *testing.T) {
 		}
 	}
 	add("drop of a missing collection", "DELETE", collPath("db1", "test_collection", "drop"), "", 404, "NOT_FOUND", "collection doesn't exists 'test_collection'")
+	// The final server fixed its 2022 wording.
+	add("drop of a missing collection (2023)", "DELETE", p23Coll("db1", "test_collection", "drop"), "", 404, "NOT_FOUND", "collection doesn't exist 'test_collection'")
 
 	add("create an existing db", "POST", dbPath("db1", "create"), "", 409, "ALREADY_EXISTS", "database already exist")
 	add("only_create of an existing collection", "POST", collPath("db1", "users", "createOrUpdate"), `{"schema":`+usersSchema+`,"only_create":true}`, 409, "ALREADY_EXISTS", "collection already exist")

@@ -74,7 +74,7 @@ func TestProjects(t *testing.T) {
 			t.Errorf("create project: %v", got)
 		}
 		wantError(t, c.do(t, "POST", projectPath("shop", "create"), ""), http.StatusConflict, "ALREADY_EXISTS", "project already exist")
-		wantError(t, c.do(t, "POST", projectPath("1shop", "create"), ""), http.StatusBadRequest, "INVALID_ARGUMENT", "invalid database name '1shop': a name starts with a letter, then has letters, digits, '_' or '-', 2 to 128 characters in all")
+		wantError(t, c.do(t, "POST", projectPath("1shop", "create"), ""), http.StatusBadRequest, "INVALID_ARGUMENT", badName("database", "1shop"))
 		// A database of the 2022 API is a project, and the other way round.
 		c.createDB(t, "legacy")
 		wantError(t, c.do(t, "POST", projectPath("legacy", "create"), ""), http.StatusConflict, "ALREADY_EXISTS", "project already exist")
@@ -117,14 +117,15 @@ func TestProjectsAreDatabases(t *testing.T) {
 	})
 }
 
-// The 2023 describes list a collection's indexes (every field Folio
-// indexes, active from the start); the 2022 answers, which had none, stay
-// as they were.
+// The 2023 describes list a collection's indexes (the two system ones on
+// the documents' times, then every field Folio indexes, active from the
+// start); the 2022 answers, which had none, stay as they were.
 func TestDescribeListsIndexes23(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		c.createDB(t, "shop")
 		c.createColl(t, "shop", "users", usersSchema23)
-		want := `[{"fields":[{"name":"id"}],"name":"id","state":"INDEX ACTIVE"},{"fields":[{"name":"name"}],"name":"name","state":"INDEX ACTIVE"}]`
+		want := `[{"name":"_tigris_created_at","state":"INDEX ACTIVE"},{"name":"_tigris_updated_at","state":"INDEX ACTIVE"},` +
+			`{"fields":[{"name":"id"}],"name":"id","state":"INDEX ACTIVE"},{"fields":[{"name":"name"}],"name":"name","state":"INDEX ACTIVE"}]`
 		for _, path := range []string{p23Coll("shop", "users", "describe"), p23Path("shop", "describe")} {
 			d := c.okObject(t, "POST", path, "")
 			if colls, ok := d["collections"].([]any); ok {
@@ -136,9 +137,34 @@ func TestDescribeListsIndexes23(t *testing.T) {
 			}
 		}
 		for _, path := range []string{collPath("shop", "users", "describe"), dbPath("shop", "describe")} {
-			if r := c.ok(t, "POST", path, ""); strings.Contains(string(r.body), `"indexes":[`) {
-				t.Errorf("the 2022 %s answers indexes: %s", path, r.body)
+			if r := c.ok(t, "POST", path, ""); strings.Contains(string(r.body), `"indexes":[`) || strings.Contains(string(r.body), `search_status`) {
+				t.Errorf("the 2022 %s answers indexes or a search status: %s", path, r.body)
 			}
+		}
+	})
+}
+
+// The 2023 describe of a collection says it can be searched: Folio's
+// search covers every string field, marked searchIndex or not (the
+// original said "No Search Index" until a field was marked). A database's
+// describe has no search status, as in the original.
+func TestDescribeSearchStatus23(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		c.createDB(t, "shop")
+		c.createColl(t, "shop", "users", usersSchema23)
+		if d := c.okObject(t, "POST", p23Coll("shop", "users", "describe"), ""); d["search_status"] != "Search Active" {
+			t.Errorf("search_status %v, want Search Active", d["search_status"])
+		}
+		// What the status promises: a search finds a document by a field
+		// no schema marked for search.
+		c.insert(t, "shop", "users", `{"id":1,"name":"ada lovelace"}`)
+		r := c.ok(t, "POST", p23Coll("shop", "users", "documents/search"), `{"q":"lovelace"}`)
+		if !strings.Contains(string(r.body), `"ada lovelace"`) {
+			t.Errorf("search of an unmarked field: %s", r.body)
+		}
+		d := c.okObject(t, "POST", p23Path("shop", "describe"), "")
+		if colls := d["collections"].([]any); len(colls) != 1 || colls[0].(map[string]any)["search_status"] != nil {
+			t.Errorf("a database's describe: %v", d["collections"])
 		}
 	})
 }

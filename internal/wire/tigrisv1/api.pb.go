@@ -4414,6 +4414,8 @@ type DescribeCollectionResponse struct {
 	Size       int64                  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
 	// 2023 only.
 	Indexes []*CollectionIndex `protobuf:"bytes,5,rep,name=indexes,proto3" json:"indexes,omitempty"`
+	// 2023 only: whether the collection can be searched ("Search Active").
+	SearchStatus string `protobuf:"bytes,6,opt,name=search_status,json=searchStatus,proto3" json:"search_status,omitempty"`
 	// Folio: the sizes by part.
 	Sizes         *Sizes `protobuf:"bytes,1001,opt,name=sizes,proto3" json:"sizes,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -4483,6 +4485,13 @@ func (x *DescribeCollectionResponse) GetIndexes() []*CollectionIndex {
 		return x.Indexes
 	}
 	return nil
+}
+
+func (x *DescribeCollectionResponse) GetSearchStatus() string {
+	if x != nil {
+		return x.SearchStatus
+	}
+	return ""
 }
 
 func (x *DescribeCollectionResponse) GetSizes() *Sizes {
@@ -7759,7 +7768,7 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\vcollections\x18\x02 \x03(\v2$.tigrisdata.v1.CollectionDescriptionR\vcollections\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x03R\x04size\x12\x1a\n" +
 	"\bbranches\x18\x04 \x03(\tR\bbranches\x12+\n" +
-	"\x05sizes\x18\xe9\a \x01(\v2\x14.tigrisdata.v1.SizesR\x05sizes\"\x8e\x02\n" +
+	"\x05sizes\x18\xe9\a \x01(\v2\x14.tigrisdata.v1.SizesR\x05sizes\"\xb3\x02\n" +
 	"\x1aDescribeCollectionResponse\x12\x1e\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\tR\n" +
@@ -7767,7 +7776,8 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\bmetadata\x18\x02 \x01(\v2!.tigrisdata.v1.CollectionMetadataR\bmetadata\x12\x16\n" +
 	"\x06schema\x18\x03 \x01(\fR\x06schema\x12\x12\n" +
 	"\x04size\x18\x04 \x01(\x03R\x04size\x128\n" +
-	"\aindexes\x18\x05 \x03(\v2\x1e.tigrisdata.v1.CollectionIndexR\aindexes\x12+\n" +
+	"\aindexes\x18\x05 \x03(\v2\x1e.tigrisdata.v1.CollectionIndexR\aindexes\x12#\n" +
+	"\rsearch_status\x18\x06 \x01(\tR\fsearchStatus\x12+\n" +
 	"\x05sizes\x18\xe9\a \x01(\v2\x14.tigrisdata.v1.SizesR\x05sizes\"\x14\n" +
 	"\x12ProjectDescription\"\x89\x02\n" +
 	"\x15CollectionDescription\x12\x1e\n" +
