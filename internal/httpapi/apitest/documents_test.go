@@ -177,9 +177,10 @@ func TestUpdate(t *testing.T) {
 		}
 		wantError(t, c.do(t, "PUT", docPath("db1", "users", "update"), `{"filter":{},"fields":{"$set":{"name":"x"}}}`),
 			400, "INVALID_ARGUMENT", "updating all documents is not allowed")
-		// The key of a document cannot change.
-		wantError(t, c.do(t, "PUT", docPath("db1", "users", "update"), `{"filter":{"id":1},"fields":{"$set":{"id":5}}}`),
-			400, "INVALID_ARGUMENT", anyMessage)
+		// A key that another document holds cannot be taken (a key that is
+		// free moves the document: TestUpdateMovesKey).
+		wantError(t, c.do(t, "PUT", docPath("db1", "users", "update"), `{"filter":{"id":1},"fields":{"$set":{"id":2}}}`),
+			409, "ALREADY_EXISTS", anyMessage)
 		equalStrings(t, "documents", c.all(t, "db1", "users"), []string{`{"id":1,"age":10}`, `{"id":2,"age":20,"name":"old"}`, `{"id":3,"age":30,"name":"old"}`})
 	})
 }

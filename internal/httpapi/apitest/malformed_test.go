@@ -92,7 +92,7 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 		{"update: unknown update operator", "PUT", users("update"), `{"filter":{"id":1},"fields":{"$inc":{"age":1}}}`},
 		{"update: $set of an unknown field", "PUT", users("update"), `{"filter":{"id":1},"fields":{"$set":{"nope":1}}}`},
 		{"update: $set of a wrong type", "PUT", users("update"), `{"filter":{"id":{"$gte":1}},"fields":{"$set":{"age":"old"}}}`},
-		{"update: $set of the key", "PUT", users("update"), `{"filter":{"id":1},"fields":{"$set":{"id":7}}}`},
+		{"update: $set of the key to a taken one", "PUT", users("update"), `{"filter":{"id":1},"fields":{"$set":{"id":2}}}`},
 		{"update: $unset of the key", "PUT", users("update"), `{"filter":{"id":1},"fields":{"$unset":["id"]}}`},
 		{"update: $unset is a number", "PUT", users("update"), `{"filter":{"id":1},"fields":{"$unset":5}}`},
 		{"update: $unset of numbers", "PUT", users("update"), `{"filter":{"id":1},"fields":{"$unset":[1]}}`},
