@@ -192,7 +192,9 @@ func TestDeleteNamespace(t *testing.T) {
 			}
 			return nil
 		})
-		f.run(t, func(tx kv.Tx) error { return f.svc.DeleteApplication(bg, tx, Caller{Role: RoleOwner, Namespace: Default}, app.ID) })
+		f.run(t, func(tx kv.Tx) error {
+			return f.svc.DeleteApplication(bg, tx, Caller{Role: RoleOwner, Namespace: Default}, app.ID)
+		})
 		f.run(t, func(tx kv.Tx) error { return DeleteNamespace(bg, tx, "beta", none) })
 		f.run(t, func(tx kv.Tx) error {
 			_, err := LookupNamespace(bg, tx, "beta")
