@@ -114,9 +114,9 @@ var (
 	routeRollback = &route{method: "POST", path: "/v1/databases/{db}/transactions/rollback", rpc: tigris + "RollbackTransaction",
 		req: pbDB, res: msg(str(1, "status"))}
 
-	routeCreateNamespace = &route{method: "POST", path: "/v1/management/namespaces/{name}/create", rpc: admin + "createNamespace",
+	routeCreateNamespace = &route{method: "POST", path: "/v1/admin/namespaces/{name}/create", rpc: admin + "createNamespace",
 		req: msg(integer(1, "id"), str(2, "name")), res: pbMessage}
-	routeListNamespaces = &route{method: "POST", path: "/v1/management/namespaces/list", rpc: admin + "listNamespaces",
+	routeListNamespaces = &route{method: "POST", path: "/v1/admin/namespaces/list", rpc: admin + "listNamespaces",
 		req: pbEmpty, res: msg(rep(sub(1, "namespaces", msg(integer(1, "id"), str(2, "name")))))}
 	routeCreateApplication = &route{method: "POST", path: "/v1/management/applications/create", rpc: user + "createApplication",
 		req: msg(str(1, "name"), str(2, "description"), str(1001, "role"), str(1002, "namespace")),

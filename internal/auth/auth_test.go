@@ -148,6 +148,78 @@ func TestNamespaces(t *testing.T) {
 	})
 }
 
+// A namespace is deleted only empty, the default never; its id is not
+// given again, to a namespace the server numbers or one that asks for it.
+func TestDeleteNamespace(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		f := newFixture(t, b.Open)
+		var beta Namespace
+		f.run(t, func(tx kv.Tx) (err error) {
+			if _, err = CreateNamespace(bg, tx, "acme", 0); err != nil {
+				return err
+			}
+			beta, err = CreateNamespace(bg, tx, "beta", 0)
+			return err
+		})
+		app := f.createApp(t, beta, RoleReader)
+		none := func(Namespace) ([]string, error) { return nil, nil }
+		someDBs := func(ns Namespace) ([]string, error) {
+			if ns.Name != "acme" {
+				t.Errorf("the databases of %q asked, want acme's", ns.Name)
+			}
+			return []string{"a", "b", "c", "d", "e", "f"}, nil
+		}
+		for _, tc := range []struct {
+			name  string
+			holds func(Namespace) ([]string, error)
+			code  status.Code
+			msg   string
+		}{
+			{DefaultNamespaceName, none, status.InvalidArgument, "namespace 'default_namespace' cannot be deleted"},
+			{"nope", none, status.NotFound, "namespace 'nope' doesn't exist"},
+			{"acme", someDBs, status.FailedPrecondition, "namespace 'acme' holds 6 database(s) (a, b, c, d, e, …): drop them first"},
+			{"beta", none, status.FailedPrecondition, "namespace 'beta' has 1 application(s) (" + app.ID + "): delete them first"},
+		} {
+			_, err := kv.Run(bg, f.store, func(tx kv.Tx) error { return DeleteNamespace(bg, tx, tc.name, tc.holds) })
+			wantCode(t, err, tc.code, tc.msg)
+		}
+		// Refused, nothing changed: both are still there.
+		f.run(t, func(tx kv.Tx) error {
+			for _, name := range []string{"acme", "beta"} {
+				if _, err := LookupNamespace(bg, tx, name); err != nil {
+					t.Errorf("%s after a refused delete: %v", name, err)
+				}
+			}
+			return nil
+		})
+		f.run(t, func(tx kv.Tx) error {
+			return f.svc.DeleteApplication(bg, tx, Caller{Role: RoleOwner, Namespace: Default}, app.ID)
+		})
+		f.run(t, func(tx kv.Tx) error { return DeleteNamespace(bg, tx, "beta", none) })
+		f.run(t, func(tx kv.Tx) error {
+			_, err := LookupNamespace(bg, tx, "beta")
+			wantCode(t, err, status.NotFound, "namespace 'beta' doesn't exist")
+			// beta's id (the highest) is skipped by the next namespace;
+			// asked for, it is refused.
+			ns, err := CreateNamespace(bg, tx, "gamma", 0)
+			if err != nil {
+				return err
+			}
+			if ns.ID != beta.ID+1 {
+				t.Errorf("the namespace after a deleted one has id %d, want %d (not %d again)", ns.ID, beta.ID+1, beta.ID)
+			}
+			_, err = CreateNamespace(bg, tx, "delta", beta.ID)
+			wantCode(t, err, status.AlreadyExists, "was a deleted namespace's: ids are not reused")
+			// The name is free again, with a new id.
+			again, err := CreateNamespace(bg, tx, "beta", 0)
+			if err == nil && again.ID == beta.ID {
+				t.Errorf("beta made again took its old id %d", beta.ID)
+			}
+			return err
+		})
+	})
+}
+
 func TestApplications(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		f := newFixture(t, b.Open)

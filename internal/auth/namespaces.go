@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/foliodb/folio/internal/keyspace"
@@ -51,7 +52,8 @@ func CreateNamespace(ctx context.Context, tx kv.Tx, name string, id int64) (Name
 	} else if status.CodeOf(err) != status.NotFound {
 		return Namespace{}, err
 	}
-	if id == 0 {
+	pick := id == 0
+	if pick {
 		all, err := ListNamespaces(ctx, tx)
 		if err != nil {
 			return Namespace{}, err
@@ -64,12 +66,25 @@ func CreateNamespace(ctx context.Context, tx kv.Tx, name string, id int64) (Name
 	if id == keyspace.DefaultNamespace {
 		return Namespace{}, status.Errorf(status.AlreadyExists, "namespace id %d is taken by '%s'", id, DefaultNamespaceName)
 	}
-	taken, err := tx.Get(ctx, keyspace.NamespaceID(id))
-	switch {
-	case err == nil:
-		return Namespace{}, status.Errorf(status.AlreadyExists, "namespace id %d is taken by '%s'", id, taken)
-	case !errors.Is(err, kv.ErrNotFound):
-		return Namespace{}, err
+	for {
+		taken, err := tx.Get(ctx, keyspace.NamespaceID(id))
+		switch {
+		case errors.Is(err, kv.ErrNotFound):
+		case err != nil:
+			return Namespace{}, err
+		case pick && string(taken) == deletedNamespace:
+			// A deleted namespace's id: the next one up.
+			id++
+			continue
+		case string(taken) == deletedNamespace:
+			return Namespace{}, status.Errorf(status.AlreadyExists, "namespace id %d was a deleted namespace's: ids are not reused", id)
+		default:
+			return Namespace{}, status.Errorf(status.AlreadyExists, "namespace id %d is taken by '%s'", id, taken)
+		}
+		break
+	}
+	if id > math.MaxInt32 {
+		return Namespace{}, status.Errorf(status.ResourceExhausted, "no namespace id is left below %d", math.MaxInt32)
 	}
 	ns := Namespace{ID: id, Name: name, CreatedAt: time.Now().UTC()}
 	b, err := json.Marshal(namespaceRecord{ID: id, CreatedAt: ns.CreatedAt})
@@ -80,6 +95,65 @@ func CreateNamespace(ctx context.Context, tx kv.Tx, name string, id int64) (Name
 		return Namespace{}, err
 	}
 	return ns, tx.Set(keyspace.NamespaceID(id), []byte(name))
+}
+
+// DeleteNamespace deletes namespace name, which must hold no databases
+// (holds tells, from the catalog) and no applications: a namespace is
+// emptied by its own calls first, so that nothing is deleted by surprise.
+// Its id stays reserved (deletedNamespace under NamespaceID) and is never
+// given again, so that nothing left keyed by it can reach a namespace
+// made later.
+func DeleteNamespace(ctx context.Context, tx kv.Tx, name string, holds func(Namespace) ([]string, error)) error {
+	if name == DefaultNamespaceName {
+		return status.Errorf(status.InvalidArgument, "namespace '%s' cannot be deleted", name)
+	}
+	ns, err := LookupNamespace(ctx, tx, name)
+	if err != nil {
+		return err
+	}
+	dbs, err := holds(ns)
+	if err != nil {
+		return err
+	}
+	if len(dbs) > 0 {
+		return status.Errorf(status.FailedPrecondition, "namespace '%s' holds %d database(s) (%s): drop them first", name, len(dbs), listSome(dbs))
+	}
+	it := tx.Scan(ctx, keyspace.Applications(), kv.ScanOptions{})
+	defer it.Close()
+	var apps []string
+	for it.Next() {
+		var rec appRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			return corrupt("application", it.Key(), err)
+		}
+		if rec.NS == name {
+			id, _ := keyspace.LastString(it.Key())
+			apps = append(apps, id)
+		}
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	if len(apps) > 0 {
+		return status.Errorf(status.FailedPrecondition, "namespace '%s' has %d application(s) (%s): delete them first", name, len(apps), listSome(apps))
+	}
+	if err := tx.Clear(keyspace.Namespace(name)); err != nil {
+		return err
+	}
+	return tx.Set(keyspace.NamespaceID(ns.ID), []byte(deletedNamespace))
+}
+
+// deletedNamespace holds a deleted namespace's id (NamespaceID's value,
+// otherwise the name, which cannot be this).
+const deletedNamespace = "-"
+
+// listSome joins the first few of names for a message.
+func listSome(names []string) string {
+	const some = 5
+	if len(names) <= some {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:some], ", ") + ", …"
 }
 
 // LookupNamespace returns the namespace named name, or NOT_FOUND.

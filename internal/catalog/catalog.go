@@ -279,6 +279,12 @@ func (c *Catalog) ListDatabases(ctx context.Context, tx kv.Tx, ns int64) ([]*Dat
 	return out, err
 }
 
+// AllDatabasesOf returns the databases of namespace ns with their
+// branches, in name order.
+func (c *Catalog) AllDatabasesOf(ctx context.Context, tx kv.Tx, ns int64) ([]*Database, error) {
+	return c.scanDatabases(ctx, tx, keyspace.Databases(ns))
+}
+
 // AllDatabases returns every database of every namespace, branches
 // included, in namespace then name order.
 func (c *Catalog) AllDatabases(ctx context.Context, tx kv.Tx) ([]*Database, error) {

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/foliodb/folio/internal/ops"
+	"github.com/foliodb/folio/internal/status"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
@@ -211,4 +212,60 @@ func (a adminService) ListNamespaces(ctx context.Context, _ *api.ListNamespacesR
 		out.Namespaces[i] = &api.NamespaceInfo2022{Id: int32(ns.ID), Name: ns.Name}
 	}
 	return out, nil
+}
+
+// managementService serves Management: the final API's namespaces (its
+// metadata calls are not built yet: unbuilt.go). A namespace's id is its
+// name in Folio, its code its number.
+type managementService struct {
+	api.UnsafeManagementServer
+	s *Server
+}
+
+func namespaceInfo(ns *ops.Namespace) *api.NamespaceInfo {
+	return &api.NamespaceInfo{Code: int32(ns.ID), Id: ns.Name, Name: ns.Name}
+}
+
+func (m managementService) CreateNamespace(ctx context.Context, req *api.CreateNamespaceRequest) (*api.CreateNamespaceResponse, error) {
+	r := ops.CreateNamespaceRequest{Name: req.GetName(), ID: int64(req.GetCode())}
+	switch {
+	case r.Name == "":
+		r.Malformed = status.Errorf(status.InvalidArgument, "'name' is required")
+	case req.GetId() != "" && req.GetId() != r.Name:
+		r.Malformed = status.Errorf(status.InvalidArgument, "'id' must be the namespace's name or left out: Folio names a namespace by its name")
+	}
+	ns, err := m.s.ops.CreateNamespace(ctx, caller(ctx), r)
+	if err != nil {
+		return nil, m.s.fail(ctx, err)
+	}
+	return &api.CreateNamespaceResponse{Status: "created", Namespace: namespaceInfo(ns),
+		Message: fmt.Sprintf("Namespace created, with code=%d, and id=%s", ns.ID, ns.Name)}, nil
+}
+
+func (m managementService) ListNamespaces(ctx context.Context, req *api.ListNamespacesRequest) (*api.ListNamespacesResponse, error) {
+	if req.GetDescribe() {
+		return nil, m.s.fail(ctx, status.Errorf(status.Unimplemented, "describing namespaces (describe=true) is not implemented by this server"))
+	}
+	list, err := m.s.ops.ListNamespaces(ctx, caller(ctx))
+	if err != nil {
+		return nil, m.s.fail(ctx, err)
+	}
+	one := req.GetNamespaceId()
+	out := &api.ListNamespacesResponse{}
+	for i := range list {
+		if one == "" || list[i].Name == one {
+			out.Namespaces = append(out.Namespaces, namespaceInfo(&list[i]))
+		}
+	}
+	if one != "" && len(out.Namespaces) == 0 {
+		return nil, m.s.fail(ctx, status.Errorf(status.NotFound, "namespace '%s' doesn't exist", one))
+	}
+	return out, nil
+}
+
+func (m managementService) DeleteNamespace(ctx context.Context, req *api.DeleteNamespaceRequest) (*api.DeleteNamespaceResponse, error) {
+	if err := m.s.ops.DeleteNamespace(ctx, caller(ctx), req.GetNamespaceId()); err != nil {
+		return nil, m.s.fail(ctx, err)
+	}
+	return &api.DeleteNamespaceResponse{Status: "deleted", Message: fmt.Sprintf("Namespace: %s deleted successfully", req.GetNamespaceId())}, nil
 }

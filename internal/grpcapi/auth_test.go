@@ -117,6 +117,36 @@ func TestAuthOverGRPC(t *testing.T) {
 		if code, _, _ := rpcError(t, err); code != codes.PermissionDenied {
 			t.Errorf("an editor lists namespaces: %v", err)
 		}
+		// The final API's Management: id the name, code the number.
+		mgmt := api.NewManagementClient(s.conn)
+		created, err := mgmt.CreateNamespace(ownerCtx, &api.CreateNamespaceRequest{Name: "beta", Code: 7})
+		if err != nil || created.GetNamespace().GetCode() != 7 || created.GetNamespace().GetId() != "beta" ||
+			created.GetMessage() != "Namespace created, with code=7, and id=beta" {
+			t.Fatalf("create namespace: %v %v", created, err)
+		}
+		_, err = mgmt.CreateNamespace(ownerCtx, &api.CreateNamespaceRequest{Name: "gamma", Id: "other"})
+		if code, msg, _ := rpcError(t, err); code != codes.InvalidArgument || msg != "'id' must be the namespace's name or left out: Folio names a namespace by its name" {
+			t.Errorf("create with another id: %v %q", code, msg)
+		}
+		one, err := mgmt.ListNamespaces(ownerCtx, &api.ListNamespacesRequest{NamespaceId: "acme"})
+		if err != nil || len(one.Namespaces) != 1 || one.Namespaces[0].Id != "acme" || one.Namespaces[0].Code != 3 {
+			t.Fatalf("namespace acme: %v %v", one, err)
+		}
+		_, err = mgmt.ListNamespaces(ownerCtx, &api.ListNamespacesRequest{NamespaceId: "nowhere"})
+		if code, msg, _ := rpcError(t, err); code != codes.NotFound || msg != "namespace 'nowhere' doesn't exist" {
+			t.Errorf("an unknown namespace: %v %q", code, msg)
+		}
+		if _, err := mgmt.DeleteNamespace(ownerCtx, &api.DeleteNamespaceRequest{NamespaceId: "beta"}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = mgmt.DeleteNamespace(ownerCtx, &api.DeleteNamespaceRequest{NamespaceId: "beta"})
+		if code, _, _ := rpcError(t, err); code != codes.NotFound {
+			t.Errorf("beta deleted twice: %v", err)
+		}
+		_, err = mgmt.DeleteNamespace(ownerCtx, &api.DeleteNamespaceRequest{NamespaceId: "default_namespace"})
+		if code, _, _ := rpcError(t, err); code != codes.InvalidArgument {
+			t.Errorf("the default namespace deleted: %v", err)
+		}
 	})
 }
 

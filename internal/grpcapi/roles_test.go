@@ -41,6 +41,7 @@ func TestRolesOverGRPC(t *testing.T) {
 			t.Fatalf("the owner file: %v", err)
 		}
 		authc, users, admins := api.NewAuthClient(s.conn), api.NewUserClient(s.conn), api.NewAdminClient(s.conn)
+		management := api.NewManagementClient(s.conn)
 		tokenOf := func(id, secret string) string {
 			t.Helper()
 			res, err := authc.GetAccessToken(ctx(t), &api.GetAccessTokenRequest{GrantType: api.GrantType_CLIENT_CREDENTIALS, ClientId: id, ClientSecret: secret})
@@ -291,6 +292,18 @@ func TestRolesOverGRPC(t *testing.T) {
 				}},
 				{"CreateNamespace", func(c context.Context) error {
 					_, err := admins.CreateNamespace(c, &api.CreateNamespaceRequest2022{Name: "ns_" + w, Id: 100 + int32(len(w))})
+					return err
+				}},
+				{"ListNamespaces", func(c context.Context) error {
+					_, err := management.ListNamespaces(c, &api.ListNamespacesRequest{})
+					return err
+				}},
+				{"CreateNamespace", func(c context.Context) error {
+					_, err := management.CreateNamespace(c, &api.CreateNamespaceRequest{Name: "ns23_" + w})
+					return err
+				}},
+				{"DeleteNamespace", func(c context.Context) error {
+					_, err := management.DeleteNamespace(c, &api.DeleteNamespaceRequest{NamespaceId: "ns23_" + w})
 					return err
 				}},
 			}

@@ -90,6 +90,7 @@ func (s *Server) Register(g grpc.ServiceRegistrar) {
 	g.RegisterService(withMethods(&api.Auth_ServiceDesc, grpc.MethodDesc{MethodName: "getAccessToken", Handler: a.getAccessTokenHandler}), a)
 	api.RegisterUserServer(g, userService{s: s})
 	api.RegisterAdminServer(g, adminService{s: s})
+	api.RegisterManagementServer(g, managementService{s: s})
 	s.registerUnbuiltServices(g)
 }
 

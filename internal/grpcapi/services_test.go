@@ -44,7 +44,12 @@ var unbuilt = map[string]string{
 	"tigrisdata.observability.v1.Observability/QueryTimeSeriesMetrics": "metrics queries",
 	"tigrisdata.observability.v1.Observability/QuotaLimits":            "metrics queries",
 	"tigrisdata.observability.v1.Observability/QuotaUsage":             "metrics queries",
-	"tigrisdata.management.v1.Management/*":                            "",
+	"tigrisdata.management.v1.Management/InsertUserMetadata":           "",
+	"tigrisdata.management.v1.Management/GetUserMetadata":              "",
+	"tigrisdata.management.v1.Management/UpdateUserMetadata":           "",
+	"tigrisdata.management.v1.Management/InsertNamespaceMetadata":      "",
+	"tigrisdata.management.v1.Management/GetNamespaceMetadata":         "",
+	"tigrisdata.management.v1.Management/UpdateNamespaceMetadata":      "",
 	"tigrisdata.search.v1.Search/*":                                    "",
 	"tigrisdata.cache.v1.Cache/*":                                      "",
 }

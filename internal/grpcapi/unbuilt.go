@@ -16,7 +16,7 @@ import (
 // "unknown method", so that a client can tell "not built" from "no such
 // call": a method of a service served in part (Tigris, Auth, User) is a
 // method below, which building the call moves to its file; a service
-// served not at all (Management, Search, Cache) or all but one method
+// served not at all (Search, Cache) or all but one method
 // (Observability) is registered by registerUnbuilt.
 
 func unbuiltError(what string) error {
@@ -72,6 +72,32 @@ func (s *Server) RotateGlobalAppKeySecret(ctx context.Context, _ *api.RotateGlob
 	return nil, s.unbuilt(ctx)
 }
 
+// Management: 2023's metadata.
+
+func (m managementService) InsertUserMetadata(ctx context.Context, _ *api.InsertUserMetadataRequest) (*api.InsertUserMetadataResponse, error) {
+	return nil, m.s.unbuilt(ctx)
+}
+
+func (m managementService) GetUserMetadata(ctx context.Context, _ *api.GetUserMetadataRequest) (*api.GetUserMetadataResponse, error) {
+	return nil, m.s.unbuilt(ctx)
+}
+
+func (m managementService) UpdateUserMetadata(ctx context.Context, _ *api.UpdateUserMetadataRequest) (*api.UpdateUserMetadataResponse, error) {
+	return nil, m.s.unbuilt(ctx)
+}
+
+func (m managementService) InsertNamespaceMetadata(ctx context.Context, _ *api.InsertNamespaceMetadataRequest) (*api.InsertNamespaceMetadataResponse, error) {
+	return nil, m.s.unbuilt(ctx)
+}
+
+func (m managementService) GetNamespaceMetadata(ctx context.Context, _ *api.GetNamespaceMetadataRequest) (*api.GetNamespaceMetadataResponse, error) {
+	return nil, m.s.unbuilt(ctx)
+}
+
+func (m managementService) UpdateNamespaceMetadata(ctx context.Context, _ *api.UpdateNamespaceMetadataRequest) (*api.UpdateNamespaceMetadataResponse, error) {
+	return nil, m.s.unbuilt(ctx)
+}
+
 // Auth: 2023's invitations and users.
 
 func (a authService) CreateInvitations(ctx context.Context, _ *api.CreateInvitationsRequest) (*api.CreateInvitationsResponse, error) {
@@ -122,8 +148,6 @@ func (s *Server) registerUnbuiltServices(g grpc.ServiceRegistrar) {
 	// methods answer as their HTTP paths do.
 	s.registerUnbuilt(g, &api.Observability_ServiceDesc, api.UnimplementedObservabilityServer{}, "metrics queries",
 		grpc.MethodDesc{MethodName: "GetInfo", Handler: s.observabilityGetInfo})
-	// 2023's namespaces and metadata (2022's namespaces are Admin's).
-	s.registerUnbuilt(g, &api.Management_ServiceDesc, api.UnimplementedManagementServer{}, "")
 	// 2023's search indexes (part 2 of issue 36).
 	s.registerUnbuilt(g, &api.Search_ServiceDesc, api.UnimplementedSearchServer{}, "")
 	// 2023's caches.

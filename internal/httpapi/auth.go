@@ -108,12 +108,26 @@ func tokenRequestFromJSON(body []byte, req *ops.TokenRequest) error {
 	return nil
 }
 
-// namespaceJSON is a namespace as the 2022 clients read it (id) and as
-// beta.19 and later read it (code, the same number).
+// namespaceJSON is a namespace as the 2022 clients read it from
+// /v1/admin (id, a number), with code (the same number) for the tools
+// that read code there.
 type namespaceJSON struct {
 	ID   int64  `json:"id"`
 	Code int64  `json:"code"`
 	Name string `json:"name"`
+}
+
+// namespaceInfo is a namespace as the /v1/management calls answer it
+// from October 2022 on (NamespaceInfo): its number is code, and its id a
+// string, which in Folio is its name (Folio names a namespace by its name).
+type namespaceInfo struct {
+	Code int64  `json:"code"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+func infoOf(ns *ops.Namespace) namespaceInfo {
+	return namespaceInfo{Code: ns.ID, ID: ns.Name, Name: ns.Name}
 }
 
 // createNamespaceNamedInBody is create namespace as the original's last
@@ -144,7 +158,7 @@ func (s *Server) createNamespaceNamedInBody(w http.ResponseWriter, r *http.Reque
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "created",
 		"message":   fmt.Sprintf("Namespace created, with code=%d, and id=%s", ns.ID, ns.Name),
-		"namespace": namespaceJSON{ID: ns.ID, Code: ns.ID, Name: ns.Name}})
+		"namespace": infoOf(ns)})
 	return nil
 }
 
@@ -178,6 +192,7 @@ func (s *Server) createNamespace(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// listNamespaces is 2022's list, at /v1/admin: ids are numbers.
 func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &struct{}{}, nil); err != nil {
 		return err
@@ -191,6 +206,49 @@ func (s *Server) listNamespaces(w http.ResponseWriter, r *http.Request) error {
 		out[i] = namespaceJSON{ID: ns.ID, Code: ns.ID, Name: ns.Name}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out})
+	return nil
+}
+
+// listNamespacesInfo is the list at /v1/management (POST .../list, and
+// the final API's GET /v1/management/namespaces), or with a path's
+// {namespace_id} that one namespace, in a list of one as the original
+// answered (404 if there is none).
+func (s *Server) listNamespacesInfo(w http.ResponseWriter, r *http.Request) error {
+	if err := decode(r, &struct{}{}, nil); err != nil {
+		return err
+	}
+	if d := r.URL.Query().Get("describe"); d != "" && d != "false" {
+		return status.Errorf(status.Unimplemented, "describing namespaces (describe=%s) is not implemented by this server", d)
+	}
+	list, err := s.ops.ListNamespaces(r.Context(), caller(r))
+	if err != nil {
+		return err
+	}
+	one := r.PathValue("id")
+	out := []namespaceInfo{}
+	for i := range list {
+		if one == "" || list[i].Name == one {
+			out = append(out, infoOf(&list[i]))
+		}
+	}
+	if one != "" && len(out) == 0 {
+		return status.Errorf(status.NotFound, "namespace '%s' doesn't exist", one)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out})
+	return nil
+}
+
+// deleteNamespace is the final API's DELETE /v1/management/namespaces/{id}:
+// an empty namespace only (ops.DeleteNamespace).
+func (s *Server) deleteNamespace(w http.ResponseWriter, r *http.Request) error {
+	if err := decode(r, &struct{}{}, nil); err != nil {
+		return err
+	}
+	name := r.PathValue("id")
+	if err := s.ops.DeleteNamespace(r.Context(), caller(r), name); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, statusMessage{Status: "deleted", Message: fmt.Sprintf("Namespace: %s deleted successfully", name)})
 	return nil
 }
 

@@ -146,8 +146,14 @@ func (s *Server) routes() {
 	// spellings name the same calls, so clients of either era work.
 	for _, nsPath := range []string{"/v1/admin/namespaces", "/v1/management/namespaces"} {
 		handle("POST "+nsPath+"/{name}/create", s.createNamespace)
-		handle("POST "+nsPath+"/list", s.listNamespaces)
 	}
+	// /v1/admin's list has 2022's numeric ids; /v1/management's, the
+	// final API's NamespaceInfo (an id string and a code).
+	handle("POST /v1/admin/namespaces/list", s.listNamespaces)
+	handle("POST /v1/management/namespaces/list", s.listNamespacesInfo)
+	handle("GET /v1/management/namespaces", s.listNamespacesInfo)
+	handle("GET /v1/management/namespaces/{id}", s.listNamespacesInfo)
+	handle("DELETE /v1/management/namespaces/{id}", s.deleteNamespace)
 	for _, appPath := range []string{"/v1/users/applications", "/v1/management/applications"} {
 		handle("POST "+appPath+"/create", s.createApplication)
 		handle("POST "+appPath+"/update", s.updateApplication)

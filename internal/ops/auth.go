@@ -72,6 +72,33 @@ func (o *Ops) ListNamespaces(ctx context.Context, c Caller) (_ []Namespace, err 
 	return out, apiError(ctx, err)
 }
 
+// DeleteNamespace deletes a namespace that holds no databases and no
+// applications (auth.DeleteNamespace); the default one stays.
+func (o *Ops) DeleteNamespace(ctx context.Context, c Caller, name string) (err error) {
+	defer o.observe(c, "DeleteNamespace", time.Now(), &err)
+	if err := o.authorize(c, auth.RoleOwner); err != nil {
+		return err
+	}
+	ctx, cancel := o.bounded(ctx)
+	defer cancel()
+	err = o.run(ctx, func(tx kv.Tx) error {
+		return auth.DeleteNamespace(ctx, tx, name, func(ns auth.Namespace) ([]string, error) {
+			// Branches count too: they are databases a user made.
+			dbs, err := o.catalog.AllDatabasesOf(ctx, tx, ns.ID)
+			names := make([]string, len(dbs))
+			for i, d := range dbs {
+				names[i] = d.Name
+			}
+			return names, err
+		})
+	})
+	if err != nil {
+		return apiError(ctx, err)
+	}
+	o.log.Info("namespace deleted", "namespace", name, "by", c.App)
+	return nil
+}
+
 // CreateApplicationRequest creates an application. Role and Namespace are
 // Folio's: the original's request has neither (its applications could do
 // everything in their namespace). Role defaults to editor (data and

@@ -73,6 +73,7 @@ var Need = map[string]auth.Role{
 
 	"CreateNamespace":  auth.RoleOwner,
 	"ListNamespaces":   auth.RoleOwner,
+	"DeleteNamespace":  auth.RoleOwner,
 	"RotateSigningKey": auth.RoleOwner,
 	"Backup":           auth.RoleOwner,
 }

@@ -224,7 +224,10 @@ func TestRolesAgainstCalls(t *testing.T) {
 
 				{op: "ListNamespaces", method: "POST", path: "/v1/management/namespaces/list"},
 				{op: "ListNamespaces", method: "POST", path: "/v1/admin/namespaces/list"},
+				{op: "ListNamespaces", method: "GET", path: "/v1/management/namespaces"},
+				{op: "ListNamespaces", method: "GET", path: "/v1/management/namespaces/default_namespace"},
 				{op: "CreateNamespace", method: "POST", path: "/v1/admin/namespaces/ns_" + w + "/create", body: `{}`},
+				{op: "DeleteNamespace", method: "DELETE", path: "/v1/management/namespaces/ns_" + w},
 				{op: "RotateSigningKey", method: "POST", path: "/v1/management/keys/rotate"},
 				{op: "Backup", method: "POST", path: "/v1/management/backup", body: `{"dir":` + quote(filepath.Join(t.TempDir(), "backup")) + `}`, mayRefuse: true},
 			}
@@ -482,13 +485,29 @@ func TestNamespacesKeptApart(t *testing.T) {
 		// Dropping one namespace's database leaves the other's.
 		beta.ok(t, "DELETE", dbPath("shop", "drop"), "")
 		equalStrings(t, "acme's documents after beta's drop", acme.all(t, "shop", "items"), []string{`{"id":"acme-1","v":1}`, `{"id":"acme-2","v":4}`})
-		list := s.owner.okObject(t, "POST", "/v1/management/namespaces/list", "")
+		// 2022's list (/v1/admin) numbers namespaces by id; /v1/management's
+		// (from October 2022 on) by code, its id a string: the name.
+		list := s.owner.okObject(t, "POST", "/v1/admin/namespaces/list", "")
 		if b, _ := json.Marshal(list["namespaces"]); string(b) != `[{"code":1,"id":1,"name":"default_namespace"},{"code":10,"id":10,"name":"acme"},{"code":11,"id":11,"name":"beta"}]` {
 			t.Fatalf("namespaces %s", b)
 		}
+		const managed = `[{"code":1,"id":"default_namespace","name":"default_namespace"},{"code":10,"id":"acme","name":"acme"},{"code":11,"id":"beta","name":"beta"}]`
+		for _, r := range []struct{ method, path string }{{"POST", "/v1/management/namespaces/list"}, {"GET", "/v1/management/namespaces"}} {
+			list = s.owner.okObject(t, r.method, r.path, "")
+			if b, _ := json.Marshal(list["namespaces"]); string(b) != managed {
+				t.Fatalf("%s %s: namespaces %s", r.method, r.path, b)
+			}
+		}
+		// The final API's one namespace, in a list of one.
+		one := s.owner.okObject(t, "GET", "/v1/management/namespaces/acme", "")
+		if b, _ := json.Marshal(one["namespaces"]); string(b) != `[{"code":10,"id":"acme","name":"acme"}]` {
+			t.Fatalf("GET namespace acme: %s", b)
+		}
+		wantError(t, s.owner.do(t, "GET", "/v1/management/namespaces/nowhere", ""), 404, "NOT_FOUND", "namespace 'nowhere' doesn't exist")
+		wantError(t, s.owner.do(t, "GET", "/v1/management/namespaces?describe=true", ""), 501, "UNIMPLEMENTED", "describing namespaces (describe=true) is not implemented by this server")
 		// beta.19's create: the name in the body, the number as code.
 		created := s.owner.ok(t, "POST", "/v1/management/namespaces/create", `{"name":"zeta","code":20}`)
-		if got, want := strings.TrimSpace(string(created.body)), `{"message":"Namespace created, with code=20, and id=zeta","namespace":{"id":20,"code":20,"name":"zeta"},"status":"created"}`; got != want {
+		if got, want := strings.TrimSpace(string(created.body)), `{"message":"Namespace created, with code=20, and id=zeta","namespace":{"code":20,"id":"zeta","name":"zeta"},"status":"created"}`; got != want {
 			t.Errorf("create namespace (name in the body): %s, want %s", got, want)
 		}
 		created = s.owner.ok(t, "POST", "/v1/management/namespaces/create", `{"name":"eta","id":"eta"}`)
@@ -502,6 +521,27 @@ func TestNamespacesKeptApart(t *testing.T) {
 		wantError(t, s.owner.do(t, "POST", "/v1/admin/namespaces/acme/create", `{"id":12}`), 409, "ALREADY_EXISTS", "namespace 'acme' already exists")
 		wantError(t, s.owner.do(t, "POST", "/v1/admin/namespaces/gamma/create", `{"id":10}`), 409, "ALREADY_EXISTS", "namespace id 10 is taken by 'acme'")
 		wantError(t, s.owner.do(t, "POST", "/v1/management/applications/create", `{"name":"x","namespace":"nowhere"}`), 404, "NOT_FOUND", "namespace 'nowhere' doesn't exist")
+
+		// Deleting: only an empty namespace, never the default.
+		wantError(t, s.owner.do(t, "DELETE", "/v1/management/namespaces/default_namespace", ""), 400, "INVALID_ARGUMENT",
+			"namespace 'default_namespace' cannot be deleted")
+		wantError(t, s.owner.do(t, "DELETE", "/v1/management/namespaces/nowhere", ""), 404, "NOT_FOUND", "namespace 'nowhere' doesn't exist")
+		wantError(t, s.owner.do(t, "DELETE", "/v1/management/namespaces/acme", ""), 412, "FAILED_PRECONDITION",
+			"namespace 'acme' holds 1 database(s) (shop): drop them first")
+		app, _ := s.app(t, s.owner, `{"name":"in zeta","namespace":"zeta"}`)
+		wantError(t, s.owner.do(t, "DELETE", "/v1/management/namespaces/zeta", ""), 412, "FAILED_PRECONDITION",
+			"namespace 'zeta' has 1 application(s) ("+app+"): delete them first")
+		s.owner.ok(t, "DELETE", "/v1/management/applications/delete", `{"id":"`+app+`"}`)
+		deleted := s.owner.ok(t, "DELETE", "/v1/management/namespaces/zeta", "")
+		if got, want := strings.TrimSpace(string(deleted.body)), `{"message":"Namespace: zeta deleted successfully","status":"deleted"}`; got != want {
+			t.Errorf("delete namespace: %s, want %s", got, want)
+		}
+		wantError(t, s.owner.do(t, "GET", "/v1/management/namespaces/zeta", ""), 404, "NOT_FOUND", "namespace 'zeta' doesn't exist")
+		// Its code is not given again.
+		again := s.owner.ok(t, "POST", "/v1/management/namespaces/create", `{"name":"zeta"}`)
+		if strings.Contains(string(again.body), `"code":20`) {
+			t.Errorf("a namespace made after zeta's delete took its code: %s", again.body)
+		}
 	})
 }
 
