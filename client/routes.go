@@ -5,9 +5,9 @@ package client
 // parameters), and its gRPC method with the shapes of its request and
 // answer, named by their messages in api/proto/tigrisdata/v1 (the one
 // definition of the wire format, with Folio's own fields numbered from
-// 1001). The shapes are generated from those definitions
-// (shapes_gen.go, by internal/shapegen), so that the client imports the
-// standard library alone and restates no field by hand; TestRoutesCallTheirMethods
+// 1001). The shapes are generated from those definitions (shapes_gen.go,
+// by internal/shapegen), so that the client imports the standard library
+// alone and yet states no field of its own; TestRoutesCallTheirMethods
 // checks that each route names its method's messages.
 // A call's body is built once, as the HTTP API's JSON, and its answer is
 // read as the HTTP API's JSON; the gRPC transport translates both.
