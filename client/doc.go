@@ -7,7 +7,9 @@
 // the same types, calls and errors; only RotateSigningKey and Backup are
 // HTTP only.
 // It imports only the standard library (gRPC included: it speaks gRPC
-// over net/http's HTTP/2).
+// over net/http's HTTP/2, encoding protobuf by the messages' shapes,
+// which are generated from Folio's definitions of the wire in api/proto:
+// shapes_gen.go, written by internal/shapegen through go generate).
 //
 // A program opens a Client on a server's URL, names a Database, and works
 // on typed collections:

@@ -212,13 +212,6 @@ var grpcCodes = []Code{"OK", "CANCELLED", Unknown, InvalidArgument, DeadlineExce
 	PermissionDenied, ResourceExhausted, FailedPrecondition, Aborted, OutOfRange, Unimplemented, Internal,
 	Unavailable, "DATA_LOSS", Unauthenticated}
 
-// The shapes of the status details the server sends (google.rpc).
-var (
-	pbStatus    = msg(integer(1, "code"), str(2, "message"), rep(sub(3, "details", msg(str(1, "type_url"), bin(2, "value")))))
-	pbErrorInfo = msg(str(1, "reason"))
-	pbRetryInfo = msg(sub(1, "retry_delay", timestampShape))
-)
-
 // statusError is the API's error of a call's status (nil if OK): the
 // code the ErrorInfo detail names (the server's API code, also those
 // gRPC lacks), else the gRPC code's; the message; the RetryInfo's delay.
@@ -252,7 +245,7 @@ func readDetails(e *Error, bin string) {
 	if err != nil {
 		return
 	}
-	st, err := pbStatus.decode(b)
+	st, err := shapeStatus.decode(b)
 	if err != nil {
 		return
 	}
@@ -269,14 +262,17 @@ func readDetails(e *Error, bin string) {
 		switch d.TypeURL[strings.LastIndex(d.TypeURL, "/")+1:] {
 		case "google.rpc.ErrorInfo":
 			var info struct{ Reason string }
-			if j, err := pbErrorInfo.decode(d.Value); err == nil && json.Unmarshal(j, &info) == nil && info.Reason != "" {
+			if j, err := shapeErrorInfo.decode(d.Value); err == nil && json.Unmarshal(j, &info) == nil && info.Reason != "" {
 				e.Code = Code(info.Reason)
 			}
 		case "google.rpc.RetryInfo":
 			var retry struct {
-				Delay struct{ Seconds, Nanos int64 } `json:"retry_delay"`
+				Delay struct {
+					Seconds int64 `json:"seconds"`
+					Nanos   int64 `json:"nanos"`
+				} `json:"retry_delay"`
 			}
-			if j, err := pbRetryInfo.decode(d.Value); err == nil && json.Unmarshal(j, &retry) == nil {
+			if j, err := shapeRetryInfo.decode(d.Value); err == nil && json.Unmarshal(j, &retry) == nil {
 				e.RetryDelay = time.Duration(retry.Delay.Seconds)*time.Second + time.Duration(retry.Delay.Nanos)
 			}
 		}

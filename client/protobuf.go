@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -16,7 +17,10 @@ import (
 // (the HTTP API's) and protobuf, guided by a message's shape: its fields'
 // numbers, JSON names and kinds. Only what the API's messages use is
 // here, so the client needs no protobuf library (it imports the standard
-// library only).
+// library only). The shapes themselves are generated (shapes_gen.go) from
+// Folio's definitions of the wire, api/proto, by internal/shapegen.
+
+//go:generate go run ./internal/shapegen -o shapes_gen.go
 
 // kind is how a field is encoded, and how it reads in JSON.
 type kind int
@@ -30,7 +34,7 @@ const (
 	kDouble              // double (fixed64)
 	kTime                // google.protobuf.Timestamp; an RFC 3339 string in JSON
 	kMessage             // a message of shape sub
-	kMap                 // map<string, sub>; an object in JSON
+	kMap                 // map<string, …> of entries of shape sub; an object in JSON
 )
 
 type field struct {
@@ -41,10 +45,13 @@ type field struct {
 	sub      *shape
 }
 
-// shape is a message's fields.
-type shape struct{ fields []field }
+// shape is a message's fields; name is its protobuf name.
+type shape struct {
+	name   string
+	fields []field
+}
 
-func msg(fields ...field) *shape { return &shape{fields: fields} }
+func msg(name string, fields ...field) *shape { return &shape{name: name, fields: fields} }
 
 func str(num uint64, name string) field     { return field{num: num, name: name, kind: kString} }
 func bin(num uint64, name string) field     { return field{num: num, name: name, kind: kBytes} }
@@ -56,8 +63,8 @@ func stamp(num uint64, name string) field   { return field{num: num, name: name,
 func sub(num uint64, name string, s *shape) field {
 	return field{num: num, name: name, kind: kMessage, sub: s}
 }
-func mapOf(num uint64, name string, s *shape) field {
-	return field{num: num, name: name, kind: kMap, sub: s}
+func mapOf(num uint64, name string, entry *shape) field {
+	return field{num: num, name: name, kind: kMap, sub: entry}
 }
 func rep(f field) field { f.repeated = true; return f }
 
@@ -173,8 +180,8 @@ var errTruncated = errors.New("a truncated protobuf message")
 
 // decode reads a message of shape s as the JSON object the HTTP API
 // answers: members in field order, unset fields left out (but for
-// repeated fields and maps: [] and {}, as HTTP has them), fields s does
-// not name skipped.
+// repeated fields and maps: [] and {}, as HTTP has those it answers),
+// fields s does not name skipped.
 func (s *shape) decode(b []byte) (json.RawMessage, error) {
 	values := make([][]json.RawMessage, len(s.fields))
 	for len(b) > 0 {
@@ -254,7 +261,7 @@ func (s *shape) decode(b []byte) (json.RawMessage, error) {
 				writeJSON(&out, entry.Key)
 				out.WriteByte(':')
 				if entry.Value == nil {
-					entry.Value = json.RawMessage("{}")
+					entry.Value = f.sub.zero("value")
 				}
 				out.Write(entry.Value)
 			}
@@ -285,8 +292,25 @@ func (s *shape) index(num uint64) int {
 	return -1
 }
 
-// mapEntry is the shape of a map's entry.
-func mapEntry(value *shape) *shape { return msg(str(1, "key"), sub(2, "value", value)) }
+// zero is the JSON of the field named name when the message lacks it, as
+// protobuf reads an unset field: a map entry without its value.
+func (s *shape) zero(name string) json.RawMessage {
+	i := slices.IndexFunc(s.fields, func(f field) bool { return f.name == name })
+	if i < 0 {
+		return json.RawMessage("null")
+	}
+	switch s.fields[i].kind {
+	case kString, kBytes:
+		return json.RawMessage(`""`)
+	case kInt, kDouble:
+		return json.RawMessage("0")
+	case kBool:
+		return json.RawMessage("false")
+	case kMessage, kMap:
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage("null")
+}
 
 // value is one value of f as JSON, from its bytes or bits.
 func (f field) value(val []byte, bits uint64) (json.RawMessage, error) {
@@ -307,11 +331,14 @@ func (f field) value(val []byte, bits uint64) (json.RawMessage, error) {
 	case kDouble:
 		return json.Marshal(math.Float64frombits(bits))
 	case kTime:
-		ts, err := timestampShape.decode(val)
+		ts, err := shapeTimestamp.decode(val)
 		if err != nil {
 			return nil, err
 		}
-		var t struct{ Seconds, Nanos int64 }
+		var t struct {
+			Seconds int64 `json:"seconds"`
+			Nanos   int64 `json:"nanos"`
+		}
 		if err := json.Unmarshal(ts, &t); err != nil {
 			return nil, err
 		}
@@ -319,10 +346,7 @@ func (f field) value(val []byte, bits uint64) (json.RawMessage, error) {
 	case kMessage:
 		return f.sub.decode(val)
 	case kMap:
-		return mapEntry(f.sub).decode(val)
+		return f.sub.decode(val)
 	}
 	return nil, fmt.Errorf("cannot decode a field of kind %d", f.kind)
 }
-
-// timestampShape is google.protobuf.Timestamp's (and Duration's).
-var timestampShape = msg(integer(1, "Seconds"), integer(2, "Nanos"))

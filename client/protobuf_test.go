@@ -1,11 +1,14 @@
 package client
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,8 +16,6 @@ import (
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -28,108 +29,68 @@ var allRoutes = []*route{routeInfo, routeHealth, routeCreateDatabase, routeDropD
 	routeRollback, routeCreateNamespace, routeListNamespaces, routeCreateApplication, routeListApplications,
 	routeRotateApplicationSecret, routeDeleteApplication, routeRotateSigningKey, routeBackup, routeAccessToken}
 
-// The client speaks the API's 2022 generation; Folio's definitions
-// (internal/wire/tigrisv1) hold both. Where they differ from what the
-// client's shapes say:
-var (
-	// the method the client calls by its 2022 name, which the server
-	// serves beside the one declared;
-	declaredAs = map[string]string{"/tigrisdata.auth.v1.Auth/getAccessToken": "/tigrisdata.auth.v1.Auth/GetAccessToken"}
-	// the answer the server gives 2022's request, where the declared one
-	// is 2023's;
-	answers2022 = map[string]protoreflect.FullName{"/tigrisdata.v1.Tigris/DescribeDatabase": "tigrisdata.v1.DescribeDatabaseResponse2022"}
-	// the fields the shapes name as the HTTP API's JSON does.
-	httpNames = map[string]string{"tigrisdata.v1.PublishResponse.1001": "keys"}
-)
-
-// Every field a route's shapes name is the field of that number of the
-// message in Folio's definitions, with its name (2022's db is 2023's
-// project, at 1) and a kind that encodes as it does.
-func TestShapesMatchPublishedMessages(t *testing.T) {
+// Each route names the messages of the method it calls, as the
+// definitions declare them (shapes_gen.go's grpcMethods, which the
+// generator reads from them), and every method the generator was told
+// the client calls has a route.
+func TestRoutesCallTheirMethods(t *testing.T) {
+	called := map[string]bool{}
 	for _, r := range allRoutes {
 		if r.rpc == "" {
-			continue
-		}
-		rpc := r.rpc
-		if d, ok := declaredAs[rpc]; ok {
-			rpc = d
-		}
-		service, method, _ := strings.Cut(strings.TrimPrefix(rpc, "/"), "/")
-		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(service))
-		if err != nil {
-			t.Errorf("%s: %v", r.rpc, err)
-			continue
-		}
-		m := d.(protoreflect.ServiceDescriptor).Methods().ByName(protoreflect.Name(method))
-		if m == nil {
-			t.Errorf("%s: no such method", r.rpc)
-			continue
-		}
-		if m.IsStreamingServer() != r.stream || m.IsStreamingClient() {
-			t.Errorf("%s: streams %v, the route says %v", r.rpc, m.IsStreamingServer(), r.stream)
-		}
-		out := m.Output()
-		if name, ok := answers2022[r.rpc]; ok {
-			d, err := protoregistry.GlobalFiles.FindDescriptorByName(name)
-			if err != nil {
-				t.Fatal(err)
+			if r.req != nil || r.res != nil {
+				t.Errorf("%s %s: shapes without a gRPC method", r.method, r.path)
 			}
-			out = d.(protoreflect.MessageDescriptor)
-		}
-		checkShape(t, r.rpc+" request", r.req, m.Input())
-		checkShape(t, r.rpc+" answer", r.res, out)
-	}
-}
-
-func checkShape(t *testing.T, where string, s *shape, md protoreflect.MessageDescriptor) {
-	t.Helper()
-	for _, f := range s.fields {
-		key := string(md.FullName()) + "." + itoa(f.num)
-		fd := md.Fields().ByNumber(protoreflect.FieldNumber(f.num))
-		if fd == nil {
-			t.Errorf("%s: %s has no field %d (%s)", where, md.FullName(), f.num, f.name)
 			continue
 		}
-		name := string(fd.Name())
-		if n, ok := httpNames[key]; ok {
-			name = n
-		} else if f.num == 1 && name == "project" {
-			name = "db"
-		}
-		if name != f.name {
-			t.Errorf("%s: field %s is %s, the shape names it %s", where, key, fd.Name(), f.name)
-		}
-		if fd.IsList() != f.repeated || fd.IsMap() != (f.kind == kMap) {
-			t.Errorf("%s: field %s: list %v map %v, the shape has repeated %v kind %d", where, key, fd.IsList(), fd.IsMap(), f.repeated, f.kind)
-		}
-		want := map[kind][]protoreflect.Kind{
-			kString: {protoreflect.StringKind}, kBytes: {protoreflect.BytesKind}, kJSON: {protoreflect.BytesKind},
-			kInt:  {protoreflect.Int32Kind, protoreflect.Int64Kind, protoreflect.Uint32Kind, protoreflect.EnumKind},
-			kBool: {protoreflect.BoolKind}, kDouble: {protoreflect.DoubleKind},
-			kTime: {protoreflect.MessageKind}, kMessage: {protoreflect.MessageKind}, kMap: {protoreflect.MessageKind},
-		}[f.kind]
-		ok := false
-		for _, k := range want {
-			ok = ok || fd.Kind() == k
-		}
+		called[r.rpc] = true
+		m, ok := grpcMethods[r.rpc]
 		if !ok {
-			t.Errorf("%s: field %s is a %s, the shape's kind is %d", where, key, fd.Kind(), f.kind)
+			t.Errorf("%s: not a method the client calls: add it to internal/shapegen's calls and run go generate", r.rpc)
 			continue
 		}
-		switch f.kind {
-		case kTime:
-			if fd.Message().FullName() != "google.protobuf.Timestamp" {
-				t.Errorf("%s: field %s is a %s, not a Timestamp", where, key, fd.Message().FullName())
-			}
-		case kMessage:
-			checkShape(t, where, f.sub, fd.Message())
-		case kMap:
-			checkShape(t, where, f.sub, fd.MapValue().Message())
+		if r.req != m.req {
+			t.Errorf("%s: the route sends %s, the method takes %s", r.rpc, r.req.name, m.req.name)
+		}
+		if r.res != m.res {
+			t.Errorf("%s: the route reads %s, the method answers %s", r.rpc, r.res.name, m.res.name)
+		}
+		if r.stream != m.stream {
+			t.Errorf("%s: the route says stream %v, the method %v", r.rpc, r.stream, m.stream)
+		}
+	}
+	for rpc := range grpcMethods {
+		if !called[rpc] {
+			t.Errorf("%s: no route calls it: remove it from internal/shapegen's calls, or add the route to allRoutes", rpc)
 		}
 	}
 }
 
-func itoa(n uint64) string { b, _ := json.Marshal(n); return string(b) }
+// shapes_gen.go is what internal/shapegen writes from the definitions
+// as they are: it fails while it is stale.
+func TestShapesAreFresh(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the generator (seconds)")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool in PATH to run the generator")
+	}
+	fresh := filepath.Join(t.TempDir(), "shapes_gen.go")
+	if out, err := exec.Command(goTool, "run", "./internal/shapegen", "-o", fresh).CombinedOutput(); err != nil {
+		t.Fatalf("internal/shapegen: %v\n%s", err, out)
+	}
+	want, err := os.ReadFile(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("shapes_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("shapes_gen.go differs from what internal/shapegen writes: stale, run go generate ./client/")
+	}
+}
 
 // A request encoded from the HTTP API's JSON decodes, with the server's
 // messages, to the same values.
@@ -148,8 +109,12 @@ func TestEncodeAsPublished(t *testing.T) {
 		o.GetLimit() != 5 || o.GetSkip() != 2 || string(o.GetOffset()) != "\x01\x02\x03" || o.GetCollation().GetCase() != "ci" {
 		t.Fatalf("decoded: %v", &got)
 	}
-	if _, err := routeRead.req.encode([]byte(`{"explain":true}`), nil); err == nil {
-		t.Fatal("a member the message lacks was encoded")
+	// A member the message lacks, and 2023's name of 2022's db, which the
+	// client's JSON does not use.
+	for _, body := range []string{`{"explain":true}`, `{"project":"shop"}`, `{"options":{"limit":1,"explain":true}}`} {
+		if _, err := routeRead.req.encode([]byte(body), nil); err == nil {
+			t.Errorf("%s: a member the message lacks was encoded", body)
+		}
 	}
 }
 
@@ -173,9 +138,36 @@ func TestDecodeAsHTTP(t *testing.T) {
 	}
 	want := `{"hits":[{"data":{"name":"Ann"},"metadata":{"created_at":"2026-01-02T03:04:05.000000006Z"}}],` +
 		`"facets":{"city":{"counts":[{"count":2,"value":"Paris"}],"stats":{"avg":2.5,"count":-1}}},` +
-		`"meta":{"found":1,"total_pages":1,"page":{"current":1,"size":20}}}`
+		`"meta":{"found":1,"total_pages":1,"page":{"current":1,"size":20},"matched_fields":[]},"group":[]}`
 	if string(got) != want {
 		t.Fatalf("decoded\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A map's entry without its value (protobuf leaves a zero value out)
+// reads as the value's zero: {} for a message, "" for a string.
+func TestDecodeMapEntriesWithoutValue(t *testing.T) {
+	info, err := proto.MarshalOptions{Deterministic: true}.Marshal(&errdetails.ErrorInfo{Reason: "R", Metadata: map[string]string{"k": "", "l": "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		b     []byte
+		shape *shape
+		want  string
+	}{
+		// facets (2), an entry of key (1) "city" alone: Go's protobuf writes
+		// an empty message's value, other encoders need not.
+		{[]byte{2<<3 | 2, 6, 1<<3 | 2, 4, 'c', 'i', 't', 'y'}, shapeSearchResponse, `{"hits":[],"facets":{"city":{}},"group":[]}`},
+		{info, shapeErrorInfo, `{"reason":"R","metadata":{"k":"","l":"v"}}`},
+	} {
+		got, err := tc.shape.decode(tc.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("%s: decoded %s, want %s", tc.shape.name, got, tc.want)
+		}
 	}
 }
 
@@ -190,7 +182,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		routeSearch.res.decode(b)
 		routeEvents.res.decode(b)
-		if out, err := pbStatus.decode(b); err == nil && !json.Valid(out) {
+		if out, err := shapeStatus.decode(b); err == nil && !json.Valid(out) {
 			t.Fatalf("decode %x: invalid JSON %s", b, out)
 		}
 	})

@@ -39,17 +39,23 @@ var wirePackages = []string{"net/http", "google.golang.org/grpc", "google.golang
 // to a scraper),
 // the load generator (an HTTP client), the benchmarks that run servers
 // and call them, the tests' runner of `folio serve` (which asks it for its
-// health); and the wire's generated definitions themselves.
-var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "internal/servetest", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare", wireDefinitions}
+// health); and the wire's generated definitions themselves, and the
+// program that writes the client's shapes from them.
+var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "internal/servetest", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare", wireDefinitions, clientShapesGenerator}
 
 // wireDefinitions is the Go code generated from Folio's .proto files
 // (api/proto): the API's messages and services. Only the packages that
 // speak the wire import it (and tests, which this test does not read):
 // the transports, the Go client, and searchcompare, which calls a server's
-// search over gRPC.
+// search over gRPC; and the generator of the client's shapes, which reads
+// its descriptors (a program go generate runs: the client itself imports
+// the standard library only).
 const wireDefinitions = "internal/wire/tigrisv1"
 
-var mayImportWireDefinitions = append([]string{"client", "cmd/searchcompare"}, transports...)
+// clientShapesGenerator writes client/shapes_gen.go from wireDefinitions.
+const clientShapesGenerator = "client/internal/shapegen"
+
+var mayImportWireDefinitions = append([]string{"client", "cmd/searchcompare", clientShapesGenerator}, transports...)
 
 func TestOnlyTransportsAndTheClientImportTheWireDefinitions(t *testing.T) {
 	imports := packageImports(t)
