@@ -362,6 +362,9 @@ type job struct {
 	out    *syncBuffer
 	exited chan struct{}
 	srv    *servetest.Server
+	// checked says the job has been stopped or found failed, and
+	// reported: it is not checked again.
+	checked bool
 }
 
 func (s *session) start(c Command, text string) *job {
@@ -394,23 +397,29 @@ const jobStopTimeout = 10 * time.Second
 // status 0 or killed by it (a pipeline's other programs die of it).
 func (s *session) stopJobs(jobs []*job, why string) {
 	for _, j := range jobs {
-		if j.srv != nil {
-			if err := j.srv.Stop(); err != nil {
-				s.t.Errorf("line %d: %s: stopped at %s: %v", j.c.Line, j.c.Text, why, err)
-			}
-			if s.srv == j.srv {
-				s.srv = nil
-			}
-			continue
+		if !j.checked {
+			j.checked = true
+			s.stopJob(j, why)
 		}
-		select {
-		case <-j.exited:
-			if code := j.cmd.ProcessState.ExitCode(); code != j.c.WantExit {
-				s.t.Errorf("line %d: %s: ended before %s with status %d, want %d:\n%s", j.c.Line, j.c.Text, why, code, j.c.WantExit, j.out)
-			}
-			continue
-		default:
+	}
+}
+
+func (s *session) stopJob(j *job, why string) {
+	if j.srv != nil {
+		if err := j.srv.Stop(); err != nil {
+			s.t.Errorf("line %d: %s: stopped at %s: %v", j.c.Line, j.c.Text, why, err)
 		}
+		if s.srv == j.srv {
+			s.srv = nil
+		}
+		return
+	}
+	if !j.running() {
+		if code := j.cmd.ProcessState.ExitCode(); code != j.c.WantExit {
+			s.t.Errorf("line %d: %s: ended before %s with status %d, want %d:\n%s", j.c.Line, j.c.Text, why, code, j.c.WantExit, j.out)
+			return
+		}
+	} else {
 		syscall.Kill(-j.cmd.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-j.exited:
@@ -418,15 +427,16 @@ func (s *session) stopJobs(jobs []*job, why string) {
 			syscall.Kill(-j.cmd.Process.Pid, syscall.SIGKILL)
 			<-j.exited
 			s.t.Errorf("line %d: %s: did not end within %v of SIGTERM (%s):\n%s", j.c.Line, j.c.Text, jobStopTimeout, why, j.out)
-			continue
+			return
 		}
 		st := j.cmd.ProcessState
 		if ws, ok := st.Sys().(syscall.WaitStatus); !st.Success() && !(ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM) {
 			s.t.Errorf("line %d: %s: stopped at %s, ended with %v:\n%s", j.c.Line, j.c.Text, why, st, j.out)
+			return
 		}
-		if missing, ok := Shows(j.out.String(), j.c.Want); !ok {
-			s.t.Errorf("line %d: %s: output lacks %q, which the document shows:\n%s", j.c.Line, j.c.Text, missing, j.out)
-		}
+	}
+	if missing, ok := Shows(j.out.String(), j.c.Want); !ok {
+		s.t.Errorf("line %d: %s: output lacks %q, which the document shows:\n%s", j.c.Line, j.c.Text, missing, j.out)
 	}
 }
 
@@ -505,6 +515,7 @@ func (s *session) waitStreamOpen(j *job) {
 	deadline := time.Now().Add(settleTimeout)
 	for {
 		if !j.running() {
+			j.checked = true
 			s.t.Errorf("line %d: %s: a follow command that ended by itself (%v):\n%s", j.c.Line, j.c.Text, j.cmd.ProcessState, j.out)
 			return
 		}
