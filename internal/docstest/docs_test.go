@@ -248,9 +248,7 @@ func (s *session) command(c Command) []string {
 		}
 	}
 	text = strings.ReplaceAll(text, "/tmp/", s.tmp+"/")
-	if s.srv != nil {
-		text = strings.ReplaceAll(text, "localhost:8081", s.srv.Addr)
-	}
+	text = strings.ReplaceAll(text, "localhost:8081", s.addr())
 	if m := serveCommand.FindStringSubmatch(text); m != nil {
 		s.serve(c, strings.Fields(m[1]))
 		return nil
@@ -304,8 +302,7 @@ func (s *session) command(c Command) []string {
 
 // env is the environment of a command: without the test's own FOLIO_*
 // variables, with the binary first on PATH and FOLIO_URL naming the
-// session's server (or, before there is one, an address where nothing
-// listens, so that no command reaches another server of the machine).
+// session's server (addr).
 func (s *session) env() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -313,11 +310,17 @@ func (s *session) env() []string {
 			env = append(env, kv)
 		}
 	}
-	url := "http://127.0.0.1:1"
-	if s.srv != nil {
-		url = "http://" + s.srv.Addr
+	return append(env, "PATH="+filepath.Dir(s.bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "FOLIO_URL=http://"+s.addr())
+}
+
+// addr is the session's server's address, or, before there is one, an
+// address where nothing listens, so that no command reaches another
+// server of the machine.
+func (s *session) addr() string {
+	if s.srv == nil {
+		return "127.0.0.1:1"
 	}
-	return append(env, "PATH="+filepath.Dir(s.bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "FOLIO_URL="+url)
+	return s.srv.Addr
 }
 
 func (s *session) bash(text string) *exec.Cmd {
