@@ -158,11 +158,11 @@ const inv, notFound = status.InvalidArgument, status.NotFound
 func TestSchemaVersions(t *testing.T) {
 	steps := []versionStep{
 		// The original's TestSchemaVersion.
-		{db: "app", coll: "aa", variant: "base"},                        // a at 1
-		{db: "app", coll: "bb", variant: "base"},                        // b at 1
-		{db: "app", coll: "bb", variant: "one"},                         // b at 2
+		{db: "app", coll: "aa", variant: "base"}, // a at 1
+		{db: "app", coll: "bb", variant: "base"}, // b at 1
+		{db: "app", coll: "bb", variant: "one"},  // b at 2
 		{db: "app", coll: "aa", variant: "one", version: 1, code: inv, want: "next schema version should be 3"},
-		{db: "app", coll: "aa", variant: "one", version: 5, stored: 5},  // the database starts at 5
+		{db: "app", coll: "aa", variant: "one", version: 5, stored: 5}, // the database starts at 5
 		{db: "app", coll: "aa", variant: "two", version: 6, stored: 6},
 		{db: "app", coll: "bb", variant: "two", version: 7, stored: 7},
 		{db: "app", coll: "aa", variant: "one", version: 3, code: inv, want: "schema version cannot be less than 5"},
