@@ -126,12 +126,23 @@ func (c *Catalog) CreateBranch(ctx context.Context, tx kv.Tx, ns int64, db, bran
 	if IsMainBranch(branch) {
 		return branchExists(branch)
 	}
+	var mainRec dbRecord
+	if _, err := c.getJSON(ctx, tx, keyspace.Database(ns, db), &mainRec); err != nil {
+		return err
+	}
 	stored := BranchDatabase(db, branch)
 	if err := c.CreateDatabase(ctx, tx, ns, stored); err != nil {
 		if status.CodeOf(err) == status.AlreadyExists {
 			return branchExists(branch)
 		}
 		return err
+	}
+	if mainRec.SchemaVersion != 0 {
+		// The branch starts at main's schema version, with no lowest
+		// version, as the original's branches did (versions.go).
+		if err := c.setBranchVersion(ctx, tx, keyspace.Database(ns, stored), mainRec.SchemaVersion); err != nil {
+			return err
+		}
 	}
 	created, err := c.Database(ctx, tx, ns, stored)
 	if err != nil {
@@ -142,11 +153,23 @@ func (c *Catalog) CreateBranch(ctx context.Context, tx kv.Tx, ns int64, db, bran
 		return err
 	}
 	for _, coll := range colls {
-		if _, err := c.CreateOrUpdateCollection(ctx, tx, created, coll.Name, coll.Schema.Raw(), true); err != nil {
+		// Each at the version its schema names, as in the original.
+		if _, err := c.createOrUpdate(ctx, tx, created, coll.Name, coll.Schema.Raw(), true, false); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// setBranchVersion sets the schema version of the branch stored under key,
+// just created.
+func (c *Catalog) setBranchVersion(ctx context.Context, tx kv.Tx, key []byte, version int64) error {
+	var rec dbRecord
+	if _, err := c.getJSON(ctx, tx, key, &rec); err != nil {
+		return err
+	}
+	rec.SchemaVersion = version
+	return setJSON(tx, key, rec)
 }
 
 func branchExists(branch string) error {

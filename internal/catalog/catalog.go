@@ -83,11 +83,23 @@ type Collection struct {
 type dbRecord struct {
 	ID        int64     `json:"id"`
 	CreatedAt time.Time `json:"created_at"`
+	// The database's schema version (versions.go): 0 until a schema
+	// asks for one.
+	SchemaVersion    int64 `json:"schema_version,omitempty"`
+	MinSchemaVersion int64 `json:"min_schema_version,omitempty"`
+	// VersionedFrom is SchemaVersion before the transaction that last
+	// wrote this record for a versioned schema change; only that
+	// transaction reads it.
+	VersionedFrom int64 `json:"versioned_from,omitempty"`
 }
 
 type collRecord struct {
-	ID        int64           `json:"id"`
-	Rev       int64           `json:"rev"`
+	ID  int64 `json:"id"`
+	Rev int64 `json:"rev"`
+	// Version is the collection's schema version (versions.go); records
+	// written before there were versions have none, and their Rev
+	// stands for it.
+	Version   int64           `json:"version,omitempty"`
 	Schema    json.RawMessage `json:"schema"`
 	CreatedAt time.Time       `json:"created_at"`
 }
@@ -391,8 +403,26 @@ func logDDL(tx kv.Tx, r changelog.Record) error {
 // CreateOrUpdateCollection creates the collection with the given schema, or
 // changes the schema of an existing one if the change is compatible
 // (unless onlyCreate, which makes an existing collection an ALREADY_EXISTS
-// error). It reports whether the collection was created.
+// error). It reports whether the collection was created. A schema with a
+// "version" is checked against the database's schema version first, and
+// moves it on (versions.go).
 func (c *Catalog) CreateOrUpdateCollection(ctx context.Context, tx kv.Tx, db *Database, name string, rawSchema []byte, onlyCreate bool) (created bool, err error) {
+	return c.createOrUpdate(ctx, tx, db, name, rawSchema, onlyCreate, true)
+}
+
+// EvolveCollection is CreateOrUpdateCollection for a schema the server
+// wrote (an import's inferred one): outside the database's schema
+// versions, as the original's import was. A change moves the
+// collection's own version on by one, as a change without a version does.
+func (c *Catalog) EvolveCollection(ctx context.Context, tx kv.Tx, db *Database, name string, rawSchema []byte) (created bool, err error) {
+	return c.createOrUpdate(ctx, tx, db, name, rawSchema, false, false)
+}
+
+// createOrUpdate is CreateOrUpdateCollection, with the schema's version
+// checked against the database's if versioned. Every check comes before
+// the first write, so that a refused change leaves a client's transaction
+// as it was.
+func (c *Catalog) createOrUpdate(ctx context.Context, tx kv.Tx, db *Database, name string, rawSchema []byte, onlyCreate, versioned bool) (created bool, err error) {
 	defer c.seen.Clear() // what Lookup would expect is about to change
 	if err := CheckCollectionName(name); err != nil {
 		return false, err
@@ -407,18 +437,35 @@ func (c *Catalog) CreateOrUpdateCollection(ctx context.Context, tx kv.Tx, db *Da
 	if err != nil {
 		return false, err
 	}
-	if found {
-		if onlyCreate {
-			return false, status.Errorf(status.AlreadyExists, "collection already exist")
+	if found && onlyCreate {
+		return false, status.Errorf(status.AlreadyExists, "collection already exist")
+	}
+	var step versionStep
+	if versioned {
+		if step, err = c.stepSchemaVersion(ctx, tx, db, next.Version()); err != nil {
+			return false, err
 		}
+	}
+	if found {
 		old, err := c.parsed(rec, name)
 		if err != nil {
 			return false, err
 		}
-		if err := schema.Compatible(old, next); err != nil {
+		change, version, err := c.versionChange(ctx, tx, rec, old, next, step)
+		if err != nil {
 			return false, err
 		}
+		if err := step.write(tx); err != nil || change == unchanged {
+			return false, err
+		}
+		if change == newVersion {
+			// Kept for a client that sends this version again later.
+			if err := tx.Set(keyspace.SchemaVersion(rec.ID, rec.version()), rec.Schema); err != nil {
+				return false, err
+			}
+		}
 		rec.Rev++
+		rec.Version = version
 		rec.Schema = next.Raw()
 		if err := setJSON(tx, key, rec); err != nil {
 			return false, err
@@ -426,11 +473,14 @@ func (c *Catalog) CreateOrUpdateCollection(ctx context.Context, tx kv.Tx, db *Da
 		return false, logDDL(tx, changelog.Record{Op: changelog.SchemaChanged, NS: db.NS, DB: db.Name, DBID: db.ID,
 			Collection: name, CollID: rec.ID, Rev: rec.Rev, Data: rec.Schema})
 	}
+	if err := step.write(tx); err != nil {
+		return false, err
+	}
 	id, err := c.nextID(ctx, tx)
 	if err != nil {
 		return false, err
 	}
-	rec = collRecord{ID: id, Rev: 1, Schema: next.Raw(), CreatedAt: time.Now().UTC()}
+	rec = collRecord{ID: id, Rev: 1, Version: max(next.Version(), 1), Schema: next.Raw(), CreatedAt: time.Now().UTC()}
 	if err := setJSON(tx, key, rec); err != nil {
 		return false, err
 	}

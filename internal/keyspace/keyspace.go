@@ -4,6 +4,8 @@
 //	("c", "d", namespace id, db name)        → database record (JSON)
 //	("c", "c", db id, collection name)       → collection record (JSON)
 //	("c", "id")                              → the last id handed out
+//	("c", "v", collection id, version)       → a schema the collection had at
+//	                                           that schema version (see catalog)
 //	("d", collection id, primary key...)     → document record (see docs)
 //	("i", collection id, field path, kind, value, primary key...)
 //	                                         → index entry, empty (see index)
@@ -104,6 +106,14 @@ func Collection(dbID int64, name string) []byte { return pack(tagCatalog, "c", d
 
 // Collections is the range of every collection record of a database.
 func Collections(dbID int64) kv.Range { return prefix(tagCatalog, "c", dbID) }
+
+// SchemaVersion is the key of the schema a collection had at a schema
+// version, kept when a later version replaced it.
+func SchemaVersion(collID, version int64) []byte { return pack(tagCatalog, "v", collID, version) }
+
+// SchemaVersions is the range of a collection's kept schemas, in version
+// order.
+func SchemaVersions(collID int64) kv.Range { return prefix(tagCatalog, "v", collID) }
 
 // LastID is the key of the id counter for databases and collections.
 func LastID() []byte { return pack(tagCatalog, "id") }
@@ -210,7 +220,7 @@ func messageKey(key []byte) (collID, partition, unixNano int64, err error) {
 // CollectionData is every range that holds a collection's data, for
 // clearing when it is dropped.
 func CollectionData(collID int64) []kv.Range {
-	return []kv.Range{Documents(collID), Indexes(collID), Stats(collID), Messages(collID)}
+	return []kv.Range{Documents(collID), Indexes(collID), Stats(collID), Messages(collID), SchemaVersions(collID)}
 }
 
 // Namespace is the key of a namespace's record.

@@ -105,7 +105,7 @@ func (o *Ops) importCollection(ctx context.Context, tx kv.Tx, c Caller, t target
 	default:
 		return nil, err
 	}
-	if _, err := o.catalog.CreateOrUpdateCollection(ctx, tx, db, req.Collection, schema, false); err != nil {
+	if _, err := o.catalog.EvolveCollection(ctx, tx, db, req.Collection, schema); err != nil {
 		return nil, err
 	}
 	return o.catalog.Collection(ctx, tx, db, req.Collection)

@@ -2,7 +2,9 @@ package schema
 
 import (
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/suggest"
@@ -12,10 +14,11 @@ import (
 var schemaKeys = []string{"title", "description", "properties", "primary_key", "collection_type"}
 
 // clientSchemaKeys are the other top-level members a schema may have: what
-// the official clients send besides schemaKeys, kept in the schema and
-// changing nothing, as the original server ignored them. version is the
-// original's own and the final Go client's; required, index and source
-// the final Go client's; type and additionalProperties both TypeScript
+// the official clients send besides schemaKeys, kept in the schema. version
+// is the original's own and the final Go client's: the schema version,
+// which the catalog checks (Schema.Version); the others change nothing, as
+// the original server ignored them. required, index and source are the
+// final Go client's; type and additionalProperties both TypeScript
 // clients'; key the 2022 TypeScript client's, on a messages collection.
 // $schema, $id and $comment are JSON Schema's annotations, which a schema
 // written by hand or by a tool may carry.
@@ -137,6 +140,11 @@ func parse(collectionName string, raw []byte, strict bool) (*Schema, error) {
 			return nil, invalidf("schema description must be a string")
 		}
 	}
+	if m, ok := top.get("version"); ok {
+		if s.version, err = readVersion(raw, m); err != nil && strict {
+			return nil, err
+		}
+	}
 
 	pkNames, pkGiven, err := readPrimaryKey(raw, top)
 	if err != nil {
@@ -215,6 +223,16 @@ func parse(collectionName string, raw []byte, strict bool) (*Schema, error) {
 		s.index(f)
 	}
 	return s, nil
+}
+
+// readVersion reads the schema's version: a whole number that fits the
+// original's uint32 (0 is no version, as the original took it).
+func readVersion(raw []byte, m member) (int64, error) {
+	v, err := strconv.ParseUint(m.text(raw), 10, 32)
+	if m.kind(raw) != jsonscan.Number || err != nil {
+		return 0, invalidf("schema version must be a whole number from 0 to %d, not %s", uint32(math.MaxUint32), quoteValue(m.text(raw)))
+	}
+	return int64(v), nil
 }
 
 // readPrimaryKey reads primary_key: a list of distinct, non-empty field

@@ -168,6 +168,7 @@ type Schema struct {
 	scalars        []*Field
 	primaryKey     []*Field
 	raw            []byte
+	version        int64
 	// defaults and stamps: some field (not inside an array) has a default
 	// or createdAt, or updatedAt, so writes must look for them.
 	defaults, stamps bool
@@ -175,6 +176,11 @@ type Schema struct {
 
 // Name returns the collection name (the schema's title).
 func (s *Schema) Name() string { return s.name }
+
+// Version returns the schema's "version" member, 0 without one: the
+// schema version a client asks for (catalog checks it against its
+// database's, as the original server did).
+func (s *Schema) Version() int64 { return s.version }
 
 // Description returns the schema's top-level description.
 func (s *Schema) Description() string { return s.description }

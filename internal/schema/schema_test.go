@@ -454,3 +454,46 @@ func TestParseStoredRequired(t *testing.T) {
 		t.Fatal("a is not Required")
 	}
 }
+
+// The "version" member is the schema version a client asks for (the
+// catalog checks it): a whole number that fits uint32, 0 or absent for
+// none. A stored schema with another value still opens, without one.
+func TestSchemaVersionMember(t *testing.T) {
+	for _, tc := range []struct {
+		version string // the member's text; "" leaves it out
+		want    int64
+		err     string
+	}{
+		{"", 0, ""},
+		{"null", 0, ""},
+		{"0", 0, ""},
+		{"1", 1, ""},
+		{"7", 7, ""},
+		{"4294967295", 4294967295, ""},
+		{"4294967296", 0, "schema version must be a whole number from 0 to 4294967295, not '4294967296'"},
+		{"-1", 0, "schema version must be a whole number from 0 to 4294967295, not '-1'"},
+		{"1.5", 0, "schema version must be a whole number from 0 to 4294967295, not '1.5'"},
+		{"1e2", 0, "schema version must be a whole number from 0 to 4294967295, not '1e2'"},
+		{`"3"`, 0, "schema version must be a whole number from 0 to 4294967295, not '3'"},
+		{"true", 0, "schema version must be a whole number from 0 to 4294967295, not 'true'"},
+	} {
+		raw := `{"title":"c","properties":{"a":{"type":"string"}}}`
+		if tc.version != "" {
+			raw = `{"version":` + tc.version + `,"title":"c","properties":{"a":{"type":"string"}}}`
+		}
+		s, err := Parse("c", []byte(raw))
+		if tc.err != "" {
+			if err == nil || err.Error() != "INVALID_ARGUMENT: "+tc.err {
+				t.Errorf("version %s: error %v, want %q", tc.version, err, tc.err)
+			}
+			stored, err := ParseStored("c", []byte(raw))
+			if err != nil || stored.Version() != 0 {
+				t.Errorf("version %s stored: %v, version %d; want it to open without a version", tc.version, err, stored.Version())
+			}
+			continue
+		}
+		if err != nil || s.Version() != tc.want {
+			t.Errorf("version %s: %v, version %d; want %d", tc.version, err, s.Version(), tc.want)
+		}
+	}
+}
