@@ -59,7 +59,7 @@ func TestGoOutputCompiles(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "uuidstub", "go.mod"), "module github.com/google/uuid\n\ngo 1.21\n")
 	writeFile(t, filepath.Join(dir, "uuidstub", "uuid.go"), "// Package uuid stands in for github.com/google/uuid.\npackage uuid\n\n// UUID is the real package's type.\ntype UUID [16]byte\n")
 	for _, c := range cases {
-		src := Generate(parseCase(t, c.name, c.schema), Go)
+		src := Generate(parseCase(t, c.name, c.schema), Go, Style2022)
 		// The imports the CLI's header adds when the text uses them.
 		var imports []string
 		if strings.Contains(src, "time.Time") {
@@ -107,7 +107,7 @@ func TestTypeScriptOutputTypeChecks(t *testing.T) {
 	}
 	var files []string
 	for _, c := range cases {
-		src := Generate(parseCase(t, c.name, c.schema), TypeScript)
+		src := Generate(parseCase(t, c.name, c.schema), TypeScript, Style2022)
 		header := "import { TigrisCollectionType, TigrisDataTypes, TigrisSchema } from \"" + tsTypesPath + "\";\n"
 		writeFile(t, filepath.Join(dir, c.name+".ts"), header+src)
 		files = append(files, c.name+".ts")
@@ -192,7 +192,7 @@ func TestJavaOutputCompiles(t *testing.T) {
 		files = append(files, rel)
 	}
 	for _, c := range cases {
-		src := Generate(parseCase(t, c.name, c.schema), Java)
+		src := Generate(parseCase(t, c.name, c.schema), Java, Style2022)
 		m := publicClass.FindStringSubmatch(src)
 		if m == nil {
 			t.Fatalf("case %s: no public class in:\n%s", c.name, src)
@@ -212,11 +212,11 @@ func TestJavaOutputCompiles(t *testing.T) {
 func TestJavaOutputShape(t *testing.T) {
 	for _, c := range cases {
 		s := parseCase(t, c.name, c.schema)
-		src := Generate(s, Java)
+		src := Generate(s, Java, Style2022)
 		if strings.Count(src, "{") != strings.Count(src, "}") || strings.Count(src, "(") != strings.Count(src, ")") {
 			t.Errorf("case %s: unbalanced braces or parentheses:\n%s", c.name, src)
 		}
-		m := buildModel(s, func(n string) bool { return javaReserved[n] })
+		m := buildModel(s, Style2022, func(n string) bool { return javaReserved[n] })
 		for _, ty := range m.Types {
 			decl := "class " + ty.Name + " {"
 			if ty.Collection != "" {

@@ -28,9 +28,9 @@ func FuzzGenerate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		src := Generate(s, Go)
-		_ = Generate(s, TypeScript)
-		_ = Generate(s, Java)
+		src := Generate(s, Go, Style2022)
+		_ = Generate(s, TypeScript, Style2022)
+		_ = Generate(s, Java, Style2022)
 		if err := typeCheckGo(src); err != nil {
 			t.Fatalf("Go output does not type-check: %v\n%s", err, src)
 		}
