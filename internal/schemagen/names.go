@@ -230,7 +230,7 @@ func plural(s string) string {
 		return s
 	}
 	if pl, ok := pluralOf[lower]; ok {
-		return s[:start] + matchCase(word, pl)
+		return s[:start] + restoreCase(word, pl)
 	}
 	if _, ok := irregular[lower]; ok {
 		return s // a plural already: people
@@ -238,7 +238,7 @@ func plural(s string) string {
 	add := "s"
 	switch {
 	case lower == "":
-		return s
+		return s + "s" // after a digit: X3s
 	case strings.HasSuffix(lower, "ss"), strings.HasSuffix(lower, "us"), strings.HasSuffix(lower, "as"),
 		strings.HasSuffix(lower, "x"), strings.HasSuffix(lower, "ch"), strings.HasSuffix(lower, "sh"),
 		strings.HasSuffix(lower, "zz"):
@@ -251,4 +251,16 @@ func plural(s string) string {
 		return s[:len(s)-1] + matchCase(word, "ies") // category: categories
 	}
 	return s + matchCase(word, add)
+}
+
+// restoreCase returns repl, a lower-case word, in the case of like: upper
+// case, capitalised, or as it is.
+func restoreCase(like, repl string) string {
+	if r := matchCase(like, repl); r != repl {
+		return r
+	}
+	if r, _ := utf8.DecodeRuneInString(like); unicode.IsUpper(r) {
+		return upperFirst(repl)
+	}
+	return repl
 }
