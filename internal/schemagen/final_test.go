@@ -108,7 +108,7 @@ var beta122Cases = []struct {
 		// beta.122's schema has primary_key ["Id"] and no Id property,
 		// which Folio refuses: object.json has no primary_key, so Folio's
 		// default id is the key.
-		Go: {{"\tSubtype Subtype `json:\"subtype\"`\n}", "\tSubtype Subtype `json:\"subtype\"`\n\tId uuid.UUID `json:\"id\" tigris:\"primaryKey:1,autoGenerate\"`\n}", whyKey}},
+		Go:         {{"\tSubtype Subtype `json:\"subtype\"`\n}", "\tSubtype Subtype `json:\"subtype\"`\n\tId uuid.UUID `json:\"id\" tigris:\"primaryKey:1,autoGenerate\"`\n}", whyKey}},
 		TypeScript: {{"  subtype: Subtype;\n}", "  subtype: Subtype;\n\n  @PrimaryKey(TigrisDataTypes.UUID, { order: 1, autoGenerate: true })\n  id?: string;\n}", whyKey}},
 	}},
 	{"no_tag", "products", map[Format][]edit{
