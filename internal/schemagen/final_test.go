@@ -107,9 +107,18 @@ var beta122Cases = []struct {
 	{"object", "products", map[Format][]edit{
 		// beta.122's schema has primary_key ["Id"] and no Id property,
 		// which Folio refuses: object.json has no primary_key, so Folio's
-		// default id is the key.
-		Go:         {{"\tSubtype Subtype `json:\"subtype\"`\n}", "\tSubtype Subtype `json:\"subtype\"`\n\tId uuid.UUID `json:\"id\" tigris:\"primaryKey:1,autoGenerate\"`\n}", whyKey}},
-		TypeScript: {{"  subtype: Subtype;\n}", "  subtype: Subtype;\n\n  @PrimaryKey(TigrisDataTypes.UUID, { order: 1, autoGenerate: true })\n  id?: string;\n}", whyKey}},
+		// default id is the key, first in name order.
+		Go:         {{"type Product struct {\n", "type Product struct {\n\tId uuid.UUID `json:\"id\" tigris:\"primaryKey:1,autoGenerate\"`\n", whyKey}},
+		TypeScript: {{"export class Product {\n", "export class Product {\n  @PrimaryKey(TigrisDataTypes.UUID, { order: 1, autoGenerate: true })\n  id?: string;\n\n", whyKey}},
+		Java: {
+			{"            subArrayNesteds,\n", "            Arrays.hashCode(subArrayNesteds),\n", whyHash},
+			{"implements TigrisCollectionType {\n", "implements TigrisCollectionType {\n    @TigrisPrimaryKey(order = 1, autoGenerate = true)\n    private UUID id;\n", whyKey},
+			{"\n    public SubArray[] getSubArrays", "\n    public UUID getId() {\n        return id;\n    }\n\n    public void setId(UUID id) {\n        this.id = id;\n    }\n\n    public SubArray[] getSubArrays", whyKey},
+			{"    public Product(\n", "    public Product(\n        UUID id,\n", whyKey},
+			{"    ) {\n        this.subArrays", "    ) {\n        this.id = id;\n        this.subArrays", whyKey},
+			{"            Arrays.equals(subArrays, other.subArrays)", "            Objects.equals(id, other.id) &&\n            Arrays.equals(subArrays, other.subArrays)", whyKey},
+			{"            subArrays,\n", "            id,\n            Arrays.hashCode(subArrays),\n", whyHash},
+		},
 	}},
 	{"no_tag", "products", map[Format][]edit{
 		Go: {{"\tName string\n}", "\tName string\n\tId uuid.UUID `json:\"id\" tigris:\"primaryKey:1,autoGenerate\"`\n}", whyKey}},
