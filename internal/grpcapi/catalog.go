@@ -67,7 +67,9 @@ func (s *Server) describeDatabase2022(ctx context.Context, req *api.DescribeData
 // clients name a branch (main unless told otherwise: the official Go and
 // TypeScript clients both send it) and may ask for a schema_format, where
 // 2022's request has the database's name alone. A request of the name
-// alone is taken for 2022's, the API Folio was first written to. (The user
+// alone is taken for 2022's, the API Folio was first written to; a
+// schema_format is answered with the final server's model types, since no
+// 2022 client sends one over gRPC (alpha.32 never sets it). (The user
 // agent cannot tell them apart: alpha.32 and v1.0.0 of the Go client both
 // send "tigris-client-go/v1.0.0". A 2023 program that uses the Go driver
 // directly with no branch configured gets 2022's answer: configure one.)
@@ -157,7 +159,11 @@ func (s *Server) DropCollection(ctx context.Context, req *api.DropCollectionRequ
 }
 
 func (s *Server) DescribeCollection(ctx context.Context, req *api.DescribeCollectionRequest) (*api.DescribeCollectionResponse, error) {
-	d, err := s.ops.DescribeCollection(ctx, callerOn(ctx, req.GetBranch()), ops.CollectionRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Tx: txRef(ctx),
+	// A request with a branch or a schema_format is 2023's (describesFor2022),
+	// so its model types are the final server's text.
+	c := callerOn(ctx, req.GetBranch())
+	c.Projects = c.Projects || req.GetSchemaFormat() != ""
+	d, err := s.ops.DescribeCollection(ctx, c, ops.CollectionRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		SchemaFormat: req.GetSchemaFormat()})
 	if err != nil {
 		return nil, s.fail(ctx, err)

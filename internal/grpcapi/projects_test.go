@@ -152,6 +152,19 @@ func TestProjectsOverGRPC(t *testing.T) {
 		if err != nil || !strings.Contains(string(coll.Schema), `{"ts":"`) {
 			t.Errorf("describe collection with schema_format ts: %v (%v)", coll, err)
 		}
+		// A 2023 request's model types are the final server's text (a class
+		// with decorators), with a branch or without one: a schema_format
+		// alone makes the request 2023's, as it does its answer.
+		for _, branch := range []string{"main", ""} {
+			c, err := s.rpc.DescribeCollection(ctx(t), &api.DescribeCollectionRequest{Project: "shop", Branch: branch, Collection: "users", SchemaFormat: "ts"})
+			if err != nil || !strings.Contains(string(c.Schema), `@TigrisCollection(\"users\")\nexport class User {`) || c.GetSearchStatus() == "" {
+				t.Errorf("describe collection (branch %q) with schema_format ts: not the final text: %v (%v)", branch, c, err)
+			}
+			d, err := s.rpc.DescribeDatabase(ctx(t), &api.DescribeDatabaseRequest{Project: "shop", Branch: branch, SchemaFormat: "ts"})
+			if err != nil || len(d.Collections) != 1 || !strings.Contains(string(d.Collections[0].Schema), `export class User {`) {
+				t.Errorf("describe database (branch %q) with schema_format ts: not the final text: %v (%v)", branch, d, err)
+			}
+		}
 		// The indexes the 2023 answer lists: the two system indexes, then
 		// every indexed field, active; and the collection can be searched.
 		var names []string

@@ -206,7 +206,7 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 		}
 	}
 	for i := range d.Collections {
-		generate(&d.Collections[i], formats)
+		generate(&d.Collections[i], formats, c)
 	}
 	return d, nil
 }
@@ -228,16 +228,22 @@ func (o *Ops) searchStatus() string {
 	return SearchActive
 }
 
-// generate fills in d.Generated. It runs once the transaction is over: it
-// reads nothing, so it need not hold the transaction open, nor be redone
-// when a conflict makes the transaction run again.
-func generate(d *CollectionDescription, formats []schemagen.Request) {
+// generate fills in d.Generated: in the final server's text for a 2023
+// request (c.Projects), in the 2022 original's for a 2022 one, as each
+// generation's clients and suites read it. It runs once the transaction
+// is over: it reads nothing, so it need not hold the transaction open,
+// nor be redone when a conflict makes the transaction run again.
+func generate(d *CollectionDescription, formats []schemagen.Request, c Caller) {
 	if len(formats) == 0 {
 		return
 	}
+	style := schemagen.Style2022
+	if c.Projects {
+		style = schemagen.Final
+	}
 	d.Generated = make(map[string]string, len(formats))
 	for _, f := range formats {
-		d.Generated[f.Key] = schemagen.Generate(d.parsed, f.Format)
+		d.Generated[f.Key] = schemagen.Generate(d.parsed, f.Format, style)
 	}
 }
 
@@ -393,6 +399,6 @@ func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRe
 	if err != nil {
 		return nil, apiError(ctx, err)
 	}
-	generate(&d, formats)
+	generate(&d, formats, c)
 	return &d, nil
 }

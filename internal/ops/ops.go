@@ -52,8 +52,9 @@ type Caller struct {
 	// Projects, set by the transport, says that the request names its
 	// database as a project, as the 2023 API does (/v1/projects/...): a
 	// database that is not there is then "project doesn't exist", as the
-	// original's 2023 server said, rather than the 2022 wording. It
-	// changes nothing else: a project is a database.
+	// original's 2023 server said, rather than the 2022 wording, and
+	// describe's model types (schema_format) are the final server's text.
+	// It changes nothing else: a project is a database.
 	Projects bool
 	// refused is why the request's credentials were refused, if they
 	// were: what a call that needs them answers.

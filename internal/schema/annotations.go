@@ -36,6 +36,12 @@ func parseAnnotations(raw []byte, ms members, f *Field, where string) error {
 				f.CreatedAt = true
 			case "updatedAt":
 				f.UpdatedAt = true
+			case "searchIndex":
+				f.SearchIndex = true
+			case "sort":
+				f.Sorted = true
+			case "facet":
+				f.Facet = true
 			}
 		case "false":
 		default:
@@ -132,7 +138,7 @@ func parseDefault(raw []byte, m member, f *Field, where string) error {
 			if f.Type != DateTime {
 				return invalidf("now() is only supported for date-time type, and field '%s' is not one", where)
 			}
-			f.CreatedAt = true
+			f.DefaultFunc = s // the value createdAt gives (defaults.go)
 			return nil
 		case s == defaultUUID && (f.Type == String || f.Type == UUID), s == defaultCUID && f.Type == String:
 			f.DefaultFunc = s

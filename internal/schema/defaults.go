@@ -23,7 +23,7 @@ func (s *Schema) FillDefaults(doc []byte, at time.Time) ([]byte, error) {
 	stamp := jsonscan.AppendQuote(nil, at.UTC().Format(time.RFC3339Nano))
 	return fill(doc, s.fields, func(f *Field) ([]byte, bool) {
 		switch {
-		case f.CreatedAt:
+		case f.CreatedAt, f.DefaultFunc == defaultNow:
 			return stamp, false
 		case f.DefaultFunc == defaultUUID:
 			return jsonscan.AppendQuote(nil, newUUID()), false

@@ -102,14 +102,20 @@ type Field struct {
 	// AutoGenerate is true when the server fills in the value of this
 	// primary key field when a document omits it or gives its zero value.
 	AutoGenerate bool
-	// Sorted is the schema's hint that the field will be sorted on. Every
-	// field can be sorted on; the hint is kept for describe and for
-	// generated code.
+	// Sorted is the schema's hint that the field will be sorted on (2022's
+	// "sorted", the final clients' "sort"). Every field can be sorted on;
+	// the hint is kept for describe and for generated code.
 	Sorted bool
+	// SearchIndex and Facet are the final clients' search hints. Every
+	// field is searchable and facetable; they are kept for the model types
+	// describe generates (schemagen), as the final server wrote them.
+	SearchIndex, Facet bool
 	// Default is what a document written without the field gets (see
 	// defaults.go): a JSON literal, or DefaultFunc's value.
 	Default []byte
-	// DefaultFunc is "uuid()" or "cuid()": a new value for each document.
+	// DefaultFunc is "uuid()", "cuid()" or "now()": a new value for each
+	// document (now() is what CreatedAt gives; it is kept apart so that
+	// generated code says what the schema wrote).
 	DefaultFunc string
 	// CreatedAt and UpdatedAt mark date-time fields the server sets: to the
 	// write's time on insert or replace when absent (as "now()" does), and

@@ -45,6 +45,27 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) {
 	}
 }
 
+// compileUnit is one text to compile: a case's output in one style, in a
+// package (or directory) of its own.
+type compileUnit struct {
+	pkg string
+	src string
+}
+
+// compileUnits are the outputs in format f the compile tests build: every
+// case's in both styles, and the Final text of beta.122's test schemas.
+func compileUnits(t *testing.T, f Format) []compileUnit {
+	var out []compileUnit
+	for _, c := range cases {
+		s := parseCase(t, c.name, c.schema)
+		out = append(out, compileUnit{c.name, Generate(s, f, Style2022)}, compileUnit{"final_" + c.name, Generate(s, f, Final)})
+	}
+	for _, c := range beta122Cases {
+		out = append(out, compileUnit{"beta122_" + c.name, Generate(beta122Schema(t, c.name, c.collection), f, Final)})
+	}
+	return out
+}
+
 // TestGoOutputCompiles vets the Go output of every case in a module of
 // its own. github.com/google/uuid is replaced by a local stub, so that no
 // network is needed; vet type-checks the structs and checks their tags.
@@ -58,8 +79,8 @@ func TestGoOutputCompiles(t *testing.T) {
 		"require github.com/google/uuid v1.3.0\n\nreplace github.com/google/uuid => ./uuidstub\n")
 	writeFile(t, filepath.Join(dir, "uuidstub", "go.mod"), "module github.com/google/uuid\n\ngo 1.21\n")
 	writeFile(t, filepath.Join(dir, "uuidstub", "uuid.go"), "// Package uuid stands in for github.com/google/uuid.\npackage uuid\n\n// UUID is the real package's type.\ntype UUID [16]byte\n")
-	for _, c := range cases {
-		src := Generate(parseCase(t, c.name, c.schema), Go)
+	for _, u := range compileUnits(t, Go) {
+		src := u.src
 		// The imports the CLI's header adds when the text uses them.
 		var imports []string
 		if strings.Contains(src, "time.Time") {
@@ -68,11 +89,11 @@ func TestGoOutputCompiles(t *testing.T) {
 		if strings.Contains(src, "uuid.UUID") {
 			imports = append(imports, `"github.com/google/uuid"`)
 		}
-		header := "package " + c.name + "\n"
+		header := "package " + u.pkg + "\n"
 		if len(imports) > 0 {
 			header += "\nimport (\n\t" + strings.Join(imports, "\n\t") + "\n)\n"
 		}
-		writeFile(t, filepath.Join(dir, c.name, "models.go"), header+src)
+		writeFile(t, filepath.Join(dir, u.pkg, "models.go"), header+src)
 	}
 	env := []string{"GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local"}
 	run(t, dir, env, goTool, "vet", "./...")
@@ -107,7 +128,7 @@ func TestTypeScriptOutputTypeChecks(t *testing.T) {
 	}
 	var files []string
 	for _, c := range cases {
-		src := Generate(parseCase(t, c.name, c.schema), TypeScript)
+		src := Generate(parseCase(t, c.name, c.schema), TypeScript, Style2022)
 		header := "import { TigrisCollectionType, TigrisDataTypes, TigrisSchema } from \"" + tsTypesPath + "\";\n"
 		writeFile(t, filepath.Join(dir, c.name+".ts"), header+src)
 		files = append(files, c.name+".ts")
@@ -176,6 +197,54 @@ import com.tigrisdata.db.type.TigrisCollectionType;
 
 var publicClass = regexp.MustCompile(`(?m)^public class (\S+) `)
 
+// The final server's TypeScript is checked against the final client
+// (testdata/tscfinal): @tigrisdata/core 1.3.0, June 2023, the TypeScript
+// and Node types of its weeks.
+const tsFinalInstallEnv = "FOLIO_SCHEMAGEN_FINAL_NPM_DIR"
+
+// tsFinalHeader imports what the final text uses. The client of June
+// 2023 calls Generated GeneratedField.
+const tsFinalHeader = `import { Field, PrimaryKey, SearchField, TigrisCollection, TigrisDataTypes, GeneratedField as Generated } from "@tigrisdata/core";
+`
+
+// TestTypeScriptFinalOutputTypeChecks runs tsc --noEmit over the Final
+// TypeScript text of every case and of beta.122's schemas, against the
+// final client's decorators: each decorator's arguments must be what the
+// client declares (a data type, options it knows, a class for elements).
+// Strict, with the decorators the client needs, but for
+// strictPropertyInitialization: the final server declared properties
+// without initializers (or "!"), as the client's own examples of the time
+// did with that option off.
+func TestTypeScriptFinalOutputTypeChecks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs an npm package: not in -short")
+	}
+	modules := npmtest.Install(t, npmtest.Project{Name: "schemagen-final", Dir: filepath.Join("testdata", "tscfinal"),
+		Ready: filepath.Join(".bin", "tsc"), Env: tsFinalInstallEnv})
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(modules, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, u := range compileUnits(t, TypeScript) {
+		if !strings.HasPrefix(u.pkg, "final_") && !strings.HasPrefix(u.pkg, "beta122_") {
+			continue // 2022's text: TestTypeScriptOutputTypeChecks
+		}
+		writeFile(t, filepath.Join(dir, u.pkg+".ts"), tsFinalHeader+u.src)
+		files = append(files, u.pkg+".ts")
+	}
+	config, _ := json.Marshal(map[string]any{
+		"compilerOptions": map[string]any{
+			"strict": true, "strictPropertyInitialization": false, "noEmit": true, "skipLibCheck": true,
+			"experimentalDecorators": true, "emitDecoratorMetadata": true,
+			"target": "es2020", "module": "commonjs", "moduleResolution": "node",
+		},
+		"files": files,
+	})
+	writeFile(t, filepath.Join(dir, "tsconfig.json"), string(config))
+	run(t, dir, nil, filepath.Join(modules, "node_modules", ".bin", "tsc"), "-p", dir)
+}
+
 // TestJavaOutputCompiles compiles every case's Java output with javac
 // (-Xlint:all -Werror) against stubs of the client's annotations. Without
 // a JDK it skips, saying so (fails under CI, which installs one);
@@ -191,15 +260,15 @@ func TestJavaOutputCompiles(t *testing.T) {
 		writeFile(t, filepath.Join(dir, rel), src)
 		files = append(files, rel)
 	}
-	for _, c := range cases {
-		src := Generate(parseCase(t, c.name, c.schema), Java)
+	for _, u := range compileUnits(t, Java) {
+		src := u.src
 		m := publicClass.FindStringSubmatch(src)
 		if m == nil {
-			t.Fatalf("case %s: no public class in:\n%s", c.name, src)
+			t.Fatalf("%s: no public class in:\n%s", u.pkg, src)
 		}
 		// A public class lives in the file named after it.
-		rel := filepath.Join("models", c.name, m[1]+".java")
-		writeFile(t, filepath.Join(dir, rel), "package models."+c.name+";\n\n"+javaHeader+src)
+		rel := filepath.Join("models", u.pkg, m[1]+".java")
+		writeFile(t, filepath.Join(dir, rel), "package models."+u.pkg+";\n\n"+javaHeader+src)
 		files = append(files, rel)
 	}
 	args := append([]string{"-encoding", "UTF-8", "-Xlint:all", "-Werror", "-d", filepath.Join(dir, "classes")}, files...)
@@ -212,11 +281,11 @@ func TestJavaOutputCompiles(t *testing.T) {
 func TestJavaOutputShape(t *testing.T) {
 	for _, c := range cases {
 		s := parseCase(t, c.name, c.schema)
-		src := Generate(s, Java)
+		src := Generate(s, Java, Style2022)
 		if strings.Count(src, "{") != strings.Count(src, "}") || strings.Count(src, "(") != strings.Count(src, ")") {
 			t.Errorf("case %s: unbalanced braces or parentheses:\n%s", c.name, src)
 		}
-		m := buildModel(s, func(n string) bool { return javaReserved[n] })
+		m := buildModel(s, Style2022, func(n string) bool { return javaReserved[n] })
 		for _, ty := range m.Types {
 			decl := "class " + ty.Name + " {"
 			if ty.Collection != "" {

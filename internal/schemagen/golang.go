@@ -17,7 +17,7 @@ import (
 // The text is gofmt'ed; the original's was not.
 func generateGo(s *schema.Schema) string {
 	var b strings.Builder
-	for _, t := range buildModel(s, nil).Types {
+	for _, t := range buildModel(s, Style2022, nil).Types {
 		writeGoStruct(&b, t)
 	}
 	// A partial file of declarations is something go/format accepts; it

@@ -44,7 +44,7 @@ func init() {
 // with a fully qualified @JsonProperty.
 func generateJava(s *schema.Schema) string {
 	var b strings.Builder
-	for _, t := range buildModel(s, func(n string) bool { return javaReserved[n] }).Types {
+	for _, t := range buildModel(s, Style2022, func(n string) bool { return javaReserved[n] }).Types {
 		writeJavaClass(&b, t)
 	}
 	return b.String()

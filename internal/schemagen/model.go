@@ -2,6 +2,7 @@ package schemagen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/foliodb/folio/internal/schema"
@@ -35,6 +36,17 @@ type fieldDecl struct {
 	// is not part of it.
 	KeyOrder     int
 	AutoGenerate bool
+
+	// The annotations only the final server's text carries (Final).
+	MaxLength                int
+	Required                 bool
+	SearchIndex, Sort, Facet bool
+	Default                  []byte // a JSON literal
+	DefaultFunc              string // "now()", "uuid()", "cuid()"
+	CreatedAt, UpdatedAt     bool
+	// Nullable is the field's ("type":["string","null"]); ItemsNullable
+	// that of an array's innermost elements.
+	Nullable, ItemsNullable bool
 }
 
 // model is what every language's generator walks: the schema's types in
@@ -47,38 +59,56 @@ type model struct {
 // buildModel walks a schema into its types. reserved says which type
 // names a language cannot use (TypeScript's Array, Java's String...): a
 // type that would get one is numbered instead, as a clash between two
-// nested types is.
+// nested types is. Two nested objects with the same fields are given one
+// type, as in the original: the first one's.
 //
-// The collection's type takes its name first, so that a nested type of
-// the same name (a field "user" in collection "users") is the one
-// numbered. Two nested objects with the same fields are given one type, as
-// in the original: the first one's.
-func buildModel(s *schema.Schema, reserved func(string) bool) *model {
-	b := &modelBuilder{names: newNamer(reserved), byBody: make(map[string]*typeDecl)}
-	top := &typeDecl{Name: b.names.claim(typeName(s.Name())), Description: s.Description(), Collection: s.Name()}
+// In the 2022 style the collection's type takes its name first, so that a
+// nested type of the same name (a field "user" in collection "users") is
+// the one numbered, and fields keep their schema order. In the Final
+// style, as the final server did, fields come in name order and the
+// collection's type is named last (User1 after a nested User); two
+// nested objects then share a type only when every annotation the text
+// shows is the same too.
+func buildModel(s *schema.Schema, st Style, reserved func(string) bool) *model {
+	b := &modelBuilder{style: st, names: newNamer(reserved), byBody: make(map[string]*typeDecl)}
+	top := &typeDecl{Description: s.Description(), Collection: s.Name()}
+	if st != Final {
+		top.Name = b.names.claim(typeName(s.Name()))
+	}
 	keyOrder := make(map[*schema.Field]int, len(s.PrimaryKey()))
 	for i, f := range s.PrimaryKey() {
 		keyOrder[f] = i + 1
 	}
 	top.Fields = b.fields(s.Fields(), keyOrder)
+	if st == Final {
+		top.Name = b.names.claim(typeName(s.Name()))
+	}
 	b.types = append(b.types, top)
 	return &model{Types: b.types}
 }
 
 type modelBuilder struct {
+	style  Style
 	names  *namer
 	byBody map[string]*typeDecl // by body(): the types already generated
 	types  []*typeDecl
 }
 
 func (b *modelBuilder) fields(fields []*schema.Field, keyOrder map[*schema.Field]int) []*fieldDecl {
+	if b.style == Final {
+		// The final server read properties into a map and sorted its keys.
+		fields = slices.SortedStableFunc(slices.Values(fields), func(a, b *schema.Field) int { return strings.Compare(a.Name, b.Name) })
+	}
 	out := make([]*fieldDecl, 0, len(fields))
 	for _, f := range fields {
-		d := &fieldDecl{JSON: f.Name, Description: f.Description, KeyOrder: keyOrder[f], AutoGenerate: f.AutoGenerate}
+		d := &fieldDecl{JSON: f.Name, Description: f.Description, KeyOrder: keyOrder[f], AutoGenerate: f.AutoGenerate,
+			MaxLength: f.MaxLength, Required: f.Required, SearchIndex: f.SearchIndex, Sort: f.Sorted, Facet: f.Facet,
+			Default: f.Default, DefaultFunc: f.DefaultFunc, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt, Nullable: f.Nullable}
 		elem := f
 		for elem.Type == schema.Array {
 			elem = elem.Items
 			d.Dims++
+			d.ItemsNullable = elem.Nullable
 		}
 		d.Type = elem.Type
 		switch {
@@ -99,7 +129,7 @@ func (b *modelBuilder) fields(fields []*schema.Field, keyOrder map[*schema.Field
 // unless a type with the same fields exists already.
 func (b *modelBuilder) object(name string, f *schema.Field) *typeDecl {
 	t := &typeDecl{Description: f.Description, Fields: b.fields(f.Properties, nil)}
-	key := body(t)
+	key := body(t, b.style)
 	if existing, ok := b.byBody[key]; ok {
 		return existing
 	}
@@ -111,7 +141,7 @@ func (b *modelBuilder) object(name string, f *schema.Field) *typeDecl {
 
 // body is a text that two nested types share exactly when they would be
 // generated the same but for their names.
-func body(t *typeDecl) string {
+func body(t *typeDecl, st Style) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%q", t.Description)
 	for _, f := range t.Fields {
@@ -120,6 +150,10 @@ func body(t *typeDecl) string {
 			obj = f.Object.Name
 		}
 		fmt.Fprintf(&sb, "|%q %q %d %d %q %t %d %t", f.JSON, f.Description, f.Type, f.Dims, obj, f.FreeForm, f.KeyOrder, f.AutoGenerate)
+		if st == Final {
+			fmt.Fprintf(&sb, " %d %t %t %t %t %q %q %t %t %t %t", f.MaxLength, f.Required, f.SearchIndex, f.Sort, f.Facet,
+				f.Default, f.DefaultFunc, f.CreatedAt, f.UpdatedAt, f.Nullable, f.ItemsNullable)
+		}
 	}
 	return sb.String()
 }

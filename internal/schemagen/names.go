@@ -206,3 +206,61 @@ func (n *namer) claim(base string) string {
 	n.taken[name] = true
 	return name
 }
+
+// pluralOf are the irregular plurals: irregular read the other way.
+var pluralOf = func() map[string]string {
+	m := make(map[string]string, len(irregular))
+	for pl, sing := range irregular {
+		m[sing] = pl
+	}
+	return m
+}()
+
+// plural returns s with its last word in the plural, keeping the rest and
+// the case of what it keeps, as the final server named array fields in Go
+// (a field "array_value" is ArrayValues). Like singular it follows common
+// English rules where the original used an inflection library: a word
+// already plural stays so ("Tags"), "-s", "-x", "-ch", "-sh", "-zz" take
+// "es", a consonant and "y" becomes "ies".
+func plural(s string) string {
+	start := lastWord(s)
+	word := s[start:]
+	lower := strings.ToLower(word)
+	if unchanged[lower] && lower != "alias" && lower != "gas" && lower != "atlas" && lower != "canvas" {
+		return s
+	}
+	if pl, ok := pluralOf[lower]; ok {
+		return s[:start] + restoreCase(word, pl)
+	}
+	if _, ok := irregular[lower]; ok {
+		return s // a plural already: people
+	}
+	add := "s"
+	switch {
+	case lower == "":
+		return s + "s" // after a digit: X3s
+	case strings.HasSuffix(lower, "ss"), strings.HasSuffix(lower, "us"), strings.HasSuffix(lower, "as"),
+		strings.HasSuffix(lower, "x"), strings.HasSuffix(lower, "ch"), strings.HasSuffix(lower, "sh"),
+		strings.HasSuffix(lower, "zz"):
+		add = "es" // classes, statuses, aliases, boxes, matches, dishes, buzzes
+	case strings.HasSuffix(lower, "sis"):
+		return s[:len(s)-2] + matchCase(word, "es") // analysis: analyses
+	case strings.HasSuffix(lower, "s"):
+		return s // tags: already plural
+	case strings.HasSuffix(lower, "y") && len(lower) > 1 && !strings.ContainsRune("aeiou", rune(lower[len(lower)-2])):
+		return s[:len(s)-1] + matchCase(word, "ies") // category: categories
+	}
+	return s + matchCase(word, add)
+}
+
+// restoreCase returns repl, a lower-case word, in the case of like: upper
+// case, capitalised, or as it is.
+func restoreCase(like, repl string) string {
+	if r := matchCase(like, repl); r != repl {
+		return r
+	}
+	if r, _ := utf8.DecodeRuneInString(like); unicode.IsUpper(r) {
+		return upperFirst(repl)
+	}
+	return repl
+}

@@ -1,9 +1,11 @@
 // Package schemagen generates the source text of model types, in Go,
 // TypeScript and Java, from a collection schema: what describe returns when
-// asked for a schema_format (reference §10b). The shapes follow what the
-// original server's generator (server/schema/lang, late 2022) sent, so
-// that tools built on it (the tigris CLI wraps each collection's text in a
-// file header of its own) keep working; docs/api.md lists the differences.
+// asked for a schema_format (reference §10b). There are two styles, one
+// per API generation: what the original server's generator sent in late
+// 2022 (Style2022), and what the final server, v1.0.0-beta.122, sent
+// (Final): byte for byte where that text is valid code, so that tools
+// built on it (the tigris CLI wraps each collection's text in a file
+// header of its own) keep working. docs/api.md lists the differences.
 //
 // Each language's text holds declarations only: no package clause, no
 // imports. The original's clients added those, and two headers in one file
@@ -40,6 +42,20 @@ var spellings = map[string]Format{
 	"typescript": TypeScript,
 	"java":       Java,
 }
+
+// Style is which server's text to write.
+type Style int
+
+const (
+	// Style2022 is the text of the original's beta releases of November
+	// 2022, which the 2022 routes answer: gofmt'ed Go, TypeScript
+	// interfaces with TigrisSchema constants, fields in schema order.
+	Style2022 Style = iota
+	// Final is the final server's text (v1.0.0-beta.122), which the 2023
+	// routes answer: Go with tigris tags for every annotation, TypeScript
+	// classes with decorators, fields in name order.
+	Final
+)
 
 // Request is one format asked for by a schema_format list, with the
 // spelling the client used: the describe response's schema object is keyed
@@ -86,15 +102,21 @@ func ParseFormats(list string) ([]Request, error) {
 }
 
 // Generate returns the source text of the model types of schema s in
-// format f: one type per object of the schema, nested ones first and the
-// collection's own type last.
-func Generate(s *schema.Schema, f Format) string {
-	switch f {
-	case Go:
+// format f and style st: one type per object of the schema, nested ones
+// first and the collection's own type last.
+func Generate(s *schema.Schema, f Format, st Style) string {
+	switch {
+	case f == Go && st == Final:
+		return generateGoFinal(s)
+	case f == Go:
 		return generateGo(s)
-	case TypeScript:
+	case f == TypeScript && st == Final:
+		return generateTypeScriptFinal(s)
+	case f == TypeScript:
 		return generateTypeScript(s)
-	case Java:
+	case f == Java && st == Final:
+		return generateJavaFinal(s)
+	case f == Java:
 		return generateJava(s)
 	}
 	panic(fmt.Sprintf("schemagen: unknown format %q", f))

@@ -103,7 +103,7 @@ func TestGenerateGolden(t *testing.T) {
 		s := parseCase(t, c.name, c.schema)
 		for f, ext := range extensions {
 			t.Run(c.name+"/"+string(f), func(t *testing.T) {
-				got := Generate(s, f)
+				got := Generate(s, f, Style2022)
 				path := filepath.Join("testdata", c.name+"."+ext)
 				if *update {
 					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

@@ -29,7 +29,7 @@ var tsReserved = map[string]bool{
 // 2^53, and the client sends and reads them as strings (reference §10b).
 func generateTypeScript(s *schema.Schema) string {
 	var b strings.Builder
-	for _, t := range buildModel(s, func(n string) bool { return tsReserved[n] }).Types {
+	for _, t := range buildModel(s, Style2022, func(n string) bool { return tsReserved[n] }).Types {
 		writeTSInterface(&b, t)
 		writeTSSchema(&b, t)
 	}
