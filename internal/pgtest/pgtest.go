@@ -112,6 +112,15 @@ type server struct {
 	url  *url.URL // of the maintenance database
 	stop func()
 	pid  int // the postmaster's, if this program started it
+	// halt ends the postmaster with sig (waiting for it to exit) and
+	// leaves its directory, so that it can be started again (Cluster's
+	// Restart); nil for a server this program did not start.
+	halt func(sig syscall.Signal)
+	// What starting it again takes.
+	bin, dir, data string
+	cred           *syscall.Credential
+	durable        bool
+	port           int
 }
 
 func (s *server) admin(ctx context.Context, sql string) error {
@@ -194,7 +203,7 @@ func startCluster(bin string, durable bool) (*server, error) {
 	// The free port may be taken between finding it and the server binding
 	// it; try a few.
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := runPostgres(bin, dir, data, cred, durable)
+		s, err := runPostgres(bin, dir, data, cred, durable, 0)
 		if err == nil {
 			return s, nil
 		}
@@ -204,13 +213,18 @@ func startCluster(bin string, durable bool) (*server, error) {
 	return nil, lastErr
 }
 
-func runPostgres(bin, dir, data string, cred *syscall.Credential, durable bool) (*server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+// runPostgres starts the postmaster of the cluster in data on port, or on
+// a free port if port is 0.
+func runPostgres(bin, dir, data string, cred *syscall.Credential, durable bool, port int) (*server, error) {
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
 	}
 	logPath := filepath.Join(dir, "postgres.log")
-	logFile, err := os.Create(logPath)
+	// Appended to: a restarted server's log follows the one before.
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -239,15 +253,18 @@ func runPostgres(bin, dir, data string, cred *syscall.Credential, durable bool) 
 	go func() { cmd.Wait(); close(exited) }()
 	u := &url.URL{Scheme: "postgres", User: url.User("folio"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		Path: "/postgres", RawQuery: "sslmode=disable"}
-	s := &server{url: u, pid: cmd.Process.Pid}
-	s.stop = func() {
-		cmd.Process.Signal(syscall.SIGINT) // fast shutdown
+	s := &server{url: u, pid: cmd.Process.Pid, bin: bin, dir: dir, data: data, cred: cred, durable: durable, port: port}
+	s.halt = func(sig syscall.Signal) {
+		cmd.Process.Signal(sig)
 		select {
 		case <-exited:
 		case <-time.After(10 * time.Second):
 			cmd.Process.Kill()
 			<-exited
 		}
+	}
+	s.stop = func() {
+		s.halt(syscall.SIGINT) // fast shutdown
 		os.RemoveAll(dir)
 	}
 	deadline := time.Now().Add(60 * time.Second)
