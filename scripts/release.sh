@@ -16,6 +16,12 @@ GO=${GO:-go}
 OUT=${OUT:-dist}
 PLATFORMS=${PLATFORMS:-linux/amd64 linux/arm64 darwin/arm64 darwin/amd64 windows/amd64}
 VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)}
+COMMIT=$(git rev-parse HEAD 2>/dev/null || true)
+COMMIT_TIME=$(TZ=UTC git show -s --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd HEAD 2>/dev/null || true)
+COMMIT_MODIFIED=false
+if [ -n "$COMMIT" ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+	COMMIT_MODIFIED=true
+fi
 VERSION=${VERSION#v}
 
 rm -rf "$OUT"
@@ -31,8 +37,10 @@ for p in $PLATFORMS; do
 	# Static (no cgo: every dependency is Go), reproducible paths, and the
 	# commit recorded for `folio version` (-buildvcs: some machines turn it
 	# off in GOFLAGS).
+	# The commit is also passed by hand, for where Go finds no repository
+	# (a git worktree): Go's own record, when there is one, wins.
 	CGO_ENABLED=0 GOOS=$os GOARCH=$arch $GO build -trimpath -buildvcs=true \
-		-ldflags "-s -w -X main.version=$VERSION" -o "$dir/$exe" ./cmd/folio
+		-ldflags "-s -w -X main.version=$VERSION -X main.commit=$COMMIT -X main.commitTime=$COMMIT_TIME -X main.commitModified=$COMMIT_MODIFIED" -o "$dir/$exe" ./cmd/folio
 	cp README.md "$dir/"
 	cp -r docs "$dir/docs"
 	if [ "$os" = windows ]; then

@@ -36,7 +36,7 @@ func groupUsage(w io.Writer, group string, subs []string, more string) {
 // the module's version when installed with go install), and the commit
 // and its date that Go records when building from a checkout.
 func buildInfo() string {
-	v, commit, date, modified := version, "", "", false
+	v, commit, date, modified := version, commit, commitTime, commitModified == "true"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if version == devVersion && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			v = bi.Main.Version

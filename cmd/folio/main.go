@@ -27,6 +27,12 @@ var version = devVersion
 
 const devVersion = "0.1.0-dev"
 
+// commit and commitTime are set at build time too, by make release, for
+// the builds where Go records no VCS information itself (a git worktree,
+// whose .git is a file; a machine with -buildvcs=false).
+// commitModified is "true" when the tree had uncommitted changes.
+var commit, commitTime, commitModified string
+
 func main() {
 	if len(os.Args) >= 2 && isDataCommand(os.Args[1:]) {
 		os.Exit(runCLIMain(os.Args[1:]))
