@@ -1,11 +1,13 @@
-// Package node runs one Folio server: it opens the store and starts, in
-// order, every long-running part over it (interactive transactions, the
+// Package node runs one Folio server. It owns the configuration (Config,
+// whose defaults are DefaultConfig's) and the long-running parts: it opens
+// the store, builds every part over it (interactive transactions, the
 // change-log readers behind the streams, the log trimmer, the search
 // indexer, the operations, and the transports: HTTP and gRPC on the API's
 // port, split by protocol, and gRPC alone on a second port if configured),
-// and stops them in the reverse order. `folio serve`
-// parses its configuration and calls Run; the black-box tests start nodes
-// the same way.
+// starts them in order (each a Part: built without starting anything, then
+// Start and Close), stops them in the reverse order, and stops by itself
+// when one fails (Err). `folio serve` reads its configuration in and calls
+// Run; the black-box tests start nodes from the same defaults.
 //
 // Shutdown, in order:
 //
@@ -18,12 +20,13 @@
 //     together, then Close and Stop); a stream still catching up closes
 //     its own change-log reader as its request ends, so none is left but
 //     the search indexer's (the step's log line counts them);
-//  3. the interactive transactions still open are rolled back;
-//  4. the change-log trimmer stops;
-//  5. the search indexer stops: it closes its indexes, which persist what
+//  3. the node leaves the registry of the nodes on its database, if any;
+//  4. the interactive transactions still open are rolled back;
+//  5. the change-log trimmer stops;
+//  6. the search indexer stops: it closes its indexes, which persist what
 //     they hold with their watermarks (it reads the store, so it stops
 //     before the store closes);
-//  6. the store closes, after its in-flight commits.
+//  7. the store closes, after its in-flight commits.
 //
 // Each step is logged at info level as it completes.
 package node
