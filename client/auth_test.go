@@ -34,8 +34,14 @@ func TestAuthenticationAndTLS(t *testing.T) {
 func authenticationAndTLS(t *testing.T, scheme string) {
 	ownerFile := filepath.Join(t.TempDir(), "owner.json")
 	cert, key, roots := tlstest.SelfSigned(t)
-	n := startNode(t, backendtest.OpenPebble(t), node.Config{Addr: "127.0.0.1:0", Auth: true, OwnerFile: ownerFile,
-		Tokens: auth.Config{HashCost: bcrypt.MinCost}, TLSCert: cert, TLSKey: key})
+	n := startNode(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Addr = "127.0.0.1:0"
+		nc.Auth = true
+		nc.OwnerFile = ownerFile
+		nc.Tokens.HashCost = bcrypt.MinCost
+		nc.TLSCert = cert
+		nc.TLSKey = key
+	}))
 	defer n.Close()
 	var owner auth.OwnerCredentials
 	raw, err := os.ReadFile(ownerFile)

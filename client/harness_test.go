@@ -29,7 +29,11 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	n, err := node.Start(context.Background(), node.Config{Store: store, Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = store
+		nc.Addr = "127.0.0.1:0"
+		nc.ShutdownTimeout = 5 * time.Second
+	}))
 	if err != nil {
 		panic(err)
 	}
@@ -50,7 +54,9 @@ func eachBackend(t *testing.T, fn func(t *testing.T, c *client.Client)) {
 	t.Helper()
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		eachTransport(t, func(t *testing.T, scheme string) {
-			n := startNode(t, b.Open(t), node.Config{Addr: "127.0.0.1:0"})
+			n := startNode(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+				nc.Addr = "127.0.0.1:0"
+			}))
 			t.Cleanup(func() { n.Close() })
 			fn(t, open(t, scheme+"://"+n.Addr().String(), client.Options{}))
 		})

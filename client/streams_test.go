@@ -40,7 +40,9 @@ func streamsResumeAfterRestart(t *testing.T, b backendtest.Backend, scheme strin
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		data := b.Durable(t)
-		n := startNode(t, data.Open(), node.Config{Addr: "127.0.0.1:0"})
+		n := startNode(t, data.Open(), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Addr = "127.0.0.1:0"
+		}))
 		addr := n.Addr().String()
 		c := open(t, scheme+"://"+addr, client.Options{})
 		db, err := c.CreateDatabase(ctx, "shop")
@@ -90,7 +92,9 @@ func streamsResumeAfterRestart(t *testing.T, b backendtest.Backend, scheme strin
 		wantNext(t, messages, "a1", "a2", "a3")
 
 		must(t, n.Close())
-		n2 := startNode(t, data.Open(), node.Config{Addr: "127.0.0.1:0"})
+		n2 := startNode(t, data.Open(), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Addr = "127.0.0.1:0"
+		}))
 		db2 := open(t, scheme+"://"+n2.Addr().String(), client.Options{}).Database("shop")
 		for _, s := range []string{"b1", "b2", "b3"} {
 			write(db2, s)
@@ -161,7 +165,9 @@ func TestStreamsGiveUp(t *testing.T) {
 }
 
 func streamsGiveUp(t *testing.T, scheme string) {
-	n := startNode(t, backendtest.OpenPebble(t), node.Config{Addr: "127.0.0.1:0"})
+	n := startNode(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Addr = "127.0.0.1:0"
+	}))
 	c := open(t, scheme+"://"+n.Addr().String(), client.Options{StreamReconnect: 500 * time.Millisecond})
 	ctx := context.Background()
 	db, err := c.CreateDatabase(ctx, "shop")
@@ -197,7 +203,11 @@ func restartOn(t *testing.T, data backendtest.Durable, addr string) *node.Node {
 	t.Helper()
 	for try := 0; ; try++ {
 		store := data.Open()
-		n, err := node.Start(context.Background(), node.Config{Store: store, Addr: addr, ShutdownTimeout: 5 * time.Second})
+		n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Store = store
+			nc.Addr = addr
+			nc.ShutdownTimeout = 5 * time.Second
+		}))
 		if err == nil {
 			return n
 		}

@@ -91,7 +91,12 @@ func TestBackupUnderWritesAndRestore(t *testing.T) {
 	}
 	store := &snapshotAtCheckpoint{Store: src}
 	backups := t.TempDir()
-	n, err := node.Start(ctx, node.Config{Store: store, Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second, BackupDir: backups})
+	n, err := node.Start(ctx, node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = store
+		nc.Addr = "127.0.0.1:0"
+		nc.ShutdownTimeout = 5 * time.Second
+		nc.Ops.BackupDir = backups
+	}))
 	if err != nil {
 		src.Close()
 		t.Fatal(err)
@@ -205,7 +210,12 @@ func TestBackupUnderWritesAndRestore(t *testing.T) {
 
 	// A server on the restored directory: its search index is rebuilt
 	// (it was not backed up) and holds every document.
-	rn, err := node.Start(ctx, node.Config{Engine: "pebble", DataDir: restored, Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second})
+	rn, err := node.Start(ctx, node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Engine = "pebble"
+		nc.DataDir = restored
+		nc.Addr = "127.0.0.1:0"
+		nc.ShutdownTimeout = 5 * time.Second
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

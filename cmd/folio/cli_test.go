@@ -115,7 +115,11 @@ func TestCLIGolden(t *testing.T) {
 // startCLINode runs a node on a fresh store of the backend.
 func startCLINode(t *testing.T, b backendtest.Backend) string {
 	t.Helper()
-	n, err := node.Start(context.Background(), node.Config{Store: b.Open(t), Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = b.Open(t)
+		nc.Addr = "127.0.0.1:0"
+		nc.ShutdownTimeout = 5 * time.Second
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,8 +349,14 @@ func TestCLIExitCodesAndExtras(t *testing.T) {
 // credentials; without them they exit 1 with the server's refusal.
 func TestCLIWithAuthentication(t *testing.T) {
 	ownerFile := filepath.Join(t.TempDir(), "owner.json")
-	n, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebble(t), Addr: "127.0.0.1:0",
-		ShutdownTimeout: 5 * time.Second, Auth: true, OwnerFile: ownerFile, Tokens: auth.Config{HashCost: bcrypt.MinCost}})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = backendtest.OpenPebble(t)
+		nc.Addr = "127.0.0.1:0"
+		nc.ShutdownTimeout = 5 * time.Second
+		nc.Auth = true
+		nc.OwnerFile = ownerFile
+		nc.Tokens.HashCost = bcrypt.MinCost
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

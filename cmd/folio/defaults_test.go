@@ -65,7 +65,8 @@ func TestDefaultAddressIsLoopback(t *testing.T) {
 	// The node the defaults describe, on a free port of the same host.
 	logs := &syncBuffer{}
 	cfg.DataDir = filepath.Join(t.TempDir(), "data")
-	nc := nodeConfig(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	nc := cfg.Config
+	nc.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	nc.Addr = net.JoinHostPort(host, "0")
 	n, err := node.Start(context.Background(), nc)
 	if err != nil {

@@ -21,7 +21,11 @@ import (
 // startOn runs a node over store until the test ends and returns its URL.
 func startOn(t *testing.T, store kv.Store) string {
 	t.Helper()
-	n, err := node.Start(context.Background(), node.Config{Store: store, Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = store
+		nc.Addr = "127.0.0.1:0"
+		nc.ShutdownTimeout = 5 * time.Second
+	}))
 	if err != nil {
 		store.Close()
 		t.Fatal(err)

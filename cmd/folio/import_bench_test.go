@@ -26,7 +26,11 @@ func BenchmarkImport(b *testing.B) {
 	size := writeImportFile(b, file, lines)
 	runs := 0 // each import into a new collection, across the runs the benchmark makes
 	backendtest.EachB(b, func(b *testing.B, be backendtest.Backend) {
-		n, err := node.Start(context.Background(), node.Config{Store: be.Open(b), Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second})
+		n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Store = be.Open(b)
+			nc.Addr = "127.0.0.1:0"
+			nc.ShutdownTimeout = 5 * time.Second
+		}))
 		if err != nil {
 			b.Fatal(err)
 		}

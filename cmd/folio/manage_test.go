@@ -21,8 +21,14 @@ import (
 // through their entry points, as an operator would run them.
 func TestManagementCommands(t *testing.T) {
 	ownerFile := filepath.Join(t.TempDir(), "owner.json")
-	n, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebble(t), Addr: "127.0.0.1:0",
-		ShutdownTimeout: 5 * time.Second, Auth: true, OwnerFile: ownerFile, Tokens: auth.Config{HashCost: bcrypt.MinCost}})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = backendtest.OpenPebble(t)
+		nc.Addr = "127.0.0.1:0"
+		nc.ShutdownTimeout = 5 * time.Second
+		nc.Auth = true
+		nc.OwnerFile = ownerFile
+		nc.Tokens.HashCost = bcrypt.MinCost
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestLoadConfigRequestTimeout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := time.Duration(c.RequestTimeout); got != tc.want {
+			if got := c.Ops.RequestTimeout; got != tc.want {
 				t.Errorf("request timeout %v, want %v", got, tc.want)
 			}
 		})

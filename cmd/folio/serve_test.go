@@ -22,19 +22,19 @@ func TestLoadConfig(t *testing.T) {
 		name string
 		args []string
 		env  map[string]string
-		want func(c serveConfig) bool
+		want func(c loaded) bool
 	}{
-		{"defaults", nil, nil, func(c serveConfig) bool {
-			return c.Addr == "localhost:8081" && c.DataDir == "./data" && c.Engine == "pebble" && c.CacheBytes == 128<<20
+		{"defaults", nil, nil, func(c loaded) bool {
+			return c.Addr == "localhost:8081" && c.DataDir == "./data" && c.Engine == "pebble" && c.Pebble.CacheSize == 128<<20
 		}},
-		{"file", []string{"--config", file}, nil, func(c serveConfig) bool {
-			return c.Addr == ":1" && c.DataDir == "/file" && c.Engine == "postgres" && c.CacheBytes == 1<<20 && time.Duration(c.MaxTxAge) == 3*time.Minute
+		{"file", []string{"--config", file}, nil, func(c loaded) bool {
+			return c.Addr == ":1" && c.DataDir == "/file" && c.Engine == "postgres" && c.Pebble.CacheSize == 1<<20 && c.MaxTxAge == 3*time.Minute
 		}},
-		{"env beats file", []string{"--config", file}, map[string]string{"FOLIO_ADDR": ":2", "FOLIO_CACHE_MIB": "64"}, func(c serveConfig) bool {
-			return c.Addr == ":2" && c.DataDir == "/file" && c.CacheBytes == 64<<20
+		{"env beats file", []string{"--config", file}, map[string]string{"FOLIO_ADDR": ":2", "FOLIO_CACHE_MIB": "64"}, func(c loaded) bool {
+			return c.Addr == ":2" && c.DataDir == "/file" && c.Pebble.CacheSize == 64<<20
 		}},
-		{"flag beats env", []string{"--config", file, "--addr", ":3", "--cache-mib", "32", "--engine", "pebble"}, map[string]string{"FOLIO_ADDR": ":2", "FOLIO_CACHE_MIB": "64"}, func(c serveConfig) bool {
-			return c.Addr == ":3" && c.CacheBytes == 32<<20 && c.Engine == "pebble"
+		{"flag beats env", []string{"--config", file, "--addr", ":3", "--cache-mib", "32", "--engine", "pebble"}, map[string]string{"FOLIO_ADDR": ":2", "FOLIO_CACHE_MIB": "64"}, func(c loaded) bool {
+			return c.Addr == ":3" && c.Pebble.CacheSize == 32<<20 && c.Engine == "pebble"
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,16 +56,16 @@ func TestLoadConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, err := loadConfig([]string{"--config", file})
-		if err != nil || time.Duration(c.AcquireTimeout) != 5*time.Second || c.MaxOpenTx != 3 || c.MaxReads != 7 {
+		if err != nil || c.AcquireTimeout != 5*time.Second || c.Sessions.MaxOpen != 3 || c.Ops.MaxConcurrentReads != 7 {
 			t.Fatalf("from the file: %+v, %v", c, err)
 		}
 		t.Setenv("FOLIO_MAX_OPEN_TRANSACTIONS", "-1")
 		t.Setenv("FOLIO_ACQUIRE_TIMEOUT", "1s")
 		c, err = loadConfig([]string{"--config", file, "--max-concurrent-reads", "9"})
-		if err != nil || time.Duration(c.AcquireTimeout) != time.Second || c.MaxOpenTx != -1 || c.MaxReads != 9 {
+		if err != nil || c.AcquireTimeout != time.Second || c.Sessions.MaxOpen != -1 || c.Ops.MaxConcurrentReads != 9 {
 			t.Fatalf("from env and flags: %+v, %v", c, err)
 		}
-		if c, err := loadConfig(nil); err != nil || time.Duration(c.AcquireTimeout) != time.Second || c.MaxOpenTx != -1 || c.MaxReads != 0 {
+		if c, err := loadConfig(nil); err != nil || c.AcquireTimeout != time.Second || c.Sessions.MaxOpen != -1 || c.Ops.MaxConcurrentReads != 0 {
 			t.Fatalf("from env only: %+v, %v", c, err)
 		}
 		t.Setenv("FOLIO_MAX_CONCURRENT_READS", "many")
@@ -79,12 +79,12 @@ func TestLoadConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, err := loadConfig([]string{"--config", file})
-		if got := nodeConfig(c, nil).AllowedHosts; err != nil || !slices.Equal(got, []string{"folio.internal"}) {
+		if got := c.AllowedHosts; err != nil || !slices.Equal(got, []string{"folio.internal"}) {
 			t.Fatalf("from the file: %v, %v", got, err)
 		}
 		t.Setenv("FOLIO_ALLOWED_HOSTS", "a.example,b.example")
 		c, err = loadConfig([]string{"--config", file})
-		if got := nodeConfig(c, nil).AllowedHosts; err != nil || !slices.Equal(got, []string{"a.example", "b.example"}) {
+		if got := c.AllowedHosts; err != nil || !slices.Equal(got, []string{"a.example", "b.example"}) {
 			t.Fatalf("from env: %v, %v", got, err)
 		}
 	})
@@ -99,22 +99,22 @@ func TestLoadConfigStreamLimits(t *testing.T) {
 		t.Setenv(k, "")
 	}
 	c, err := loadConfig(nil)
-	if err != nil || c.MaxStreams != 1000 || c.StreamBufferTotal != 256<<20 {
+	if err != nil || c.Streams.MaxStreams != 1000 || c.Streams.MaxPendingTotal != 256<<20 {
 		t.Fatalf("defaults: %+v, %v", c, err)
 	}
 	file := filepath.Join(t.TempDir(), "folio.json")
 	if err := os.WriteFile(file, []byte(`{"max_streams":5,"stream_buffer_total_bytes":1000}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if c, err = loadConfig([]string{"--config", file}); err != nil || c.MaxStreams != 5 || c.StreamBufferTotal != 1000 {
+	if c, err = loadConfig([]string{"--config", file}); err != nil || c.Streams.MaxStreams != 5 || c.Streams.MaxPendingTotal != 1000 {
 		t.Fatalf("file: %+v, %v", c, err)
 	}
 	t.Setenv("FOLIO_MAX_STREAMS", "7")
 	t.Setenv("FOLIO_STREAM_BUFFER_TOTAL_BYTES", "2000")
-	if c, err = loadConfig([]string{"--config", file}); err != nil || c.MaxStreams != 7 || c.StreamBufferTotal != 2000 {
+	if c, err = loadConfig([]string{"--config", file}); err != nil || c.Streams.MaxStreams != 7 || c.Streams.MaxPendingTotal != 2000 {
 		t.Fatalf("env: %+v, %v", c, err)
 	}
-	if c, err = loadConfig([]string{"--max-streams", "9", "--stream-buffer-total-bytes", "3000"}); err != nil || c.MaxStreams != 9 || c.StreamBufferTotal != 3000 {
+	if c, err = loadConfig([]string{"--max-streams", "9", "--stream-buffer-total-bytes", "3000"}); err != nil || c.Streams.MaxStreams != 9 || c.Streams.MaxPendingTotal != 3000 {
 		t.Fatalf("flags: %+v, %v", c, err)
 	}
 	for _, bad := range [][]string{{"--max-streams", "0"}, {"--max-streams", "many"}, {"--stream-buffer-total-bytes", "-1"}} {
@@ -154,7 +154,7 @@ func TestLoadConfigAuth(t *testing.T) {
 	}
 	t.Setenv("FOLIO_AUTH", "")
 	c, err := loadConfig([]string{"--config", file, "--refresh-token-ttl", "2h", "--owner-file", "/o.json"})
-	if err != nil || time.Duration(c.TokenTTL) != 10*time.Minute || time.Duration(c.RefreshTTL) != 2*time.Hour || c.OwnerFile != "/o.json" || c.TLSCert != "c.pem" || c.TLSKey != "k.pem" {
+	if err != nil || c.Tokens.AccessTTL != 10*time.Minute || c.Tokens.RefreshTTL != 2*time.Hour || c.OwnerFile != "/o.json" || c.TLSCert != "c.pem" || c.TLSKey != "k.pem" {
 		t.Fatalf("config %+v (%v)", c, err)
 	}
 	if _, err := loadConfig([]string{"--auth=maybe"}); err == nil {
@@ -173,7 +173,7 @@ func TestLoadConfigRequestLog(t *testing.T) {
 		{"defaults", nil, false, node.DefaultSlowRequest, false},
 		{"every request", []string{"--log-requests"}, true, node.DefaultSlowRequest, false},
 		{"a threshold", []string{"--slow-request", "250ms"}, false, 250 * time.Millisecond, false},
-		{"0 turns the slow log off", []string{"--slow-request", "0"}, false, -1, false},
+		{"0 turns the slow log off", []string{"--slow-request", "0"}, false, 0, false},
 		{"negative refused", []string{"--slow-request", "-1s"}, false, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,9 +187,9 @@ func TestLoadConfigRequestLog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := nodeConfig(c, nil)
-			if n.LogRequests != tc.logRequests || n.SlowRequest != tc.slow {
-				t.Fatalf("node config: log requests %v, slow %v; want %v, %v", n.LogRequests, n.SlowRequest, tc.logRequests, tc.slow)
+			n := c.Config
+			if n.Ops.LogRequests != tc.logRequests || n.Ops.SlowRequest != tc.slow {
+				t.Fatalf("node config: log requests %v, slow %v; want %v, %v", n.Ops.LogRequests, n.Ops.SlowRequest, tc.logRequests, tc.slow)
 			}
 		})
 	}
@@ -198,7 +198,7 @@ func TestLoadConfigRequestLog(t *testing.T) {
 // JSON logs write durations as text people read, not bare nanoseconds.
 func TestLogDurationsReadable(t *testing.T) {
 	var b bytes.Buffer
-	log, err := newLogger(serveConfig{LogLevel: "info", LogFormat: "json"}, &b)
+	log, err := node.NewLogger(node.LogOptions{Level: "info", Format: "json"}, &b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -306,7 +306,12 @@ func TestGRPCAnswersAsHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := node.Start(context.Background(), node.Config{Store: store, Addr: "127.0.0.1:0", SearchDir: t.TempDir(), ShutdownTimeout: 10 * time.Second})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = store
+		nc.Addr = "127.0.0.1:0"
+		nc.Search.Dir = t.TempDir()
+		nc.ShutdownTimeout = 10 * time.Second
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ import (
 // once, each answered in its own protocol, and see each other's writes.
 func TestOnePort(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withUsers(t, s)
 		coll := s.base + "/v1/databases/db1/collections/users/documents"
 		const each = 20
@@ -89,7 +89,10 @@ func TestIdleStreamsOutliveTheWriteTimeout(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		// The body timeout, which bounds a call's request message, must not
 		// end a stream that has long had it.
-		s := start(t, b.Open(t), node.Config{WriteTimeout: 200 * time.Millisecond, BodyTimeout: 200 * time.Millisecond})
+		s := start(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.WriteTimeout = 200 * time.Millisecond
+			nc.BodyTimeout = 200 * time.Millisecond
+		}))
 		withUsers(t, s)
 		events, err := s.rpc.Events(ctx(t), &api.EventsRequest{Db: "db1", Collection: "users"})
 		if err != nil {
@@ -136,7 +139,7 @@ func TestIdleStreamsOutliveTheWriteTimeout(t *testing.T) {
 // Every error is the HTTP API's: the same code (as gRPC's, and by name in
 // ErrorInfo) and the same message.
 func TestErrorsAsOverHTTP(t *testing.T) {
-	s := start(t, backendtest.OpenPebble(t), node.Config{})
+	s := start(t, backendtest.OpenPebble(t), node.DefaultConfig())
 	withUsers(t, s)
 	db := s.base + "/v1/databases"
 	txMD := func(id, origin string) context.Context {
@@ -281,7 +284,9 @@ func TestErrorsAsOverHTTP(t *testing.T) {
 // call past the request timeout ends with DEADLINE_EXCEEDED, as over HTTP.
 func TestLimits(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{MaxBodyBytes: 64 << 10})
+		s := start(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.MaxBodyBytes = 64 << 10
+		}))
 		withUsers(t, s)
 		big := fmt.Appendf(nil, `{"id":1,"name":"%s"}`, strings.Repeat("x", 100<<10))
 		_, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{big}})
@@ -295,7 +300,9 @@ func TestLimits(t *testing.T) {
 			t.Errorf("a message within the limit refused as too large: %v", err)
 		}
 
-		slow := start(t, b.Open(t), node.Config{RequestTimeout: time.Nanosecond})
+		slow := start(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Ops.RequestTimeout = time.Nanosecond
+		}))
 		_, err = slow.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"})
 		if code, msg, reason := rpcError(t, err); code != codes.DeadlineExceeded || msg != "context deadline exceeded" || reason != "DEADLINE_EXCEEDED" {
 			t.Errorf("past the request timeout: %v %q %s", code, msg, reason)
@@ -318,7 +325,9 @@ func TestLimits(t *testing.T) {
 func TestItemsPerRequestLimit(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		const limit = 5
-		s := start(t, b.Open(t), node.Config{MaxDocumentsPerRequest: limit})
+		s := start(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Ops.MaxDocumentsPerRequest = limit
+		}))
 		withUsers(t, s)
 		_, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Project: "db1", Collection: "orders",
 			Schema: []byte(`{"title":"orders","collection_type":"messages","properties":{"n":{"type":"integer"}}}`)})
@@ -360,7 +369,7 @@ func TestItemsPerRequestLimit(t *testing.T) {
 // them; begin sends the cookie load balancers stick on.
 func TestTransactionMetadata(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withUsers(t, s)
 		for _, commit := range []bool{true, false} {
 			var header metadata.MD
@@ -411,7 +420,7 @@ func TestTransactionMetadata(t *testing.T) {
 // Publish and subscribe over gRPC: a subscriber gets what is published
 // after it subscribed, in order.
 func TestPublishSubscribe(t *testing.T) {
-	s := start(t, backendtest.OpenPebble(t), node.Config{})
+	s := start(t, backendtest.OpenPebble(t), node.DefaultConfig())
 	if _, err := s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -451,7 +460,10 @@ func TestPublishSubscribe(t *testing.T) {
 // of its own, with UNAVAILABLE and the message that says to resume, and
 // does not wait for them until its timeout.
 func TestShutdownEndsStreams(t *testing.T) {
-	s := start(t, backendtest.OpenPebble(t), node.Config{GRPCAddr: "127.0.0.1:0", ShutdownTimeout: time.Minute})
+	s := start(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.GRPCAddr = "127.0.0.1:0"
+		nc.ShutdownTimeout = time.Minute
+	}))
 	withUsers(t, s)
 	native := api.NewTigrisClient(dial(t, s.n.GRPCAddr().String()))
 	var streams []api.Tigris_EventsClient
@@ -494,7 +506,9 @@ func TestShutdownEndsStreams(t *testing.T) {
 // server resets the stream whose write waited too long for flow control.
 func TestStalledStreamIsCutOff(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{WriteTimeout: 300 * time.Millisecond})
+		s := start(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.WriteTimeout = 300 * time.Millisecond
+		}))
 		withUsers(t, s)
 		// A client window of 64 KiB (gRPC's least), never read from.
 		conn, err := grpc.NewClient(s.n.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -536,7 +550,7 @@ func TestStalledStreamIsCutOff(t *testing.T) {
 // port waits for a first request (it is taken for gRPC, having asked
 // nothing).
 func TestPortSniffing(t *testing.T) {
-	s := start(t, backendtest.OpenPebble(t), node.Config{})
+	s := start(t, backendtest.OpenPebble(t), node.DefaultConfig())
 	t.Run("HTTP/1.1 byte by byte", func(t *testing.T) {
 		c, err := net.Dial("tcp", s.n.Addr().String())
 		if err != nil {
@@ -573,7 +587,9 @@ func TestPortSniffing(t *testing.T) {
 // Info under both of its names (Tigris.GetInfo of alpha.32, Observability.
 // GetInfo of the later clients), and health.
 func TestInfoAndHealth(t *testing.T) {
-	s := start(t, backendtest.OpenPebble(t), node.Config{Version: "v-test"})
+	s := start(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Version = "v-test"
+	}))
 	info, err := s.rpc.GetInfo(ctx(t), &api.GetInfoRequest{})
 	if err != nil || info.ServerVersion != "v-test" {
 		t.Errorf("Tigris.GetInfo: %v %v", info, err)
@@ -597,7 +613,9 @@ func TestInfoAndHealth(t *testing.T) {
 // waiting until it closes.
 func TestConnectionCapCountsGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{MaxConnections: 1})
+		s := start(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.MaxConnections = 1
+		}))
 		s.conn.Close() // the harness's client: this test opens its own
 		conn, err := grpc.NewClient(s.n.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
@@ -635,7 +653,9 @@ func TestConnectionCapCountsGRPC(t *testing.T) {
 // message, then nothing.
 func TestSlowRequestMessageIsCutOff(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{BodyTimeout: 300 * time.Millisecond})
+		s := start(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.BodyTimeout = 300 * time.Millisecond
+		}))
 		c, err := net.Dial("tcp", s.n.Addr().String())
 		if err != nil {
 			t.Fatal(err)

@@ -22,7 +22,6 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/session"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
@@ -55,8 +54,12 @@ func BenchmarkTransports(b *testing.B) {
 	backendtest.EachB(b, func(b *testing.B, be backendtest.Backend) {
 		// The 16 clients' transactions may all be open at once (on
 		// PostgreSQL the default bound is a quarter of the pool, 8).
-		n, err := node.Start(context.Background(), node.Config{Store: be.Open(b), Addr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0",
-			Sessions: session.Options{MaxOpen: -1}})
+		n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Store = be.Open(b)
+			nc.Addr = "127.0.0.1:0"
+			nc.GRPCAddr = "127.0.0.1:0"
+			nc.Sessions.MaxOpen = -1
+		}))
 		if err != nil {
 			b.Fatal(err)
 		}

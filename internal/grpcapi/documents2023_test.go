@@ -36,7 +36,7 @@ func withPeople(t *testing.T, s *server) {
 
 func TestCountOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withPeople(t, s)
 		for filter, want := range map[string]int64{`{}`: 5, `{"age":30}`: 2, `{"age":{"$gt":29}}`: 4, `{"name":"ann"}`: 1, `{"age":99}`: 0,
 			`{"$or":[{"age":25},{"name":"bob"}]}`: 2} {
@@ -84,7 +84,7 @@ func TestCountOverGRPC(t *testing.T) {
 
 func TestExplainOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withPeople(t, s)
 		for _, tc := range []struct {
 			filter, sort string
@@ -141,7 +141,7 @@ func orNull(s string) string {
 
 func TestImportOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withPeople(t, s)
 
 		// Into a collection that does not exist: created from the documents,
@@ -213,7 +213,7 @@ func TestImportOverGRPC(t *testing.T) {
 
 func TestIndexBuildsOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withPeople(t, s)
 		res, err := s.rpc.BuildCollectionIndex(ctx(t), &api.BuildCollectionIndexRequest{Project: "db1", Collection: "people"})
 		if err != nil {
@@ -249,7 +249,9 @@ func TestIndexBuildsOverGRPC(t *testing.T) {
 // success's line is at debug level, and has no code).
 func TestRequestLogSees2023Calls(t *testing.T) {
 	logs := &syncBuffer{}
-	s := start(t, backendtest.OpenPebble(t), node.Config{Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	s := start(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}))
 	withPeople(t, s)
 	for _, tc := range []struct {
 		method, code string

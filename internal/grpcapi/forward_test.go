@@ -13,7 +13,6 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/session"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
@@ -30,7 +29,10 @@ func TestForwardingOverGRPC(t *testing.T) {
 		}
 	}
 	named := func(id string) *server {
-		return start(t, data.Open(), node.Config{Sessions: session.Options{Origin: id}, NodeLease: 500 * time.Millisecond})
+		return start(t, data.Open(), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Sessions.Origin = id
+			nc.Cluster.Lease = 500 * time.Millisecond
+		}))
 	}
 	a, b := named("node-a"), named("node-b")
 	withUsers(t, a)

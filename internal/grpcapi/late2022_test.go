@@ -79,7 +79,7 @@ func wantRPCError(t *testing.T, err error, code codes.Code, msg string) {
 
 func TestNamesWithDashOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		if _, err := s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "test-coll"}); err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestNamesWithDashOverGRPC(t *testing.T) {
 
 func TestIntegersAsStringsOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		if _, err := s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"}); err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestIntegersAsStringsOverGRPC(t *testing.T) {
 
 func TestArrayFiltersOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		if _, err := s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"}); err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ func withUnknown[M proto.Message](m M, num protowire.Number, value any) M {
 // (internal/clienttest runs the client itself).
 func TestLaterClientsFields(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		if _, err := s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"}); err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 // messages' bytes.
 func TestOperatorsOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withUsers(t, s)
 		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{
 			[]byte(`{"id":1,"name":"Alice Smith"}`), []byte(`{"id":2,"name":"bob"}`), []byte(`{"id":3,"name":"Carol Smith"}`)}}); err != nil {

@@ -106,7 +106,7 @@ func branchNames(t *testing.T, s *server) []string {
 
 func TestProjectsOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		created, err := s.rpc.CreateProject(ctx(t), &api.CreateProjectRequest{Project: "shop"})
 		if err != nil || created.Message != "project created successfully" || created.Status != "created" {
 			t.Fatalf("create project: %v (%v)", created, err)
@@ -217,7 +217,7 @@ func TestProjectsOverGRPC(t *testing.T) {
 
 func TestBranchesOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withProject(t, s)
 		wantStrings(t, "the branches of a new project", branchNames(t, s), []string{"main"})
 
@@ -374,7 +374,7 @@ func waitSearch(t *testing.T, s *server, branch, q string, want int) {
 // branch are refused, and its writes reach its branch alone.
 func TestTransactionsOnABranchOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withProject(t, s)
 		if _, err := s.rpc.CreateBranch(ctx(t), &api.CreateBranchRequest{Project: "shop", Branch: "dev"}); err != nil {
 			t.Fatal(err)
@@ -419,7 +419,7 @@ func TestTransactionsOnABranchOverGRPC(t *testing.T) {
 // names the schema that failed.
 func TestCreateOrUpdateCollectionsOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withProject(t, s)
 		// Updates (a field added) and creates in one call.
 		res, err := s.rpc.CreateOrUpdateCollections(ctx(t), &api.CreateOrUpdateCollectionsRequest{Project: "shop", Branch: "main", Schemas: [][]byte{

@@ -29,8 +29,12 @@ import (
 func TestRequestLogOverGRPC(t *testing.T) {
 	logs := &syncBuffer{}
 	ownerFile := filepath.Join(t.TempDir(), "owner.json")
-	s := start(t, backendtest.OpenPebble(t), node.Config{Auth: true, OwnerFile: ownerFile,
-		Tokens: auth.Config{HashCost: bcrypt.MinCost}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	s := start(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Auth = true
+		nc.OwnerFile = ownerFile
+		nc.Tokens.HashCost = bcrypt.MinCost
+		nc.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	}))
 	var owner auth.OwnerCredentials
 	if raw, err := os.ReadFile(ownerFile); err != nil || json.Unmarshal(raw, &owner) != nil {
 		t.Fatalf("the owner file: %v", err)

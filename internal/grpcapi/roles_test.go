@@ -35,7 +35,11 @@ func TestRolesOverGRPC(t *testing.T) {
 	roletest.CheckTable(t)
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		ownerFile := filepath.Join(t.TempDir(), "owner.json")
-		s := start(t, b.Open(t), node.Config{Auth: true, OwnerFile: ownerFile, Tokens: auth.Config{HashCost: bcrypt.MinCost}})
+		s := start(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Auth = true
+			nc.OwnerFile = ownerFile
+			nc.Tokens.HashCost = bcrypt.MinCost
+		}))
 		var owner auth.OwnerCredentials
 		if raw, err := os.ReadFile(ownerFile); err != nil || json.Unmarshal(raw, &owner) != nil {
 			t.Fatalf("the owner file: %v", err)

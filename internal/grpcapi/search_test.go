@@ -17,7 +17,7 @@ import (
 // hits, facet counts and pages.
 func TestSearchAsOverHTTP(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withUsers(t, s)
 		var docs [][]byte
 		for _, d := range []string{`{"id":1,"name":"quick brown fox"}`, `{"id":2,"name":"lazy dog"}`, `{"id":3,"name":"brown dog"}`, `{"id":4,"name":"fox"}`} {
@@ -135,7 +135,7 @@ func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 // time and no updated_at.
 func TestSearchMessagesOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		if _, err := s.rpc.CreateDatabase(ctx(t), &api.CreateDatabaseRequest{Db: "db1"}); err != nil {
 			t.Fatal(err)
 		}

@@ -65,7 +65,7 @@ var aliases = []string{"tigrisdata.auth.v1.Auth/getAccessToken"}
 // error of its own for an empty request. gRPC's own "unknown service" or
 // "unknown method" would say that no such call exists.
 func TestEveryMethodIsRegistered(t *testing.T) {
-	s := start(t, backendtest.OpenPebble(t), node.Config{})
+	s := start(t, backendtest.OpenPebble(t), node.DefaultConfig())
 	methods := append([]string(nil), aliases...)
 	streams := map[string]bool{}
 	n := 0
@@ -146,7 +146,7 @@ func call(c context.Context, conn *grpc.ClientConn, full string, stream bool) er
 // numbered otherwise; both with Folio's sizes.
 func TestDescribeDatabaseAnswersEachGeneration(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		withUsers(t, s)
 		if _, err := s.rpc.Insert(ctx(t), &api.InsertRequest{Project: "db1", Collection: "users", Documents: [][]byte{[]byte(`{"id":1,"name":"ann"}`)}}); err != nil {
 			t.Fatal(err)

@@ -35,7 +35,7 @@ func grpcVersioned(coll string, fields, v int) []byte {
 // the transaction case, and describe's schema.
 func TestSchemaVersionOverGRPC(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		s := start(t, b.Open(t), node.Config{})
+		s := start(t, b.Open(t), node.DefaultConfig())
 		if _, err := s.rpc.CreateProject(ctx(t), &api.CreateProjectRequest{Project: "app"}); err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,6 @@ import (
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/kv/sqlkv"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/session"
 )
 
 // The HTTP benchmarks: 16 concurrent clients over loopback, on a
@@ -107,8 +106,11 @@ func BenchmarkHTTP(b *testing.B) {
 func serveNode(b *testing.B, store kv.Store) string {
 	// Every client may hold a transaction open (on PostgreSQL the default
 	// bound is a quarter of the pool, 8, below the 16 clients).
-	n, err := node.Start(context.Background(), node.Config{Store: store, Addr: "127.0.0.1:0",
-		Sessions: session.Options{MaxOpen: benchClients}})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(ncfg *node.Config) {
+		ncfg.Store = store
+		ncfg.Addr = "127.0.0.1:0"
+		ncfg.Sessions.MaxOpen = benchClients
+	}))
 	if err != nil {
 		b.Fatal(err)
 	}

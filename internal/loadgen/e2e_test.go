@@ -16,7 +16,6 @@ import (
 	"github.com/foliodb/folio/internal/loadgen"
 	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/pgtest"
-	"github.com/foliodb/folio/internal/session"
 )
 
 // TestMain stops the throwaway PostgreSQL cluster the tests may start.
@@ -38,7 +37,10 @@ func serve(t *testing.T, h http.Handler) string {
 // folioServer starts the API over a Pebble store on a temporary directory.
 func folioServer(t *testing.T) string {
 	t.Helper()
-	n, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebble(t), Addr: "127.0.0.1:0"})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = backendtest.OpenPebble(t)
+		nc.Addr = "127.0.0.1:0"
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +142,11 @@ func TestFolioAcrossNodes(t *testing.T) {
 	}
 	var urls []string
 	for _, id := range []string{"n1", "n2"} {
-		n, err := node.Start(context.Background(), node.Config{Store: data.Open(), Addr: "127.0.0.1:0", Sessions: session.Options{Origin: id}})
+		n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Store = data.Open()
+			nc.Addr = "127.0.0.1:0"
+			nc.Sessions.Origin = id
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}

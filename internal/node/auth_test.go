@@ -24,7 +24,10 @@ import (
 func TestAuthRefusesApplicationsMadeWithoutAuth(t *testing.T) {
 	dir := t.TempDir()
 	withoutAuth := func() (*node.Node, string) {
-		n, err := node.Start(context.Background(), node.Config{DataDir: dir, Addr: "127.0.0.1:0"})
+		n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.DataDir = dir
+			nc.Addr = "127.0.0.1:0"
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,8 +46,13 @@ func TestAuthRefusesApplicationsMadeWithoutAuth(t *testing.T) {
 	if err := os.WriteFile(ownerFile, []byte(`{"client_id":"ops","client_secret":"`+operator.ClientSecret+`"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	withAuth := node.Config{DataDir: dir, Addr: "127.0.0.1:0", Auth: true, OwnerFile: ownerFile,
-		Tokens: auth.Config{HashCost: bcrypt.MinCost}}
+	withAuth := node.DefaultConfigWith(func(nc *node.Config) {
+		nc.DataDir = dir
+		nc.Addr = "127.0.0.1:0"
+		nc.Auth = true
+		nc.OwnerFile = ownerFile
+		nc.Tokens.HashCost = bcrypt.MinCost
+	})
 	refused, err := node.Start(context.Background(), withAuth)
 	if err == nil {
 		refused.Close()
@@ -99,8 +107,13 @@ func TestAuthRefusesRolesRaisedWithoutAuth(t *testing.T) {
 	if err := os.WriteFile(ownerFile, []byte(`{"client_id":"ops","client_secret":"the operator's own secret"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	withAuth := node.Config{DataDir: dir, Addr: "127.0.0.1:0", Auth: true, OwnerFile: ownerFile,
-		Tokens: auth.Config{HashCost: bcrypt.MinCost}}
+	withAuth := node.DefaultConfigWith(func(nc *node.Config) {
+		nc.DataDir = dir
+		nc.Addr = "127.0.0.1:0"
+		nc.Auth = true
+		nc.OwnerFile = ownerFile
+		nc.Tokens.HashCost = bcrypt.MinCost
+	})
 	start := func(cfg node.Config) (*node.Node, string) {
 		t.Helper()
 		n, err := node.Start(context.Background(), cfg)
@@ -130,7 +143,10 @@ func TestAuthRefusesRolesRaisedWithoutAuth(t *testing.T) {
 	n, _ = start(withAuth)
 	n.Close()
 
-	n, base = start(node.Config{DataDir: dir, Addr: "127.0.0.1:0"})
+	n, base = start(node.DefaultConfigWith(func(nc *node.Config) {
+		nc.DataDir = dir
+		nc.Addr = "127.0.0.1:0"
+	}))
 	if code, body := post(t, base, "/v1/management/applications/update", `{"id":"`+id+`","name":"reader","role":"owner"}`); code != 200 {
 		t.Fatalf("raise the reader to owner without auth: %d %s", code, body)
 	}

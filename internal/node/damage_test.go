@@ -35,7 +35,10 @@ func TestDamagedTablesAnswerDataLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := node.Start(context.Background(), node.Config{Store: store, Addr: "127.0.0.1:0"})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = store
+		nc.Addr = "127.0.0.1:0"
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +74,11 @@ func TestDamagedTablesAnswerDataLoss(t *testing.T) {
 	}
 
 	logs := &logBuffer{}
-	n, err = node.Start(context.Background(), node.Config{DataDir: dir, Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	n, err = node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.DataDir = dir
+		nc.Addr = "127.0.0.1:0"
+		nc.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,12 @@ func TestDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := node.Start(context.Background(), node.Config{Store: store, Addr: "127.0.0.1:0", Logger: logger, ShutdownTimeout: 5 * time.Second})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = store
+		nc.Addr = "127.0.0.1:0"
+		nc.Logger = logger
+		nc.ShutdownTimeout = 5 * time.Second
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

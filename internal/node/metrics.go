@@ -1,6 +1,8 @@
 package node
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -72,9 +74,22 @@ func (n *Node) serveMetrics(addr string) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET "+MetricsPath, n.metrics.Handler())
 	n.metricsHTTP = &http.Server{Handler: checkingHost(n.hostsOf(ln, addr), mux), ReadHeaderTimeout: 10 * time.Second}
-	go n.metricsHTTP.Serve(ln)
+	go func() {
+		if err := n.metricsHTTP.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			n.failures.fail(fmt.Errorf("metrics listener: %w", err))
+		}
+	}()
 	n.metricsLn = ln
 	n.log.Info("metrics listening", "addr", ln.Addr().String(), "path", MetricsPath)
+	return nil
+}
+
+// stopMetrics stops the metrics' server: Shutdown, not Close, for a
+// scrape in flight reads the parts, which must not be stopped under it.
+func (n *Node) stopMetrics() error {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
+	defer cancel()
+	n.metricsHTTP.Shutdown(ctx)
 	return nil
 }
 

@@ -62,7 +62,7 @@ func (m *protocolMux) serve() {
 	for {
 		c, err := m.root.Accept()
 		if err != nil {
-			if m.isClosed() || errors.Is(err, net.ErrClosed) {
+			if m.isClosed() {
 				return
 			}
 			var temp interface{ Temporary() bool }

@@ -1,11 +1,13 @@
-// Package node runs one Folio server: it opens the store and starts, in
-// order, every long-running part over it (interactive transactions, the
+// Package node runs one Folio server. It owns the configuration (Config,
+// whose defaults are DefaultConfig's) and the long-running parts: it opens
+// the store, builds every part over it (interactive transactions, the
 // change-log readers behind the streams, the log trimmer, the search
 // indexer, the operations, and the transports: HTTP and gRPC on the API's
 // port, split by protocol, and gRPC alone on a second port if configured),
-// and stops them in the reverse order. `folio serve`
-// parses its configuration and calls Run; the black-box tests start nodes
-// the same way.
+// starts them in order (each a Part: built without starting anything, then
+// Start and Close), stops them in the reverse order, and stops by itself
+// when one fails (Err). `folio serve` reads its configuration in and calls
+// Run; the black-box tests start nodes from the same defaults.
 //
 // Shutdown, in order:
 //
@@ -18,12 +20,13 @@
 //     together, then Close and Stop); a stream still catching up closes
 //     its own change-log reader as its request ends, so none is left but
 //     the search indexer's (the step's log line counts them);
-//  3. the interactive transactions still open are rolled back;
-//  4. the change-log trimmer stops;
-//  5. the search indexer stops: it closes its indexes, which persist what
+//  3. the node leaves the registry of the nodes on its database, if any;
+//  4. the interactive transactions still open are rolled back;
+//  5. the change-log trimmer stops;
+//  6. the search indexer stops: it closes its indexes, which persist what
 //     they hold with their watermarks (it reads the store, so it stops
 //     before the store closes);
-//  6. the store closes, after its in-flight commits.
+//  7. the store closes, after its in-flight commits.
 //
 // Each step is logged at info level as it completes.
 package node
@@ -39,6 +42,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +51,7 @@ import (
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/cluster"
+	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/grpcapi"
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
@@ -59,155 +64,21 @@ import (
 	"github.com/foliodb/folio/internal/streams"
 )
 
-// Config is a node's configuration. Zero values take the defaults.
-type Config struct {
-	// Store, if set, is the store to run on; the node closes it at
-	// shutdown. Otherwise the node opens the one Engine names.
-	Store kv.Store
-	// Engine is "pebble" (embedded, in DataDir) or "postgres" (at
-	// PostgresURL).
-	Engine      string
-	DataDir     string
-	PostgresURL string
-	// SearchDir holds the search indexes, one directory per collection.
-	// Default: <DataDir>/search when the node opens its store itself (for
-	// either engine); with a Store given and no SearchDir, the indexes
-	// are kept in memory and rebuilt at every start.
-	SearchDir string
-	// SearchWait bounds how long a search waits for the index to catch
-	// up with the writes acknowledged before it. Default 5s.
-	SearchWait time.Duration
-	// CacheBytes is the embedded engine's block cache.
-	CacheBytes int64
-	// Compression is the embedded engine's table compression: "snappy"
-	// (default) or "zstd".
-	Compression string
-	// MaxTxAge is the longest a transaction may stay open, interactive
-	// ones included.
-	MaxTxAge time.Duration
-	// AcquireTimeout bounds how long a request waits for a connection to
-	// PostgreSQL, or a read for its slot (MaxConcurrentReads), before it is
-	// answered 503 UNAVAILABLE. Default 2s.
-	AcquireTimeout time.Duration
-	// MaxConcurrentReads bounds the reads (documents/read, messages/read)
-	// streaming at once outside interactive transactions: each holds a
-	// storage connection while its client receives it. 0 takes the
-	// default: half the pool on a store with a connection pool
-	// (PostgreSQL), unlimited on the embedded store. Negative: unlimited.
-	MaxConcurrentReads int
-
-	// Addr is the API's listen address ("127.0.0.1:0" picks a free port):
-	// HTTP/1.1, HTTP/2 without TLS (prior knowledge) and gRPC, on one port.
-	Addr string
-	// GRPCAddr, if set, also serves the gRPC API alone on a listener of its
-	// own, with gRPC's native HTTP/2 transport (see docs/operations.md).
-	GRPCAddr string
-	// PprofAddr, if set, serves Go's profiler there, apart from the API.
-	PprofAddr string
-	// MetricsAddr, if set, serves the Prometheus metrics (/metrics) on a
-	// listener of their own, and the API's port no longer serves them;
-	// unset, the API's port serves /metrics, without authentication.
-	MetricsAddr string
-	// CORSOrigins are the origins whose browser pages may call the API;
-	// none keeps cross-origin calls off.
-	CORSOrigins []string
-	// AllowedHosts are the host names clients reach the API by, besides
-	// IP addresses, localhost and the listen and advertise addresses'
-	// hosts ("*": any). A request that names another host in its Host
-	// header is refused (DNS rebinding, see httpapi.Hosts): every request
-	// if the API listens on loopback only or AllowedHosts is set, a
-	// browser's (one with an Origin) otherwise.
-	AllowedHosts []string
-	// MaxConnections caps the API's open connections; past it new ones
-	// wait. Default 4096.
-	MaxConnections int
-	// BodyTimeout bounds how long a request body may take to arrive;
-	// WriteTimeout how long a write of a response may wait for its client.
-	// Default 30s each.
-	BodyTimeout, WriteTimeout time.Duration
-
-	Logger  *slog.Logger
-	Version string
-	// LogRequests logs every request at info level (failed ones are
-	// always logged). SlowRequest is the duration past which a request is
-	// logged at warn level with its query plans; 0 takes the default (1s),
-	// negative logs none as slow.
-	LogRequests bool
-	SlowRequest time.Duration
-
-	// MaxBodyBytes bounds a request body; MaxDocumentsPerRequest the
-	// documents of one insert or replace (and messages of one publish).
-	MaxBodyBytes           int64
-	MaxDocumentsPerRequest int
-	// RequestTimeout bounds every request but the streams (see
-	// ops.Config.RequestTimeout). Default 30s.
-	RequestTimeout time.Duration
-	// Sessions configures interactive transactions (origin, idle timeout,
-	// maximum lifetime; the lifetime defaults to MaxTxAge). Its MaxOpen
-	// left at 0 takes the default: on a store with a connection pool
-	// (PostgreSQL), a quarter of the pool, so that open transactions never
-	// hold every connection; unlimited on the embedded store. Negative:
-	// unlimited.
-	Sessions session.Options
-	// Streams configures the events and subscribe streams: how many may
-	// be open at once, and the bytes queued for each and for all.
-	Streams streams.Options
-	// LogRetention is how long the change log keeps a commit; 0 keeps it
-	// forever. LogMaxHold is how much longer a log reader that has not read
-	// a commit yet (a stream catching up) may keep it before it is cut off
-	// and must resync; default: the retention.
-	LogRetention, LogMaxHold time.Duration
-	// LogMaxBytes bounds what the change log's entries take; past it the
-	// oldest go whatever the retention, and readers that had not read
-	// them are cut off. 0: no bound.
-	LogMaxBytes int64
-	// ShutdownTimeout bounds how long a shutdown waits for requests in
-	// flight. Default 30s.
-	ShutdownTimeout time.Duration
-	// BackupDir is the directory the backup call writes under; empty turns
-	// the call off.
-	BackupDir string
-
-	// Auth makes every call but health, info and the token endpoint need
-	// an access token (docs/operations.md). OwnerFile holds the owner
-	// application's credentials: read at the first start with Auth if it
-	// exists, written there otherwise. Default <DataDir>/owner.json.
-	Auth      bool
-	OwnerFile string
-	// Tokens configures tokens: lifetimes, audience, the limit on failed
-	// requests.
-	Tokens auth.Config
-	// TLSCert and TLSKey, both set, serve the API's port (and GRPCAddr's)
-	// over TLS only: HTTPS, HTTP/2 and gRPC.
-	TLSCert, TLSKey string
-	// AdvertiseAddr is where the other nodes on the same PostgreSQL
-	// database reach this one's API (host:port), to forward it the
-	// requests of its transactions. Default: the API's listen address,
-	// with the host name for an address that listens on every interface.
-	AdvertiseAddr string
-	// NodeLease is how long this node's registration lasts unless renewed
-	// (cluster.DefaultLease if zero): the other nodes know it gone, and its
-	// id free, within it.
-	NodeLease time.Duration
-}
-
-// Defaults of Config.
-const (
-	DefaultSlowRequest     = time.Second
-	DefaultShutdownTimeout = 30 * time.Second
-	DefaultMaxConnections  = 4096
-)
-
 // Node is a running server.
 type Node struct {
 	cfg Config
 	log *slog.Logger
 
+	// parts are the node's long-running parts, in the order they start.
+	parts    parts
+	failures *failures
+
 	store     kv.Store
 	changeLog *changelog.Log
+	catalog   *catalog.Catalog
+	docs      *docs.Service
 	sessions  *session.Manager
 	hub       *streams.Hub
-	trimmer   *background
 	search    *search.Indexer
 	upgrade   *catalog.Upgrade
 	auth      *auth.Service
@@ -221,7 +92,6 @@ type Node struct {
 	http      *http.Server
 	ln        net.Listener
 	served    chan struct{} // closed when the HTTP server has returned
-	serveErr  error         // what it returned
 	// mux splits the API's port between the HTTP server and grpcShared;
 	// grpcOwn, if GRPCAddr is set, serves gRPC on a listener of its own.
 	mux            *protocolMux
@@ -231,6 +101,7 @@ type Node struct {
 	// streamsEnded is closed once a shutdown has ended the streams.
 	streamsEnded chan struct{}
 	pprof        *http.Server
+	pprofLn      net.Listener
 	metrics      *metrics.Metrics
 	metricsHTTP  *http.Server // MetricsAddr's server; nil without one
 	metricsLn    net.Listener
@@ -239,41 +110,74 @@ type Node struct {
 	closeErr  error
 }
 
-// Start opens the store and starts every part; the API is served when it
-// returns. On an error, whatever had started is stopped again.
+// Start opens the store, builds every part and starts them in order; the
+// API is served when it returns. On an error, whatever had started is
+// stopped again, in reverse.
 func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
+	if cfg, err = settle(cfg); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, streamsEnded: make(chan struct{}), failures: newFailures()}
+	defer func() {
+		if err != nil {
+			n.failures.shuttingDown()
+			n.parts.stop(n)
+		}
+	}()
+	if n.store = cfg.Store; n.store == nil {
+		if n.store, err = openStore(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
+	// The store is open once opened (the backends' goroutines start in
+	// Open): the first part, so that it closes last.
+	n.parts.add("store", funcs{close: n.store.Close}, "shutdown: store closed")
+	n.parts.started = 1
+	if err := n.build(ctx); err != nil {
+		return nil, err
+	}
+	if err := n.parts.start(ctx); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// settle checks cfg and fills what it leaves to the node: the logger, the
+// zero limits that have a default, the parts' settings that follow from
+// the node's.
+func settle(cfg Config) (Config, error) {
+	def := DefaultConfig()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.DataDir == "" {
-		cfg.DataDir = "./data"
+		cfg.DataDir = def.DataDir
 	}
 	if cfg.ShutdownTimeout <= 0 {
-		cfg.ShutdownTimeout = DefaultShutdownTimeout
+		cfg.ShutdownTimeout = def.ShutdownTimeout
 	}
-	if cfg.BackupDir != "" {
+	if cfg.Ops.BackupDir != "" {
 		// Backups answer with their whole path, which a restore needs
 		// whatever directory the server was started in.
-		if cfg.BackupDir, err = filepath.Abs(cfg.BackupDir); err != nil {
-			return nil, fmt.Errorf("backup directory: %w", err)
+		dir, err := filepath.Abs(cfg.Ops.BackupDir)
+		if err != nil {
+			return cfg, fmt.Errorf("backup directory: %w", err)
 		}
+		cfg.Ops.BackupDir = dir
 	}
 	if cfg.MaxConnections <= 0 {
-		cfg.MaxConnections = DefaultMaxConnections
-	}
-	if cfg.SlowRequest == 0 {
-		cfg.SlowRequest = DefaultSlowRequest
+		cfg.MaxConnections = def.MaxConnections
 	}
 	// The transports' limits are settled here, once, so that HTTP and
 	// gRPC apply the same ones.
 	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = httpapi.DefaultMaxBodyBytes
+		cfg.MaxBodyBytes = def.MaxBodyBytes
 	}
 	if cfg.BodyTimeout <= 0 {
-		cfg.BodyTimeout = httpapi.DefaultBodyTimeout
+		cfg.BodyTimeout = def.BodyTimeout
 	}
 	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = httpapi.DefaultWriteTimeout
+		cfg.WriteTimeout = def.WriteTimeout
 	}
 	if cfg.Sessions.Origin == "" {
 		cfg.Sessions.Origin = defaultNodeID(cfg.Addr)
@@ -283,80 +187,94 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		// transaction stay open.
 		cfg.Sessions.MaxLifetime = cfg.MaxTxAge
 	}
-	if cfg.Sessions.Logger == nil {
-		cfg.Sessions.Logger = cfg.Logger
+	if cfg.Search.Dir == "" && cfg.Store == nil {
+		cfg.Search.Dir = filepath.Join(cfg.DataDir, "search")
 	}
-	if cfg.Streams.Logger == nil {
-		cfg.Streams.Logger = cfg.Logger
+	if cfg.OwnerFile == "" {
+		cfg.OwnerFile = filepath.Join(cfg.DataDir, "owner.json")
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, streamsEnded: make(chan struct{})}
-	defer func() {
-		if err != nil {
-			n.stopHTTP() // a listener after the first failed to start
-			n.stopParts()
-		}
-	}()
+	cfg.Sessions.Logger = cfg.Logger
+	cfg.Streams.Logger = cfg.Logger
+	cfg.ChangeLog.Logger = cfg.Logger
+	cfg.Tokens.Logger = cfg.Logger
+	cfg.Cluster.Logger = cfg.Logger
+	cfg.Search.Logger = cfg.Logger
+	cfg.Ops.RequireAuth = cfg.Auth
+	cfg.Ops.ReadWait = cfg.AcquireTimeout
+	cfg.Ops.Version = cfg.Version
+	return cfg, nil
+}
 
-	if n.store = cfg.Store; n.store == nil {
-		if n.store, err = openStore(ctx, cfg); err != nil {
-			return nil, err
-		}
-	}
-	n.shareConnections(&cfg)
-	n.cfg = cfg
+// build makes the node's parts over its store, the shared ones once
+// (catalog cache, documents, authentication), and lists the long-running
+// ones in the order they start.
+func (n *Node) build(ctx context.Context) error {
+	cfg := &n.cfg
+	n.shareConnections(cfg)
+	cfg.Ops.Engine = n.engineName()
 	n.upgrade = catalog.NewUpgrade(n.store, n.log)
 	if err := n.upgrade.Ensure(ctx); err != nil {
 		n.log.Warn("the store's catalog could not be brought up to date yet; requests will try again", "err", err)
 	}
 	if err := n.startAuth(ctx); err != nil {
-		return nil, err
+		return err
 	}
+	n.catalog = catalog.New()
+	n.docs = docs.New()
+	n.docs.Log = n.log
+	n.changeLog = changelog.NewLog(n.store, cfg.ChangeLog)
 	n.sessions = session.New(n.store, cfg.Sessions)
-	n.changeLog = changelog.NewLog(n.store, changelog.Options{Retention: cfg.LogRetention, MaxHold: cfg.LogMaxHold, MaxBytes: cfg.LogMaxBytes, Logger: n.log})
 	n.hub = streams.NewHub(n.changeLog, cfg.Streams)
-	if cfg.LogRetention > 0 || cfg.LogMaxBytes > 0 {
-		n.trimmer = startBackground(n.changeLog.RunTrimmer)
-	}
-	if err := n.startSearch(ctx); err != nil {
-		return nil, err
-	}
+	so := cfg.Search
+	so.Ready, so.Catalog, so.Docs = n.upgrade.Ensure, n.catalog, n.docs
+	n.search = search.New(n.changeLog, so)
 	if _, shared := n.store.(pooled); shared {
-		n.cluster = cluster.New(n.store, cluster.Options{Lease: cfg.NodeLease, Logger: n.log})
+		n.cluster = cluster.New(n.store, cfg.Cluster)
 	}
 	n.metrics = metrics.New(cfg.Version, n.metricSources())
-	n.ops = ops.New(ops.Config{Store: n.store, Observer: n.metrics, Sessions: n.sessions, Streams: n.hub, Search: n.search, SearchWait: cfg.SearchWait, ChangeLog: n.changeLog, Logger: n.log,
-		Auth: n.auth, RequireAuth: cfg.Auth, Upgrade: n.upgrade,
-		Version: cfg.Version, Engine: n.engineName(), MaxDocumentsPerRequest: cfg.MaxDocumentsPerRequest,
-		MaxConcurrentReads: cfg.MaxConcurrentReads, ReadWait: cfg.AcquireTimeout, RequestTimeout: cfg.RequestTimeout,
-		LogRequests: cfg.LogRequests, SlowRequest: max(cfg.SlowRequest, 0), Cluster: n.cluster, BackupDir: cfg.BackupDir})
+	n.ops = ops.New(ops.Config{Options: cfg.Ops, Store: n.store, Observer: n.metrics, Sessions: n.sessions, Streams: n.hub,
+		Search: n.search, ChangeLog: n.changeLog, Logger: n.log, Catalog: n.catalog, Docs: n.docs, Auth: n.auth,
+		Upgrade: n.upgrade, Cluster: n.cluster})
 	n.forwarder = grpcapi.NewForwarder(n.forwardTLS())
-	// Joined before serving: a transaction begun here before the other
-	// nodes can locate this one would look lost to them ("session is
-	// gone"), and then held elsewhere once it joined.
-	if err := n.listenHTTP(cfg.Addr); err != nil {
-		return nil, err
+
+	// The search indexer reads the store, so it stops before the store
+	// closes; it starts before the operations that query it.
+	n.parts.add("search indexer", logStart(n.search, n.log, "search indexer started", "dir", cfg.Search.Dir), "shutdown: search indexer stopped")
+	if cfg.ChangeLog.Retention > 0 || cfg.ChangeLog.MaxBytes > 0 {
+		n.parts.add("change-log trimmer", newRunner(n.changeLog.RunTrimmer), "shutdown: change-log trimmer stopped")
 	}
-	if err := n.join(ctx); err != nil {
-		n.ln.Close()
-		return nil, err
+	// Stopped after the transports, which end the streams first.
+	n.parts.add("streams", funcs{start: n.hub.Start, close: func() error { n.endStreams(); return nil }}, "")
+	n.parts.add("transactions", n.sessions, "shutdown: open transactions rolled back")
+	n.parts.add("forwarder", funcs{close: func() error { n.forwarder.Close(); return nil }}, "")
+	// The API's listener opens before the node joins (its address is the
+	// one advertised), and the node joins before it serves: a transaction
+	// begun here before the other nodes can locate this one would look
+	// lost to them ("session is gone"), and then held elsewhere once it
+	// joined.
+	n.parts.add("API listener", funcs{start: func(context.Context) error { return n.listenHTTP(cfg.Addr) }, close: n.closeListener}, "")
+	if n.cluster != nil {
+		n.parts.add("cluster registration", funcs{start: n.join, close: n.leave}, "")
 	}
-	n.serveHTTP()
-	if cfg.GRPCAddr != "" {
-		if err := n.serveGRPC(cfg.GRPCAddr); err != nil {
-			return nil, err
-		}
+	n.parts.add("transports", funcs{start: n.serveAPI, close: n.stopAPI}, "")
+	if cfg.MetricsAddr != "" {
+		n.parts.add("metrics server", funcs{start: func(context.Context) error { return n.serveMetrics(cfg.MetricsAddr) }, close: n.stopMetrics}, "")
 	}
 	if cfg.PprofAddr != "" {
-		if err := n.servePprof(cfg.PprofAddr); err != nil {
-			return nil, err
-		}
+		n.parts.add("pprof server", funcs{start: func(context.Context) error { return n.servePprof(cfg.PprofAddr) }, close: n.pprofClose}, "")
 	}
-	if cfg.MetricsAddr != "" {
-		if err := n.serveMetrics(cfg.MetricsAddr); err != nil {
-			return nil, err
+	return nil
+}
+
+// logStart is p, logging msg once it started.
+func logStart(p Part, log *slog.Logger, msg string, args ...any) Part {
+	return funcs{start: func(ctx context.Context) error {
+		if err := p.Start(ctx); err != nil {
+			return err
 		}
-	}
-	return n, nil
+		log.Info(msg, args...)
+		return nil
+	}, close: p.Close}
 }
 
 // startAuth makes the authentication service and, with authentication on,
@@ -376,11 +294,7 @@ func (n *Node) startAuth(ctx context.Context) error {
 			// offer it get HTTP/2.
 			NextProtos: []string{"h2", "http/1.1"}}
 	}
-	tokens := n.cfg.Tokens
-	if tokens.Logger == nil {
-		tokens.Logger = n.log
-	}
-	n.auth = auth.New(n.store, tokens)
+	n.auth = auth.New(n.store, n.cfg.Tokens)
 	if !n.cfg.Auth {
 		return nil
 	}
@@ -388,9 +302,6 @@ func (n *Node) startAuth(ctx context.Context) error {
 		return err
 	}
 	file := n.cfg.OwnerFile
-	if file == "" {
-		file = filepath.Join(n.cfg.DataDir, "owner.json")
-	}
 	owner, err := n.auth.EnsureOwner(ctx, file)
 	if err != nil {
 		return err
@@ -425,22 +336,6 @@ func (n *Node) refuseAppsMadeWithoutAuth(ctx context.Context) error {
 		"and make the ones you need again with the owner's credentials", len(apps), strings.Join(names, ", "))
 }
 
-// startSearch starts the search indexer over the change log, before the
-// operations that query it.
-func (n *Node) startSearch(ctx context.Context) error {
-	dir := n.cfg.SearchDir
-	if dir == "" && n.cfg.Store == nil {
-		dir = filepath.Join(n.cfg.DataDir, "search")
-	}
-	n.search = search.New(n.changeLog, search.Options{Dir: dir, Logger: n.log, Ready: n.upgrade.Ensure})
-	if err := n.search.Start(ctx); err != nil {
-		n.search = nil
-		return err
-	}
-	n.log.Info("search indexer started", "dir", dir)
-	return nil
-}
-
 // pooled is a store whose transactions each hold one of a fixed number of
 // connections (sqlkv). Checking for it here keeps the node, and what is
 // above kv, from importing a backend for its pool size.
@@ -459,24 +354,35 @@ func (n *Node) shareConnections(cfg *Config) {
 	if cfg.Sessions.MaxOpen == 0 {
 		cfg.Sessions.MaxOpen = max(1, conns/4)
 	}
-	if cfg.MaxConcurrentReads == 0 {
-		cfg.MaxConcurrentReads = max(1, conns/2)
+	if cfg.Ops.MaxConcurrentReads == 0 {
+		cfg.Ops.MaxConcurrentReads = max(1, conns/2)
 	}
 	n.log.Info("storage connections shared", "connections", conns,
-		"max_open_transactions", cfg.Sessions.MaxOpen, "max_concurrent_reads", cfg.MaxConcurrentReads)
+		"max_open_transactions", cfg.Sessions.MaxOpen, "max_concurrent_reads", cfg.Ops.MaxConcurrentReads)
 }
 
-// Run starts a node and serves until ctx is done (a signal) or a transport
-// fails, then shuts it down.
+// Run starts a node and serves until ctx is done (a signal) or a part
+// fails, then shuts it down; it returns the failure. It also sets the
+// garbage collector's target (Config.GCPercent) unless GOGC does: Run is
+// the binary's way to run a node, and the target is the process's.
 func Run(ctx context.Context, cfg Config) error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(cfg.GCPercent)
+	}
 	n, err := Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	return n.Wait(ctx)
+}
+
+// Wait serves until ctx is done or a part fails (Err), then shuts the
+// node down. It returns the part's failure, else Close's error.
+func (n *Node) Wait(ctx context.Context) error {
+	var err error
 	select {
-	case <-n.served:
-		err = n.serveErr
-		n.log.Error("the API's listener failed", "err", err)
+	case err = <-n.Err():
+		n.log.Error("a part of the node failed: shutting down", "err", err)
 	case <-ctx.Done():
 	}
 	if cerr := n.Close(); err == nil {
@@ -484,6 +390,17 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	return err
 }
+
+// Err reports the first failure of a running part (a listener that
+// breaks), as etcd's embed.Etcd does: the node cannot serve as configured
+// any more, and whoever runs it (Wait) shuts it down. Nothing is sent
+// during a shutdown.
+func (n *Node) Err() <-chan error { return n.failures.ch }
+
+// Config is the node's configuration as it runs: cfg as given to Start,
+// with what Start settled (the logger, the node id, the shares of the
+// store's connections, the derived directories).
+func (n *Node) Config() Config { return n.cfg }
 
 // Addr is the API's listen address.
 func (n *Node) Addr() net.Addr { return n.ln.Addr() }
@@ -528,35 +445,23 @@ func (n *Node) streamReaders() int {
 	return max(0, n.changeLog.Readers()-n.search.Readers())
 }
 
-// Close shuts the node down in the order of the package comment. It is
-// safe to call more than once; later calls return the first's result.
+// Close shuts the node down in the order of the package comment: its
+// parts in the reverse of their start. It is safe to call more than once;
+// later calls return the first's result.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
+		n.failures.shuttingDown()
 		n.log.Info("shutting down: finishing requests in flight", "timeout", n.cfg.ShutdownTimeout)
-		n.stopHTTP()
-		n.closeErr = n.stopParts()
+		n.closeErr = n.parts.stop(n)
 		n.log.Info("folio stopped")
 	})
 	return n.closeErr
 }
 
-// stopHTTP stops accepting, ends the streams and waits for the requests in
+// stopAPI stops accepting, ends the streams and waits for the requests in
 // flight, cutting off those still running at the timeout: HTTP's and
 // gRPC's, on the API's port and on gRPC's own listener, at once.
-func (n *Node) stopHTTP() {
-	if n.pprof != nil {
-		n.pprof.Close()
-	}
-	if n.metricsHTTP != nil {
-		// Shutdown, not Close: a scrape in flight reads the parts, which
-		// must not be stopped under it.
-		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
-		n.metricsHTTP.Shutdown(ctx)
-		cancel()
-	}
-	if n.http == nil {
-		return
-	}
+func (n *Node) stopAPI() error {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
 	defer cancel()
 	n.mux.Close() // no new connection, of either protocol
@@ -580,6 +485,7 @@ func (n *Node) stopHTTP() {
 	// Every stream's reader went with its request; one still open here
 	// belongs to a request cut off at the timeout.
 	n.log.Info("shutdown: requests drained", "change_log_readers", n.streamReaders())
+	return nil
 }
 
 // endStreams ends the events and subscribe streams, each with an error
@@ -594,49 +500,24 @@ func (n *Node) endStreams() {
 	})
 }
 
-// stopParts stops what runs over the store, then closes the store. Each
-// part may be missing (a Start that failed midway).
-func (n *Node) stopParts() error {
-	if n.cluster != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := n.cluster.Leave(ctx); err != nil {
-			n.log.Warn("shutdown: could not end this node's registration; the other nodes will know it gone when its lease runs out", "err", err)
-		} else {
-			n.log.Info("shutdown: left the nodes' registry")
-		}
-		cancel()
-	}
-	if n.forwarder != nil {
-		n.forwarder.Close()
-	}
-	if n.sessions != nil {
-		n.sessions.Close()
-		n.log.Info("shutdown: open transactions rolled back")
-	}
-	if n.hub != nil {
-		n.endStreams() // done already unless Start failed before the transports
-	}
-	if n.trimmer != nil {
-		n.trimmer.stop()
-		n.log.Info("shutdown: change-log trimmer stopped")
-	}
-	if n.search != nil {
-		if err := n.search.Close(); err != nil {
-			n.log.Error("shutdown: closing the search indexes failed", "err", err)
-		} else {
-			n.log.Info("shutdown: search indexer stopped")
-		}
-	}
-	if n.store == nil {
-		return nil
-	}
-	err := n.store.Close()
-	if err != nil {
-		n.log.Error("shutdown: closing the store failed", "err", err)
+// leave ends the node's registration among the nodes on its database. A
+// failure is no failure of the shutdown: the registration lapses.
+func (n *Node) leave() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := n.cluster.Leave(ctx); err != nil {
+		n.log.Warn("shutdown: could not end this node's registration; the other nodes will know it gone when its lease runs out", "err", err)
 	} else {
-		n.log.Info("shutdown: store closed")
+		n.log.Info("shutdown: left the nodes' registry")
 	}
-	return err
+	return nil
+}
+
+// closeListener closes the API's listener if the transports did not (they
+// failed to start).
+func (n *Node) closeListener() error {
+	n.ln.Close()
+	return nil
 }
 
 // listenHTTP opens the API's listener (serveHTTP serves it): its address
@@ -650,8 +531,9 @@ func (n *Node) listenHTTP(addr string) error {
 	return nil
 }
 
-// serveHTTP serves the API on the listener listenHTTP opened.
-func (n *Node) serveHTTP() {
+// serveAPI serves the API on the listener listenHTTP opened, HTTP and
+// gRPC, and gRPC alone on GRPCAddr if set.
+func (n *Node) serveAPI(context.Context) error {
 	ln := n.ln
 	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, n.log)
 	n.http = &http.Server{
@@ -671,9 +553,11 @@ func (n *Node) serveHTTP() {
 	n.served = make(chan struct{})
 	go func() {
 		defer close(n.served)
-		n.serveErr = n.http.Serve(n.mux.http)
+		if err := n.http.Serve(n.mux.http); !errors.Is(err, http.ErrServerClosed) {
+			n.failures.fail(fmt.Errorf("the API's listener: %w", err))
+		}
 	}()
-	n.grpcShared = n.serveGRPCOn(n.mux.grpc)
+	n.grpcShared = n.serveGRPCOn(n.mux.grpc, "the API's listener (gRPC)")
 	protocols := "HTTP/1.1, h2c, gRPC"
 	if n.tls != nil {
 		protocols = "HTTPS (HTTP/1.1, HTTP/2), gRPC over TLS"
@@ -682,6 +566,13 @@ func (n *Node) serveHTTP() {
 	if beyondLoopback(ln.Addr()) && !n.cfg.Auth {
 		n.log.Warn("listening beyond loopback without authentication: anyone who can reach this address can read and change every database; listen on localhost, or put the server behind an authenticating proxy", "addr", ln.Addr().String())
 	}
+	if n.cfg.GRPCAddr != "" {
+		if err := n.serveGRPC(n.cfg.GRPCAddr); err != nil {
+			n.stopAPI()
+			return err
+		}
+	}
+	return nil
 }
 
 // withTLS serves ln over TLS if the node has a certificate. The protocol
@@ -729,8 +620,18 @@ func (n *Node) servePprof(addr string) error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	n.pprof = &http.Server{Handler: checkingHost(n.hostsOf(ln, addr), mux), ReadHeaderTimeout: 10 * time.Second}
-	go n.pprof.Serve(ln)
+	n.pprofLn = ln
+	go func() {
+		if err := n.pprof.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			n.failures.fail(fmt.Errorf("pprof listener: %w", err))
+		}
+	}()
 	n.log.Info("pprof listening", "addr", ln.Addr().String())
+	return nil
+}
+
+func (n *Node) pprofClose() error {
+	n.pprof.Close()
 	return nil
 }
 
@@ -742,7 +643,9 @@ func openStore(ctx context.Context, cfg Config) (kv.Store, error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("data directory: %w", err)
 		}
-		s, err := pebblekv.Open(pebblekv.Options{Dir: cfg.DataDir, MaxTxAge: cfg.MaxTxAge, CacheSize: cfg.CacheBytes, Compression: cfg.Compression, Logger: cfg.Logger})
+		opts := cfg.Pebble
+		opts.Dir, opts.MaxTxAge, opts.Logger = cfg.DataDir, cfg.MaxTxAge, cfg.Logger
+		s, err := pebblekv.Open(opts)
 		if err != nil {
 			// Not s: a nil *Store in the interface is not a nil kv.Store,
 			// and the failed Start would close it.
@@ -750,38 +653,16 @@ func openStore(ctx context.Context, cfg Config) (kv.Store, error) {
 		}
 		return s, nil
 	case "postgres":
-		if cfg.PostgresURL == "" {
+		if cfg.Postgres.URL == "" {
 			return nil, errors.New("--engine postgres needs --postgres-url (or FOLIO_POSTGRES_URL)")
 		}
 		openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		s, err := sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.PostgresURL, MaxTxAge: cfg.MaxTxAge, AcquireTimeout: cfg.AcquireTimeout, Logger: cfg.Logger})
+		s, err := sqlkv.Open(openCtx, sqlkv.Options{URL: cfg.Postgres.URL, MaxTxAge: cfg.MaxTxAge, AcquireTimeout: cfg.AcquireTimeout, Logger: cfg.Logger})
 		if err != nil {
 			return nil, err
 		}
 		return s, nil
 	}
 	return nil, fmt.Errorf("unknown engine %q: want pebble or postgres", cfg.Engine)
-}
-
-// background is a goroutine running a part until it is stopped.
-type background struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func startBackground(run func(ctx context.Context)) *background {
-	ctx, cancel := context.WithCancel(context.Background())
-	b := &background{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(b.done)
-		run(ctx)
-	}()
-	return b
-}
-
-// stop cancels the part and waits until it has returned.
-func (b *background) stop() {
-	b.cancel()
-	<-b.done
 }

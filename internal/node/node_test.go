@@ -101,12 +101,12 @@ func postWith(t *testing.T, c *http.Client, base, path, body string, header ...s
 func TestShutdownOrder(t *testing.T) {
 	dir := t.TempDir()
 	logs := &logBuffer{}
-	cfg := node.Config{
-		Store:        backendtest.OpenPebbleAt(t, dir),
-		Addr:         "127.0.0.1:0",
-		Logger:       slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
-		LogRetention: time.Hour,
-	}
+	cfg := node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = backendtest.OpenPebbleAt(t, dir)
+		nc.Addr = "127.0.0.1:0"
+		nc.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		nc.ChangeLog.Retention = time.Hour
+	})
 	n, err := node.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +216,10 @@ func TestShutdownOrder(t *testing.T) {
 
 	// On the same data: the request in flight was kept, the open
 	// transaction was not.
-	n2, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebbleAt(t, dir), Addr: "127.0.0.1:0"})
+	n2, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = backendtest.OpenPebbleAt(t, dir)
+		nc.Addr = "127.0.0.1:0"
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +238,10 @@ func TestStartFailsCleanly(t *testing.T) {
 	}
 	defer ln.Close()
 	store := backendtest.OpenPebble(t)
-	_, err = node.Start(context.Background(), node.Config{Store: store, Addr: ln.Addr().String()})
+	_, err = node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = store
+		nc.Addr = ln.Addr().String()
+	}))
 	if err == nil {
 		t.Fatal("Start on a taken address succeeded")
 	}
@@ -279,8 +285,11 @@ func TestListenBeyondLoopbackWarns(t *testing.T) {
 	} {
 		t.Run(tc.addr, func(t *testing.T) {
 			logs := &logBuffer{}
-			n, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebble(t), Addr: tc.addr,
-				Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+			n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+				nc.Store = backendtest.OpenPebble(t)
+				nc.Addr = tc.addr
+				nc.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,12 +315,18 @@ func TestListenBeyondLoopbackWarns(t *testing.T) {
 // stop: here a second node on a data directory the first holds.
 func TestStartOnADataDirectoryInUse(t *testing.T) {
 	dir := t.TempDir()
-	first, err := node.Start(context.Background(), node.Config{DataDir: dir, Addr: "127.0.0.1:0"})
+	first, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.DataDir = dir
+		nc.Addr = "127.0.0.1:0"
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.Close()
-	second, err := node.Start(context.Background(), node.Config{DataDir: dir, Addr: "127.0.0.1:0"})
+	second, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.DataDir = dir
+		nc.Addr = "127.0.0.1:0"
+	}))
 	if err == nil {
 		second.Close()
 		t.Fatal("a second node started on a data directory the first holds")

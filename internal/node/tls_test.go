@@ -19,7 +19,6 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/session"
 	"github.com/foliodb/folio/internal/tlstest"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
@@ -31,9 +30,16 @@ import (
 func TestTLS(t *testing.T) {
 	certFile, keyFile, roots := tlstest.SelfSigned(t)
 	logs := &logBuffer{}
-	n, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebble(t), Addr: "0.0.0.0:0", ShutdownTimeout: 5 * time.Second,
-		TLSCert: certFile, TLSKey: keyFile, Auth: true, OwnerFile: filepath.Join(t.TempDir(), "owner.json"),
-		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = backendtest.OpenPebble(t)
+		nc.Addr = "0.0.0.0:0"
+		nc.ShutdownTimeout = 5 * time.Second
+		nc.TLSCert = certFile
+		nc.TLSKey = keyFile
+		nc.Auth = true
+		nc.OwnerFile = filepath.Join(t.TempDir(), "owner.json")
+		nc.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +87,11 @@ func TestTLS(t *testing.T) {
 		}
 	}
 	// A certificate without its key is refused at start.
-	_, err = node.Start(context.Background(), node.Config{Store: backendtest.OpenPebble(t), Addr: "127.0.0.1:0", TLSCert: certFile})
+	_, err = node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = backendtest.OpenPebble(t)
+		nc.Addr = "127.0.0.1:0"
+		nc.TLSCert = certFile
+	}))
 	if err == nil || !strings.Contains(err.Error(), "needs both a certificate") {
 		t.Fatalf("a certificate without a key: %v", err)
 	}
@@ -101,8 +111,15 @@ func TestForwardingBetweenTLSNodes(t *testing.T) {
 	certFile, keyFile, roots := tlstest.SelfSigned(t)
 	clientTLS := &tls.Config{RootCAs: roots}
 	startTLS := func(id string) string {
-		n, err := node.Start(context.Background(), node.Config{Store: data.Open(), Addr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second,
-			TLSCert: certFile, TLSKey: keyFile, Sessions: session.Options{Origin: id}, NodeLease: 500 * time.Millisecond})
+		n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Store = data.Open()
+			nc.Addr = "127.0.0.1:0"
+			nc.ShutdownTimeout = 5 * time.Second
+			nc.TLSCert = certFile
+			nc.TLSKey = keyFile
+			nc.Sessions.Origin = id
+			nc.Cluster.Lease = 500 * time.Millisecond
+		}))
 		if err != nil {
 			t.Fatalf("start %s: %v", id, err)
 		}

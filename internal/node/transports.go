@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"time"
 
@@ -26,15 +27,17 @@ type grpcServing struct {
 	srv    *grpc.Server
 	ln     net.Listener
 	served chan struct{} // closed when Serve has returned
-	err    error         // what it returned
 }
 
-// serveGRPCOn serves the gRPC API on ln.
-func (n *Node) serveGRPCOn(ln net.Listener) *grpcServing {
+// serveGRPCOn serves the gRPC API on ln; a failure of ln (named what)
+// is the node's.
+func (n *Node) serveGRPCOn(ln net.Listener, what string) *grpcServing {
 	g := &grpcServing{srv: n.newGRPCServer(), ln: ln, served: make(chan struct{})}
 	go func() {
 		defer close(g.served)
-		g.err = g.srv.Serve(ln)
+		if err := g.srv.Serve(ln); err != nil {
+			n.failures.fail(fmt.Errorf("%s: %w", what, err))
+		}
 	}()
 	return g
 }
@@ -86,7 +89,7 @@ func (n *Node) serveGRPC(addr string) error {
 	if err != nil {
 		return err
 	}
-	n.grpcOwn = n.serveGRPCOn(n.withTLS(newLimitListener(tcp, n.cfg.MaxConnections, n.log)))
+	n.grpcOwn = n.serveGRPCOn(n.withTLS(newLimitListener(tcp, n.cfg.MaxConnections, n.log)), "gRPC listener")
 	n.log.Info("folio gRPC listening", "addr", tcp.Addr().String())
 	return nil
 }

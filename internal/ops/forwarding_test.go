@@ -4,7 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/foliodb/folio/internal/auth"
+	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/cluster"
+	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/session"
 	"github.com/foliodb/folio/internal/status"
@@ -19,7 +22,8 @@ func TestForwardToRegistryUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := New(Config{Store: store, Sessions: session.New(store, session.Options{Origin: "here"}), Cluster: cluster.New(store, cluster.Options{})})
+	o := New(Config{Store: store, Sessions: session.New(store, session.Options{Origin: "here"}), Cluster: cluster.New(store, cluster.Options{}),
+		Catalog: catalog.New(), Docs: docs.New(), Auth: auth.New(store, auth.Config{})})
 	tx := TxRef{ID: "t1", Origin: "elsewhere"}
 	if _, ok, err := o.ForwardTo(context.Background(), tx, false); ok || err != nil {
 		t.Fatalf("a node not registered (gone): forward %v, %v; want served here", ok, err)

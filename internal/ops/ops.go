@@ -144,14 +144,41 @@ type TxRef struct {
 func (t TxRef) InTx() bool { return t.ID != "" && t.Origin != "" }
 
 // Config is what Ops runs on: the store and the long-running parts a node
-// owns, and the limits of a request.
+// owns (built once by the node and shared with the other parts that need
+// them), and the settings of a request (Options).
 type Config struct {
+	Options
 	Store    kv.Store
 	Sessions *session.Manager
 	Streams  *streams.Hub
 	Logger   *slog.Logger
+	// Catalog and Docs are the node's catalog cache and document service,
+	// shared with the search indexer. Auth keeps namespaces, applications
+	// and tokens. All three are required.
+	Catalog *catalog.Catalog
+	Docs    *docs.Service
+	Auth    *auth.Service
+	// Search is the search indexer; nil answers searches UNIMPLEMENTED.
+	Search *search.Indexer
+	// Upgrade, if set, is what every call that reads the catalog makes
+	// sure of first: a store written by an earlier version upgraded.
+	Upgrade *catalog.Upgrade
+	// ChangeLog is the store's change log, whose size describe database
+	// reports; nil reports none.
+	ChangeLog *changelog.Log
+	// Cluster, if set, is the registry of the nodes that share the store:
+	// requests of transactions that other nodes hold go there (ForwardTo).
+	Cluster *cluster.Registry
+	// Observer, if set, hears how every call ended (the request metrics).
+	Observer Observer
+}
+
+// Options are the settings of the operations, a node's configuration
+// holds them (node.Config.Ops). Zero values take the defaults, but for
+// SlowRequest and BackupDir, whose zero turns their feature off.
+type Options struct {
 	// Version is what the info call reports, with Engine, the storage
-	// engine's name ("pebble", "postgres").
+	// engine's name ("pebble", "postgres"); the node sets both.
 	Version string
 	Engine  string
 	// MaxDocumentsPerRequest bounds the documents of one insert or replace
@@ -168,35 +195,21 @@ type Config struct {
 	// the call fails with DEADLINE_EXCEEDED. A read's bound covers the whole
 	// read, streaming its results included. Default 30s.
 	RequestTimeout time.Duration
-	// Search is the search indexer; nil answers searches UNIMPLEMENTED.
-	// SearchWait bounds how long a search waits for it to catch up with
-	// the writes acknowledged before the search (then UNAVAILABLE).
-	// Default DefaultSearchWait, and never past RequestTimeout.
-	Search     *search.Indexer
+	// SearchWait bounds how long a search waits for the indexer to catch
+	// up with the writes acknowledged before the search (then
+	// UNAVAILABLE). Default DefaultSearchWait, and never past
+	// RequestTimeout.
 	SearchWait time.Duration
-	// Auth keeps namespaces, applications and tokens. RequireAuth makes
-	// every call but health, info and the token endpoint need a valid
-	// access token, and checks its role; without it the Authorization
-	// header is not read and every caller may do everything.
-	Auth        *auth.Service
+	// RequireAuth makes every call but health, info and the token endpoint
+	// need a valid access token, and checks its role; without it the
+	// Authorization header is not read and every caller may do everything.
 	RequireAuth bool
-	// Upgrade, if set, is what every call that reads the catalog makes
-	// sure of first: a store written by an earlier version upgraded.
-	Upgrade *catalog.Upgrade
-	// ChangeLog is the store's change log, whose size describe database
-	// reports; nil reports none.
-	ChangeLog *changelog.Log
 	// LogRequests logs every request at info level; without it only those
 	// that failed are (see LogRequest). SlowRequest is the duration past
 	// which a request is logged at warn level with the query plans it ran;
-	// 0 logs none as slow.
+	// 0 (or less) logs none as slow.
 	LogRequests bool
 	SlowRequest time.Duration
-	// Cluster, if set, is the registry of the nodes that share the store:
-	// requests of transactions that other nodes hold go there (ForwardTo).
-	Cluster *cluster.Registry
-	// Observer, if set, hears how every call ended (the request metrics).
-	Observer Observer
 	// BackupDir is the directory the backup call writes under, so that a
 	// caller cannot have the server write (or probe) anywhere else; empty
 	// turns the call off.
@@ -245,13 +258,12 @@ func New(cfg Config) *Ops {
 	if cfg.SearchWait <= 0 {
 		cfg.SearchWait = DefaultSearchWait
 	}
-	if cfg.Auth == nil {
-		cfg.Auth = auth.New(cfg.Store, auth.Config{Logger: cfg.Logger})
+	if cfg.SlowRequest < 0 {
+		cfg.SlowRequest = 0
 	}
-	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: catalog.New(), docs: docs.New(),
+	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: cfg.Catalog, docs: cfg.Docs,
 		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, search: cfg.Search, auth: cfg.Auth, health: newHealthProbe(),
 		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait)}
-	o.docs.Log = cfg.Logger
 	return o
 }
 

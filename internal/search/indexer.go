@@ -110,6 +110,10 @@ type Options struct {
 	// (the store brought up to date); it is retried as loading is.
 	Ready  func(context.Context) error
 	Logger *slog.Logger
+	// Catalog and Docs are the node's catalog cache and document service,
+	// shared with the operations; nil makes the indexer its own (tests).
+	Catalog *catalog.Catalog
+	Docs    *docs.Service
 }
 
 // Defaults of Options.
@@ -250,7 +254,13 @@ func New(clog *changelog.Log, opts Options) *Indexer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Indexer{clog: clog, store: clog.Store(), opts: opts, log: opts.Logger, cat: catalog.New(), docs: docs.New(),
+	if opts.Catalog == nil {
+		opts.Catalog = catalog.New()
+	}
+	if opts.Docs == nil {
+		opts.Docs = docs.New()
+	}
+	return &Indexer{clog: clog, store: clog.Store(), opts: opts, log: opts.Logger, cat: opts.Catalog, docs: opts.Docs,
 		colls: make(map[int64]*collIndex), changed: make(chan struct{}), columns: newNumberColumns(opts.NumberColumnBytes)}
 }
 

@@ -48,6 +48,7 @@ type Manager struct {
 	sessions map[string]*Session
 	opening  int  // begins between their check of MaxOpen and their entry in sessions
 	closed   bool // no more transactions begin
+	started  bool // the sweeper runs
 
 	// How transactions ended, for Stats.
 	committed, aborted, rolledBack, expired atomic.Uint64
@@ -81,7 +82,8 @@ var (
 	errNotOwner = &status.Error{Code: status.PermissionDenied, Message: "the transaction was begun by another application: only it may use the transaction"}
 )
 
-// New returns a Manager and starts its sweeper.
+// New returns a Manager; Start starts its sweeper, which rolls back the
+// transactions that expire.
 func New(store kv.Store, opts Options) *Manager {
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
@@ -92,9 +94,20 @@ func New(store kv.Store, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{store: store, opts: opts, sessions: map[string]*Session{}, stop: make(chan struct{}), done: make(chan struct{})}
+	return &Manager{store: store, opts: opts, sessions: map[string]*Session{}, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Start starts the sweeper. Transactions may begin before it, but none
+// expires until it runs.
+func (m *Manager) Start(context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started || m.closed {
+		return nil
+	}
+	m.started = true
 	go m.sweep()
-	return m
+	return nil
 }
 
 // Origin is this node's identity.
@@ -357,16 +370,19 @@ var errClosed = &status.Error{Code: status.Unavailable, Message: "the server is 
 
 // Close stops the sweeper and rolls back every open transaction. Later
 // begins fail; calling it again does nothing.
-func (m *Manager) Close() {
+func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return
+		return nil
 	}
 	m.closed = true
+	started := m.started
 	m.mu.Unlock()
 	close(m.stop)
-	<-m.done
+	if started {
+		<-m.done
+	}
 	m.mu.Lock()
 	open := m.sessions
 	m.sessions = map[string]*Session{}
@@ -377,6 +393,7 @@ func (m *Manager) Close() {
 		s.tx.Rollback()
 		<-s.turn
 	}
+	return nil
 }
 
 // writeTracker notes whether a request wrote into the transaction. A write

@@ -23,7 +23,10 @@ func newManager(t *testing.T, opts Options) (*Manager, kv.Store) {
 	t.Helper()
 	store := backendtest.OpenPebble(t)
 	m := New(store, opts)
-	t.Cleanup(m.Close)
+	if err := m.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
 	return m, store
 }
 
@@ -448,6 +451,7 @@ func TestExpiryUnderConcurrency(t *testing.T) {
 func TestClose(t *testing.T) {
 	store := backendtest.OpenPebble(t)
 	m := New(store, Options{})
+	m.Start(context.Background())
 	var sessions []*Session
 	var txs []kv.Tx
 	for i := 0; i < 3; i++ {

@@ -28,6 +28,7 @@ func BenchmarkHub(b *testing.B) {
 	}
 	defer store.Close()
 	h := NewHub(changelog.NewLog(store, changelog.Options{}), Options{})
+	h.Start(context.Background())
 	defer h.Close()
 	last, err := store.LastPosition(context.Background())
 	if err != nil {

@@ -115,6 +115,9 @@ type Hub struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
+	// startOnce runs the hub's goroutine, or, on a Close before any
+	// Start, closes done in its place.
+	startOnce sync.Once
 
 	mu sync.Mutex
 	// pos is where the hub has read to: every entry at or below it has
@@ -139,8 +142,8 @@ type Hub struct {
 	closed   bool
 }
 
-// NewHub starts a hub on log. Close stops it; it also stops by itself
-// when the log's store is closed.
+// NewHub returns a hub on log; Start starts it. Close stops it; it also
+// stops by itself when the log's store is closed.
 func NewHub(log *changelog.Log, opts Options) *Hub {
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = DefaultMaxPending
@@ -160,20 +163,28 @@ func NewHub(log *changelog.Log, opts Options) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &Hub{log: log, opts: opts, ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		subs: make(map[*Subscription]struct{}), open: make(map[*Subscription]struct{})}
-	go h.run()
 	return h
+}
+
+// Start starts the hub's goroutine, which reads the log while a
+// subscription is live.
+func (h *Hub) Start(context.Context) error {
+	h.startOnce.Do(func() { go h.run() })
+	return nil
 }
 
 // Close ends every subscription with UNAVAILABLE and stops the hub. A
 // subscription opened afterwards fails at once. It is safe to call more
-// than once.
-func (h *Hub) Close() {
+// than once, and on a hub never started.
+func (h *Hub) Close() error {
 	h.cancel()
+	h.startOnce.Do(func() { close(h.done) }) // never started: nothing to wait for
 	<-h.done
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
 	h.endAllLocked(errShuttingDown)
+	return nil
 }
 
 // Len is the number of subscriptions the hub is feeding.

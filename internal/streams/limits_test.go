@@ -139,7 +139,8 @@ func TestCloseReleasesAll(t *testing.T) {
 	s := newStore(t)
 	log := changelog.NewLog(s, changelog.Options{})
 	h := NewHub(log, Options{ReadBatch: 1, MaxPending: 2000})
-	t.Cleanup(h.Close)
+	h.Start(context.Background())
+	t.Cleanup(func() { h.Close() })
 	start := now(t, s)
 	for i := range 3 {
 		commit(t, s, rec{"c1", fmt.Sprint(i)})

@@ -32,7 +32,8 @@ func newStore(t *testing.T) kv.Store {
 func newHub(t *testing.T, s kv.Store, opts Options) *Hub {
 	t.Helper()
 	h := NewHub(changelog.NewLog(s, changelog.Options{}), opts)
-	t.Cleanup(h.Close)
+	h.Start(context.Background())
+	t.Cleanup(func() { h.Close() })
 	return h
 }
 
@@ -344,6 +345,7 @@ func TestCloseReleases(t *testing.T) {
 func TestHubClose(t *testing.T) {
 	s := newStore(t)
 	h := NewHub(changelog.NewLog(s, changelog.Options{}), Options{})
+	h.Start(context.Background())
 	sub, err := h.Subscribe(bg, now(t, s), Changes(1, "db", "c1"))
 	if err != nil {
 		t.Fatal(err)
@@ -369,6 +371,7 @@ func TestStoreClosedEndsStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := NewHub(changelog.NewLog(st, changelog.Options{}), Options{})
+	h.Start(context.Background())
 	sub, err := h.Subscribe(bg, now(t, st), Changes(1, "db", "c1"))
 	if err != nil {
 		t.Fatal(err)
@@ -484,7 +487,8 @@ func TestStreamsAreLogReaders(t *testing.T) {
 	s := newStore(t)
 	log := changelog.NewLog(s, changelog.Options{})
 	h := NewHub(log, Options{ReadBatch: 2})
-	t.Cleanup(h.Close)
+	h.Start(context.Background())
+	t.Cleanup(func() { h.Close() })
 	if log.Readers() != 0 {
 		t.Fatalf("an idle hub holds %d readers", log.Readers())
 	}
@@ -534,7 +538,8 @@ func TestCatchUpCutOff(t *testing.T) {
 	s := newStore(t)
 	log := changelog.NewLog(s, changelog.Options{Retention: time.Hour})
 	h := NewHub(log, Options{ReadBatch: 1})
-	t.Cleanup(h.Close)
+	h.Start(context.Background())
+	t.Cleanup(func() { h.Close() })
 	start := now(t, s)
 	for i := range 4 {
 		commit(t, s, rec{"c1", fmt.Sprint(i)})

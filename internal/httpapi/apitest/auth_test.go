@@ -63,8 +63,11 @@ func (l *lockedBuffer) String() string {
 // authConfig is a node's configuration with authentication on: secrets
 // hashed at bcrypt's lowest cost, so that the tests stay quick.
 func authConfig(t *testing.T) node.Config {
-	return node.Config{Auth: true, OwnerFile: filepath.Join(t.TempDir(), "owner.json"),
-		Tokens: auth.Config{HashCost: bcrypt.MinCost}}
+	return node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Auth = true
+		nc.OwnerFile = filepath.Join(t.TempDir(), "owner.json")
+		nc.Tokens.HashCost = bcrypt.MinCost
+	})
 }
 
 func startAuthServer(t *testing.T, store kv.Store, cfg node.Config) *authServer {

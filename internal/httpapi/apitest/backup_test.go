@@ -20,7 +20,7 @@ func TestBackupCall(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		cfg := authConfig(t)
 		root := filepath.Join(t.TempDir(), "backups")
-		cfg.BackupDir = root
+		cfg.Ops.BackupDir = root
 		s := startAuthServer(t, b.Open(t), cfg)
 		backup := func(c *client, dir string) *response {
 			return c.do(t, "POST", "/v1/management/backup", `{"dir":`+quote(dir)+`}`)
@@ -103,7 +103,7 @@ func TestBackupCallOff(t *testing.T) {
 		if _, embedded := store.(kv.Checkpointer); !embedded {
 			t.Skip("PostgreSQL refuses every backup with its own advice")
 		}
-		c := startServer(t, store, node.Config{})
+		c := startServer(t, store, node.DefaultConfig())
 		dir := filepath.Join(t.TempDir(), "backup")
 		wantError(t, c.do(t, "POST", "/v1/management/backup", `{"dir":`+quote(dir)+`}`), 412, "FAILED_PRECONDITION",
 			"backups over the API are off on this server: start it with --backup-dir, the directory they go under")

@@ -36,7 +36,7 @@ func TestHealthAndInfo(t *testing.T) {
 // members, for `folio status`), beside the original's server_version.
 func TestInfoNamesEngineAndAuth(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		c := startServer(t, b.Open(t), node.Config{})
+		c := startServer(t, b.Open(t), node.DefaultConfig())
 		want := `{"server_version":"` + "dev" + `","engine":"` + b.Name + `","auth":false}`
 		info := c.ok(t, "GET", "/v1/info", "")
 		if got := string(info.body); got != want {
@@ -239,7 +239,7 @@ func TestSizes(t *testing.T) {
 // deletes included. A collection's description has none.
 func TestLogSize(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		n := startNode(t, b.Open(t), node.Config{})
+		n := startNode(t, b.Open(t), node.DefaultConfig())
 		t.Cleanup(func() { n.Close() })
 		c := newClient("http://" + n.Addr().String())
 		c.createDB(t, "db1")

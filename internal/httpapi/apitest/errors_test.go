@@ -263,7 +263,7 @@ func TestRouting(t *testing.T) {
 // or 405, as any unknown route, not the mux's plain text or a redirect;
 // an unclean path to a route is still redirected to it.
 func TestRoutingOfRequestsOnTheWire(t *testing.T) {
-	c := startServer(t, backendtest.OpenPebble(t), node.Config{})
+	c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfig())
 	for _, tc := range []struct {
 		requestLine string
 		status      int

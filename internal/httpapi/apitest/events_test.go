@@ -59,7 +59,7 @@ func describe(evs []event) []string {
 // Writes to another collection in the same transaction are not in this
 // collection's stream, and do not move its "last".
 func TestEventsOfATransaction(t *testing.T) {
-	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfig(), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		ls := c.openStream(t, eventsPath("db1", "items"), `{}`)
@@ -108,7 +108,7 @@ func TestEventsOfATransaction(t *testing.T) {
 // A stream starts at "now": nothing committed before it, everything
 // after; other collections' changes and aborted transactions never show.
 func TestEventsStartNowAndSkipTheRest(t *testing.T) {
-	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfig(), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		c.insert(t, "db1", "items", `{"id":"before","v":0}`)
@@ -146,7 +146,7 @@ func TestEventsStartNowAndSkipTheRest(t *testing.T) {
 // transactions are serializable, so the commit order is the order of the
 // values written, and the events must carry 1, 2, 3, ... in sequence.
 func TestEventsInCommitOrder(t *testing.T) {
-	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfig(), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		c.insert(t, "db1", "items", `{"id":"counter","v":0}`)
@@ -245,7 +245,7 @@ func (c *client) beginOn(db string) *txClient {
 // its end, and whether the events after it were written before or after
 // the restart.
 func TestEventsResumeAfterRestart(t *testing.T) {
-	s := pebbleServer(t, t.TempDir(), node.Config{})
+	s := pebbleServer(t, t.TempDir(), node.DefaultConfig())
 	c := s.client
 	withItems(t, c)
 	ls := c.openStream(t, eventsPath("db1", "items"), `{}`)
@@ -281,7 +281,7 @@ func TestEventsResumeAfterRestart(t *testing.T) {
 // with a message that says why; so is one that is not a position at all,
 // or one ahead of the log (from another data directory).
 func TestEventsOutOfRange(t *testing.T) {
-	s := pebbleServer(t, t.TempDir(), node.Config{})
+	s := pebbleServer(t, t.TempDir(), node.DefaultConfig())
 	c := s.client
 	withItems(t, c)
 	ls := c.openStream(t, eventsPath("db1", "items"), `{}`)
@@ -315,7 +315,7 @@ func TestEventsOutOfRange(t *testing.T) {
 // A stream follows its collection by name: it goes on across a drop and a
 // re-creation, and sees nothing of the dropped incarnation's data.
 func TestEventsAcrossDropAndCreate(t *testing.T) {
-	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfig(), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		ls := c.openStream(t, eventsPath("db1", "items"), `{}`)
@@ -333,7 +333,7 @@ func TestEventsAcrossDropAndCreate(t *testing.T) {
 }
 
 func TestEventsRefused(t *testing.T) {
-	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfig(), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		c.createColl(t, "db1", "msgs", messagesSchema)
@@ -363,7 +363,10 @@ func TestEventsRefused(t *testing.T) {
 // below outlast it (they took over 30 s under the race detector on a busy
 // machine), and TestStalledReaderIsCutOff tests it on its own.
 func TestEventsSlowConsumer(t *testing.T) {
-	cfg := node.Config{Streams: streams.Options{MaxPending: 64 << 10}, WriteTimeout: 10 * time.Minute}
+	cfg := node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Streams.MaxPending = 64 << 10
+		nc.WriteTimeout = 10 * time.Minute
+	})
 	eachStreamBackend(t, cfg, func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)

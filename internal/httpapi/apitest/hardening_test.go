@@ -213,7 +213,7 @@ func TestCORS(t *testing.T) {
 		return c.doRequest(t, req)
 	}
 	t.Run("off by default", func(t *testing.T) {
-		c := startServer(t, backendtest.OpenPebble(t), node.Config{})
+		c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfig())
 		if r := preflight(t, c, "https://evil.example"); r.status == 204 || r.header.Get("Access-Control-Allow-Origin") != "" {
 			t.Errorf("preflight without configured origins: %d %v", r.status, r.header)
 		}
@@ -222,7 +222,9 @@ func TestCORS(t *testing.T) {
 		}
 	})
 	t.Run("configured", func(t *testing.T) {
-		c := startServer(t, backendtest.OpenPebble(t), node.Config{CORSOrigins: []string{"https://app.example"}})
+		c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.CORSOrigins = []string{"https://app.example"}
+		}))
 		r := preflight(t, c, "https://app.example")
 		if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") != "https://app.example" ||
 			!strings.Contains(r.header.Get("Access-Control-Allow-Headers"), "Content-Type") {
@@ -243,7 +245,9 @@ func TestCORS(t *testing.T) {
 // server's, and one CORS does not allow, is refused with 403 before it
 // does anything, whatever its body and content type.
 func TestCrossOriginWritesRefused(t *testing.T) {
-	c := startServer(t, backendtest.OpenPebble(t), node.Config{CORSOrigins: []string{"https://app.example"}})
+	c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.CORSOrigins = []string{"https://app.example"}
+	}))
 	c.createDB(t, "db1")
 	c.createColl(t, "db1", "users", usersSchema)
 	self := c.base // http://127.0.0.1:port
@@ -355,8 +359,10 @@ func TestDNSRebindingRefused(t *testing.T) {
 	insert := docPath("db1", "users", "insert")
 
 	t.Run("on loopback", func(t *testing.T) {
-		c := startServer(t, backendtest.OpenPebble(t), node.Config{AllowedHosts: []string{"folio.internal"},
-			AdvertiseAddr: "node-a.internal:8081"})
+		c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.AllowedHosts = []string{"folio.internal"}
+			nc.AdvertiseAddr = "node-a.internal:8081"
+		}))
 		c.createDB(t, "db1")
 		c.createColl(t, "db1", "users", usersSchema)
 		c.insert(t, "db1", "users", `{"id":1,"name":"secret"}`)
@@ -390,7 +396,11 @@ func TestDNSRebindingRefused(t *testing.T) {
 			every   bool // every request that names another host is refused
 		}{{"no --allowed-hosts", nil, false}, {"--allowed-hosts", []string{"folio.internal"}, true}} {
 			t.Run(tc.name, func(t *testing.T) {
-				n, err := node.Start(context.Background(), node.Config{Store: backendtest.OpenPebble(t), Addr: "0.0.0.0:0", AllowedHosts: tc.allowed})
+				n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+					nc.Store = backendtest.OpenPebble(t)
+					nc.Addr = "0.0.0.0:0"
+					nc.AllowedHosts = tc.allowed
+				}))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -430,7 +440,9 @@ func TestErrorsSayNothingOfTheInside(t *testing.T) {
 	t.Run("internal", func(t *testing.T) {
 		logs := &syncBuffer{}
 		store := brokenStore{backendtest.OpenPebble(t)}
-		c := startServer(t, store, node.Config{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		c := startServer(t, store, node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Logger = slog.New(slog.NewTextHandler(logs, nil))
+		}))
 		for _, req := range []struct{ method, path, body string }{
 			{"POST", dbPath("db1", "create"), ""},
 			{"POST", docPath("db1", "users", "read"), `{"filter":{}}`},
@@ -494,8 +506,11 @@ func (b *syncBuffer) lineWith(s string) string {
 func TestSlowBodiesAgainstTheConnectionCap(t *testing.T) {
 	const maxConns = 4
 	logs := &syncBuffer{}
-	c := startServer(t, backendtest.OpenPebble(t), node.Config{MaxConnections: maxConns, BodyTimeout: 500 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.MaxConnections = maxConns
+		nc.BodyTimeout = 500 * time.Millisecond
+		nc.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	}))
 	c.createDB(t, "db1")
 	c.hc.CloseIdleConnections() // every slot for the slow bodies
 	addr := strings.TrimPrefix(c.base, "http://")
@@ -549,7 +564,9 @@ func TestSlowBodiesAgainstTheConnectionCap(t *testing.T) {
 // A client that stops reading a response is cut off at the write timeout:
 // it holds neither its connection nor its read's transaction any longer.
 func TestStalledReaderIsCutOff(t *testing.T) {
-	c := startServer(t, backendtest.OpenPebble(t), node.Config{WriteTimeout: 300 * time.Millisecond})
+	c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.WriteTimeout = 300 * time.Millisecond
+	}))
 	withUsers(t, c)
 	var docs []string
 	for i := range 16000 {

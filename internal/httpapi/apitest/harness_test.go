@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { os.Exit(servetest.Main(m)) }
 // own on an empty store.
 func eachBackend(t *testing.T, fn func(t *testing.T, c *client)) {
 	t.Helper()
-	eachBackendWith(t, node.Config{}, fn)
+	eachBackendWith(t, node.DefaultConfig(), fn)
 }
 
 // eachBackendWith is eachBackend with server settings (Store and Addr are

@@ -305,7 +305,7 @@ func TestRequestTimeout(t *testing.T) {
 			fn(newClient("http://" + n.Addr().String()))
 		}
 		var before string
-		run(node.Config{}, func(c *client) {
+		run(node.DefaultConfig(), func(c *client) {
 			withUsers(t, c)
 			// Ten requests of a thousand: one of five thousand took over
 			// the client's 30 s on a loaded machine, under the race
@@ -323,7 +323,9 @@ func TestRequestTimeout(t *testing.T) {
 				t.Errorf("the slow filter matched %d documents", len(got))
 			}
 		})
-		run(node.Config{RequestTimeout: 50 * time.Millisecond}, func(c *client) {
+		run(node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Ops.RequestTimeout = 50 * time.Millisecond
+		}), func(c *client) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					start := time.Now()
@@ -347,14 +349,16 @@ func TestRequestTimeout(t *testing.T) {
 				}
 			})
 		})
-		run(node.Config{RequestTimeout: 5 * time.Millisecond}, func(c *client) {
+		run(node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Ops.RequestTimeout = 5 * time.Millisecond
+		}), func(c *client) {
 			for _, tc := range everyDocument {
 				t.Run(tc.name, func(t *testing.T) {
 					wantError(t, c.do(t, tc.method, tc.path, tc.body), tc.status, tc.code, tc.message)
 				})
 			}
 		})
-		run(node.Config{}, func(c *client) {
+		run(node.DefaultConfig(), func(c *client) {
 			if after := c.snapshot(t); after != before {
 				t.Errorf("requests past their deadline changed the data (%d bytes before, %d after)", len(before), len(after))
 			}

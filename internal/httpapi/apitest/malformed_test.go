@@ -111,7 +111,10 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 		{"read: offset is a number", "POST", users("read"), `{"filter":{},"options":{"offset":12}}`},
 		{"read: lone surrogate in a filter", "POST", users("read"), `{"filter":{"name":"\udbff"}}`},
 	}
-	cfg := node.Config{MaxBodyBytes: testMaxBody, MaxDocumentsPerRequest: testMaxDocs}
+	cfg := node.DefaultConfigWith(func(nc *node.Config) {
+		nc.MaxBodyBytes = testMaxBody
+		nc.Ops.MaxDocumentsPerRequest = testMaxDocs
+	})
 	eachBackendWith(t, cfg, func(t *testing.T, c *client) {
 		withUsers(t, c)
 		c.createColl(t, "db1", "msgs", messagesSchema)

@@ -37,7 +37,7 @@ func (ls *liveStream) messages(t *testing.T, n int) []string {
 }
 
 func TestPublishAndSubscribe(t *testing.T) {
-	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfig(), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withMessages(t, c)
 		c.publish(t, `{"text":"before"}`)
@@ -61,7 +61,7 @@ func TestPublishAndSubscribe(t *testing.T) {
 // published them, however many publish at once, and a read returns them in
 // that order too.
 func TestPublishOrderUnderConcurrency(t *testing.T) {
-	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfig(), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withMessages(t, c)
 		ls := c.openStream(t, msgPath("db1", "msgs", "subscribe"), `{}`)
@@ -114,7 +114,7 @@ func TestPublishOrderUnderConcurrency(t *testing.T) {
 // A subscription gets the messages its filter (read-filter syntax) takes,
 // and no others.
 func TestSubscribeFilter(t *testing.T) {
-	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfig(), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withMessages(t, c)
 		all := []string{`{"kind":"a","n":1}`, `{"kind":"b","n":2}`, `{"text":"no kind"}`, `{"kind":"a","n":3}`, `{"kind":"B","n":9}`}
@@ -152,7 +152,7 @@ func TestSubscribeFilter(t *testing.T) {
 // A publish is all or nothing, and inside a transaction it is seen when
 // the transaction commits, and never if it rolls back.
 func TestPublishAtomicAndTransactional(t *testing.T) {
-	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfig(), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withMessages(t, c)
 		ls := c.openStream(t, msgPath("db1", "msgs", "subscribe"), `{}`)
@@ -183,7 +183,7 @@ func TestPublishAtomicAndTransactional(t *testing.T) {
 // A subscription resumed from a message's position continues right after
 // it, across a restart of the server.
 func TestSubscribeResume(t *testing.T) {
-	s := pebbleServer(t, t.TempDir(), node.Config{})
+	s := pebbleServer(t, t.TempDir(), node.DefaultConfig())
 	c := s.client
 	withMessages(t, c)
 	ls := c.openStream(t, msgPath("db1", "msgs", "subscribe"), `{"filter":{"kind":"a"}}`)
@@ -198,7 +198,7 @@ func TestSubscribeResume(t *testing.T) {
 }
 
 func TestMessagesRead(t *testing.T) {
-	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfig(), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withMessages(t, c)
 		var created []string
@@ -272,7 +272,7 @@ func (c *client) docsAt(t *testing.T, path, body string) []string {
 // messages collections, are refused with the original's messages; so are
 // partitions other than 0.
 func TestMessagesRefused(t *testing.T) {
-	eachStreamBackend(t, node.Config{}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfig(), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withMessages(t, c)
 		c.createColl(t, "db1", "items", itemsSchema)

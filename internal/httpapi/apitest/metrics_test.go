@@ -94,7 +94,9 @@ func (s *scrape) histogramSum(t testing.TB, name string) float64 {
 // figures; and that promtool finds the scrape well-formed.
 func TestMetrics(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
-		n := startNode(t, b.Open(t), node.Config{Version: "test-1"})
+		n := startNode(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Version = "test-1"
+		}))
 		defer n.Close()
 		c := newClient("http://" + n.Addr().String())
 		setupAccounts(t, c, 1, 100)
@@ -282,7 +284,9 @@ func promtoolCheck(t *testing.T, text string) {
 // that names another host than the server's, as the API does (DNS
 // rebinding).
 func TestMetricsOnTheirOwnListener(t *testing.T) {
-	n := startNode(t, backendtest.OpenPebble(t), node.Config{MetricsAddr: "127.0.0.1:0"})
+	n := startNode(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.MetricsAddr = "127.0.0.1:0"
+	}))
 	defer n.Close()
 	api := newClient("http://" + n.Addr().String())
 	api.ok(t, "POST", "/v1/databases/list", "")

@@ -15,7 +15,6 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/session"
 )
 
 // Several nodes on one PostgreSQL database (issue 19): any node takes any
@@ -132,7 +131,11 @@ func startNamedNode(t *testing.T, data backendtest.Durable, id string) (*node.No
 	// a while, cause not found yet.
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	n := startNode(t, data.Open(), node.Config{Logger: log, Sessions: session.Options{Origin: id}, NodeLease: 500 * time.Millisecond})
+	n := startNode(t, data.Open(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Logger = log
+		nc.Sessions.Origin = id
+		nc.Cluster.Lease = 500 * time.Millisecond
+	}))
 	t.Cleanup(func() {
 		n.Close()
 		if t.Failed() {
@@ -147,8 +150,12 @@ func TestNodeIDsUnique(t *testing.T) {
 	data := postgresData(t)
 	startNamedNode(t, data, "node-a")
 	store := data.Open()
-	_, err := node.Start(t.Context(), node.Config{Store: store, Addr: "127.0.0.1:0", NodeLease: 300 * time.Millisecond,
-		Sessions: session.Options{Origin: "node-a"}})
+	_, err := node.Start(t.Context(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = store
+		nc.Addr = "127.0.0.1:0"
+		nc.Cluster.Lease = 300 * time.Millisecond
+		nc.Sessions.Origin = "node-a"
+	}))
 	if err == nil || !strings.Contains(err.Error(), "'node-a' is in use") {
 		t.Fatalf("a second node-a: %v", err)
 	}

@@ -105,7 +105,9 @@ func TestReadAcceptApplicationJSON(t *testing.T) {
 // The one-object answer is built whole, so it is bounded like a request
 // body: past that, a 400 that says what to do, and nothing else.
 func TestReadAcceptApplicationJSONBounded(t *testing.T) {
-	eachBackendWith(t, node.Config{MaxBodyBytes: 4096}, func(t *testing.T, c *client) {
+	eachBackendWith(t, node.DefaultConfigWith(func(nc *node.Config) {
+		nc.MaxBodyBytes = 4096
+	}), func(t *testing.T, c *client) {
 		c.createDB(t, "shop")
 		c.createColl(t, "shop", "users", usersSchema23)
 		long := strings.Repeat("x", 1000)

@@ -95,7 +95,10 @@ func wantFields(t testing.TB, l logLine, want map[string]any) {
 func TestRequestLogFailures(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		logs, log := jsonLogs()
-		c := startServer(t, b.Open(t), node.Config{Logger: log, SlowRequest: -1})
+		c := startServer(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Logger = log
+			nc.Ops.SlowRequest = -1
+		}))
 
 		// A request that succeeds is not logged at info level.
 		ok := c.ok(t, "GET", "/v1/health", "")
@@ -139,7 +142,10 @@ func TestRequestLogFailures(t *testing.T) {
 
 func TestRequestIDs(t *testing.T) {
 	logs, log := jsonLogs()
-	c := startServer(t, backendtest.OpenPebble(t), node.Config{Logger: log, LogRequests: true})
+	c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Logger = log
+		nc.Ops.LogRequests = true
+	}))
 	send := func(id string) *response {
 		req, err := http.NewRequest("GET", c.base+"/v1/health", nil)
 		if err != nil {
@@ -169,7 +175,11 @@ func TestRequestIDs(t *testing.T) {
 
 func TestRequestLogEveryRequest(t *testing.T) {
 	logs, log := jsonLogs()
-	c := startServer(t, backendtest.OpenPebble(t), node.Config{Logger: log, LogRequests: true, SlowRequest: -1})
+	c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Logger = log
+		nc.Ops.LogRequests = true
+		nc.Ops.SlowRequest = -1
+	}))
 	c.createDB(t, "db1")
 	body := `{"schema":` + stockSchema + `}`
 	r := c.ok(t, "POST", "/v1/databases/db1/collections/items/createOrUpdate", body)
@@ -188,7 +198,10 @@ func TestRequestLogEveryRequest(t *testing.T) {
 func TestSlowRequestLogsPlans(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		logs, log := jsonLogs()
-		c := startServer(t, b.Open(t), node.Config{Logger: log, SlowRequest: time.Nanosecond})
+		c := startServer(t, b.Open(t), node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Logger = log
+			nc.Ops.SlowRequest = time.Nanosecond
+		}))
 		c.createDB(t, "db1")
 		c.createColl(t, "db1", "items", stockSchema)
 		c.insert(t, "db1", "items", `{"id":1,"name":"a","qty":3}`, `{"id":2,"name":"b","qty":5}`)

@@ -27,8 +27,12 @@ func BenchmarkCommitToSearchable(b *testing.B) {
 }
 
 func benchmarkCommitToSearchable(b *testing.B, be backendtest.Backend) {
-	n, err := node.Start(context.Background(), node.Config{Store: be.Open(b), Addr: "127.0.0.1:0",
-		SearchDir: b.TempDir(), ShutdownTimeout: 10 * time.Second})
+	n, err := node.Start(context.Background(), node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Store = be.Open(b)
+		nc.Addr = "127.0.0.1:0"
+		nc.Search.Dir = b.TempDir()
+		nc.ShutdownTimeout = 10 * time.Second
+	}))
 	if err != nil {
 		b.Fatal(err)
 	}

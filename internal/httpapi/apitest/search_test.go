@@ -315,7 +315,9 @@ func TestSearchFacets(t *testing.T) {
 	// A long search wait: the bulk insert below takes the indexer seconds
 	// under the race detector on a loaded machine, and this test is about
 	// the counts, not how soon they come.
-	eachBackendWith(t, node.Config{SearchWait: 60 * time.Second}, func(t *testing.T, c *client) {
+	eachBackendWith(t, node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Ops.SearchWait = 60 * time.Second
+	}), func(t *testing.T, c *client) {
 		c.createDB(t, "db1")
 		c.createColl(t, "db1", "products", `{"title":"products","properties":{"id":{"type":"integer"},"brand":{"type":"string"},"price":{"type":"number"},"qty":{"type":"integer"},"kind":{"type":"string"}},"primary_key":["id"]}`)
 		brands := []string{"adidas", "nike", "puma", "nike", "adidas", "nike", "reebok", "fila", "nike", "puma", "asics", "lotto"}
@@ -476,7 +478,9 @@ func TestSearchSortPagesProjection(t *testing.T) {
 // TestSearchSeesWrites: a search right after a write sees it (the search
 // waits for the index to catch up with what was acknowledged).
 func TestSearchSeesWrites(t *testing.T) {
-	eachBackendWith(t, node.Config{SearchWait: 2 * time.Second}, func(t *testing.T, c *client) {
+	eachBackendWith(t, node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Ops.SearchWait = 2 * time.Second
+	}), func(t *testing.T, c *client) {
 		c.createDB(t, "db1")
 		c.createColl(t, "db1", "writes", `{"title":"writes","properties":{"id":{"type":"integer"},"t":{"type":"string"},"n":{"type":"integer"}},"primary_key":["id"]}`)
 		for i := 1; i <= 20; i++ {
@@ -640,8 +644,10 @@ func TestSearchRestartAndRebuild(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		data, searchDir := b.Durable(t), t.TempDir()
 		start := func() (*node.Node, *client) {
-			n := startNode(t, data.Open(), node.Config{SearchDir: searchDir,
-				Logger: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+			n := startNode(t, data.Open(), node.DefaultConfigWith(func(nc *node.Config) {
+				nc.Search.Dir = searchDir
+				nc.Logger = slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			}))
 			return n, newClient("http://" + n.Addr().String())
 		}
 		n, c := start()

@@ -126,7 +126,9 @@ func setupArticles0(t *testing.T, c *client) {
 // transaction commits, not before; a dropped and re-created messages
 // collection finds none of the old messages.
 func TestSearchMessagesTransactionAndDrop(t *testing.T) {
-	eachBackendWith(t, node.Config{SearchWait: 2 * time.Second}, func(t *testing.T, c *client) {
+	eachBackendWith(t, node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Ops.SearchWait = 2 * time.Second
+	}), func(t *testing.T, c *client) {
 		withMessages(t, c)
 		c.publish(t, `{"kind":"a","n":1,"text":"outside"}`)
 		tx := c.okObject(t, "POST", dbPath("db1", "transactions/begin"), "")

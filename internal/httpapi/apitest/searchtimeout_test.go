@@ -29,7 +29,7 @@ func TestSearchStopsAtItsDeadline(t *testing.T) {
 	const docs, timeout = 20_000, 500 * time.Millisecond
 	store, searchDir := keepOpen{backendtest.OpenPebble(t)}, t.TempDir()
 	run := func(cfg node.Config, fn func(c *client)) {
-		cfg.SearchDir = searchDir
+		cfg.Search.Dir = searchDir
 		n := startNode(t, store, cfg)
 		defer func() {
 			if err := n.Close(); err != nil {
@@ -40,7 +40,9 @@ func TestSearchStopsAtItsDeadline(t *testing.T) {
 	}
 	// Under the race detector the index takes longer to build than the
 	// default wait.
-	run(node.Config{SearchWait: time.Minute}, func(c *client) {
+	run(node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Ops.SearchWait = time.Minute
+	}), func(c *client) {
 		c.createDB(t, "db1")
 		c.createColl(t, "db1", "pairs", `{"title":"pairs","properties":{"id":{"type":"integer"},"a":{"type":"string"}},"primary_key":["id"]}`)
 		for batch := 0; batch < docs; batch += 1000 {
@@ -55,7 +57,9 @@ func TestSearchStopsAtItsDeadline(t *testing.T) {
 			t.Fatalf("x is found in %d documents, want %d", found, docs/2)
 		}
 	})
-	run(node.Config{RequestTimeout: timeout}, func(c *client) {
+	run(node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Ops.RequestTimeout = timeout
+	}), func(c *client) {
 		// A node's first search opens the index, which can itself take
 		// longer than the timeout: not what is timed here.
 		for i := 0; ; i++ {

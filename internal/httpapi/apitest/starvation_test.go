@@ -65,7 +65,7 @@ func wantRetryLater(t *testing.T, r *response, says string) {
 // their share of the storage connections: begins beyond it answer 503 at
 // once, and a plain insert still succeeds promptly.
 func TestOpenTransactionsLeaveConnections(t *testing.T) {
-	c := startServer(t, openSmallPool(t), node.Config{})
+	c := startServer(t, openSmallPool(t), node.DefaultConfig())
 	c.hc.Timeout = 15 * time.Second // a request that hangs fails the test
 	withUsers(t, c)
 
@@ -118,7 +118,7 @@ func TestOpenTransactionsLeaveConnections(t *testing.T) {
 // after a short wait instead of hanging, and a plain insert still succeeds
 // promptly.
 func TestStalledReadsLeaveConnections(t *testing.T) {
-	c := startServer(t, openSmallPool(t), node.Config{})
+	c := startServer(t, openSmallPool(t), node.DefaultConfig())
 	c.hc.Timeout = 15 * time.Second // a request that hangs fails the test
 	withUsers(t, c)
 	// More than the server's send buffer and a client's receive buffer

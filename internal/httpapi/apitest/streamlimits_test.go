@@ -32,7 +32,9 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // RESOURCE_EXHAUSTED naming the limit and the setting; events and
 // subscribe count together, and closing one makes room for another.
 func TestMaxStreams(t *testing.T) {
-	eachStreamBackend(t, node.Config{Streams: streams.Options{MaxStreams: 3}}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Streams.MaxStreams = 3
+	}), func(t *testing.T, s *streamServer) {
 		c := s.client
 		withItems(t, c)
 		c.createColl(t, "db1", "msgs", messagesSchema)
@@ -76,7 +78,10 @@ func TestStreamBufferTotal(t *testing.T) {
 	const budget = 1<<20 + 128<<10
 	// The stalled streams must not be cut off for their stalled writes
 	// while the documents go in, however slow the machine.
-	cfg := node.Config{Streams: streams.Options{MaxPendingTotal: budget}, WriteTimeout: 10 * time.Minute}
+	cfg := node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Streams.MaxPendingTotal = budget
+		nc.WriteTimeout = 10 * time.Minute
+	})
 	eachStreamBackend(t, cfg, func(t *testing.T, s *streamServer) {
 		c := s.client
 		c.createDB(t, "db1")
@@ -198,7 +203,9 @@ const bigSchema = `{"title":"big","primary_key":["id"],"properties":{"id":{"type
 // A client that stays connected but reads nothing is cut off once a write
 // to it has waited the stream write timeout, and its stream is released.
 func TestStalledStreamCutOff(t *testing.T) {
-	eachStreamBackend(t, node.Config{WriteTimeout: streamWriteTimeout}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfigWith(func(nc *node.Config) {
+		nc.WriteTimeout = streamWriteTimeout
+	}), func(t *testing.T, s *streamServer) {
 		c := s.client
 		c.createDB(t, "db1")
 		c.createColl(t, "db1", "big", bigSchema)
@@ -218,7 +225,9 @@ func TestStalledStreamCutOff(t *testing.T) {
 // up: afterwards the node holds nothing for them: no subscription, no
 // queued byte, no reader of the change log.
 func TestStreamsReleased(t *testing.T) {
-	eachStreamBackend(t, node.Config{WriteTimeout: streamWriteTimeout}, func(t *testing.T, s *streamServer) {
+	eachStreamBackend(t, node.DefaultConfigWith(func(nc *node.Config) {
+		nc.WriteTimeout = streamWriteTimeout
+	}), func(t *testing.T, s *streamServer) {
 		c := s.client
 		c.createDB(t, "db1")
 		c.createColl(t, "db1", "big", bigSchema)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/streams"
 )
 
 // TestStalledStreamsMemory is a note, not a check: it logs the heap in use
@@ -37,8 +36,15 @@ func TestStalledStreamsMemory(t *testing.T) {
 		name string
 		cfg  node.Config
 	}{
-		{"unbounded", node.Config{Streams: streams.Options{MaxPendingTotal: 1 << 40, MaxStreams: 1 << 20}, WriteTimeout: time.Hour}},
-		{"limits", node.Config{Streams: streams.Options{MaxStreams: 1 << 20}, WriteTimeout: 2 * time.Second}},
+		{"unbounded", node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Streams.MaxPendingTotal = 1 << 40
+			nc.Streams.MaxStreams = 1 << 20
+			nc.WriteTimeout = time.Hour
+		})},
+		{"limits", node.DefaultConfigWith(func(nc *node.Config) {
+			nc.Streams.MaxStreams = 1 << 20
+			nc.WriteTimeout = 2 * time.Second
+		})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := pebbleServer(t, t.TempDir(), tc.cfg)

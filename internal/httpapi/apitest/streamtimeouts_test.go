@@ -25,10 +25,14 @@ func TestIdleStreamsOutliveTheTimeouts(t *testing.T) {
 	const idle = 4 * timeout
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		store := keepOpen{b.Open(t)}
-		writer := startServer(t, store, node.Config{})
+		writer := startServer(t, store, node.DefaultConfig())
 		withUsers(t, writer)
 		writer.createColl(t, "db1", "msgs", messagesSchema)
-		s := startServer(t, store, node.Config{BodyTimeout: timeout, WriteTimeout: timeout, RequestTimeout: timeout})
+		s := startServer(t, store, node.DefaultConfigWith(func(nc *node.Config) {
+			nc.BodyTimeout = timeout
+			nc.WriteTimeout = timeout
+			nc.Ops.RequestTimeout = timeout
+		}))
 
 		h2c := func() *http.Transport {
 			tr := &http.Transport{Protocols: new(http.Protocols)}

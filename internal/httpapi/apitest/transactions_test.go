@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/session"
 )
 
 // txClient sends requests inside one interactive transaction.
@@ -260,7 +259,10 @@ func TestTransactionRules(t *testing.T) {
 }
 
 func TestTransactionExpiry(t *testing.T) {
-	cfg := node.Config{Sessions: session.Options{IdleTimeout: 150 * time.Millisecond, MaxLifetime: time.Minute}}
+	cfg := node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Sessions.IdleTimeout = 150 * time.Millisecond
+		nc.Sessions.MaxLifetime = time.Minute
+	})
 	eachBackendWith(t, cfg, func(t *testing.T, c *client) {
 		setupAccounts(t, c, 1, 100)
 		tx := c.begin(t, "bank")
@@ -283,7 +285,10 @@ func TestTransactionExpiry(t *testing.T) {
 			t.Fatalf("an expired transaction's write landed: %v", got)
 		}
 	})
-	cfg = node.Config{Sessions: session.Options{IdleTimeout: time.Minute, MaxLifetime: 300 * time.Millisecond}}
+	cfg = node.DefaultConfigWith(func(nc *node.Config) {
+		nc.Sessions.IdleTimeout = time.Minute
+		nc.Sessions.MaxLifetime = 300 * time.Millisecond
+	})
 	eachBackendWith(t, cfg, func(t *testing.T, c *client) {
 		setupAccounts(t, c, 1, 100)
 		tx := c.begin(t, "bank")

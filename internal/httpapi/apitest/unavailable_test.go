@@ -30,7 +30,7 @@ func TestStorageUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startServer(t, store, node.Config{})
+	c := startServer(t, store, node.DefaultConfig())
 	withUsers(t, c)
 	c.insert(t, "db1", "users", `{"id":1,"name":"a"}`)
 	wantHealthy(t, c)
