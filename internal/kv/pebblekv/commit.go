@@ -190,7 +190,7 @@ func (q *sequencer) process(pending []*commitRequest) {
 	b.Close()
 	q.s.batches.Add(1)
 	q.s.groupSizes.Observe(float64(len(accepted)))
-	q.s.groups <- &group{commits: accepted, view: &view{version: q.last, snap: q.s.db.NewSnapshot(), refs: 1}}
+	q.s.groups <- &group{commits: accepted, view: q.s.newView(q.last)}
 }
 
 // take claims the commits whose callers still wait, and rejects those whose

@@ -171,6 +171,13 @@ type Store struct {
 	// transactions expect (kv.KnownValues).
 	values *valueCache
 
+	// views counts the read snapshots not yet closed (guarded by mu), and
+	// viewsClosed is signalled as they close: Close waits for the last
+	// iterator to let go of its snapshot before it closes Pebble, which
+	// panics when a table is still referenced.
+	views       int
+	viewsClosed *sync.Cond
+
 	txs      *kv.Tracker    // open transactions, reclaimed when too old
 	inflight sync.WaitGroup // commits between their check of closed and their outcome
 	commits  chan *commitRequest
@@ -262,7 +269,8 @@ func Open(opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s.current = &view{version: version, snap: db.NewSnapshot(), refs: 1}
+	s.viewsClosed = sync.NewCond(&s.mu)
+	s.current = s.newView(version)
 	s.logSizes = newLogSizes(version)
 	s.logTail = newLogTail(version, maxLogTail)
 	s.values = newValueCache(version, opts.CacheSize/valueCacheFraction)
@@ -355,12 +363,24 @@ func (s *Store) acquire() (*view, error) {
 	return s.current, nil
 }
 
+// newView takes a snapshot of everything committed, up to version, with
+// one reference, counted in views.
+func (s *Store) newView(version kv.Position) *view {
+	v := &view{version: version, snap: s.db.NewSnapshot(), refs: 1}
+	s.mu.Lock()
+	s.views++
+	s.mu.Unlock()
+	return v
+}
+
 // releaseLocked drops a reference on v, closing its snapshot when v is no
 // longer current and nobody reads it.
 func (s *Store) releaseLocked(v *view) {
 	v.refs--
 	if v.refs == 0 {
 		v.snap.Close()
+		s.views--
+		s.viewsClosed.Broadcast()
 	}
 }
 
@@ -439,8 +459,41 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	s.releaseLocked(s.current)
 	close(s.notify)
+	// Expired transactions' scans close their iterators at their next
+	// step; one whose reader is away (a response being written to a slow
+	// client) is waited for, up to closeWait.
+	left := s.waitForViewsLocked(closeWait)
 	s.mu.Unlock()
+	if left > 0 {
+		// Closing Pebble under an open iterator panics. Left open, the
+		// store is as after a crash, which loses nothing: every commit
+		// it acknowledged is in its synced WAL.
+		s.log.Error("pebblekv: read snapshots still in use at close: the store is left open, as after a crash (no acknowledged commit is lost)",
+			"snapshots", left, "waited", closeWait)
+		return fmt.Errorf("pebblekv: %d read snapshots still in use after %s: the store was left open", left, closeWait)
+	}
 	return s.db.Close()
+}
+
+// closeWait bounds how long Close waits for readers to let go of their
+// snapshots.
+var closeWait = 10 * time.Second
+
+// waitForViewsLocked waits, with s.mu held, until every snapshot is closed
+// or d has passed, and returns how many are left.
+func (s *Store) waitForViewsLocked(d time.Duration) int {
+	timedOut := false
+	timer := time.AfterFunc(d, func() {
+		s.mu.Lock()
+		timedOut = true
+		s.viewsClosed.Broadcast()
+		s.mu.Unlock()
+	})
+	defer timer.Stop()
+	for s.views > 0 && !timedOut {
+		s.viewsClosed.Wait()
+	}
+	return s.views
 }
 
 // pebbleLogger routes Pebble's messages to slog.
