@@ -16,8 +16,9 @@
 // connection, and costs one round trip per read plus one for the commit.
 //
 //  1. Begin does nothing on the server. The first read takes a connection
-//     and opens a REPEATABLE READ READ ONLY transaction: a snapshot, with no
-//     locks and no SSI bookkeeping, sent in the same round trip as the read
+//     and opens a SERIALIZABLE READ ONLY DEFERRABLE transaction: a safe
+//     snapshot (below), with no locks and no SSI bookkeeping once taken,
+//     sent in the same round trip as the read
 //     (the read version is fixed there, as FoundationDB fixes it at the
 //     first read). Every read (Get, GetMany, Scan, snapshot reads alike)
 //     runs in it, through kv.NewTx's read-your-writes overlay. Writes are
@@ -48,6 +49,24 @@
 // maxCommitAttempts times, which is exact since the validation checks the
 // same read snapshot each time. Serialization failures and deadlocks
 // (40001, 40P01) that remain come back as kv.ErrConflict.
+//
+// # Read-only transactions
+//
+// SSI may serialize a commit before another that completed first: T1 read
+// b and commits beside T2, which writes b; T1's validation ran on a
+// snapshot without T2, so it passes, and SSI, seeing one rw-antidependency
+// (T1 before T2), lets T1 commit after T2. That order is sound for T1 and
+// T2, but a snapshot taken between the two commits holds T2 without T1,
+// which precedes it: a read-only transaction reading there sees a state no
+// serial order has (Fekete, O'Neil and O'Neil, "A read-only transaction
+// anomaly under snapshot isolation", SIGMOD Record 2004; found here by the
+// nemesis run, docs/testing.md). So the read snapshot is DEFERRABLE: when
+// SERIALIZABLE commits are running as it is taken, PostgreSQL waits for
+// them to end and takes another if one of them was serialized before a
+// commit the snapshot holds. The wait is that of the commits running then,
+// each one statement on the server (TestReadOnlyNeverSeesALaterCommitWithoutAnEarlier
+// forces the interleaving). A read-write transaction needs no more: its
+// commit validates its reads.
 //
 // # Counters
 //

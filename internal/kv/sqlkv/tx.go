@@ -19,7 +19,8 @@ import (
 )
 
 // backendTx is the PostgreSQL half of a transaction (kv.TxBackend). Its
-// reads run in a REPEATABLE READ READ ONLY transaction on one connection,
+// reads run in a SERIALIZABLE READ ONLY DEFERRABLE transaction (a safe
+// snapshot: see store.go) on one connection,
 // opened by the first read in that read's own round trip (as FoundationDB
 // takes a read version at the first read); the commit runs on the same
 // connection, or on one taken then if nothing was read. Its mutex lets the
@@ -64,9 +65,13 @@ func (t *backendTx) readable() error {
 
 // beginReadSQL opens the read snapshot and reads it with the newest
 // position it is sure to include: every transaction below its xmin has
-// ended.
+// ended. The snapshot is a safe one (DEFERRABLE: PostgreSQL waits, if
+// commits are running, until none of them can be serialized before a
+// commit the snapshot already holds), so that a read-only transaction sees
+// a prefix of the commits' serial order (store.go, "Read-only
+// transactions").
 const (
-	beginReadSQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+	beginReadSQL = "BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE"
 	snapshotSQL  = `SELECT s::text, greatest(
 			coalesce((SELECT max(x) FROM folio_log WHERE x < pg_snapshot_xmin(s)), '0'::xid8),
 			(SELECT trimmed_commit FROM folio_meta))::text
