@@ -77,6 +77,7 @@ import (
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/search/engine"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -102,9 +103,9 @@ type Options struct {
 	// touched is brought forward, so that a restart does not replay the
 	// log from an idle collection's last write. Default 5s.
 	WatermarkEvery time.Duration
-	// NumberColumnBytes bounds the memory of the columns that answer
-	// number ranges (numbers.go), key-order pages (keyorder.go) and facets
-	// (facets.go). Default DefaultNumberColumnBytes.
+	// NumberColumnBytes bounds the memory of the engine's columns, which
+	// answer number ranges, key-order pages, facets and sorts. Default
+	// DefaultNumberColumnBytes.
 	NumberColumnBytes int64
 	// Ready, if set, must succeed before the indexer reads the catalog
 	// (the store brought up to date); it is retried as loading is.
@@ -114,11 +115,12 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultBatchEntries   = 256
-	DefaultBatchTime      = 20 * time.Millisecond
-	DefaultBatchBytes     = 8 << 20
-	DefaultRebuildChunk   = 1000
-	DefaultWatermarkEvery = 5 * time.Second
+	DefaultNumberColumnBytes = engine.DefaultColumnBytes
+	DefaultBatchEntries      = 256
+	DefaultBatchTime         = 20 * time.Millisecond
+	DefaultBatchBytes        = 8 << 20
+	DefaultRebuildChunk      = 1000
+	DefaultWatermarkEvery    = 5 * time.Second
 )
 
 // Internal keys of an index: its watermark, the collection it is for (a
@@ -131,7 +133,7 @@ var (
 )
 
 // indexFormat is the version of the fields a document is indexed as
-// (fields.go): an index of another version, or of none (made before
+// (package fields): an index of another version, or of none (made before
 // versions were kept), is rebuilt at the start, since its terms would not
 // answer today's queries. 2: keyword terms cut at 128 bytes, numbers'
 // sort and stats from $num. shadows. 3: numbers only as $num. shadows (no
@@ -162,8 +164,9 @@ type Indexer struct {
 	docs  *docs.Service
 	mu    sync.Mutex
 	colls map[int64]*collIndex
-	// columns answer the number ranges of every index's searches.
-	columns *numberColumns
+	// columns answer the number ranges, facets and sorts of every
+	// index's searches.
+	columns *engine.Columns
 	// readerPos is where the log reader has read to: every ready index
 	// holds what it needs of the entries at or before it.
 	readerPos kv.Position
@@ -251,7 +254,7 @@ func New(clog *changelog.Log, opts Options) *Indexer {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Indexer{clog: clog, store: clog.Store(), opts: opts, log: opts.Logger, cat: catalog.New(), docs: docs.New(),
-		colls: make(map[int64]*collIndex), changed: make(chan struct{}), columns: newNumberColumns(opts.NumberColumnBytes)}
+		colls: make(map[int64]*collIndex), changed: make(chan struct{}), columns: engine.NewColumns(opts.NumberColumnBytes)}
 }
 
 // Start starts the indexer in the background: it opens the index of every
@@ -401,7 +404,7 @@ func (ix *Indexer) dirOf(collID int64) string {
 }
 
 // newMapping is the index mapping: documents are built field by field
-// from the schema (see fields.go), so the mapping only picks BM25 and
+// from the schema (see package fields), so the mapping only picks BM25 and
 // serves the analyzers to queries.
 func newMapping() *mapping.IndexMappingImpl {
 	m := bleve.NewIndexMapping()
@@ -532,7 +535,7 @@ func (ix *Indexer) open(ci *collIndex) error {
 		return err
 	}
 	ci.idx, ci.applied, ci.persisted, ci.persistAt = idx, wm, wm, time.Now()
-	ci.columnsIndex = ix.columns.newIndex()
+	ci.columnsIndex = ix.columns.NewIndex()
 	return nil
 }
 
