@@ -1,7 +1,18 @@
 // Package search is Folio's full-text search: a Bleve index per collection
-// (of documents or of messages), fed from the change log, and the
-// translation of a search request (text, filter, facets, sort, pages)
-// into Bleve queries.
+// (of documents or of messages), fed from the change log, and searched
+// through the rooms below it:
+//
+//   - fields: the layout of a document as Bleve fields, which the indexer
+//     writes, the translation names and the engine reads;
+//   - translate: a search request (text, filter, facets, sort) checked
+//     against the schema and translated into the engine's Plan;
+//   - engine: a Plan run on one index, through Bleve's searchers and the
+//     engine's own over the index's segments (number columns, bitmaps,
+//     facets, sorts, key order, phrases), its reach into Bleve's internals
+//     in one file.
+//
+// This package is the indexer, which keeps the indexes, and the names the
+// operations call (Prepare, Searcher.Page).
 //
 // # The indexer is a change-log reader
 //

@@ -146,17 +146,3 @@ func segments(r any) int {
 	}
 	return -1
 }
-
-// BenchmarkPrepare: checking and translating a request, which every
-// search does before it reads the index.
-func BenchmarkPrepare(b *testing.B) {
-	s, err := schema.Parse("docs", []byte(`{"title":"docs","properties":{"id":{"type":"integer"},"title":{"type":"string"},"body":{"type":"string"}},"primary_key":["id"]}`))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for range b.N {
-		if _, err := Prepare(s, Request{Q: `rare "a phrase"`}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -232,7 +232,7 @@ func (b *builder) keyword(path string, pos []uint64, s string) {
 // write and rebuilt at every merge, most of the cost of indexing, for
 // filters, facets and sorts that hardly ever use whole texts. loose
 // reports a value at or past the limit: a comparison with it must widen
-// (see search.comparison), and the documents' own check makes the hits exact.
+// (see translate.comparison), and the documents' own check makes the hits exact.
 func CutTerm(s string) (_ string, loose bool) {
 	if len(s) >= index.MaxValueBytes {
 		return s[:index.MaxValueBytes], true

@@ -1,9 +1,13 @@
-package search
+// Package translate checks a search request against its collection's
+// schema and translates it into the engine's Plan: the text into term and
+// phrase queries over the search fields, the filter into conjunctions and
+// disjunctions of terms and number ranges, the sort and the facets into
+// the fields that hold them. Every error is an INVALID_ARGUMENT naming
+// what is wrong.
+package translate
 
 import (
-	"context"
 	"encoding/hex"
-	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -60,15 +64,9 @@ const (
 	MaxQueryTerms = 1024
 )
 
-// Prepared is a checked request, ready to run.
-type Prepared struct {
-	plan engine.Plan
-}
-
 // Prepare checks a request against the schema (every error an
-// INVALID_ARGUMENT naming what is wrong) and translates it into a Bleve
-// query.
-func Prepare(s *schema.Schema, req Request) (*Prepared, error) {
+// INVALID_ARGUMENT naming what is wrong) and translates it into a plan.
+func Prepare(s *schema.Schema, req Request) (*engine.Plan, error) {
 	p := &engine.Plan{}
 	searched, err := searchFields(s, req.SearchFields)
 	if err != nil {
@@ -132,7 +130,7 @@ func Prepare(s *schema.Schema, req Request) (*Prepared, error) {
 			p.Query = bq
 		}
 	}
-	return &Prepared{plan: *p}, nil
+	return p, nil
 }
 
 func facetable(t schema.Type) bool {
@@ -552,47 +550,4 @@ func numberOp(field string, op filter.Op, v float64) query.Query {
 		return bleve.NewMatchNoneQuery()
 	}
 	return engine.NewNumberRange(field, lo, hi)
-}
-
-// Result is one page of hits, in order, with the number of matches.
-type Result = engine.Result
-
-// FacetResult is a facet's counts and, for numeric fields, its stats.
-type FacetResult = engine.FacetResult
-
-// FacetCount is how many matches hold a value.
-type FacetCount = engine.FacetCount
-
-// FacetStats summarizes a field's values over the matches.
-type FacetStats = engine.FacetStats
-
-// Searcher runs searches on one collection's index.
-type Searcher struct {
-	engine engine.Searcher
-}
-
-// Searcher returns the searcher of a collection's index, once WaitFor has
-// found it ready.
-func (ix *Indexer) Searcher(collID int64) (*Searcher, error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	ci := ix.colls[collID]
-	switch {
-	case ci == nil:
-		return nil, ErrNoIndex
-	case ci.rebuilding || ci.idx == nil:
-		return nil, ErrRebuilding
-	}
-	return &Searcher{engine.Searcher{Index: ci.idx, Columns: ix.columns, ColumnsIndex: ci.columnsIndex}}, nil
-}
-
-// Page returns the hits from `from` (0-based), at most size of them, and,
-// if withFacets, the request's facets: counts, and numeric fields' stats,
-// gathered in the same pass over the matches.
-func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFacets bool) (*Result, error) {
-	res, err := s.engine.Page(ctx, &p.plan, from, size, withFacets)
-	if errors.Is(err, engine.ErrClosed) {
-		return nil, ErrNoIndex
-	}
-	return res, err
 }
