@@ -129,9 +129,9 @@ func BenchmarkQueryKinds(b *testing.B) {
 			mq.SetField("body")
 			mq.Analyzer = "standard"
 			ours := *p
-			ours.plan.Query = engine.NewPhraseQuery(strings.Trim(k.q, `"`), "body", an.Text)
+			ours.Query = engine.NewPhraseQuery(strings.Trim(k.q, `"`), "body", an.Text)
 			theirs := *p
-			theirs.plan.Query = mq
+			theirs.Query = mq
 			run("phrase-body-folio", &ours)
 			run("phrase-body-bleve", &theirs)
 		}

@@ -28,20 +28,14 @@ const (
 	MaxQueryTerms    = translate.MaxQueryTerms
 )
 
-// Prepared is a checked request, ready to run.
-type Prepared struct {
-	plan engine.Plan
-}
+// Prepared is a checked request, ready to run: the engine's plan.
+type Prepared = engine.Plan
 
 // Prepare checks a request against the schema (every error an
 // INVALID_ARGUMENT naming what is wrong) and translates it for the
 // engine.
 func Prepare(s *schema.Schema, req Request) (*Prepared, error) {
-	plan, err := translate.Prepare(s, req)
-	if err != nil {
-		return nil, err
-	}
-	return &Prepared{plan: *plan}, nil
+	return translate.Prepare(s, req)
 }
 
 // Result is one page of hits, in order, with the number of matches.
@@ -80,7 +74,7 @@ func (ix *Indexer) Searcher(collID int64) (*Searcher, error) {
 // if withFacets, the request's facets: counts, and numeric fields' stats,
 // gathered in the same pass over the matches.
 func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFacets bool) (*Result, error) {
-	res, err := s.engine.Page(ctx, &p.plan, from, size, withFacets)
+	res, err := s.engine.Page(ctx, p, from, size, withFacets)
 	if errors.Is(err, engine.ErrClosed) {
 		return nil, ErrNoIndex
 	}
