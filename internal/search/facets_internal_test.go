@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/search/engine"
+	"github.com/foliodb/folio/internal/search/fields"
 )
 
 // TestFacetsFromColumns: the facets counted from the columns are the
@@ -33,32 +35,32 @@ func TestFacetsFromColumns(t *testing.T) {
 		for i := from; i < to; i++ {
 			key := []byte(fmt.Sprintf("k%04d", i))
 			if del {
-				delete(docs, docID(key))
-				b.Delete(docID(key))
+				delete(docs, fields.DocID(key))
+				b.Delete(fields.DocID(key))
 				continue
 			}
-			fields := []string{fmt.Sprintf(`"id":%d`, i), fmt.Sprintf(`"title":"w%d w%d"`, rng.IntN(4), rng.IntN(4))}
+			props := []string{fmt.Sprintf(`"id":%d`, i), fmt.Sprintf(`"title":"w%d w%d"`, rng.IntN(4), rng.IntN(4))}
 			if rng.IntN(8) != 0 {
-				fields = append(fields, fmt.Sprintf(`"tag":"t%d"`, rng.IntN(6)))
+				props = append(props, fmt.Sprintf(`"tag":"t%d"`, rng.IntN(6)))
 			}
 			if rng.IntN(3) != 0 { // several elements, a name or a number sometimes twice in one document
 				var items []string
 				for range rng.IntN(4) {
 					items = append(items, fmt.Sprintf(`{"name":"i%d","q":%d}`, rng.IntN(5), rng.IntN(4)))
 				}
-				fields = append(fields, `"items":[`+strings.Join(items, ",")+`]`)
+				props = append(props, `"items":[`+strings.Join(items, ",")+`]`)
 			}
 			if rng.IntN(5) != 0 {
-				fields = append(fields, fmt.Sprintf(`"a":{"b":"s%d"}`, rng.IntN(5)))
+				props = append(props, fmt.Sprintf(`"a":{"b":"s%d"}`, rng.IntN(5)))
 			}
 			if rng.IntN(6) != 0 {
-				fields = append(fields, fmt.Sprintf(`"n":%d`, rng.IntN(40)-20))
+				props = append(props, fmt.Sprintf(`"n":%d`, rng.IntN(40)-20))
 			}
 			if rng.IntN(4) != 0 {
-				fields = append(fields, fmt.Sprintf(`"x":%v`, float64(rng.IntN(20)-10)/4))
+				props = append(props, fmt.Sprintf(`"x":%v`, float64(rng.IntN(20)-10)/4))
 			}
-			data := []byte("{" + strings.Join(fields, ",") + "}")
-			docs[docID(key)] = data
+			data := []byte("{" + strings.Join(props, ",") + "}")
+			docs[fields.DocID(key)] = data
 			addDocument(t, b, s, an, key, data)
 		}
 		if err := idx.Batch(b); err != nil {
@@ -70,12 +72,12 @@ func TestFacetsFromColumns(t *testing.T) {
 	}
 	write(30, 90, false) // updates: older segments' copies deleted
 	write(200, 220, true)
-	columns := &Searcher{idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes), columnsIndex: 1}
-	bleveOnly := &Searcher{idx: idx}
-	small := &Searcher{idx: idx, columns: newNumberColumns(2500), columnsIndex: 1} // some columns fit, not all
-	defer func(d int) { denseOrdinals = d }(denseOrdinals)
+	columns := newSearcher(idx, engine.NewColumns(DefaultNumberColumnBytes))
+	bleveOnly := newSearcher(idx, nil)
+	small := newSearcher(idx, engine.NewColumns(2500)) // some columns fit, not all
+	defer func(d int) { engine.DenseOrdinals = d }(engine.DenseOrdinals)
 	for round := range 150 {
-		denseOrdinals = []int{4096, 2}[round%2] // counted in arrays, and in maps
+		engine.DenseOrdinals = []int{4096, 2}[round%2] // counted in arrays, and in maps
 		req := Request{Facets: map[string]int{}}
 		for _, f := range []string{"tag", "a.b", "n", "x"} {
 			if rng.IntN(3) != 0 {
@@ -126,8 +128,8 @@ func TestFacetsFromColumns(t *testing.T) {
 		}
 	}
 	built := 0
-	for k := range columns.columns.cols {
-		if k.kind == docTerms {
+	for _, c := range columns.engine.Columns.Built() {
+		if c.Kind == "terms" {
 			built++
 		}
 	}

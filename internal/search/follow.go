@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -12,6 +11,7 @@ import (
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/search/fields"
 )
 
 // run follows the log until ctx is done, starting over after a failure.
@@ -341,26 +341,11 @@ func (ix *Indexer) apply(ctx context.Context, entries []changelog.Entry, upTo kv
 	return ctx.Err()
 }
 
-// sharedAnalyzers are built once for the process: building the standard
-// analyzer loads its stop-word map, which a search did on every request
-// (a fifth of a rare word's search).
-var sharedAnalyzers = sync.OnceValues(buildAnalyzers)
-
-func (ix *Indexer) analyzers() (analyzers, error) { return sharedAnalyzers() }
-
-func buildAnalyzers() (analyzers, error) {
-	m := newMapping()
-	text := m.AnalyzerNamed("standard")
-	kw := m.AnalyzerNamed("keyword")
-	if text == nil || kw == nil {
-		return analyzers{}, errors.New("search: the standard and keyword analyzers are not registered")
-	}
-	return analyzers{text: text, keyword: kw}, nil
-}
+func (ix *Indexer) analyzers() (fields.Analyzers, error) { return fields.SharedAnalyzers() }
 
 // applyRecord applies one record: DDL at once, document changes into
 // their collection's batch.
-func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible map[*collIndex]bool, batches map[*collIndex]*pendingBatch, an analyzers) error {
+func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible map[*collIndex]bool, batches map[*collIndex]*pendingBatch, an fields.Analyzers) error {
 	ix.mu.Lock()
 	ci := ix.colls[rec.CollID]
 	ix.mu.Unlock()
@@ -430,13 +415,13 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 		}
 		b.bytes += len(rec.Key) + len(rec.Data)
 		if rec.Op == changelog.Delete {
-			b.Delete(docID(rec.Key))
+			b.Delete(fields.DocID(rec.Key))
 			return nil
 		}
-		d, err := buildDocument(rec.Key, rec.Data, s, an)
+		d, err := fields.BuildDocument(rec.Key, rec.Data, s, an)
 		if err != nil {
 			ix.log.Error("search: a logged document does not parse; it is not indexed", "db", rec.DB, "collection", rec.Collection, "err", err)
-			b.Delete(docID(rec.Key))
+			b.Delete(fields.DocID(rec.Key))
 			return nil
 		}
 		return b.IndexAdvanced(d)

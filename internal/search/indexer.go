@@ -1,7 +1,18 @@
 // Package search is Folio's full-text search: a Bleve index per collection
-// (of documents or of messages), fed from the change log, and the
-// translation of a search request (text, filter, facets, sort, pages)
-// into Bleve queries.
+// (of documents or of messages), fed from the change log, and searched
+// through the rooms below it:
+//
+//   - fields: the layout of a document as Bleve fields, which the indexer
+//     writes, the translation names and the engine reads;
+//   - translate: a search request (text, filter, facets, sort) checked
+//     against the schema and translated into the engine's Plan;
+//   - engine: a Plan run on one index, through Bleve's searchers and the
+//     engine's own over the index's segments (number columns, bitmaps,
+//     facets, sorts, key order, phrases), its reach into Bleve's internals
+//     in one file.
+//
+// This package is the indexer, which keeps the indexes, and the names the
+// operations call (Prepare, Searcher.Page).
 //
 // # The indexer is a change-log reader
 //
@@ -77,6 +88,7 @@ import (
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/search/engine"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -102,9 +114,9 @@ type Options struct {
 	// touched is brought forward, so that a restart does not replay the
 	// log from an idle collection's last write. Default 5s.
 	WatermarkEvery time.Duration
-	// NumberColumnBytes bounds the memory of the columns that answer
-	// number ranges (numbers.go), key-order pages (keyorder.go) and facets
-	// (facets.go). Default DefaultNumberColumnBytes.
+	// NumberColumnBytes bounds the memory of the engine's columns, which
+	// answer number ranges, key-order pages, facets and sorts. Default
+	// DefaultNumberColumnBytes.
 	NumberColumnBytes int64
 	// Ready, if set, must succeed before the indexer reads the catalog
 	// (the store brought up to date); it is retried as loading is.
@@ -118,11 +130,12 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultBatchEntries   = 256
-	DefaultBatchTime      = 20 * time.Millisecond
-	DefaultBatchBytes     = 8 << 20
-	DefaultRebuildChunk   = 1000
-	DefaultWatermarkEvery = 5 * time.Second
+	DefaultNumberColumnBytes = engine.DefaultColumnBytes
+	DefaultBatchEntries      = 256
+	DefaultBatchTime         = 20 * time.Millisecond
+	DefaultBatchBytes        = 8 << 20
+	DefaultRebuildChunk      = 1000
+	DefaultWatermarkEvery    = 5 * time.Second
 )
 
 // Internal keys of an index: its watermark, the collection it is for (a
@@ -135,7 +148,7 @@ var (
 )
 
 // indexFormat is the version of the fields a document is indexed as
-// (fields.go): an index of another version, or of none (made before
+// (package fields): an index of another version, or of none (made before
 // versions were kept), is rebuilt at the start, since its terms would not
 // answer today's queries. 2: keyword terms cut at 128 bytes, numbers'
 // sort and stats from $num. shadows. 3: numbers only as $num. shadows (no
@@ -166,8 +179,9 @@ type Indexer struct {
 	docs  *docs.Service
 	mu    sync.Mutex
 	colls map[int64]*collIndex
-	// columns answer the number ranges of every index's searches.
-	columns *numberColumns
+	// columns answer the number ranges, facets and sorts of every
+	// index's searches.
+	columns *engine.Columns
 	// readerPos is where the log reader has read to: every ready index
 	// holds what it needs of the entries at or before it.
 	readerPos kv.Position
@@ -261,7 +275,7 @@ func New(clog *changelog.Log, opts Options) *Indexer {
 		opts.Docs = docs.New()
 	}
 	return &Indexer{clog: clog, store: clog.Store(), opts: opts, log: opts.Logger, cat: opts.Catalog, docs: opts.Docs,
-		colls: make(map[int64]*collIndex), changed: make(chan struct{}), columns: newNumberColumns(opts.NumberColumnBytes)}
+		colls: make(map[int64]*collIndex), changed: make(chan struct{}), columns: engine.NewColumns(opts.NumberColumnBytes)}
 }
 
 // Start starts the indexer in the background: it opens the index of every
@@ -411,7 +425,7 @@ func (ix *Indexer) dirOf(collID int64) string {
 }
 
 // newMapping is the index mapping: documents are built field by field
-// from the schema (see fields.go), so the mapping only picks BM25 and
+// from the schema (see package fields), so the mapping only picks BM25 and
 // serves the analyzers to queries.
 func newMapping() *mapping.IndexMappingImpl {
 	m := bleve.NewIndexMapping()
@@ -542,7 +556,7 @@ func (ix *Indexer) open(ci *collIndex) error {
 		return err
 	}
 	ci.idx, ci.applied, ci.persisted, ci.persistAt = idx, wm, wm, time.Now()
-	ci.columnsIndex = ix.columns.newIndex()
+	ci.columnsIndex = ix.columns.NewIndex()
 	return nil
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/search/engine"
+	"github.com/foliodb/folio/internal/search/fields"
 )
 
 // BenchmarkQueryKinds runs the query kinds of cmd/searchcompare on an
@@ -56,7 +58,7 @@ func BenchmarkQueryKinds(b *testing.B) {
 				body += prev + " "
 			}
 			data := fmt.Sprintf(`{"id":%d,"title":"t%d %s","body":%q,"tag":"tag%d","rank":%d,"size":%g}`, i, i, words[i%len(words)], body, i%10, 1+i%5, float64(i%10000)/10)
-			d, err := buildDocument([]byte(fmt.Sprintf("k%08d", i)), []byte(data), s, an)
+			d, err := fields.BuildDocument([]byte(fmt.Sprintf("k%08d", i)), []byte(data), s, an)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -67,7 +69,7 @@ func BenchmarkQueryKinds(b *testing.B) {
 		}
 	}
 	time.Sleep(5 * time.Second) // the merger's turn
-	searcher := &Searcher{idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes), columnsIndex: 1}
+	searcher := newSearcher(idx, engine.NewColumns(DefaultNumberColumnBytes))
 	ii, _ := idx.Advanced()
 	r, _ := ii.Reader()
 	b.Logf("%d segments", segments(r))
@@ -127,9 +129,9 @@ func BenchmarkQueryKinds(b *testing.B) {
 			mq.SetField("body")
 			mq.Analyzer = "standard"
 			ours := *p
-			ours.query = newPhraseQuery(strings.Trim(k.q, `"`), "body", an.text)
+			ours.Query = engine.NewPhraseQuery(strings.Trim(k.q, `"`), "body", an.Text)
 			theirs := *p
-			theirs.query = mq
+			theirs.Query = mq
 			run("phrase-body-folio", &ours)
 			run("phrase-body-bleve", &theirs)
 		}
@@ -143,18 +145,4 @@ func segments(r any) int {
 		return len(s.Segments())
 	}
 	return -1
-}
-
-// BenchmarkPrepare: checking and translating a request, which every
-// search does before it reads the index.
-func BenchmarkPrepare(b *testing.B) {
-	s, err := schema.Parse("docs", []byte(`{"title":"docs","properties":{"id":{"type":"integer"},"title":{"type":"string"},"body":{"type":"string"}},"primary_key":["id"]}`))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for range b.N {
-		if _, err := Prepare(s, Request{Q: `rare "a phrase"`}); err != nil {
-			b.Fatal(err)
-		}
-	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/messages"
 	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/search/fields"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -165,7 +166,7 @@ func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) 
 		return n, nil
 	}
 	ci.idx, ci.rebuilding, ci.firstBuild = idx, false, false
-	ci.columnsIndex = ix.columns.newIndex()
+	ci.columnsIndex = ix.columns.NewIndex()
 	ci.applied, ci.persisted, ci.persistAt = last, last, time.Now()
 	// The main reader goes back to last if it is past it; until then this
 	// rebuild's reader keeps the log from being trimmed there. A main
@@ -236,7 +237,7 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 		bytes := 0
 		for i, k := range keys {
 			bytes += len(k) + len(datas[i])
-			d, err := buildDocument(k, datas[i], s, an)
+			d, err := fields.BuildDocument(k, datas[i], s, an)
 			if err != nil {
 				ix.log.Error("search: a stored document does not parse; it is not indexed", "db", ci.db, "collection", ci.name, "err", err)
 				continue

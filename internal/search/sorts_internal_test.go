@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/foliodb/folio/internal/filter"
+	"github.com/foliodb/folio/internal/search/engine"
+	"github.com/foliodb/folio/internal/search/fields"
 )
 
 // TestSortFromColumns: sorts read from columns page the matches exactly
@@ -28,24 +30,24 @@ func TestSortFromColumns(t *testing.T) {
 		for i := from; i < to; i++ {
 			key := []byte(fmt.Sprintf("k%04d", rng.IntN(1000)))
 			if del {
-				b.Delete(docID(key))
+				b.Delete(fields.DocID(key))
 				continue
 			}
-			fields := []string{fmt.Sprintf(`"id":%d`, i), fmt.Sprintf(`"title":"w%d w%d"`, rng.IntN(3), rng.IntN(3))}
+			props := []string{fmt.Sprintf(`"id":%d`, i), fmt.Sprintf(`"title":"w%d w%d"`, rng.IntN(3), rng.IntN(3))}
 			if rng.IntN(6) != 0 {
-				fields = append(fields, fmt.Sprintf(`"tag":"t%d"`, rng.IntN(8)))
+				props = append(props, fmt.Sprintf(`"tag":"t%d"`, rng.IntN(8)))
 			}
 			if rng.IntN(6) != 0 {
-				fields = append(fields, fmt.Sprintf(`"n":%d`, rng.IntN(30)-15))
+				props = append(props, fmt.Sprintf(`"n":%d`, rng.IntN(30)-15))
 			}
 			if rng.IntN(4) != 0 {
-				fields = append(fields, fmt.Sprintf(`"x":%v`, float64(rng.IntN(40)-20)/8))
+				props = append(props, fmt.Sprintf(`"x":%v`, float64(rng.IntN(40)-20)/8))
 			}
 			if rng.IntN(3) != 0 {
-				fields = append(fields, fmt.Sprintf(`"at":"2026-11-%02dT10:00:00Z"`, 1+rng.IntN(20)))
+				props = append(props, fmt.Sprintf(`"at":"2026-11-%02dT10:00:00Z"`, 1+rng.IntN(20)))
 			}
-			fields = append(fields, fmt.Sprintf(`"b":%v`, rng.IntN(2) == 0))
-			addDocument(t, b, s, an, key, []byte("{"+strings.Join(fields, ",")+"}"))
+			props = append(props, fmt.Sprintf(`"b":%v`, rng.IntN(2) == 0))
+			addDocument(t, b, s, an, key, []byte("{"+strings.Join(props, ",")+"}"))
 		}
 		if err := idx.Batch(b); err != nil {
 			t.Fatal(err)
@@ -55,14 +57,14 @@ func TestSortFromColumns(t *testing.T) {
 		write(from, from+80, false)
 	}
 	write(400, 440, true)
-	columns := &Searcher{idx: idx, columns: newNumberColumns(DefaultNumberColumnBytes), columnsIndex: 1}
-	bleveOnly := &Searcher{idx: idx}
-	small := &Searcher{idx: idx, columns: newNumberColumns(3000), columnsIndex: 1}
-	fields := []string{"n", "x", "tag", "at", "b"}
+	columns := newSearcher(idx, engine.NewColumns(DefaultNumberColumnBytes))
+	bleveOnly := newSearcher(idx, nil)
+	small := newSearcher(idx, engine.NewColumns(3000))
+	sortable := []string{"n", "x", "tag", "at", "b"}
 	for round := range 200 {
 		var req Request
 		for range rng.IntN(3) {
-			req.Sort = append(req.Sort, SortField{Path: fields[rng.IntN(len(fields))], Desc: rng.IntN(2) == 0})
+			req.Sort = append(req.Sort, SortField{Path: sortable[rng.IntN(len(sortable))], Desc: rng.IntN(2) == 0})
 		}
 		if rng.IntN(2) == 0 {
 			req.Q, req.SearchFields = fmt.Sprintf("w%d", rng.IntN(3)), []string{"title"}
@@ -98,15 +100,15 @@ func TestSortFromColumns(t *testing.T) {
 		}
 	}
 	built := map[string]bool{}
-	for k := range columns.columns.cols {
-		switch k.kind {
-		case docTerms:
-			built[k.field] = true
-		case docIDs:
+	for _, c := range columns.engine.Columns.Built() {
+		switch c.Kind {
+		case "terms":
+			built[c.Field] = true
+		case "ids":
 			built["ids"] = true
 		}
 	}
-	for _, f := range []string{"ids", numberField("n"), keywordField("tag")} {
+	for _, f := range []string{"ids", fields.Number("n"), fields.Keyword("tag")} {
 		if !built[f] {
 			t.Errorf("no sort column of %s was built (built: %v)", f, built)
 		}

@@ -43,7 +43,7 @@ type IndexStats struct {
 // index directories, so it is for a metrics scrape, not a hot path.
 func (ix *Indexer) Stats(ctx context.Context) Stats {
 	last, _ := ix.store.LastPosition(ctx)
-	ix.columns.prune()
+	ix.columns.Prune()
 	ix.mu.Lock()
 	st := Stats{LogReaders: ix.readers, Position: ix.readerPos, LastPosition: last, NumberColumnBytes: ix.columns.Bytes()}
 	if last > ix.readerPos {

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"path/filepath"
 	"testing"
 )
@@ -68,21 +67,4 @@ func TestIndexOfAnotherFormatIsNotOpened(t *testing.T) {
 		t.Fatalf("an index of today's format: %v", err)
 	}
 	ci.idx.Close()
-}
-
-// A number's $num. term orders as the number does.
-func TestNumberTermOrder(t *testing.T) {
-	xs := []float64{-1e300, -2.5, -1, -0.0, 0, 1e-9, 1, 2.5, 7000000, 7000060, 1 << 53, 1e300}
-	for i := 1; i < len(xs); i++ {
-		a, b := numberTerm(xs[i-1]), numberTerm(xs[i])
-		if string(a) > string(b) {
-			t.Errorf("%g sorts after %g", xs[i-1], xs[i])
-		}
-		if x, ok := numberOf(b); !ok || x != xs[i] {
-			t.Errorf("%g reads back as %g", xs[i], x)
-		}
-		if bytes.IndexByte(b, 0xff) >= 0 {
-			t.Errorf("%g's term %x holds 0xff, doc values' separator", xs[i], b)
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package search
+package engine
 
 import (
 	"encoding/hex"
@@ -12,8 +12,6 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
-
-	"github.com/foliodb/folio/internal/schema"
 )
 
 // TestPhraseMatchesBleve: Folio's phrase query finds exactly the
@@ -64,8 +62,8 @@ func TestPhraseMatchesBleve(t *testing.T) {
 		for id, f := range fields {
 			hasPhrase, hasWord := false, word == ""
 			for _, element := range f[field] {
-				hasPhrase = hasPhrase || holdsPhrase(an.text, element, phrase)
-				hasWord = hasWord || holdsPhrase(an.text, element, word)
+				hasPhrase = hasPhrase || holdsPhrase(an.Text, element, phrase)
+				hasWord = hasWord || holdsPhrase(an.Text, element, word)
 			}
 			if hasPhrase && hasWord {
 				set[id] = true
@@ -97,7 +95,7 @@ func TestPhraseMatchesBleve(t *testing.T) {
 	matched, scored := 0, 0
 	for _, text := range phrases {
 		for _, field := range []string{"body", "lines"} {
-			ours := newPhraseQuery(text, field, an.text)
+			ours := NewPhraseQuery(text, field, an.Text)
 			if ours == nil {
 				continue // only stop words
 			}
@@ -190,31 +188,4 @@ func holdsPhrase(an analysis.Analyzer, text, phrase string) bool {
 		}
 	}
 	return false
-}
-
-// newTestIndex parses a schema and creates an empty index for it on disk,
-// closed when the test ends, with the analyzers documents are built with.
-func newTestIndex(tb testing.TB, schemaJSON string) (*schema.Schema, bleve.Index, analyzers) {
-	return newTestIndexIn(tb, schemaJSON, tb.TempDir()+"/1")
-}
-
-// newTestIndexIn is newTestIndex in dir; in memory if dir is empty (no
-// persister and no merger: each batch stays a segment of its own).
-func newTestIndexIn(tb testing.TB, schemaJSON, dir string) (*schema.Schema, bleve.Index, analyzers) {
-	tb.Helper()
-	s, err := schema.Parse("docs", []byte(schemaJSON))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ix := &Indexer{}
-	idx, err := ix.create(&collIndex{id: 1, db: "db", name: "docs", dir: dir}, 1)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { idx.Close() })
-	an, err := ix.analyzers()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s, idx, an
 }

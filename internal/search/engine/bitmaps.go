@@ -1,19 +1,16 @@
-package search
+package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"math"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/blevesearch/bleve/v2/search/searcher"
 	index "github.com/blevesearch/bleve_index_api"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
 // A filter is evaluated a segment at a time into bitmaps of the segment's
@@ -25,16 +22,20 @@ import (
 // of 30,000) was most of the time, where intersecting the two bitmaps
 // takes microseconds.
 
-// bitmapFilter is a translated filter (translate), searched through
-// bitmaps where its parts allow (evalFilter) and through Bleve's
-// searchers for the rest.
+// bitmapFilter is a translated filter, searched through bitmaps where its
+// parts allow (evaluator.eval) and through Bleve's searchers for the rest.
 type bitmapFilter struct {
 	q query.Query
 }
 
+// NewFilter is the filter q (a translated filter: conjunctions,
+// disjunctions, terms, booleans and number ranges, and any other query),
+// searched a segment at a time through bitmaps where its parts allow.
+func NewFilter(q query.Query) query.Query { return &bitmapFilter{q} }
+
 func (f *bitmapFilter) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
 	cols, ok := columnsOf(ctx)
-	snap, isScorch := r.(*scorch.IndexSnapshot)
+	snap, isScorch := snapshotOf(r)
 	if !ok || !isScorch {
 		return f.q.Searcher(ctx, r, m, opts)
 	}
@@ -68,8 +69,8 @@ func (f *bitmapFilter) Searcher(ctx context.Context, r index.IndexReader, m mapp
 
 // evaluator computes filters' bitmaps over one snapshot.
 type evaluator struct {
-	snap *scorch.IndexSnapshot
-	segs []*scorch.SegmentSnapshot
+	snap *indexSnapshot
+	segs []*segmentSnapshot
 	cols indexColumns
 }
 
@@ -81,9 +82,9 @@ func (ev *evaluator) eval(q query.Query) (sets []*roaring.Bitmap, rest []query.Q
 	case *query.ConjunctionQuery:
 		// Ranges come last: beside a smaller set they narrow it rather
 		// than make bitmaps of their own.
-		var ranges []*numberRange
+		var ranges []*NumberRange
 		for _, c := range conjuncts(q, nil) {
-			if r, ok := c.(*numberRange); ok {
+			if r, ok := c.(*NumberRange); ok {
 				ranges = append(ranges, r)
 				continue
 			}
@@ -137,13 +138,9 @@ func (ev *evaluator) eval(q query.Query) (sets []*roaring.Bitmap, rest []query.Q
 		sets, err = ev.term(q.FieldVal, q.Term)
 		return sets, nil, err
 	case *query.BoolFieldQuery:
-		term := "F"
-		if q.Bool {
-			term = "T" // as Bleve indexes a boolean
-		}
-		sets, err = ev.term(q.FieldVal, term)
+		sets, err = ev.term(q.FieldVal, boolTerm(q.Bool))
 		return sets, nil, err
-	case *numberRange:
+	case *NumberRange:
 		sets, err = q.bitmaps(ev.snap, ev.cols)
 		return sets, nil, err
 	case *query.MatchAllQuery:
@@ -174,7 +171,7 @@ func conjuncts(q *query.ConjunctionQuery, out []query.Query) []query.Query {
 
 // live takes the deleted documents of each of segs out of sets, in
 // place, and returns it.
-func live(segs []*scorch.SegmentSnapshot, sets []*roaring.Bitmap) []*roaring.Bitmap {
+func live(segs []*segmentSnapshot, sets []*roaring.Bitmap) []*roaring.Bitmap {
 	for i, ss := range segs {
 		if del := ss.Deleted(); del != nil && !sets[i].IsEmpty() {
 			sets[i].AndNot(del)
@@ -191,39 +188,11 @@ func (ev *evaluator) empty() []*roaring.Bitmap {
 	return sets
 }
 
-// postingsInto is how zap hands over a postings list as a bitmap.
-type postingsInto interface {
-	OrInto(*roaring.Bitmap)
-}
-
 // term is the documents that hold term in field, per segment.
 func (ev *evaluator) term(field, term string) ([]*roaring.Bitmap, error) {
 	sets := ev.empty()
-	var pl segment.PostingsList
-	var pi segment.PostingsIterator
-	for i, ss := range ev.segs {
-		dict, err := ss.Segment().Dictionary(field)
-		if err != nil {
-			return nil, err
-		}
-		if pl, err = dict.PostingsList([]byte(term), nil, pl); err != nil {
-			return nil, err
-		}
-		if into, ok := pl.(postingsInto); ok {
-			into.OrInto(sets[i])
-			continue
-		}
-		pi = pl.Iterator(false, false, false, pi)
-		for {
-			p, err := pi.Next()
-			if err != nil {
-				return nil, err
-			}
-			if p == nil {
-				break
-			}
-			sets[i].Add(uint32(p.Number()))
-		}
+	if err := termPostings(ev.segs, field, term, sets); err != nil {
+		return nil, err
 	}
 	return sets, nil
 }
@@ -265,7 +234,7 @@ type bitmapSearcher struct {
 
 // newBitmapSearcher searches sets, the live matching documents of each
 // of snap's segments (by the segment's own numbers; see live).
-func newBitmapSearcher(snap *scorch.IndexSnapshot, sets []*roaring.Bitmap, opts bsearch.SearcherOptions) *bitmapSearcher {
+func newBitmapSearcher(snap *indexSnapshot, sets []*roaring.Bitmap, opts bsearch.SearcherOptions) *bitmapSearcher {
 	s := &bitmapSearcher{scored: opts.Score != "none"}
 	var offset uint64
 	for i, ss := range snap.Segments() {
@@ -296,10 +265,10 @@ func (s *bitmapSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatc
 // Advance moves to the first document at or after id. A searcher never
 // goes back: asked for an id behind it, it gives its next document.
 func (s *bitmapSearcher) Advance(ctx *bsearch.SearchContext, id index.IndexInternalID) (*bsearch.DocumentMatch, error) {
-	if len(id) != 8 {
+	n, ok := docNumber(id)
+	if !ok {
 		return s.Next(ctx)
 	}
-	n := binary.BigEndian.Uint64(id)
 	for s.seg+1 < len(s.segs) && s.segs[s.seg+1].offset <= n {
 		s.seg++
 		s.it = nil
@@ -319,7 +288,7 @@ func (s *bitmapSearcher) Advance(ctx *bsearch.SearchContext, id index.IndexInter
 
 func (s *bitmapSearcher) match(ctx *bsearch.SearchContext, n uint64) *bsearch.DocumentMatch {
 	dm := ctx.DocumentMatchPool.Get()
-	dm.IndexInternalID = binary.BigEndian.AppendUint64(dm.IndexInternalID[:0], n)
+	dm.IndexInternalID = internalID(dm.IndexInternalID[:0], n)
 	if s.scored {
 		dm.Score = 1
 	}

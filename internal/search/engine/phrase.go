@@ -1,4 +1,4 @@
-package search
+package engine
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/mapping"
 	bsearch "github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
 	"github.com/blevesearch/bleve/v2/search/searcher"
 	index "github.com/blevesearch/bleve_index_api"
 )
@@ -27,9 +28,9 @@ type phraseQuery struct {
 	words [][]string
 }
 
-// newPhraseQuery is the phrase text over field, analyzed with an; nil if
+// NewPhraseQuery is the phrase text over field, analyzed with an; nil if
 // the analyzer leaves no word of it.
-func newPhraseQuery(text, field string, an analysis.Analyzer) *phraseQuery {
+func NewPhraseQuery(text, field string, an analysis.Analyzer) query.Query {
 	tokens := an.Analyze([]byte(text))
 	if len(tokens) == 0 {
 		return nil

@@ -1,13 +1,13 @@
-package search
+package engine
 
 import (
 	"encoding/hex"
 	"fmt"
 	"strings"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	bsearch "github.com/blevesearch/bleve/v2/search"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
+
+	"github.com/foliodb/folio/internal/search/fields"
 )
 
 // A sort's keys are read from the same term columns as facets. Bleve's
@@ -53,7 +53,7 @@ func (c *idColumn) of(doc uint64) (string, bool) {
 }
 
 // buildIDColumn reads seg's ids and the document of each.
-func buildIDColumn(seg segment.Segment) (*idColumn, error) {
+func buildIDColumn(seg segmentData) (*idColumn, error) {
 	n := seg.Count()
 	keys := make([]string, n)
 	total := 0
@@ -91,7 +91,7 @@ func buildIDColumn(seg segment.Segment) (*idColumn, error) {
 // columnSortOrder is order with its keys read from columns where it can
 // (columnSort), for the segments of snap; errColumnBudget if the columns
 // do not all fit.
-func columnSortOrder(snap *scorch.IndexSnapshot, order bsearch.SortOrder, cols indexColumns) (bsearch.SortOrder, error) {
+func columnSortOrder(snap *indexSnapshot, order bsearch.SortOrder, cols indexColumns) (bsearch.SortOrder, error) {
 	segs := snap.Segments()
 	out := make(bsearch.SortOrder, len(order))
 	for i, key := range order {
@@ -110,7 +110,7 @@ func columnSortOrder(snap *scorch.IndexSnapshot, order bsearch.SortOrder, cols i
 			continue
 		case *bsearch.SortField:
 			if k.Type != bsearch.SortFieldAsString || k.Mode != bsearch.SortFieldDefault ||
-				!(strings.HasPrefix(k.Field, numberPrefix) || strings.HasPrefix(k.Field, keywordPrefix)) {
+				!(strings.HasPrefix(k.Field, fields.NumberPrefix) || strings.HasPrefix(k.Field, fields.KeywordPrefix)) {
 				out[i] = key
 				continue
 			}

@@ -1,24 +1,26 @@
-package search
+// Package translate checks a search request against its collection's
+// schema and translates it into the engine's Plan: the text into term and
+// phrase queries over the search fields, the filter into conjunctions and
+// disjunctions of terms and number ranges, the sort and the facets into
+// the fields that hold them. Every error is an INVALID_ARGUMENT naming
+// what is wrong.
+package translate
 
 import (
-	"context"
 	"encoding/hex"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	bsearch "github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/collector"
-	"github.com/blevesearch/bleve/v2/search/facet"
 	"github.com/blevesearch/bleve/v2/search/query"
-	bindex "github.com/blevesearch/bleve_index_api"
 
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/index"
 	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/search/engine"
+	"github.com/foliodb/folio/internal/search/fields"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -62,30 +64,15 @@ const (
 	MaxQueryTerms = 1024
 )
 
-// Prepared is a checked request, ready to run.
-type Prepared struct {
-	req    Request
-	schema *schema.Schema
-	text   query.Query
-	query  query.Query
-	sort   bsearch.SortOrder
-	// score is Bleve's scoring mode: "" (BM25) when hits are ranked by
-	// relevance, "none" when no score decides their order, which spares
-	// scoring every match and lets Bleve merge a filter's term lists as
-	// bitmaps.
-	score string
-}
-
 // Prepare checks a request against the schema (every error an
-// INVALID_ARGUMENT naming what is wrong) and translates it into a Bleve
-// query.
-func Prepare(s *schema.Schema, req Request) (*Prepared, error) {
-	p := &Prepared{req: req, schema: s}
-	fields, err := searchFields(s, req.SearchFields)
+// INVALID_ARGUMENT naming what is wrong) and translates it into a plan.
+func Prepare(s *schema.Schema, req Request) (*engine.Plan, error) {
+	p := &engine.Plan{}
+	searched, err := searchFields(s, req.SearchFields)
 	if err != nil {
 		return nil, err
 	}
-	if p.text, err = textQuery(req.Q, fields); err != nil {
+	if p.Text, err = textQuery(req.Q, searched); err != nil {
 		return nil, err
 	}
 	for path, size := range req.Facets {
@@ -99,6 +86,10 @@ func Prepare(s *schema.Schema, req Request) (*Prepared, error) {
 		if size < 0 {
 			return nil, status.Errorf(status.InvalidArgument, "size of facet '%s' must not be negative", path)
 		}
+		if size == 0 {
+			size = DefaultFacetSize
+		}
+		p.Facets = append(p.Facets, engine.Facet{Path: path, Size: size, Numeric: numeric(f.Type)})
 	}
 	if len(req.Sort) > MaxSortFields {
 		return nil, status.Errorf(status.InvalidArgument, "sort takes at most %d fields, got %d", MaxSortFields, len(req.Sort))
@@ -112,31 +103,31 @@ func Prepare(s *schema.Schema, req Request) (*Prepared, error) {
 		if !ok {
 			return nil, status.Errorf(status.InvalidArgument, "sort field '%s' is of type %s: sorts are on integer, number, date-time, bool and string fields", sf.Path, f.Type)
 		}
-		p.sort = append(p.sort, key)
+		p.Sort = append(p.Sort, key)
 	}
-	_, noText := p.text.(*query.MatchAllQuery)
-	p.score = "none"
-	if len(p.sort) == 0 && !noText {
-		p.sort = append(p.sort, &bsearch.SortScore{Desc: true})
-		p.score = ""
+	_, noText := p.Text.(*query.MatchAllQuery)
+	p.Score = "none"
+	if len(p.Sort) == 0 && !noText {
+		p.Sort = append(p.Sort, &bsearch.SortScore{Desc: true})
+		p.Score = ""
 	}
 	// The storage key last: pages are stable under equal scores, and
 	// without text or sort the hits come in key order.
-	p.sort = append(p.sort, &bsearch.SortDocID{})
-	p.query = p.text
+	p.Sort = append(p.Sort, &bsearch.SortDocID{})
+	p.Query = p.Text
 	if !req.Filter.MatchesAll() {
-		fq := &bitmapFilter{translate(req.Filter.Root, func(path string) bool { return !multiValued(s, path) })}
+		fq := engine.NewFilter(translate(req.Filter.Root, func(path string) bool { return !multiValued(s, path) }))
 		switch {
 		case noText:
-			p.query = fq
-		case p.score == "none":
-			p.query = bleve.NewConjunctionQuery(p.text, fq)
+			p.Query = fq
+		case p.Score == "none":
+			p.Query = bleve.NewConjunctionQuery(p.Text, fq)
 		default:
 			// Ranked: the filter selects and the text alone scores.
 			bq := bleve.NewBooleanQuery()
-			bq.AddMust(p.text)
+			bq.AddMust(p.Text)
 			bq.AddFilter(fq)
-			p.query = bq
+			p.Query = bq
 		}
 	}
 	return p, nil
@@ -194,10 +185,10 @@ func searchFields(s *schema.Schema, names []string) ([]string, error) {
 	return out, nil
 }
 
-// textQuery is q over fields: every word and phrase of q must match, each
-// in any of the fields. Words the analyzer drops (stop words) are left
+// textQuery is q over the fields searched: every word and phrase of q
+// must match, each in any of them. Words the analyzer drops (stop words) are left
 // out; a q of only such words matches nothing.
-func textQuery(q string, fields []string) (query.Query, error) {
+func textQuery(q string, searched []string) (query.Query, error) {
 	if len(q) > MaxQueryBytes {
 		return nil, status.Errorf(status.InvalidArgument, "q is %d bytes, above the limit of %d", len(q), MaxQueryBytes)
 	}
@@ -208,11 +199,11 @@ func textQuery(q string, fields []string) (query.Query, error) {
 	if len(parts) == 0 {
 		return bleve.NewMatchAllQuery(), nil
 	}
-	shared, err := sharedAnalyzers()
+	shared, err := fields.SharedAnalyzers()
 	if err != nil {
 		return nil, err
 	}
-	an := shared.text
+	an := shared.Text
 	// Each word is a term searcher per field: counted before any is built.
 	words, kept := 0, parts[:0]
 	for _, part := range parts {
@@ -221,24 +212,24 @@ func textQuery(q string, fields []string) (query.Query, error) {
 			kept = append(kept, part)
 		}
 	}
-	if words*len(fields) > MaxQueryTerms {
+	if words*len(searched) > MaxQueryTerms {
 		return nil, status.Errorf(status.InvalidArgument, "q's words times its search fields are %d (%d × %d), above the limit of %d: give fewer words or search_fields",
-			words*len(fields), words, len(fields), MaxQueryTerms)
+			words*len(searched), words, len(searched), MaxQueryTerms)
 	}
-	if len(kept) == 0 || len(fields) == 0 {
+	if len(kept) == 0 || len(searched) == 0 {
 		return bleve.NewMatchNoneQuery(), nil
 	}
 	all := make([]query.Query, len(kept))
 	for i, part := range kept {
-		anyField := make([]query.Query, len(fields))
-		for j, f := range fields {
+		anyField := make([]query.Query, len(searched))
+		for j, f := range searched {
 			if part.phrase {
-				anyField[j] = deadlineQuery{newPhraseQuery(part.text, f, an)}
+				anyField[j] = engine.Deadline(engine.NewPhraseQuery(part.text, f, an))
 			} else {
 				mq := bleve.NewMatchQuery(part.text)
 				mq.SetField(f)
 				mq.Analyzer = "standard"
-				anyField[j] = deadlineQuery{mq}
+				anyField[j] = engine.Deadline(mq)
 			}
 		}
 		all[i] = bleve.NewDisjunctionQuery(anyField...)
@@ -292,13 +283,13 @@ func sortKey(f *schema.Field, desc bool) (*bsearch.SortField, bool) {
 	key := &bsearch.SortField{Field: f.Path, Desc: desc, Missing: bsearch.SortFieldMissingLast}
 	switch f.Type {
 	case schema.Int32, schema.Int64, schema.Number:
-		key.Field, key.Type = numberField(f.Path), bsearch.SortFieldAsString
+		key.Field, key.Type = fields.Number(f.Path), bsearch.SortFieldAsString
 	case schema.DateTime:
 		key.Type = bsearch.SortFieldAsDate
 	case schema.Bool:
 		key.Type = bsearch.SortFieldAsString
 	case schema.String:
-		key.Field, key.Type = keywordField(f.Path), bsearch.SortFieldAsString
+		key.Field, key.Type = fields.Keyword(f.Path), bsearch.SortFieldAsString
 	default:
 		return nil, false
 	}
@@ -373,24 +364,27 @@ func translate(n filter.Node, single func(path string) bool) query.Query {
 // index cost far more than their intersection.
 func mergeRanges(qs []query.Query, merge func(path string) bool) []query.Query {
 	var out []query.Query
-	byPath := map[string]*numberRange{}
+	byPath := map[string]int{} // where a path's range is in out
 	for _, q := range qs {
-		r, ok := q.(*numberRange)
-		if !ok || !merge(r.path) {
+		r, ok := q.(*engine.NumberRange)
+		if !ok || !merge(r.Path()) {
 			out = append(out, q)
 			continue
 		}
-		if prev := byPath[r.path]; prev != nil {
-			*prev = *newNumberRange(r.path, max(prev.lo, r.lo), min(prev.hi, r.hi))
+		if at, ok := byPath[r.Path()]; ok {
+			lo, hi := r.Bounds()
+			plo, phi := out[at].(*engine.NumberRange).Bounds()
+			out[at] = engine.NewNumberRange(r.Path(), max(plo, lo), min(phi, hi))
 			continue
 		}
-		r = newNumberRange(r.path, r.lo, r.hi) // a copy, merged into in place
-		byPath[r.path] = r
+		byPath[r.Path()] = len(out)
 		out = append(out, r)
 	}
 	for i, q := range out {
-		if r, ok := q.(*numberRange); ok && r.lo > r.hi {
-			out[i] = bleve.NewMatchNoneQuery()
+		if r, ok := q.(*engine.NumberRange); ok {
+			if lo, hi := r.Bounds(); lo > hi {
+				out[i] = bleve.NewMatchNoneQuery()
+			}
 		}
 	}
 	return out
@@ -414,13 +408,13 @@ func comparison(c *filter.Comparison) query.Query {
 	switch c.Type {
 	case schema.String:
 		if c.CaseInsensitive {
-			return termOp(foldedField(c.Path), c.Op, index.Fold(c.Value.(string)))
+			return termOp(fields.Folded(c.Path), c.Op, index.Fold(c.Value.(string)))
 		}
-		return termOp(keywordField(c.Path), c.Op, c.Value.(string))
+		return termOp(fields.Keyword(c.Path), c.Op, c.Value.(string))
 	case schema.UUID, schema.DateTime:
-		return termOp(keywordField(c.Path), c.Op, c.Value.(string))
+		return termOp(fields.Keyword(c.Path), c.Op, c.Value.(string))
 	case schema.Bytes:
-		return termOp(keywordField(c.Path), c.Op, hex.EncodeToString(c.Value.([]byte)))
+		return termOp(fields.Keyword(c.Path), c.Op, hex.EncodeToString(c.Value.([]byte)))
 	case schema.Int32, schema.Int64:
 		// From 2^53 on, an integer and its neighbours share a float64, so a
 		// strict bound widens to an inclusive one (x > v only implies
@@ -486,7 +480,7 @@ func termOp(field string, op filter.Op, v string) query.Query {
 	// A value at the terms' length limit compares by its cut form, and a
 	// strict bound widens to an inclusive one: s > v only implies
 	// cut(s) >= cut(v). The documents' own check narrows the hits back.
-	v, loose := cutTerm(v)
+	v, loose := fields.CutTerm(v)
 	if loose {
 		switch op {
 		case filter.Gt:
@@ -530,10 +524,10 @@ func termOp(field string, op filter.Op, v string) query.Query {
 }
 
 // numberOp is a comparison with a number: a range of keys, read from
-// the number columns (numbers.go), or else from the terms of the field's
+// the engine's number columns, or else from the terms of the field's
 // $num. shadow.
 func numberOp(field string, op filter.Op, v float64) query.Query {
-	k := numberKey(v)
+	k := fields.NumberKey(v)
 	lo, hi := uint64(0), uint64(math.MaxUint64)
 	switch op {
 	case filter.Eq:
@@ -555,221 +549,5 @@ func numberOp(field string, op filter.Op, v float64) query.Query {
 	default:
 		return bleve.NewMatchNoneQuery()
 	}
-	return newNumberRange(field, lo, hi)
-}
-
-// Result is one page of hits, in order, with the number of matches.
-type Result struct {
-	Keys  [][]byte // the hits' storage keys
-	Found uint64
-	// Facets is set when the page was asked for with facets.
-	Facets map[string]FacetResult
-}
-
-// FacetResult is a facet's counts and, for numeric fields, its stats.
-type FacetResult struct {
-	Counts []FacetCount
-	Stats  FacetStats
-}
-
-// FacetCount is how many matches hold a value.
-type FacetCount struct {
-	Value string
-	Count int64
-}
-
-// FacetStats summarizes a field's values over the matches. Avg, Min, Max
-// and Sum are set for numeric fields only.
-type FacetStats struct {
-	Count              int64
-	Avg, Min, Max, Sum *float64
-}
-
-// Searcher runs searches on one collection's index.
-type Searcher struct {
-	idx          bleve.Index
-	columns      *numberColumns // nil: filters are Bleve's alone
-	columnsIndex uint64         // idx's number among the columns' indexes
-}
-
-// Searcher returns the searcher of a collection's index, once WaitFor has
-// found it ready.
-func (ix *Indexer) Searcher(collID int64) (*Searcher, error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	ci := ix.colls[collID]
-	switch {
-	case ci == nil:
-		return nil, ErrNoIndex
-	case ci.rebuilding || ci.idx == nil:
-		return nil, ErrRebuilding
-	}
-	return &Searcher{idx: ci.idx, columns: ix.columns, columnsIndex: ci.columnsIndex}, nil
-}
-
-// Page returns the hits from `from` (0-based), at most size of them, and,
-// if withFacets, the request's facets: counts, and numeric fields' stats,
-// gathered in the same pass over the matches from their doc values.
-func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFacets bool) (*Result, error) {
-	ii, err := s.idx.Advanced()
-	if err != nil {
-		return nil, ErrNoIndex
-	}
-	// A snapshot holds its segments until it is closed: an index closed
-	// under the search (dropped, rebuilt, shut down) stays readable to it.
-	r, err := ii.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if ok && snap == nil {
-		return nil, ErrNoIndex // closed before the snapshot was taken
-	}
-	defer r.Close()
-	if ok {
-		if res, done, err := s.keyOrderPage(ctx, snap, p, from, size, withFacets); done || err != nil {
-			return res, err
-		}
-	}
-	if s.columns != nil {
-		ctx = withColumns(ctx, indexColumns{s.columns, s.columnsIndex})
-	}
-	ctx = context.WithValue(ctx, bsearch.GetScoringModelCallbackKey,
-		bsearch.GetScoringModelCallbackFn(func() string { return bindex.BM25Scoring }))
-	searcher, err := p.query.Searcher(ctx, r, s.idx.Mapping(), bsearch.SearcherOptions{Score: p.score})
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	defer searcher.Close()
-	order := p.sort
-	if ok && s.columns != nil {
-		switch so, err := columnSortOrder(snap, p.sort, indexColumns{s.columns, s.columnsIndex}); {
-		case err == nil:
-			order = so
-		case err != errColumnBudget: // over the budget, Bleve's sort serves
-			return nil, fmt.Errorf("search: %w", err)
-		}
-	}
-	coll := collector.NewTopNCollector(size, from, order)
-	var stats map[string]*statsBuilder
-	var facets *facetCounter
-	if withFacets && len(p.req.Facets) > 0 && ok && s.columns != nil {
-		facets, err = newFacetCounter(snap, p, indexColumns{s.columns, s.columnsIndex})
-		switch {
-		case err == errColumnBudget: // Bleve's facets below
-		case err != nil:
-			return nil, fmt.Errorf("search: %w", err)
-		default:
-			searcher = &facetSearcher{Searcher: searcher, fc: facets}
-		}
-	}
-	if withFacets && len(p.req.Facets) > 0 && facets == nil {
-		fb := bsearch.NewFacetsBuilder(r)
-		stats = map[string]*statsBuilder{}
-		for path, n := range p.req.Facets {
-			if n == 0 {
-				n = DefaultFacetSize
-			}
-			fb.Add(path, facet.NewTermsFacetBuilder(keywordField(path), n))
-			if f, _ := p.schema.Field(path); numeric(f.Type) {
-				stats[path] = &statsBuilder{field: numberField(path)}
-				fb.Add(statsPrefix+path, stats[path])
-			}
-		}
-		coll.SetFacetsBuilder(fb)
-	}
-	if err := coll.Collect(ctx, searcher, r); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	out := &Result{Found: coll.Total()}
-	for _, h := range coll.Results() {
-		k, err := keyOf(h.ID)
-		if err != nil {
-			return nil, fmt.Errorf("search: hit id %q: %w", h.ID, err)
-		}
-		out.Keys = append(out.Keys, k)
-	}
-	if facets != nil {
-		out.Facets = facets.results()
-	} else if stats != nil {
-		out.Facets = facetResults(p, coll.FacetResults(), stats)
-	}
-	return out, nil
-}
-
-// statsPrefix names a numeric field's stats among the facets, apart from
-// its counts.
-const statsPrefix = "$stats."
-
-func facetResults(p *Prepared, res bsearch.FacetResults, stats map[string]*statsBuilder) map[string]FacetResult {
-	out := make(map[string]FacetResult, len(p.req.Facets))
-	for path := range p.req.Facets {
-		fr := FacetResult{Counts: []FacetCount{}}
-		if r := res[path]; r != nil {
-			if r.Terms != nil {
-				for _, t := range r.Terms.Terms() {
-					fr.Counts = append(fr.Counts, FacetCount{Value: t.Term, Count: int64(t.Count)})
-				}
-			}
-			fr.Stats.Count = int64(r.Total)
-		}
-		if sb := stats[path]; sb != nil {
-			fr.Stats = sb.stats()
-		}
-		out[path] = fr
-	}
-	return out
-}
-
-// statsBuilder sums a numeric field over the matches, from the doc values
-// of its $num. shadow (Bleve's facets count values but cannot sum them):
-// the facets of a search whose columns are over their budget.
-type statsBuilder struct {
-	field string
-	numberStats
-}
-
-func (b *statsBuilder) StartDoc() {}
-func (b *statsBuilder) EndDoc()   {}
-func (b *statsBuilder) Field() string {
-	return b.field
-}
-func (b *statsBuilder) Size() int { return 64 }
-
-func (b *statsBuilder) UpdateVisitor(term []byte) {
-	if x, ok := numberOf(term); ok {
-		b.add(x)
-	}
-}
-
-func (b *statsBuilder) Result() *bsearch.FacetResult {
-	return &bsearch.FacetResult{Field: b.field, Total: int(b.n)}
-}
-
-// numberStats are a facet's stats: the count, sum, minimum and maximum of
-// a number field's values over the matches, a document's distinct values
-// each once.
-type numberStats struct {
-	n             int64
-	sum, min, max float64
-}
-
-func (st *numberStats) add(x float64) {
-	if st.n == 0 || x < st.min {
-		st.min = x
-	}
-	if st.n == 0 || x > st.max {
-		st.max = x
-	}
-	st.n++
-	st.sum += x
-}
-
-func (st *numberStats) stats() FacetStats {
-	out := FacetStats{Count: st.n}
-	if st.n > 0 {
-		avg, sum, mn, mx := st.sum/float64(st.n), st.sum, st.min, st.max
-		out.Avg, out.Sum, out.Min, out.Max = &avg, &sum, &mn, &mx
-	}
-	return out
+	return engine.NewNumberRange(field, lo, hi)
 }

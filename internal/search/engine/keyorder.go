@@ -1,4 +1,4 @@
-package search
+package engine
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search/query"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
+
+	"github.com/foliodb/folio/internal/search/fields"
 )
 
 // A search without text, sort or facets pages its matches in key order.
@@ -21,12 +21,9 @@ import (
 // segment) give the first matches of each segment without reading an id;
 // only those are read, and merged across segments.
 
-// idField is the field Bleve indexes a document's id under.
-const idField = "_id"
-
 // buildKeyOrder is seg's documents in id order, and each document's place
 // in that order.
-func buildKeyOrder(seg segment.Segment) (order, rank []uint32, err error) {
+func buildKeyOrder(seg segmentData) (order, rank []uint32, err error) {
 	rank = make([]uint32, seg.Count())
 	for i := range rank {
 		rank[i] = noRank
@@ -51,18 +48,18 @@ const noRank = math.MaxUint32
 // when p has no text, sort or facets to compute (ok false otherwise, or
 // when a part of the filter is not a bitmap, or the columns are over
 // their budget: the caller then searches through Bleve).
-func (s *Searcher) keyOrderPage(ctx context.Context, snap *scorch.IndexSnapshot, p *Prepared, from, size int, withFacets bool) (res *Result, ok bool, err error) {
-	if s.columns == nil || len(p.req.Sort) > 0 || (withFacets && len(p.req.Facets) > 0) {
+func (s *Searcher) keyOrderPage(ctx context.Context, snap *indexSnapshot, p *Plan, from, size int, withFacets bool) (res *Result, ok bool, err error) {
+	if s.Columns == nil || !p.keyOrder() || (withFacets && len(p.Facets) > 0) {
 		return nil, false, nil
 	}
-	if _, all := p.text.(*query.MatchAllQuery); !all {
+	if _, all := p.Text.(*query.MatchAllQuery); !all {
 		return nil, false, nil
 	}
-	cols := indexColumns{s.columns, s.columnsIndex}
+	cols := s.columns()
 	ev := &evaluator{snap: snap, segs: snap.Segments(), cols: cols}
 	var sets []*roaring.Bitmap
 	var rest []query.Query
-	switch q := p.query.(type) {
+	switch q := p.Query.(type) {
 	case *bitmapFilter:
 		sets, rest, err = ev.eval(q.q)
 	case *query.MatchAllQuery:
@@ -87,7 +84,7 @@ func (s *Searcher) keyOrderPage(ctx context.Context, snap *scorch.IndexSnapshot,
 		if n == 0 || want == 0 {
 			continue
 		}
-		ko, err := s.columns.column(s.columnsIndex, ss, idField)
+		ko, err := s.Columns.column(s.ColumnsIndex, ss, idField)
 		if err == errColumnBudget {
 			return nil, false, nil
 		}
@@ -109,7 +106,7 @@ func (s *Searcher) keyOrderPage(ctx context.Context, snap *scorch.IndexSnapshot,
 	slices.Sort(ids)
 	if from < len(ids) {
 		for _, id := range ids[from:min(len(ids), want)] {
-			k, err := keyOf(id)
+			k, err := fields.KeyOf(id)
 			if err != nil {
 				return nil, false, err
 			}

@@ -1,4 +1,10 @@
-package search
+// Package fields is the layout of a document in a search index: the Bleve
+// fields a stored document is indexed as (BuildDocument), the names of
+// their shadows, and how their terms encode values. The indexer writes
+// this layout, the translation of requests names its fields, and the
+// engine reads its terms; a change to it is a new index format
+// (search.indexFormat), which rebuilds every index.
+package fields
 
 import (
 	"bytes"
@@ -6,10 +12,13 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/document"
 	bnumeric "github.com/blevesearch/bleve/v2/numeric"
@@ -28,7 +37,7 @@ import (
 //	         filters and ranges, facets and string sorts; the canonical
 //	         decimal of numbers (for facet values), uuids and date-times as
 //	         written, bytes as hex (so that term order is byte order); cut
-//	         to its first 128 bytes (cutTerm)
+//	         to its first 128 bytes (CutTerm)
 //	$ci.p    strings only: the folded value as one term, for
 //	         case-insensitive filters; cut the same way
 //	$num.p   numbers only: the value as one 16-hex-digit term in sort order,
@@ -44,24 +53,24 @@ import (
 // without a rebuild or a reopen (documents written before the change do not
 // hold the field, so there is nothing in them to index).
 const (
-	keywordPrefix = "$kw."
-	foldedPrefix  = "$ci."
-	numberPrefix  = "$num."
+	KeywordPrefix = "$kw."
+	FoldedPrefix  = "$ci."
+	NumberPrefix  = "$num."
 )
 
-func keywordField(path string) string { return keywordPrefix + path }
-func foldedField(path string) string  { return foldedPrefix + path }
-func numberField(path string) string  { return numberPrefix + path }
+func Keyword(path string) string { return KeywordPrefix + path }
+func Folded(path string) string  { return FoldedPrefix + path }
+func Number(path string) string  { return NumberPrefix + path }
 
 // numberTerm is x as 16 hex digits whose byte order is x's order
-// (Bleve's sortable int64, sign bit flipped, big-endian); numberOf reads
+// (Bleve's sortable int64, sign bit flipped, big-endian); NumberOf reads
 // it back. Hex, not the 8 bytes: doc values separate a document's terms
 // with the byte 0xff, which raw bytes may hold.
 func numberTerm(x float64) []byte {
-	return hex.AppendEncode(nil, binary.BigEndian.AppendUint64(nil, numberKey(x)))
+	return hex.AppendEncode(nil, binary.BigEndian.AppendUint64(nil, NumberKey(x)))
 }
 
-func numberOf(term []byte) (float64, bool) {
+func NumberOf(term []byte) (float64, bool) {
 	var raw [8]byte
 	if len(term) != 16 {
 		return 0, false
@@ -75,7 +84,7 @@ func numberOf(term []byte) (float64, bool) {
 // Indexing options: text is analyzed with positions (phrases need them);
 // keywords keep doc values for facets and sorts. A number is indexed only
 // as its $num. shadow (one term, with doc values): sorts, stats and
-// ranges (numbers.go) all read that.
+// ranges (the engine's columns) all read that.
 const (
 	textOptions    = bindex.IndexField | bindex.IncludeTermVectors
 	keywordOptions = bindex.IndexField | bindex.DocValues
@@ -84,30 +93,45 @@ const (
 	dateOptions    = bindex.IndexField | bindex.DocValues
 )
 
-// analyzers are the two analyzers fields are built with.
-type analyzers struct {
-	text    analysis.Analyzer // "standard": unicode words, lower-cased, English stop words removed
-	keyword analysis.Analyzer // the whole value as one term
+// Analyzers are the two analyzers fields are built with.
+type Analyzers struct {
+	Text    analysis.Analyzer // "standard": unicode words, lower-cased, English stop words removed
+	Keyword analysis.Analyzer // the whole value as one term
 }
 
-// docID is a storage key as a Bleve document id: hex, which keeps the
+// SharedAnalyzers are built once for the process: building the standard
+// analyzer loads its stop-word map, which a search did on every request
+// (a fifth of a rare word's search).
+var SharedAnalyzers = sync.OnceValues(buildAnalyzers)
+
+func buildAnalyzers() (Analyzers, error) {
+	m := bleve.NewIndexMapping()
+	text := m.AnalyzerNamed("standard")
+	kw := m.AnalyzerNamed("keyword")
+	if text == nil || kw == nil {
+		return Analyzers{}, errors.New("search: the standard and keyword analyzers are not registered")
+	}
+	return Analyzers{Text: text, Keyword: kw}, nil
+}
+
+// DocID is a storage key as a Bleve document id: hex, which keeps the
 // keys' byte order and survives every text path Bleve has.
-func docID(key []byte) string { return hex.EncodeToString(key) }
+func DocID(key []byte) string { return hex.EncodeToString(key) }
 
-func keyOf(id string) ([]byte, error) { return hex.DecodeString(id) }
+func KeyOf(id string) ([]byte, error) { return hex.DecodeString(id) }
 
-// buildDocument turns a stored document into the Bleve document indexed
+// BuildDocument turns a stored document into the Bleve document indexed
 // under its storage key, following the schema's fields. Values of the
 // wrong type for their field (possible only for data written before a
 // schema change) are left out rather than failing the whole log.
-func buildDocument(key, data []byte, s *schema.Schema, an analyzers) (*document.Document, error) {
+func BuildDocument(key, data []byte, s *schema.Schema, an Analyzers) (*document.Document, error) {
 	var root map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&root); err != nil {
 		return nil, fmt.Errorf("search: document at %x: %w", key, err)
 	}
-	d := document.NewDocument(docID(key))
+	d := document.NewDocument(DocID(key))
 	b := builder{doc: d, an: an}
 	for _, f := range s.Fields() {
 		b.add(f, root[f.Name], nil)
@@ -117,7 +141,7 @@ func buildDocument(key, data []byte, s *schema.Schema, an analyzers) (*document.
 
 type builder struct {
 	doc *document.Document
-	an  analyzers
+	an  Analyzers
 }
 
 func (b *builder) add(f *schema.Field, v any, pos []uint64) {
@@ -132,8 +156,8 @@ func (b *builder) add(f *schema.Field, v any, pos []uint64) {
 		}
 		b.text(f.Path, pos, s)
 		b.keyword(f.Path, pos, s)
-		folded, _ := cutTerm(index.Fold(s))
-		b.doc.AddField(document.NewTextFieldCustom(foldedField(f.Path), pos, []byte(folded), foldedOptions, b.an.keyword))
+		folded, _ := CutTerm(index.Fold(s))
+		b.doc.AddField(document.NewTextFieldCustom(Folded(f.Path), pos, []byte(folded), foldedOptions, b.an.Keyword))
 	case schema.UUID:
 		if s, ok := v.(string); ok {
 			b.keyword(f.Path, pos, s)
@@ -168,7 +192,7 @@ func (b *builder) add(f *schema.Field, v any, pos []uint64) {
 		if !ok {
 			return
 		}
-		b.doc.AddField(document.NewTextFieldCustom(numberField(f.Path), pos, numberTerm(x), keywordOptions, b.an.keyword))
+		b.doc.AddField(document.NewTextFieldCustom(Number(f.Path), pos, numberTerm(x), keywordOptions, b.an.Keyword))
 		b.keyword(f.Path, pos, canon)
 	case schema.Bool:
 		if t, ok := v.(bool); ok {
@@ -194,22 +218,22 @@ func (b *builder) add(f *schema.Field, v any, pos []uint64) {
 }
 
 func (b *builder) text(path string, pos []uint64, s string) {
-	b.doc.AddField(document.NewTextFieldCustom(path, pos, []byte(s), textOptions, b.an.text))
+	b.doc.AddField(document.NewTextFieldCustom(path, pos, []byte(s), textOptions, b.an.Text))
 }
 
 func (b *builder) keyword(path string, pos []uint64, s string) {
-	s, _ = cutTerm(s)
-	b.doc.AddField(document.NewTextFieldCustom(keywordField(path), pos, []byte(s), keywordOptions, b.an.keyword))
+	s, _ = CutTerm(s)
+	b.doc.AddField(document.NewTextFieldCustom(Keyword(path), pos, []byte(s), keywordOptions, b.an.Keyword))
 }
 
-// cutTerm cuts a $kw. or $ci. term to its first index.MaxValueBytes
+// CutTerm cuts a $kw. or $ci. term to its first index.MaxValueBytes
 // bytes, as the store's own index cuts its entries: a long value (a text
 // body) as a whole term made the term dictionaries' FSTs, built at every
 // write and rebuilt at every merge, most of the cost of indexing, for
 // filters, facets and sorts that hardly ever use whole texts. loose
 // reports a value at or past the limit: a comparison with it must widen
-// (see comparison), and the documents' own check makes the hits exact.
-func cutTerm(s string) (_ string, loose bool) {
+// (see translate.comparison), and the documents' own check makes the hits exact.
+func CutTerm(s string) (_ string, loose bool) {
 	if len(s) >= index.MaxValueBytes {
 		return s[:index.MaxValueBytes], true
 	}
@@ -230,4 +254,31 @@ func number(n json.Number, t schema.Type) (float64, string, bool) {
 		return 0, "", false
 	}
 	return x, strconv.FormatFloat(x, 'g', -1, 64), true
+}
+
+// NumberKey is x's sortable key: Bleve's sortable int64 with its sign bit
+// flipped, so that keys order as numbers do. Zero has one key: -0 == 0.
+// A $num. term is the key as 16 hex digits (KeyTerm).
+func NumberKey(x float64) uint64 {
+	if x == 0 {
+		x = 0
+	}
+	return uint64(bnumeric.Float64ToInt64(x)) ^ (1 << 63)
+}
+
+// KeyOfTerm is the key a $num. term holds.
+func KeyOfTerm(term string) (uint64, bool) {
+	var raw [8]byte
+	if len(term) != 16 {
+		return 0, false
+	}
+	if _, err := hex.Decode(raw[:], []byte(term)); err != nil {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(raw[:]), true
+}
+
+// KeyTerm is the $num. term of the key k.
+func KeyTerm(k uint64) string {
+	return hex.EncodeToString(binary.BigEndian.AppendUint64(nil, k))
 }

@@ -1,15 +1,14 @@
-package search
+package engine
 
 import (
-	"encoding/binary"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	index "github.com/blevesearch/bleve_index_api"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
+
+	"github.com/foliodb/folio/internal/search/fields"
 )
 
 // Facets are counted from columns of Folio's own, as the collector hands
@@ -54,13 +53,13 @@ func (c *termColumn) of(doc uint64) []uint32 {
 
 // buildTermColumn reads field's dictionary in seg, and each term's
 // documents.
-func buildTermColumn(seg segment.Segment, field string) (*termColumn, error) {
+func buildTermColumn(seg segmentData, field string) (*termColumn, error) {
 	c := &termColumn{}
-	number := strings.HasPrefix(field, numberPrefix)
+	number := strings.HasPrefix(field, fields.NumberPrefix)
 	var docs, ords []uint32 // docs[i] holds the term ords[i], in term order
 	err := visitTerms(seg, field, func(term string) func(uint64) {
 		if number {
-			x, ok := numberOf([]byte(term))
+			x, ok := fields.NumberOf([]byte(term))
 			if !ok {
 				return nil
 			}
@@ -105,7 +104,7 @@ type docLocator struct {
 	seg     int      // the segment of the last match: matches come in order
 }
 
-func newDocLocator(segs []*scorch.SegmentSnapshot) docLocator {
+func newDocLocator(segs []*segmentSnapshot) docLocator {
 	l := docLocator{offsets: make([]uint64, len(segs)+1)}
 	for i, ss := range segs {
 		l.offsets[i+1] = l.offsets[i] + ss.Segment().Count()
@@ -115,10 +114,10 @@ func newDocLocator(segs []*scorch.SegmentSnapshot) docLocator {
 
 // locate returns the segment of the document id and its number there.
 func (l *docLocator) locate(id []byte) (seg int, doc uint64, ok bool) {
-	if len(id) != 8 {
+	n, ok := docNumber(id)
+	if !ok {
 		return 0, 0, false
 	}
-	n := binary.BigEndian.Uint64(id)
 	if n < l.offsets[l.seg] || n >= l.offsets[l.seg+1] {
 		l.seg = sort.Search(len(l.offsets)-1, func(i int) bool { return l.offsets[i+1] > n })
 		if l.seg >= len(l.offsets)-1 {
@@ -150,26 +149,23 @@ type facetCount struct {
 	numberStats
 }
 
-// newFacetCounter builds, or finds, every column p's facets need in
+// newFacetCounter builds, or finds, every column the facets need in
 // snap's segments; errColumnBudget if they do not all fit.
-func newFacetCounter(snap *scorch.IndexSnapshot, p *Prepared, cols indexColumns) (*facetCounter, error) {
+func newFacetCounter(snap *indexSnapshot, facets []Facet, cols indexColumns) (*facetCounter, error) {
 	segs := snap.Segments()
 	fc := &facetCounter{docs: newDocLocator(segs)}
-	for path, size := range p.req.Facets {
-		if size == 0 {
-			size = DefaultFacetSize
-		}
-		f := &facetCount{path: path, size: max(size, 0), terms: make([]*termColumn, len(segs)), counts: make([]*ordCounts, len(segs))}
-		if sf, ok := p.schema.Field(path); ok && numeric(sf.Type) {
+	for _, facet := range facets {
+		f := &facetCount{path: facet.Path, size: max(facet.Size, 0), terms: make([]*termColumn, len(segs)), counts: make([]*ordCounts, len(segs))}
+		if facet.Numeric {
 			f.numbers = make([]*termColumn, len(segs))
 		}
 		for i, ss := range segs {
 			var err error
-			if f.terms[i], err = cols.nc.termsColumn(cols.index, ss, keywordField(path)); err != nil {
+			if f.terms[i], err = cols.nc.termsColumn(cols.index, ss, fields.Keyword(facet.Path)); err != nil {
 				return nil, err
 			}
 			if f.numbers != nil {
-				if f.numbers[i], err = cols.nc.termsColumn(cols.index, ss, numberField(path)); err != nil {
+				if f.numbers[i], err = cols.nc.termsColumn(cols.index, ss, fields.Number(facet.Path)); err != nil {
 					return nil, err
 				}
 			}
@@ -215,11 +211,13 @@ type ordCounts struct {
 	sparse map[uint32]uint32
 }
 
-// denseOrdinals is the most distinct values counted in an array (16 KiB).
-var denseOrdinals = 4096 // a variable for the tests
+// DenseOrdinals is the most distinct values of a segment's field that a
+// facet counts in an array (16 KiB); more are counted in a map. A variable
+// for the tests, which count both ways.
+var DenseOrdinals = 4096
 
 func newOrdCounts(terms int) *ordCounts {
-	if terms <= denseOrdinals {
+	if terms <= DenseOrdinals {
 		return &ordCounts{dense: make([]uint32, terms)}
 	}
 	return &ordCounts{sparse: map[uint32]uint32{}}

@@ -1,25 +1,14 @@
-package search
+package engine
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/mapping"
-	bnumeric "github.com/blevesearch/bleve/v2/numeric"
-	bsearch "github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
-	index "github.com/blevesearch/bleve_index_api"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
+	"github.com/foliodb/folio/internal/search/fields"
 )
 
 // Number ranges are answered from ordered columns of Folio's own, not
@@ -34,22 +23,22 @@ import (
 // once, from the field's `$num.` dictionary (already in value order), and
 // kept while searches use it.
 
-// DefaultNumberColumnBytes bounds the memory of an indexer's columns
+// DefaultColumnBytes bounds the memory of an indexer's columns
 // (number ranges at 12 bytes a value, so about five million values; key
 // order and facets too). A search that would need more answers its
 // ranges and facets with Bleve's own, slower.
-const DefaultNumberColumnBytes = 64 << 20
+const DefaultColumnBytes = 64 << 20
 
 // columnIdle is how long a column nobody used is kept: a merged-away
 // segment's or a dropped index's columns go after it.
 const columnIdle = time.Minute
 
-// numberColumns keeps the columns of an indexer's indexes within a byte
+// Columns keeps the columns of an indexer's indexes within a byte
 // budget, least recently used first out. A column is keyed by its index
 // (a number given to each index opened, as a rebuilt index numbers its
 // segments afresh) and its segment's id, not by the segment itself, which
 // would keep a merged-away segment's memory alive until its column went.
-type numberColumns struct {
+type Columns struct {
 	limit   int64
 	indexes atomic.Uint64 // the last number given to an index
 
@@ -81,8 +70,8 @@ const (
 // its own segments in turn.
 const columnBusy = 10 * time.Second
 
-// newIndex is the number of an index just opened (0 without columns).
-func (nc *numberColumns) newIndex() uint64 {
+// NewIndex is the number of an index just opened (0 without columns).
+func (nc *Columns) NewIndex() uint64 {
 	if nc == nil {
 		return 0
 	}
@@ -100,7 +89,7 @@ type numberColumn struct {
 	terms *termColumn
 	ids   *idColumn
 	err   error
-	// built is set, under numberColumns.mu, once keys and docs are.
+	// built is set, under Columns.mu, once keys and docs are.
 	built bool
 	used  atomic.Int64 // unix nanoseconds of the last search that used it
 }
@@ -109,8 +98,8 @@ func (c *numberColumn) size() int64 {
 	return int64(len(c.keys))*8 + int64(len(c.docs)+len(c.rank))*4 + c.terms.size() + c.ids.size()
 }
 
-func newNumberColumns(limit int64) *numberColumns {
-	return &numberColumns{limit: limit, cols: map[columnKey]*numberColumn{}}
+func NewColumns(limit int64) *Columns {
+	return &Columns{limit: limit, cols: map[columnKey]*numberColumn{}}
 }
 
 // errColumnBudget: a column would not fit within the budget.
@@ -120,7 +109,7 @@ var errColumnBudget = errors.New("search: number columns over their memory budge
 // it on first use. A column that does not fit (errColumnBudget) is
 // remembered as such until it is idle, so that searches do not build it
 // again and again.
-func (nc *numberColumns) column(index uint64, ss *scorch.SegmentSnapshot, field string) (*numberColumn, error) {
+func (nc *Columns) column(index uint64, ss *segmentSnapshot, field string) (*numberColumn, error) {
 	kind := valueOrder
 	if field == idField {
 		kind = idOrder
@@ -130,7 +119,7 @@ func (nc *numberColumns) column(index uint64, ss *scorch.SegmentSnapshot, field 
 
 // termsColumn returns each document's terms of field in the segment ss of
 // index, as column does.
-func (nc *numberColumns) termsColumn(index uint64, ss *scorch.SegmentSnapshot, field string) (*termColumn, error) {
+func (nc *Columns) termsColumn(index uint64, ss *segmentSnapshot, field string) (*termColumn, error) {
 	c, err := nc.get(columnKey{index, ss.Id(), field, docTerms}, ss)
 	if err != nil {
 		return nil, err
@@ -140,7 +129,7 @@ func (nc *numberColumns) termsColumn(index uint64, ss *scorch.SegmentSnapshot, f
 
 // idsColumn returns each document's id in the segment ss of index, as
 // column does.
-func (nc *numberColumns) idsColumn(index uint64, ss *scorch.SegmentSnapshot) (*idColumn, error) {
+func (nc *Columns) idsColumn(index uint64, ss *segmentSnapshot) (*idColumn, error) {
 	c, err := nc.get(columnKey{index, ss.Id(), idField, docIDs}, ss)
 	if err != nil {
 		return nil, err
@@ -148,7 +137,7 @@ func (nc *numberColumns) idsColumn(index uint64, ss *scorch.SegmentSnapshot) (*i
 	return c.ids, nil
 }
 
-func (nc *numberColumns) get(k columnKey, ss *scorch.SegmentSnapshot) (*numberColumn, error) {
+func (nc *Columns) get(k columnKey, ss *segmentSnapshot) (*numberColumn, error) {
 	now := time.Now()
 	nc.mu.Lock()
 	c := nc.cols[k]
@@ -206,7 +195,7 @@ func (nc *numberColumns) get(k columnKey, ss *scorch.SegmentSnapshot) (*numberCo
 // recently used first, those last used before busy until room bytes more
 // would fit; none of those if they would not make room enough (a column
 // that cannot fit does not take others with it). Under nc.mu.
-func (nc *numberColumns) evict(idle, busy, room int64) {
+func (nc *Columns) evict(idle, busy, room int64) {
 	type aged struct {
 		k    columnKey
 		used int64
@@ -236,9 +225,9 @@ func (nc *numberColumns) evict(idle, busy, room int64) {
 	}
 }
 
-// prune drops the idle columns; the indexer's Stats calls it, so that an
+// Prune drops the idle columns; the indexer's Stats calls it, so that an
 // indexer nobody searches lets its columns go.
-func (nc *numberColumns) prune() {
+func (nc *Columns) Prune() {
 	if nc == nil {
 		return
 	}
@@ -247,13 +236,13 @@ func (nc *numberColumns) prune() {
 	nc.evict(time.Now().Add(-columnIdle).UnixNano(), 0, 0)
 }
 
-func (nc *numberColumns) drop(k columnKey, c *numberColumn) {
+func (nc *Columns) drop(k columnKey, c *numberColumn) {
 	delete(nc.cols, k)
 	nc.bytes -= c.size()
 }
 
 // Bytes is the memory the columns hold.
-func (nc *numberColumns) Bytes() int64 {
+func (nc *Columns) Bytes() int64 {
 	if nc == nil {
 		return 0
 	}
@@ -263,11 +252,11 @@ func (nc *numberColumns) Bytes() int64 {
 }
 
 // buildColumn reads field's terms in order, and each term's documents.
-func buildColumn(seg segment.Segment, field string) ([]uint64, []uint32, error) {
+func buildColumn(seg segmentData, field string) ([]uint64, []uint32, error) {
 	var keys []uint64
 	var docs []uint32
 	err := visitTerms(seg, field, func(term string) func(doc uint64) {
-		key, ok := numberKeyOfTerm(term)
+		key, ok := fields.KeyOfTerm(term)
 		if !ok {
 			return nil
 		}
@@ -282,89 +271,11 @@ func buildColumn(seg segment.Segment, field string) ([]uint64, []uint32, error) 
 	return slices.Clip(keys), slices.Clip(docs), nil
 }
 
-// visitTerms visits field's terms in seg in order: for each, visit says
-// what to do with each document that holds it (nil: skip the term).
-func visitTerms(seg segment.Segment, field string, visit func(term string) func(doc uint64)) error {
-	dict, err := seg.Dictionary(field)
-	if err != nil {
-		return err
-	}
-	var pl segment.PostingsList
-	var pi segment.PostingsIterator
-	it := dict.AutomatonIterator(nil, nil, nil)
-	for {
-		e, err := it.Next()
-		if err != nil || e == nil {
-			return err
-		}
-		each := visit(e.Term)
-		if each == nil {
-			continue
-		}
-		if pl, err = dict.PostingsList([]byte(e.Term), nil, pl); err != nil {
-			return err
-		}
-		pi = pl.Iterator(false, false, false, pi)
-		for {
-			p, err := pi.Next()
-			if err != nil {
-				return err
-			}
-			if p == nil {
-				break
-			}
-			each(p.Number())
-		}
-	}
-}
-
-// numberKey is x's sortable key: Bleve's sortable int64 with its sign bit
-// flipped, so that keys order as numbers do. Zero has one key: -0 == 0.
-func numberKey(x float64) uint64 {
-	if x == 0 {
-		x = 0
-	}
-	return uint64(bnumeric.Float64ToInt64(x)) ^ (1 << 63)
-}
-
-func numberKeyOfTerm(term string) (uint64, bool) {
-	var raw [8]byte
-	if len(term) != 16 {
-		return 0, false
-	}
-	if _, err := hex.Decode(raw[:], []byte(term)); err != nil {
-		return 0, false
-	}
-	return binary.BigEndian.Uint64(raw[:]), true
-}
-
-// numberRange matches the documents with a value of field (a number
-// field's path) whose key is in [lo, hi].
-type numberRange struct {
-	path   string
-	lo, hi uint64
-	// terms is the same range over the $num. shadow's terms, for a search
-	// without columns or over their budget: correct, but a term searcher
-	// for each value in the range.
-	terms query.Query
-}
-
-func newNumberRange(path string, lo, hi uint64) *numberRange {
-	t := true
-	terms := bleve.NewTermRangeInclusiveQuery(keyTerm(lo), keyTerm(hi), &t, &t)
-	terms.SetField(numberField(path))
-	return &numberRange{path: path, lo: lo, hi: hi, terms: terms}
-}
-
-func keyTerm(k uint64) string {
-	return hex.EncodeToString(binary.BigEndian.AppendUint64(nil, k))
-}
-
 type columnsKey struct{}
 
 // indexColumns are the columns of one index.
 type indexColumns struct {
-	nc    *numberColumns
+	nc    *Columns
 	index uint64
 }
 
@@ -380,90 +291,35 @@ func columnsOf(ctx context.Context) (indexColumns, bool) {
 	return cols, ok && cols.nc != nil
 }
 
-func (q *numberRange) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
-	cols, ok := columnsOf(ctx)
-	snap, isScorch := r.(*scorch.IndexSnapshot)
-	if !ok || !isScorch {
-		return q.terms.Searcher(ctx, r, m, opts)
+func (k columnKind) String() string {
+	switch k {
+	case valueOrder:
+		return "values"
+	case idOrder:
+		return "key order"
+	case docTerms:
+		return "terms"
+	case docIDs:
+		return "ids"
 	}
-	sets, err := q.bitmaps(snap, cols)
-	if err == errColumnBudget {
-		return q.terms.Searcher(ctx, r, m, opts)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return newBitmapSearcher(snap, live(snap.Segments(), sets), opts), nil
+	return "unknown"
 }
 
-// narrow takes out of sets, the documents of each of snap's segments that
-// the other parts of a conjunction match, those outside the range: it
-// marks the range's documents in a bitset and keeps the set's that are
-// marked. The tag and size filter of the search benchmark (10,000
-// documents of a tag, 30,000 in the range, of 100,000) spent a fifth of
-// its server CPU making the range's bitmaps and intersecting them.
-func (q *numberRange) narrow(snap *scorch.IndexSnapshot, cols indexColumns, sets []*roaring.Bitmap) error {
-	var marked []uint64
-	var batch, kept []uint32
-	for n, ss := range snap.Segments() {
-		if sets[n].IsEmpty() {
-			continue
-		}
-		c, err := cols.nc.column(cols.index, ss, numberField(q.path))
-		if err != nil {
-			return err
-		}
-		i, j := c.between(q.lo, q.hi)
-		if i >= j {
-			sets[n].Clear()
-			continue
-		}
-		words := int((ss.Segment().Count() + 63) / 64)
-		marked = slices.Grow(marked[:0], words)[:words]
-		clear(marked)
-		for _, d := range c.docs[i:j] {
-			marked[d>>6] |= 1 << (d & 63)
-		}
-		if batch == nil {
-			batch = make([]uint32, 256)
-		}
-		kept = kept[:0]
-		it := sets[n].ManyIterator()
-		for k := it.NextMany(batch); k > 0; k = it.NextMany(batch) {
-			for _, d := range batch[:k] {
-				if marked[d>>6]&(1<<(d&63)) != 0 {
-					kept = append(kept, d)
-				}
-			}
-		}
-		sets[n] = roaring.New()
-		sets[n].AddMany(kept) // in order, as AddMany wants them
-	}
-	return nil
+// BuiltColumn names a built column: its kind ("values", "key order",
+// "terms" or "ids") and its field.
+type BuiltColumn struct {
+	Kind, Field string
 }
 
-// between is where the keys in [lo, hi] are: keys[i:j].
-func (c *numberColumn) between(lo, hi uint64) (i, j int) {
-	i = sort.Search(len(c.keys), func(i int) bool { return c.keys[i] >= lo })
-	j = sort.Search(len(c.keys), func(j int) bool { return c.keys[j] > hi })
-	return i, j
-}
-
-// bitmaps are the range's documents in each of snap's segments.
-func (q *numberRange) bitmaps(snap *scorch.IndexSnapshot, cols indexColumns) ([]*roaring.Bitmap, error) {
-	segs := snap.Segments()
-	sets := make([]*roaring.Bitmap, len(segs))
-	for n, ss := range segs {
-		seg := ss.Segment()
-		c, err := cols.nc.column(cols.index, ss, numberField(q.path))
-		if err != nil {
-			return nil, err
-		}
-		if i, j := c.between(q.lo, q.hi); i < j {
-			sets[n] = bitmapOf(c.docs[i:j], seg.Count())
-		} else {
-			sets[n] = roaring.New()
+// Built lists the columns built and kept, for tests and diagnostics.
+func (nc *Columns) Built() []BuiltColumn {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	var out []BuiltColumn
+	for k, c := range nc.cols {
+		if c.built && c.err == nil {
+			out = append(out, BuiltColumn{Kind: k.kind.String(), Field: k.field})
 		}
 	}
-	return sets, nil
+	return out
 }

@@ -1,4 +1,4 @@
-package search
+package translate
 
 import (
 	"encoding/json"
@@ -139,8 +139,8 @@ func TestSearchFieldsDeduplicated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(once.text, twice.text) {
-		t.Errorf("search fields given twice: query %s, want %s", queryJSON(t, twice.text), queryJSON(t, once.text))
+	if !reflect.DeepEqual(once.Text, twice.Text) {
+		t.Errorf("search fields given twice: query %s, want %s", queryJSON(t, twice.Text), queryJSON(t, once.Text))
 	}
 }
 

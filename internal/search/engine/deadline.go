@@ -1,4 +1,4 @@
-package search
+package engine
 
 import (
 	"context"
@@ -18,6 +18,10 @@ import (
 type deadlineQuery struct {
 	query.Query
 }
+
+// Deadline is q, whose searchers give up once the search's context is
+// done.
+func Deadline(q query.Query) query.Query { return deadlineQuery{q} }
 
 func (q deadlineQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
 	if err := ctx.Err(); err != nil {
