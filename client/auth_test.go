@@ -105,6 +105,20 @@ func authenticationAndTLS(t *testing.T, scheme string) {
 	wantCode(t, ac.DeleteApplication(ctx, reader.ID), client.NotFound)
 	_, err = ac.ListNamespaces(ctx)
 	wantCode(t, err, client.PermissionDenied)
+	// A namespace is deleted only empty: acme still has its admin.
+	_, err = ac.DeleteNamespace(ctx, "acme")
+	wantCode(t, err, client.PermissionDenied)
+	_, err = c.DeleteNamespace(ctx, "acme")
+	wantCode(t, err, client.FailedPrecondition)
+	_, err = c.CreateNamespace(ctx, "empty", 0)
+	must(t, err)
+	msg, err = c.DeleteNamespace(ctx, "empty")
+	must(t, err)
+	if msg != "Namespace: empty deleted successfully" {
+		t.Fatalf("DeleteNamespace: %q", msg)
+	}
+	_, err = c.DeleteNamespace(ctx, "empty")
+	wantCode(t, err, client.NotFound)
 	keyID, err := c.RotateSigningKey(ctx)
 	if scheme == "grpcs" {
 		// The gRPC API has no call for it.

@@ -77,7 +77,7 @@ type request struct {
 }
 
 // params are a call's names: in the HTTP path, in the gRPC request.
-type params struct{ db, collection, name string }
+type params struct{ db, collection, name, namespaceID string }
 
 // txHeaders are the transaction a call runs in: headers over HTTP,
 // metadata over gRPC.

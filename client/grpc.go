@@ -203,6 +203,9 @@ func (p params) values() map[string]string {
 	if p.name != "" {
 		v["name"] = p.name
 	}
+	if p.namespaceID != "" {
+		v["namespace_id"] = p.namespaceID
+	}
 	return v
 }
 

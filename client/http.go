@@ -37,7 +37,7 @@ func (t *httpTransport) close() { t.hc.CloseIdleConnections() }
 // path is the request's path, its parameters in place.
 func (r *request) path() string {
 	return strings.NewReplacer("{db}", url.PathEscape(r.params.db), "{collection}", url.PathEscape(r.params.collection),
-		"{name}", url.PathEscape(r.params.name)).Replace(r.route.path)
+		"{name}", url.PathEscape(r.params.name), "{namespace_id}", url.PathEscape(r.params.namespaceID)).Replace(r.route.path)
 }
 
 func (t *httpTransport) exchange(ctx context.Context, r *request, token string, each func(json.RawMessage) bool) error {

@@ -40,6 +40,16 @@ func (c *Client) ListNamespaces(ctx context.Context) ([]Namespace, error) {
 	return res.Namespaces, err
 }
 
+// DeleteNamespace deletes a namespace that holds no databases and no
+// applications (owner only), and returns the server's message.
+func (c *Client) DeleteNamespace(ctx context.Context, name string) (string, error) {
+	var res struct {
+		Message string `json:"message"`
+	}
+	err := c.call(ctx, &request{route: routeDeleteNamespace, params: params{namespaceID: name}}, &res)
+	return res.Message, err
+}
+
 // Application is a program's identity: an id and a secret that it
 // exchanges for tokens, a role and a namespace.
 type Application struct {

@@ -26,7 +26,7 @@ import (
 var allRoutes = []*route{routeInfo, routeHealth, routeCreateDatabase, routeDropDatabase, routeListDatabases, routeDescribeDatabase,
 	routeCreateCollection, routeDropCollection, routeListCollections, routeDescribeCollection, routeInsert, routeReplace,
 	routeUpdate, routeDelete, routeRead, routeSearch, routeEvents, routePublish, routeSubscribe, routeBegin, routeCommit,
-	routeRollback, routeCreateNamespace, routeListNamespaces, routeCreateApplication, routeListApplications,
+	routeRollback, routeCreateNamespace, routeListNamespaces, routeDeleteNamespace, routeCreateApplication, routeListApplications,
 	routeRotateApplicationSecret, routeDeleteApplication, routeRotateSigningKey, routeBackup, routeAccessToken}
 
 // Each route names the messages of the method it calls, as the

@@ -26,9 +26,10 @@ type grpcMethod struct {
 }
 
 const (
-	tigris = "/tigrisdata.v1.Tigris/"
-	user   = "/tigrisdata.user.v1.User/"
-	admin  = "/tigrisdata.admin.v1.Admin/"
+	tigris     = "/tigrisdata.v1.Tigris/"
+	user       = "/tigrisdata.user.v1.User/"
+	admin      = "/tigrisdata.admin.v1.Admin/"
+	management = "/tigrisdata.management.v1.Management/"
 )
 
 var (
@@ -86,6 +87,8 @@ var (
 		req: shapeCreateNamespaceRequest2022, res: shapeCreateNamespaceResponse2022}
 	routeListNamespaces = &route{method: "POST", path: "/v1/admin/namespaces/list", rpc: admin + "listNamespaces",
 		req: shapeListNamespacesRequest2022, res: shapeListNamespacesResponse2022}
+	routeDeleteNamespace = &route{method: "DELETE", path: "/v1/management/namespaces/{namespace_id}", rpc: management + "DeleteNamespace",
+		req: shapeDeleteNamespaceRequest, res: shapeDeleteNamespaceResponse}
 	routeCreateApplication = &route{method: "POST", path: "/v1/management/applications/create", rpc: user + "createApplication",
 		req: shapeCreateApplicationRequest, res: shapeCreateApplicationResponse}
 	routeListApplications = &route{method: "POST", path: "/v1/management/applications/list", rpc: user + "listApplications",

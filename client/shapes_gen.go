@@ -5,35 +5,36 @@ package client
 // grpcMethods are the gRPC methods the client calls, with the shapes of
 // their request and answer; client/routes.go names them in its routes.
 var grpcMethods = map[string]grpcMethod{
-	"/tigrisdata.v1.Tigris/GetInfo":                    {req: shapeGetInfoRequest, res: shapeGetInfoResponse, stream: false},
-	"/HealthAPI/Health":                                {req: shapeHealthCheckInput, res: shapeHealthCheckResponse, stream: false},
-	"/tigrisdata.v1.Tigris/CreateDatabase":             {req: shapeCreateDatabaseRequest, res: shapeCreateDatabaseResponse, stream: false},
-	"/tigrisdata.v1.Tigris/DropDatabase":               {req: shapeDropDatabaseRequest, res: shapeDropDatabaseResponse, stream: false},
-	"/tigrisdata.v1.Tigris/ListDatabases":              {req: shapeListDatabasesRequest, res: shapeListDatabasesResponse, stream: false},
-	"/tigrisdata.v1.Tigris/DescribeDatabase":           {req: shapeDescribeDatabaseRequest, res: shapeDescribeDatabaseResponse2022, stream: false},
-	"/tigrisdata.v1.Tigris/CreateOrUpdateCollection":   {req: shapeCreateOrUpdateCollectionRequest, res: shapeCreateOrUpdateCollectionResponse, stream: false},
-	"/tigrisdata.v1.Tigris/DropCollection":             {req: shapeDropCollectionRequest, res: shapeDropCollectionResponse, stream: false},
-	"/tigrisdata.v1.Tigris/ListCollections":            {req: shapeListCollectionsRequest, res: shapeListCollectionsResponse, stream: false},
-	"/tigrisdata.v1.Tigris/DescribeCollection":         {req: shapeDescribeCollectionRequest, res: shapeDescribeCollectionResponse, stream: false},
-	"/tigrisdata.v1.Tigris/Insert":                     {req: shapeInsertRequest, res: shapeInsertResponse, stream: false},
-	"/tigrisdata.v1.Tigris/Replace":                    {req: shapeReplaceRequest, res: shapeReplaceResponse, stream: false},
-	"/tigrisdata.v1.Tigris/Update":                     {req: shapeUpdateRequest, res: shapeUpdateResponse, stream: false},
-	"/tigrisdata.v1.Tigris/Delete":                     {req: shapeDeleteRequest, res: shapeDeleteResponse, stream: false},
-	"/tigrisdata.v1.Tigris/Read":                       {req: shapeReadRequest, res: shapeReadResponse, stream: true},
-	"/tigrisdata.v1.Tigris/Search":                     {req: shapeSearchRequest, res: shapeSearchResponse, stream: true},
-	"/tigrisdata.v1.Tigris/Events":                     {req: shapeEventsRequest, res: shapeEventsResponse, stream: true},
-	"/tigrisdata.v1.Tigris/Publish":                    {req: shapePublishRequest, res: shapePublishResponse, stream: false},
-	"/tigrisdata.v1.Tigris/Subscribe":                  {req: shapeSubscribeRequest, res: shapeSubscribeResponse, stream: true},
-	"/tigrisdata.v1.Tigris/BeginTransaction":           {req: shapeBeginTransactionRequest, res: shapeBeginTransactionResponse, stream: false},
-	"/tigrisdata.v1.Tigris/CommitTransaction":          {req: shapeCommitTransactionRequest, res: shapeCommitTransactionResponse, stream: false},
-	"/tigrisdata.v1.Tigris/RollbackTransaction":        {req: shapeRollbackTransactionRequest, res: shapeRollbackTransactionResponse, stream: false},
-	"/tigrisdata.admin.v1.Admin/createNamespace":       {req: shapeCreateNamespaceRequest2022, res: shapeCreateNamespaceResponse2022, stream: false},
-	"/tigrisdata.admin.v1.Admin/listNamespaces":        {req: shapeListNamespacesRequest2022, res: shapeListNamespacesResponse2022, stream: false},
-	"/tigrisdata.user.v1.User/createApplication":       {req: shapeCreateApplicationRequest, res: shapeCreateApplicationResponse, stream: false},
-	"/tigrisdata.user.v1.User/listApplications":        {req: shapeListApplicationsRequest, res: shapeListApplicationsResponse, stream: false},
-	"/tigrisdata.user.v1.User/rotateApplicationSecret": {req: shapeRotateApplicationSecretRequest, res: shapeRotateApplicationSecretResponse, stream: false},
-	"/tigrisdata.user.v1.User/deleteApplication":       {req: shapeDeleteApplicationsRequest, res: shapeDeleteApplicationResponse, stream: false},
-	"/tigrisdata.auth.v1.Auth/getAccessToken":          {req: shapeGetAccessTokenRequest, res: shapeGetAccessTokenResponse, stream: false},
+	"/tigrisdata.v1.Tigris/GetInfo":                        {req: shapeGetInfoRequest, res: shapeGetInfoResponse, stream: false},
+	"/HealthAPI/Health":                                    {req: shapeHealthCheckInput, res: shapeHealthCheckResponse, stream: false},
+	"/tigrisdata.v1.Tigris/CreateDatabase":                 {req: shapeCreateDatabaseRequest, res: shapeCreateDatabaseResponse, stream: false},
+	"/tigrisdata.v1.Tigris/DropDatabase":                   {req: shapeDropDatabaseRequest, res: shapeDropDatabaseResponse, stream: false},
+	"/tigrisdata.v1.Tigris/ListDatabases":                  {req: shapeListDatabasesRequest, res: shapeListDatabasesResponse, stream: false},
+	"/tigrisdata.v1.Tigris/DescribeDatabase":               {req: shapeDescribeDatabaseRequest, res: shapeDescribeDatabaseResponse2022, stream: false},
+	"/tigrisdata.v1.Tigris/CreateOrUpdateCollection":       {req: shapeCreateOrUpdateCollectionRequest, res: shapeCreateOrUpdateCollectionResponse, stream: false},
+	"/tigrisdata.v1.Tigris/DropCollection":                 {req: shapeDropCollectionRequest, res: shapeDropCollectionResponse, stream: false},
+	"/tigrisdata.v1.Tigris/ListCollections":                {req: shapeListCollectionsRequest, res: shapeListCollectionsResponse, stream: false},
+	"/tigrisdata.v1.Tigris/DescribeCollection":             {req: shapeDescribeCollectionRequest, res: shapeDescribeCollectionResponse, stream: false},
+	"/tigrisdata.v1.Tigris/Insert":                         {req: shapeInsertRequest, res: shapeInsertResponse, stream: false},
+	"/tigrisdata.v1.Tigris/Replace":                        {req: shapeReplaceRequest, res: shapeReplaceResponse, stream: false},
+	"/tigrisdata.v1.Tigris/Update":                         {req: shapeUpdateRequest, res: shapeUpdateResponse, stream: false},
+	"/tigrisdata.v1.Tigris/Delete":                         {req: shapeDeleteRequest, res: shapeDeleteResponse, stream: false},
+	"/tigrisdata.v1.Tigris/Read":                           {req: shapeReadRequest, res: shapeReadResponse, stream: true},
+	"/tigrisdata.v1.Tigris/Search":                         {req: shapeSearchRequest, res: shapeSearchResponse, stream: true},
+	"/tigrisdata.v1.Tigris/Events":                         {req: shapeEventsRequest, res: shapeEventsResponse, stream: true},
+	"/tigrisdata.v1.Tigris/Publish":                        {req: shapePublishRequest, res: shapePublishResponse, stream: false},
+	"/tigrisdata.v1.Tigris/Subscribe":                      {req: shapeSubscribeRequest, res: shapeSubscribeResponse, stream: true},
+	"/tigrisdata.v1.Tigris/BeginTransaction":               {req: shapeBeginTransactionRequest, res: shapeBeginTransactionResponse, stream: false},
+	"/tigrisdata.v1.Tigris/CommitTransaction":              {req: shapeCommitTransactionRequest, res: shapeCommitTransactionResponse, stream: false},
+	"/tigrisdata.v1.Tigris/RollbackTransaction":            {req: shapeRollbackTransactionRequest, res: shapeRollbackTransactionResponse, stream: false},
+	"/tigrisdata.admin.v1.Admin/createNamespace":           {req: shapeCreateNamespaceRequest2022, res: shapeCreateNamespaceResponse2022, stream: false},
+	"/tigrisdata.admin.v1.Admin/listNamespaces":            {req: shapeListNamespacesRequest2022, res: shapeListNamespacesResponse2022, stream: false},
+	"/tigrisdata.management.v1.Management/DeleteNamespace": {req: shapeDeleteNamespaceRequest, res: shapeDeleteNamespaceResponse, stream: false},
+	"/tigrisdata.user.v1.User/createApplication":           {req: shapeCreateApplicationRequest, res: shapeCreateApplicationResponse, stream: false},
+	"/tigrisdata.user.v1.User/listApplications":            {req: shapeListApplicationsRequest, res: shapeListApplicationsResponse, stream: false},
+	"/tigrisdata.user.v1.User/rotateApplicationSecret":     {req: shapeRotateApplicationSecretRequest, res: shapeRotateApplicationSecretResponse, stream: false},
+	"/tigrisdata.user.v1.User/deleteApplication":           {req: shapeDeleteApplicationsRequest, res: shapeDeleteApplicationResponse, stream: false},
+	"/tigrisdata.auth.v1.Auth/getAccessToken":              {req: shapeGetAccessTokenRequest, res: shapeGetAccessTokenResponse, stream: false},
 }
 
 // shapeAny is google.protobuf.Any.
@@ -186,6 +187,17 @@ var shapeDeleteApplicationResponse = msg("tigrisdata.user.v1.DeleteApplicationRe
 // shapeDeleteApplicationsRequest is tigrisdata.user.v1.DeleteApplicationsRequest.
 var shapeDeleteApplicationsRequest = msg("tigrisdata.user.v1.DeleteApplicationsRequest",
 	str(1, "id"),
+)
+
+// shapeDeleteNamespaceRequest is tigrisdata.management.v1.DeleteNamespaceRequest.
+var shapeDeleteNamespaceRequest = msg("tigrisdata.management.v1.DeleteNamespaceRequest",
+	str(1, "namespace_id"),
+)
+
+// shapeDeleteNamespaceResponse is tigrisdata.management.v1.DeleteNamespaceResponse.
+var shapeDeleteNamespaceResponse = msg("tigrisdata.management.v1.DeleteNamespaceResponse",
+	str(1, "message"),
+	str(2, "status"),
 )
 
 // shapeDeleteRequest is tigrisdata.v1.DeleteRequest.

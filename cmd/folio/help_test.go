@@ -49,7 +49,7 @@ func runFolio(t *testing.T, env []string, args ...string) (stdout, stderr string
 func TestHelpOfEveryCommand(t *testing.T) {
 	var cmds [][]string
 	for _, c := range []string{"serve", "bench", "app", "app create", "app list", "app rotate", "app delete",
-		"namespace", "namespace create", "namespace list", "key", "key rotate", "backup", "restore", "check",
+		"namespace", "namespace create", "namespace list", "namespace delete", "key", "key rotate", "backup", "restore", "check",
 		"export", "completion"} {
 		cmds = append(cmds, strings.Fields(c))
 	}

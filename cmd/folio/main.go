@@ -95,7 +95,7 @@ commands:
   serve     run the server (folio serve -h for its flags)
   bench     load a server and measure it (folio bench -h for its flags)
   app       create, list, rotate or delete applications (folio app create -h)
-  namespace create or list namespaces (folio namespace create -h)
+  namespace create, list or delete namespaces (folio namespace create -h)
   key       rotate the key that signs tokens (folio key rotate -h)
   backup    copy the store while it serves: --to DIR (folio backup -h)
   restore   put a backup into a new data directory (folio restore -h)

@@ -25,6 +25,7 @@ import (
 //	folio app delete ID
 //	folio namespace create NAME [--id N]
 //	folio namespace list
+//	folio namespace delete NAME
 //	folio key rotate
 
 // remote is a connection to a server's API with credentials, and how to
@@ -119,7 +120,7 @@ var appColumns = []string{"id", "name", "namespace", "role", "description", "cre
 // The subcommands of app and namespace, for help and suggestions.
 var (
 	appSubcommands       = []string{"create", "list", "rotate", "delete"}
-	namespaceSubcommands = []string{"create", "list"}
+	namespaceSubcommands = []string{"create", "list", "delete"}
 )
 
 func appCommand(args []string, out io.Writer) error {
@@ -223,7 +224,7 @@ func (r *remote) printApp(app map[string]any) error {
 // namespaceCommand is `folio namespace`.
 func namespaceCommand(args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: folio namespace create|list [flags]")
+		return errors.New("usage: folio namespace create|list|delete [flags]")
 	}
 	if isHelp(args[0]) {
 		groupUsage(out, "namespace", namespaceSubcommands, "folio namespace SUBCOMMAND -h for each")
@@ -266,8 +267,24 @@ func namespaceCommand(args []string, out io.Writer) error {
 			recs[i] = map[string]any{"id": ns.ID, "name": ns.Name}
 		}
 		return r.print(recs, "id", "name")
+	case "delete":
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			return errors.New("usage: folio namespace delete [flags] NAME (an empty namespace: no databases, no applications)")
+		}
+		r, err := connect(out)
+		if err != nil {
+			return err
+		}
+		msg, err := r.c.DeleteNamespace(context.Background(), fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		return r.print([]map[string]any{{"status": "deleted", "message": msg}}, "status", "message")
 	}
-	return usagef("namespace: unknown subcommand %q%s: want create or list", args[0], didYouMean(args[0], namespaceSubcommands))
+	return usagef("namespace: unknown subcommand %q%s: want create, list or delete", args[0], didYouMean(args[0], namespaceSubcommands))
 }
 
 // keyCommand is `folio key rotate`.

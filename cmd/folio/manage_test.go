@@ -60,6 +60,11 @@ func TestManagementCommands(t *testing.T) {
 	if !strings.Contains(out, "1   default_namespace") || !strings.Contains(out, "7   acme") {
 		t.Fatalf("namespace list printed %q", out)
 	}
+	run(ns, append([]string{"create"}, append(as(owner.ClientID, owner.ClientSecret), "scratch")...)...)
+	out = run(ns, append([]string{"delete"}, append(as(owner.ClientID, owner.ClientSecret), "scratch")...)...)
+	if !strings.Contains(out, "Namespace: scratch deleted successfully") {
+		t.Fatalf("namespace delete printed %q", out)
+	}
 	// An admin of acme, as JSON: the record with its secret.
 	out = run(app, append([]string{"create"}, append(as(owner.ClientID, owner.ClientSecret), "--json", "--name", "ops", "--role", "admin", "--namespace", "acme")...)...)
 	var admin map[string]any

@@ -51,6 +51,7 @@ var calls = []call{
 
 	{method: "/tigrisdata.admin.v1.Admin/createNamespace"},
 	{method: "/tigrisdata.admin.v1.Admin/listNamespaces"},
+	{method: "/tigrisdata.management.v1.Management/DeleteNamespace"},
 	{method: "/tigrisdata.user.v1.User/createApplication"},
 	{method: "/tigrisdata.user.v1.User/listApplications"},
 	{method: "/tigrisdata.user.v1.User/rotateApplicationSecret"},
