@@ -38,7 +38,7 @@ var mistakes = []mistakeStep{
 	{"POST", collPath("shop", "typo", "describe"), ""},
 	// The final TypeScript client's members, then the final Go client's.
 	{"POST", collPath("shop", "users", "createOrUpdate"), `{"schema":{"title":"users","additionalProperties":false,"type":"object","properties":{"email":{"type":"string"},"name":{"type":"string"},"age":{"type":"integer"},"address":{"type":"object","properties":{"city":{"type":"string"}}}},"primary_key":["email"]}}`},
-	{"POST", collPath("shop", "orders", "createOrUpdate"), `{"schema":{"version":1,"title":"orders","properties":{"id":{"type":"integer"},"total":{"type":"number"}},"primary_key":["id"],"required":["total"],"index":["total"],"collection_type":"documents"}}`},
+	{"POST", collPath("shop", "orders", "createOrUpdate"), `{"schema":{"version":2,"title":"orders","properties":{"id":{"type":"integer"},"total":{"type":"number"}},"primary_key":["id"],"required":["total"],"index":["total"],"collection_type":"documents"}}`},
 
 	// Documents: duplicates, a misspelled field.
 	{"POST", docPath("shop", "users", "insert"), `{"documents":[{"email":"ann@example.com","name":"Ann","age":40}]}`},
