@@ -15,9 +15,9 @@ $(GOTESTSUM):
 	$(GO) install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
 
 # The whole test suite, with the race detector, on every backend
-# available: about 13 minutes on two cores (more on a cold build cache).
+# available: about 17 minutes on two cores (more on a cold build cache).
 test: vet $(GOTESTSUM)
-	@echo "== go test: every package, with the race detector (about 13 minutes on two cores)"
+	@echo "== go test: every package, with the race detector (about 17 minutes on two cores)"
 	$(GOTESTSUM) $(GOTESTSUM_FLAGS) -- -race -count=1 -timeout 30m ./...
 
 # A first check in a few minutes: no race detector, and the slow tests
