@@ -35,6 +35,11 @@ const dbName = "nemesis"
 // learn their outcome.
 const opTimeout = 10 * time.Second
 
+// finalReadPatience is how long the final reads are tried: past the
+// nodes' idle timeout for transactions (session.DefaultIdleTimeout), which
+// frees the slots of those abandoned mid-way.
+const finalReadPatience = 2*time.Minute + 30*time.Second
+
 // pause is a client's pause after an operation: none after a success, a
 // little after a conflict, so that the conflicting ones part, and more
 // after an error of the faults, so that clients do not spin on a node
@@ -292,19 +297,22 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 
-	// The final reads, on a cluster healed and quiet.
+	// The final reads, on a cluster healed and quiet. Transactions that
+	// clients abandoned when their connections were cut still hold the
+	// node's slots until its idle timeout (2 minutes), so a begin may be
+	// refused (UNAVAILABLE) until then: the reads are tried for longer.
 	finalRead := func(read func(context.Context, *client.Client, int) error) error {
 		var err error
-		for attempt := 0; attempt < 5; attempt++ {
+		for deadline := time.Now().Add(finalReadPatience); ; {
 			fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			err = read(fctx, direct, cfg.Clients)
 			cancel()
-			if err == nil {
-				return nil
+			if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+				return err
 			}
-			time.Sleep(time.Second)
+			logf("%v; trying again", err)
+			time.Sleep(2 * time.Second)
 		}
-		return err
 	}
 	err = errors.Join(finalRead(appends.final), finalRead(bank.final))
 	rep.Elapsed = time.Since(start)
