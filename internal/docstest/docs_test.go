@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -362,7 +361,7 @@ type job struct {
 	c      Command
 	text   string
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *servetest.SyncBuffer
 	exited chan struct{}
 	srv    *servetest.Server
 	// checked says the job has been stopped or found failed, and
@@ -371,7 +370,7 @@ type job struct {
 }
 
 func (s *session) start(c Command, text string) *job {
-	j := &job{c: c, text: text, cmd: s.bash(text), out: &syncBuffer{}, exited: make(chan struct{})}
+	j := &job{c: c, text: text, cmd: s.bash(text), out: &servetest.SyncBuffer{}, exited: make(chan struct{})}
 	j.cmd.Stdout, j.cmd.Stderr = j.out, j.out
 	if err := j.cmd.Start(); err != nil {
 		s.t.Fatalf("%s: %v", text, err)
@@ -602,31 +601,6 @@ func (j *job) running() bool {
 	default:
 		return true
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a job's writes and the test's
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-func (b *syncBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Len()
 }
 
 func gzipped(t *testing.T, data []byte) []byte {

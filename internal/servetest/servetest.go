@@ -114,7 +114,7 @@ type Server struct {
 	Addr string
 
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *SyncBuffer
 	exited chan struct{} // closed once the process has exited
 }
 
@@ -132,7 +132,7 @@ func Start(tb testing.TB, opts Options) *Server {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = tb.TempDir()
 	cmd.Env = append(withoutFolioEnv(), opts.Env...)
-	s := &Server{cmd: cmd, out: &syncBuffer{}, exited: make(chan struct{})}
+	s := &Server{cmd: cmd, out: &SyncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("start folio: %v", err)
@@ -264,21 +264,28 @@ func withoutFolioEnv() []string {
 	return env
 }
 
-// syncBuffer is a bytes.Buffer safe for the process's writes and the
-// test's reads.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for a process's writes and a test's
+// reads (tests that start processes of their own use it too).
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// Len is the number of bytes written so far.
+func (b *SyncBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Len()
 }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -174,7 +173,7 @@ func wantNonEmptyDir(t *testing.T, dir string) {
 type process struct {
 	cmd    *exec.Cmd
 	addr   string
-	out    *syncBuffer
+	out    *servetest.SyncBuffer
 	exited chan struct{} // closed when the process has exited
 }
 
@@ -186,7 +185,7 @@ func startFolio(t *testing.T, bin, addr string, env []string, args ...string) *p
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(withoutFolioEnv(), env...)
-	p := &process{cmd: cmd, addr: addr, out: &syncBuffer{}, exited: make(chan struct{})}
+	p := &process{cmd: cmd, addr: addr, out: &servetest.SyncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start folio: %v", err)
@@ -265,23 +264,4 @@ func (p *process) stop(t *testing.T, sig syscall.Signal) {
 	if !strings.Contains(p.output(), `msg="folio stopped"`) {
 		t.Errorf("folio did not log its stop:\n%s", p.output())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

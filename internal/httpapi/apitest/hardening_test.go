@@ -17,6 +17,7 @@ import (
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/internal/servetest"
 )
 
 // Bad input is answered with a 4xx that names what is wrong, and changes
@@ -438,7 +439,7 @@ func (brokenStore) Begin(context.Context) (kv.Tx, error) { return nil, errBroken
 // API's terms, not in Go's or the store's.
 func TestErrorsSayNothingOfTheInside(t *testing.T) {
 	t.Run("internal", func(t *testing.T) {
-		logs := &syncBuffer{}
+		logs := &servetest.SyncBuffer{}
 		store := brokenStore{backendtest.OpenPebble(t)}
 		c := startServer(t, store, node.DefaultConfigWith(func(nc *node.Config) {
 			nc.Logger = slog.New(slog.NewTextHandler(logs, nil))
@@ -459,7 +460,7 @@ func TestErrorsSayNothingOfTheInside(t *testing.T) {
 					t.Errorf("the message %q tells %q", msg, secret)
 				}
 			}
-			if line := logs.lineWith(id); !strings.Contains(line, "secret_user") || !strings.Contains(line, req.path) {
+			if line := lineWith(logs, id); !strings.Contains(line, "secret_user") || !strings.Contains(line, req.path) {
 				t.Errorf("the log has no details under request id %s: %q", id, line)
 			}
 		}
@@ -489,8 +490,8 @@ func TestErrorsSayNothingOfTheInside(t *testing.T) {
 	})
 }
 
-// lineWith returns the first line written that holds s.
-func (b *syncBuffer) lineWith(s string) string {
+// lineWith returns the first line written to b that holds s.
+func lineWith(b *servetest.SyncBuffer, s string) string {
 	for _, line := range strings.Split(b.String(), "\n") {
 		if strings.Contains(line, s) {
 			return line
@@ -505,7 +506,7 @@ func (b *syncBuffer) lineWith(s string) string {
 // and they are served as soon as the slow ones are cut.
 func TestSlowBodiesAgainstTheConnectionCap(t *testing.T) {
 	const maxConns = 4
-	logs := &syncBuffer{}
+	logs := &servetest.SyncBuffer{}
 	c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) {
 		nc.MaxConnections = maxConns
 		nc.BodyTimeout = 500 * time.Millisecond
@@ -556,7 +557,7 @@ func TestSlowBodiesAgainstTheConnectionCap(t *testing.T) {
 			t.Fatal("a slow body was never cut off")
 		}
 	}
-	if logs.lineWith("connection limit reached") == "" {
+	if lineWith(logs, "connection limit reached") == "" {
 		t.Errorf("the server did not log that the connection limit was reached:\n%s", logs.String())
 	}
 }
