@@ -37,6 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	setups := fs.String("setup", "postgres,pebble", "setups to run, comma-separated: postgres (3 nodes on one PostgreSQL), pebble (one embedded node)")
 	duration := fs.Duration("duration", 10*time.Minute, "how long each run's clients and faults go on")
+	minFaults := fs.Int("min-faults", 0, "keep each run going past -duration until this many faults were injected (at most three times -duration)")
 	runs := fs.Int("runs", 1, "runs of each setup, one after the other")
 	clients := fs.Int("clients", 16, "concurrent clients, half of them list-append, half bank")
 	interval := fs.Duration("interval", 3*time.Second, "mean pause between two faults")
@@ -80,7 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				return 2
 			}
 			cfg := nemesis.Config{Setup: setup, Folio: *folio, Dir: filepath.Join(*dir, fmt.Sprintf("%s-%d", setup, i+1)),
-				Duration: *duration, Clients: *clients, FaultInterval: *interval, Faults: kinds, Lease: *lease, Seed: *seed, PGBin: *pgBin,
+				Duration: *duration, MinFaults: *minFaults, Clients: *clients, FaultInterval: *interval, Faults: kinds, Lease: *lease, Seed: *seed, PGBin: *pgBin,
 				Logf: func(format string, args ...any) {
 					fmt.Fprintf(stdout, "%s  %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 				}}

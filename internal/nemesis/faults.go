@@ -144,6 +144,17 @@ func (n *nemesis) inject(ctx context.Context, kind string) error {
 	return nil
 }
 
+// total is how many faults were injected so far.
+func (n *nemesis) total() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	t := 0
+	for _, c := range n.counts {
+		t += c
+	}
+	return t
+}
+
 func (n *nemesis) injected() map[string]int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
