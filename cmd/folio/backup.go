@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sync"
 	"time"
@@ -25,42 +23,35 @@ import (
 // backupCommand is `folio backup`: through a running server's admin call
 // (--url), or, with --data-dir, from the store directly while no server
 // runs on it.
-func backupCommand(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+func backupCommand(fs *flag.FlagSet) runFunc {
 	to := fs.String("to", "", "the backup's directory, new or empty (required); with --url, under the server's --backup-dir: a name relative to it, or an absolute path inside it")
 	dataDir := fs.String("data-dir", "", "back up this data directory directly, when no server runs on it (instead of --url)")
-	connect := remoteFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *to == "" || fs.NArg() > 0 {
-		return errors.New("usage: folio backup --to DIR [--url URL | --data-dir D] (folio backup -h)")
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if *dataDir != "" {
-		dir, err := filepath.Abs(*to)
+	return func(s *invocation, _ []string) error {
+		if *to == "" {
+			return usagef("--to DIR is required (folio help backup)")
+		}
+		if *dataDir != "" {
+			dir, err := filepath.Abs(*to)
+			if err != nil {
+				return err
+			}
+			return backupDirectly(s.ctx, *dataDir, dir, s.out.w)
+		}
+		if err := s.connect(); err != nil {
+			return err
+		}
+		done := ticker(os.Stderr, "backing up") // a backup takes what the disk takes; Ctrl-C ends it
+		// Sent as given: a relative name is the server's to resolve, under
+		// its backup directory, not under this process's working directory.
+		res, err := s.c.Backup(s.ctx, *to)
+		done()
 		if err != nil {
 			return err
 		}
-		return backupDirectly(ctx, *dataDir, dir, out)
+		return s.print([]map[string]any{{"dir": res.Dir, "position": res.Position, "bytes": res.Bytes, "files": res.Files,
+			"created_at": res.CreatedAt.Format(time.RFC3339Nano), "duration_ms": res.Duration.Milliseconds()}},
+			"dir", "position", "bytes", "files", "duration_ms")
 	}
-	r, err := connect(out)
-	if err != nil {
-		return err
-	}
-	defer r.c.Close()
-	done := ticker(os.Stderr, "backing up") // a backup takes what the disk takes; Ctrl-C ends it
-	// Sent as given: a relative name is the server's to resolve, under
-	// its backup directory, not under this process's working directory.
-	res, err := r.c.Backup(ctx, *to)
-	done()
-	if err != nil {
-		return err
-	}
-	return r.print([]map[string]any{{"dir": res.Dir, "position": res.Position, "bytes": res.Bytes, "files": res.Files,
-		"created_at": res.CreatedAt.Format(time.RFC3339Nano), "duration_ms": res.Duration.Milliseconds()}},
-		"dir", "position", "bytes", "files", "duration_ms")
 }
 
 // backupDirectly backs up a data directory no server has open.
@@ -81,27 +72,23 @@ func backupDirectly(ctx context.Context, dataDir, to string, out io.Writer) erro
 }
 
 // restoreCommand is `folio restore`.
-func restoreCommand(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+func restoreCommand(fs *flag.FlagSet) runFunc {
 	from := fs.String("from", "", "the backup's directory (required)")
 	dataDir := fs.String("data-dir", "", "the data directory to restore into, new or empty (required)")
-	if err := fs.Parse(args); err != nil {
-		return err
+	return func(s *invocation, _ []string) error {
+		if *from == "" || *dataDir == "" {
+			return usagef("--from DIR and --data-dir D are required (folio help restore)")
+		}
+		progress, done := progressLine(os.Stderr, "restoring")
+		m, err := backup.Restore(s.ctx, *from, *dataDir, openPebble, progress)
+		done()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(s.out.w, "restored the backup of %s (position %d, %s) into %s\nstart it with: folio serve --data-dir %s (the search indexes are rebuilt at the start)\n",
+			m.CreatedAt.Format(time.RFC3339), m.Position, mib(m.Bytes()), *dataDir, *dataDir)
+		return nil
 	}
-	if *from == "" || *dataDir == "" || fs.NArg() > 0 {
-		return errors.New("usage: folio restore --from DIR --data-dir D")
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	progress, done := progressLine(os.Stderr, "restoring")
-	m, err := backup.Restore(ctx, *from, *dataDir, openPebble, progress)
-	done()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "restored the backup of %s (position %d, %s) into %s\nstart it with: folio serve --data-dir %s (the search indexes are rebuilt at the start)\n",
-		m.CreatedAt.Format(time.RFC3339), m.Position, mib(m.Bytes()), *dataDir, *dataDir)
-	return nil
 }
 
 func openPebble(dir string) (kv.Store, error) { return pebblekv.Open(pebblekv.Options{Dir: dir}) }

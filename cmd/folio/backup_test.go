@@ -148,7 +148,7 @@ func TestBackupUnderWritesAndRestore(t *testing.T) {
 	waitWrites(300)
 	target := filepath.Join(backups, "backup")
 	var out bytes.Buffer
-	if err := backupCommand([]string{"--url", base, "--to", "backup", "--json"}, &out); err != nil {
+	if err := execute([]string{"backup", "--url", base, "--to", "backup", "--json"}, &out); err != nil {
 		t.Fatalf("folio backup: %v", err)
 	}
 	var res struct {
@@ -181,7 +181,7 @@ func TestBackupUnderWritesAndRestore(t *testing.T) {
 
 	restored := filepath.Join(t.TempDir(), "restored")
 	out.Reset()
-	if err := restoreCommand([]string{"--from", target, "--data-dir", restored}, &out); err != nil {
+	if err := execute([]string{"restore", "--from", target, "--data-dir", restored}, &out); err != nil {
 		t.Fatalf("folio restore: %v", err)
 	}
 	if !strings.Contains(out.String(), fmt.Sprintf("position %d", pos)) {
@@ -285,7 +285,7 @@ func TestBackupDirectlyAndRestoreRefusals(t *testing.T) {
 		}
 	}
 	target := filepath.Join(t.TempDir(), "b")
-	err = backupCommand([]string{"--data-dir", dataDir, "--to", target}, io.Discard)
+	err = execute([]string{"backup", "--data-dir", dataDir, "--to", target}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "lock") || !strings.Contains(err.Error(), "--url") {
 		t.Fatalf("backup --data-dir of a store in use: %v, want it refused with advice to use --url", err)
 	}
@@ -294,7 +294,7 @@ func TestBackupDirectlyAndRestoreRefusals(t *testing.T) {
 	}
 	s.Close()
 	var out bytes.Buffer
-	if err := backupCommand([]string{"--data-dir", dataDir, "--to", target}, &out); err != nil {
+	if err := execute([]string{"backup", "--data-dir", dataDir, "--to", target}, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "at position 100") {
@@ -308,7 +308,7 @@ func TestBackupDirectlyAndRestoreRefusals(t *testing.T) {
 	busy := t.TempDir()
 	keep := filepath.Join(busy, "keep.txt")
 	os.WriteFile(keep, []byte("mine"), 0o600)
-	err = restoreCommand([]string{"--from", target, "--data-dir", busy}, io.Discard)
+	err = execute([]string{"restore", "--from", target, "--data-dir", busy}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("restore into a non-empty directory: %v, want it refused", err)
 	}
@@ -316,17 +316,17 @@ func TestBackupDirectlyAndRestoreRefusals(t *testing.T) {
 		t.Fatalf("the refused restore changed the directory: %v", entries)
 	}
 	// A backup into a non-empty directory is refused the same way.
-	if err := backupCommand([]string{"--data-dir", dataDir, "--to", busy}, io.Discard); err == nil || !strings.Contains(err.Error(), "not empty") {
+	if err := execute([]string{"backup", "--data-dir", dataDir, "--to", busy}, io.Discard); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("backup into a non-empty directory: %v, want it refused", err)
 	}
 	// A directory without a manifest is no backup.
-	err = restoreCommand([]string{"--from", dataDir, "--data-dir", filepath.Join(t.TempDir(), "x")}, io.Discard)
+	err = execute([]string{"restore", "--from", dataDir, "--data-dir", filepath.Join(t.TempDir(), "x")}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "not a Folio backup") {
 		t.Fatalf("restore from a data directory: %v, want it refused as not a backup", err)
 	}
 	// A backup with a file cut short is refused before anything is copied.
 	damaged := filepath.Join(t.TempDir(), "damaged")
-	if err := backupCommand([]string{"--data-dir", dataDir, "--to", damaged}, io.Discard); err != nil {
+	if err := execute([]string{"backup", "--data-dir", dataDir, "--to", damaged}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	m, err := os.ReadFile(filepath.Join(damaged, "FOLIO_BACKUP.json"))
@@ -344,7 +344,7 @@ func TestBackupDirectlyAndRestoreRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := filepath.Join(t.TempDir(), "fresh")
-	if err := restoreCommand([]string{"--from", damaged, "--data-dir", fresh}, io.Discard); err == nil || !strings.Contains(err.Error(), "damaged") {
+	if err := execute([]string{"restore", "--from", damaged, "--data-dir", fresh}, io.Discard); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("restore of a damaged backup: %v, want it refused", err)
 	}
 	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
@@ -352,7 +352,7 @@ func TestBackupDirectlyAndRestoreRefusals(t *testing.T) {
 	}
 	// The whole one restores into an empty directory that exists.
 	empty := t.TempDir()
-	if err := restoreCommand([]string{"--from", target, "--data-dir", empty}, io.Discard); err != nil {
+	if err := execute([]string{"restore", "--from", target, "--data-dir", empty}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	r, err := pebblekv.Open(pebblekv.Options{Dir: empty})

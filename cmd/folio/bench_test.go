@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,16 +15,8 @@ import (
 func TestBenchCPUProfile(t *testing.T) {
 	url := startOn(t, backendtest.OpenPebble(t))
 	path := filepath.Join(t.TempDir(), "client.pprof")
-	stdout := os.Stdout
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Stdout = devnull // the results table
-	err = bench([]string{"--url", url, "--docs", "100", "--workload", "C", "--duration", "300ms",
-		"--warmup", "0", "--quiet", "--cpu-profile", path})
-	os.Stdout = stdout
-	devnull.Close()
+	err := execute([]string{"bench", "--url", url, "--docs", "100", "--workload", "C", "--duration", "300ms",
+		"--warmup", "0", "--quiet", "--cpu-profile", path}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

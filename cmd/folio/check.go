@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 )
@@ -19,19 +17,20 @@ var errDamaged = errors.New("the store is damaged: restore it from a backup (doc
 // checkCommand is `folio check --data-dir D`: an offline check of every
 // block of an embedded store that no server has open. It prints a line a
 // damaged table and a summary, and fails when anything is damaged.
-func checkCommand(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+func checkCommand(fs *flag.FlagSet) runFunc {
 	dataDir := fs.String("data-dir", "", "the data directory to check, which no server may have open (required)")
 	verbose := fs.Bool("v", false, "print every table checked, not only the damaged ones")
-	if err := fs.Parse(args); err != nil {
-		return err
+	return func(s *invocation, _ []string) error {
+		if *dataDir == "" {
+			return usagef("--data-dir D is required (folio help check)")
+		}
+		return checkStore(s.ctx, s.out.w, *dataDir, *verbose)
 	}
-	if *dataDir == "" || fs.NArg() > 0 {
-		return errors.New("usage: folio check --data-dir D [-v] (folio check -h)")
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	report, err := pebblekv.Check(ctx, *dataDir)
+}
+
+// checkStore checks the store in dataDir and prints what it found.
+func checkStore(ctx context.Context, out io.Writer, dataDir string, verbose bool) error {
+	report, err := pebblekv.Check(ctx, dataDir)
 	if err != nil {
 		return err
 	}
@@ -41,7 +40,7 @@ func checkCommand(args []string, out io.Writer) error {
 		switch {
 		case t.Err != nil:
 			fmt.Fprintf(out, "DAMAGED %s (level %d, %d bytes, keys %s): %v\n", t.File, t.Level, t.Bytes, t.Keys, t.Err)
-		case *verbose:
+		case verbose:
 			fmt.Fprintf(out, "ok      %s (level %d, %d bytes)\n", t.File, t.Level, t.Bytes)
 		}
 	}
@@ -50,7 +49,7 @@ func checkCommand(args []string, out io.Writer) error {
 	}
 	damaged := len(report.Damaged())
 	fmt.Fprintf(out, "%s: %d tables, %d bytes checked, %d damaged; the write-ahead log and manifest replayed whole\n",
-		*dataDir, len(report.Tables), bytes, damaged)
+		dataDir, len(report.Tables), bytes, damaged)
 	if !report.OK() {
 		return errDamaged
 	}

@@ -46,7 +46,7 @@ func TestCheckCommand(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if err := checkCommand([]string{"--data-dir", dir}, &out); err != nil {
+	if err := execute([]string{"check", "--data-dir", dir}, &out); err != nil {
 		t.Fatalf("a whole store: %v\n%s", err, out.String())
 	}
 	if want := fmt.Sprintf("%d tables", len(tables)); !strings.Contains(out.String(), want) || !strings.Contains(out.String(), " 0 damaged") {
@@ -63,7 +63,7 @@ func TestCheckCommand(t *testing.T) {
 	}
 	f.Close()
 	out.Reset()
-	if err := checkCommand([]string{"--data-dir", dir}, &out); !errors.Is(err, errDamaged) {
+	if err := execute([]string{"check", "--data-dir", dir}, &out); !errors.Is(err, errDamaged) {
 		t.Errorf("a damaged store: %v, want errDamaged", err)
 	}
 	if !strings.Contains(out.String(), "DAMAGED "+tables[0]) || !strings.Contains(out.String(), " 1 damaged") {
@@ -74,7 +74,7 @@ func TestCheckCommand(t *testing.T) {
 	for _, m := range markers {
 		os.Remove(m)
 	}
-	if err := checkCommand([]string{"--data-dir", dir}, &out); !errors.Is(err, pebblekv.ErrMissingMarkers) {
+	if err := execute([]string{"check", "--data-dir", dir}, &out); !errors.Is(err, pebblekv.ErrMissingMarkers) {
 		t.Errorf("a store without its manifest marker: %v, want ErrMissingMarkers", err)
 	}
 }

@@ -18,9 +18,9 @@ import (
 	"github.com/foliodb/folio/client"
 )
 
-// The data commands: databases, collections, documents, search, events
-// and messages of a running server, through the client package. Each is a
-// row of commands; runCLI is their entry point (docs/cli.md).
+// The command framework: every command of folio is a row of the commands
+// table (commands.go), from which dispatch, `folio help`, each command's
+// -h, suggestions for a mistyped name and shell completion are derived.
 
 // Exit codes scripts can rely on (docs/cli.md).
 const (
@@ -31,22 +31,54 @@ const (
 	exitNotFound    = 4 // the server answered NOT_FOUND
 )
 
-// command is one data command.
+// command is one command: a row of the table.
 type command struct {
-	name    string // "db create", "insert"
+	name    string // "serve", "db create", "insert"
 	args    string // the positional arguments, for the usage line
-	summary string
+	summary string // its first sentence is the line `folio help` lists
+	// details, if set, is more of the usage, printed after the summary.
+	details func() string
+	section section
 	// minArgs and maxArgs bound the positional arguments (-1: any).
 	minArgs, maxArgs int
+	server           serverUse
+	// tables: it prints tables unless --json is given, even into a pipe
+	// (the administration commands), rather than only on a terminal.
+	tables bool
 	// setup declares the command's own flags and returns what runs it.
-	setup func(fs *flag.FlagSet) func(s *invocation, args []string) error
+	setup func(fs *flag.FlagSet) runFunc
 }
+
+// runFunc runs a command with its positional arguments.
+type runFunc func(s *invocation, args []string) error
+
+// serverUse is how a command uses a server.
+type serverUse int
+
+const (
+	noServer serverUse = iota // works on local files: no connection flags
+	// needsServer: it takes the connection flags and is connected before
+	// it runs.
+	needsServer
+	// mayUseServer: it takes the connection flags and connects when its
+	// other flags ask for it (backup with --url, not with --data-dir).
+	mayUseServer
+)
+
+// section is where `folio help` lists a command.
+type section int
+
+const (
+	sectionServer section = iota
+	sectionAdmin
+	sectionData
+)
 
 // invocation is what a running command works with.
 type invocation struct {
 	ctx    context.Context
-	c      *client.Client
-	url    string // the server's, as given or defaulted
+	c      *client.Client // set by connect
+	url    string         // the server's, as given or defaulted
 	stdin  io.Reader
 	out    *printer
 	stdinT bool // stdin is a terminal: documents are not read from it
@@ -54,6 +86,9 @@ type invocation struct {
 	// output; terminal says whether that person watches (progress).
 	stderr   io.Writer
 	terminal bool
+	// connect opens c, once; defaulted says the URL is the default one.
+	connect   func() error
+	defaulted bool
 }
 
 // cliEnv is the process's surroundings, set by main and by tests.
@@ -63,8 +98,9 @@ type cliEnv struct {
 	getenv           func(string) string
 	stdoutIsTerminal bool
 	stdinIsTerminal  bool
-	// ctx, if set, ends follow commands (events, subscribe) when done;
-	// main makes one that ends on SIGINT and SIGTERM.
+	// ctx, if set, ends the commands that run until stopped (serve,
+	// events, subscribe) and interrupts the others; main makes one that
+	// ends on SIGINT and SIGTERM.
 	ctx context.Context
 }
 
@@ -75,92 +111,15 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// groups are the commands that take a subcommand.
-var groups = []string{"db", "collection"}
-
-// findCommand finds the command args start with, and the arguments left.
-func findCommand(args []string) (*command, []string, bool) {
-	if len(args) == 0 {
-		return nil, nil, false
-	}
-	name, rest := args[0], args[1:]
-	if slices.Contains(groups, name) {
-		if len(rest) == 0 {
-			return nil, nil, false
-		}
-		name, rest = name+" "+rest[0], rest[1:]
-	}
-	for i := range commands {
-		if commands[i].name == name {
-			return &commands[i], rest, true
+// groups are the commands that take a subcommand, in the table's order.
+func groups() []string {
+	var out []string
+	for _, c := range commands {
+		if g, _, ok := strings.Cut(c.name, " "); ok && !slices.Contains(out, g) {
+			out = append(out, g)
 		}
 	}
-	return nil, nil, false
-}
-
-// isDataCommand tells main whether args name a command of this file (or
-// a group of them, or --version, or help of one).
-func isDataCommand(args []string) bool {
-	if len(args) == 0 {
-		return false
-	}
-	switch args[0] {
-	case "--version", "completion":
-		return true
-	case "help":
-		return len(args) > 1 && isDataCommand(args[1:])
-	}
-	if slices.Contains(groups, args[0]) {
-		return true
-	}
-	_, _, ok := findCommand(args)
-	return ok
-}
-
-// runCLI runs a data command and returns the process's exit code.
-func runCLI(args []string, env cliEnv) int {
-	switch args[0] {
-	case "--version":
-		fmt.Fprintln(env.stdout, buildInfo())
-		return exitOK
-	case "completion":
-		return completion(args[1:], env)
-	case "help":
-		cmd, _, ok := findCommand(args[1:])
-		if !ok {
-			groupUsage(env.stdout, args[1], subcommands(args[1]), "folio help "+args[1]+" SUBCOMMAND for each")
-			return exitOK
-		}
-		fs := newFlagSet(cmd, env)
-		connectionFlags(fs, env.getenv)
-		cmd.setup(fs)
-		fs.SetOutput(env.stdout)
-		fs.Usage()
-		return exitOK
-	}
-	cmd, rest, ok := findCommand(args)
-	if !ok { // a group, without one of its subcommands
-		subs := subcommands(args[0])
-		switch {
-		case len(args) > 1 && isHelp(args[1]):
-			groupUsage(env.stdout, args[0], subs, "folio help "+args[0]+" SUBCOMMAND for each")
-			return exitOK
-		case len(args) > 1:
-			fmt.Fprintf(env.stderr, "folio %s: unknown subcommand %q%s: want %s\n", args[0], args[1], didYouMean(args[1], subs), strings.Join(subs, ", "))
-		default:
-			fmt.Fprintf(env.stderr, "folio %s: want a subcommand: %s\n", args[0], strings.Join(subs, ", "))
-		}
-		return exitUsage
-	}
-	err := runCommand(cmd, rest, env)
-	if err == nil {
-		return exitOK
-	}
-	fmt.Fprintf(env.stderr, "folio %s: %v\n", cmd.name, err)
-	if h := hint(err); h != "" {
-		fmt.Fprintln(env.stderr, h)
-	}
-	return exitCode(err)
+	return out
 }
 
 // subcommands lists a group's commands.
@@ -174,11 +133,108 @@ func subcommands(group string) []string {
 	return out
 }
 
+// topCommands is every first word of a command, help's included.
+func topCommands() []string {
+	var out []string
+	for _, c := range commands {
+		first, _, _ := strings.Cut(c.name, " ")
+		if !slices.Contains(out, first) {
+			out = append(out, first)
+		}
+	}
+	return append(out, "help")
+}
+
+// findCommand finds the command args start with, and the arguments left.
+func findCommand(args []string) (*command, []string, bool) {
+	if len(args) == 0 {
+		return nil, nil, false
+	}
+	name, rest := args[0], args[1:]
+	if slices.Contains(groups(), name) {
+		if len(rest) == 0 {
+			return nil, nil, false
+		}
+		name, rest = name+" "+rest[0], rest[1:]
+	}
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i], rest, true
+		}
+	}
+	return nil, nil, false
+}
+
+// runCLI runs the command args name and returns the process's exit code.
+func runCLI(args []string, env cliEnv) int {
+	if len(args) == 0 {
+		usage(env.stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return help(args[1:], env)
+	case "--version", "-version":
+		args = []string{"version"}
+	}
+	cmd, rest, ok := findCommand(args)
+	if !ok {
+		return notACommand(args, env)
+	}
+	err := runCommand(cmd, rest, env)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(env.stderr, "folio %s: %v\n", cmd.name, err)
+	if h := hint(err); h != "" {
+		fmt.Fprintln(env.stderr, h)
+	}
+	return exitCode(err)
+}
+
+// help is `folio help [CMD]`: a command's usage, a group's, or the list
+// of every command.
+func help(args []string, env cliEnv) int {
+	if cmd, _, ok := findCommand(args); ok {
+		fs := newFlagSet(cmd, env)
+		declareFlags(cmd, fs, env.getenv)
+		fs.SetOutput(env.stdout)
+		fs.Usage()
+		return exitOK
+	}
+	if len(args) > 0 && slices.Contains(groups(), args[0]) {
+		groupUsage(env.stdout, args[0])
+		return exitOK
+	}
+	usage(env.stdout)
+	return exitOK
+}
+
+// notACommand answers args that name no command: a group without one of
+// its subcommands (or asked for its usage), or a mistyped name.
+func notACommand(args []string, env cliEnv) int {
+	if !slices.Contains(groups(), args[0]) {
+		fmt.Fprintf(env.stderr, "folio: unknown command %q%s; folio help lists them\n", args[0], didYouMean(args[0], topCommands()))
+		return exitUsage
+	}
+	subs := subcommands(args[0])
+	switch {
+	case len(args) > 1 && isHelp(args[1]):
+		groupUsage(env.stdout, args[0])
+		return exitOK
+	case len(args) > 1:
+		fmt.Fprintf(env.stderr, "folio %s: unknown subcommand %q%s: want %s\n", args[0], args[1], didYouMean(args[1], subs), strings.Join(subs, ", "))
+	default:
+		fmt.Fprintf(env.stderr, "folio %s: want a subcommand: %s\n", args[0], strings.Join(subs, ", "))
+	}
+	return exitUsage
+}
+
 // defaultURL is a local server's, when neither --url nor FOLIO_URL is
 // given.
 const defaultURL = "http://localhost:8081"
 
-// connection are the flags every data command takes.
+// connection are the flags every command that talks to a server takes.
 type connection struct {
 	url, clientID, clientSecret, token, caCert *string
 	asJSON, table                              *bool
@@ -188,10 +244,25 @@ func newFlagSet(cmd *command, env cliEnv) *flag.FlagSet {
 	fs := flag.NewFlagSet("folio "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: folio %s [flags] %s\n\n%s\n\nflags:\n", cmd.name, cmd.args, cmd.summary)
+		w := fs.Output()
+		fmt.Fprintf(w, "%s\n\n%s\n\n", strings.TrimSpace("usage: folio "+cmd.name+" [flags] "+cmd.args), cmd.summary)
+		if cmd.details != nil {
+			fmt.Fprintf(w, "%s\n\n", cmd.details())
+		}
+		fmt.Fprintln(w, "flags:")
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// declareFlags declares a command's flags, the connection's among them if
+// it talks to a server, and returns what runs it.
+func declareFlags(cmd *command, fs *flag.FlagSet, getenv func(string) string) (connection, runFunc) {
+	var cn connection
+	if cmd.server != noServer {
+		cn = connectionFlags(fs, getenv)
+	}
+	return cn, cmd.setup(fs)
 }
 
 func connectionFlags(fs *flag.FlagSet, getenv func(string) string) connection {
@@ -234,11 +305,12 @@ func (cn connection) open() (*client.Client, error) {
 
 func runCommand(cmd *command, args []string, env cliEnv) error {
 	fs := newFlagSet(cmd, env)
-	cn := connectionFlags(fs, env.getenv)
-	run := cmd.setup(fs)
+	cn, run := declareFlags(cmd, fs, env.getenv)
 	fs.SetOutput(io.Discard) // a bad flag is reported once, below
 	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
+	// A command without arguments takes a lone help word for -h, as the
+	// groups do, rather than refusing it (or serving on it).
+	if errors.Is(err, flag.ErrHelp) || err == nil && cmd.maxArgs == 0 && len(pos) == 1 && isHelp(pos[0]) {
 		fs.SetOutput(env.stdout)
 		fs.Usage()
 		return nil
@@ -246,41 +318,71 @@ func runCommand(cmd *command, args []string, env cliEnv) error {
 	if err != nil {
 		return usagef("%v (folio help %s)", err, cmd.name)
 	}
+	if len(pos) < cmd.minArgs || cmd.maxArgs >= 0 && len(pos) > cmd.maxArgs {
+		if cmd.maxArgs == 0 {
+			return usagef("takes no arguments, got %d (folio help %s)", len(pos), cmd.name)
+		}
+		return usagef("want arguments %s, got %d (folio help %s)", cmd.args, len(pos), cmd.name)
+	}
+	ctx := env.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s := &invocation{ctx: ctx, stdin: env.stdin, stdinT: env.stdinIsTerminal, out: &printer{w: env.stdout, table: env.stdoutIsTerminal},
+		stderr: env.stderr, terminal: env.stdoutIsTerminal, connect: func() error { return errors.New("this command has no server") }}
+	if cmd.server != noServer {
+		if err := s.useServer(cmd, fs, cn, env); err != nil {
+			return err
+		}
+		defer func() {
+			if s.c != nil {
+				s.c.Close()
+			}
+		}()
+	}
+	err = run(s, pos)
+	var apiErr *client.Error
+	if s.defaulted && errors.As(err, &apiErr) {
+		return fmt.Errorf("%w (from %s, the default server; --url or FOLIO_URL names another)", err, s.url)
+	}
+	return err
+}
+
+// useServer sets up the invocation of a command that talks to a server:
+// its URL, how it prints, and its connection (opened now, or when the
+// command asks for it).
+func (s *invocation) useServer(cmd *command, fs *flag.FlagSet, cn connection, env cliEnv) error {
 	// FOLIO_URL is read here rather than as the flag's default, so that
 	// help shows the real default.
 	if u := env.getenv("FOLIO_URL"); u != "" && !flagSet(fs, "url") {
 		*cn.url = u
 	}
-	if len(pos) < cmd.minArgs || cmd.maxArgs >= 0 && len(pos) > cmd.maxArgs {
-		return usagef("want arguments %s, got %d (folio help %s)", cmd.args, len(pos), cmd.name)
-	}
 	if *cn.asJSON && *cn.table {
 		return usagef("--json and --table: choose one")
 	}
-	c, err := cn.open()
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	ctx := env.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
+	s.url = *cn.url
+	s.out.table = *cn.table || !*cn.asJSON && (cmd.tables || env.stdoutIsTerminal)
 	// A server reached by default may not be the one meant (another
 	// program on 8081): say which it is, on a terminal and in errors.
-	defaulted := !flagSet(fs, "url") && env.getenv("FOLIO_URL") == ""
-	if defaulted && env.stdoutIsTerminal {
-		fmt.Fprintf(env.stderr, "folio: server %s (the default; --url or FOLIO_URL names another)\n", *cn.url)
+	s.defaulted = !flagSet(fs, "url") && env.getenv("FOLIO_URL") == ""
+	s.connect = func() error {
+		if s.c != nil {
+			return nil
+		}
+		c, err := cn.open()
+		if err != nil {
+			return err
+		}
+		if s.defaulted && env.stdoutIsTerminal {
+			fmt.Fprintf(env.stderr, "folio: server %s (the default; --url or FOLIO_URL names another)\n", s.url)
+		}
+		s.c = c
+		return nil
 	}
-	asTable := *cn.table || env.stdoutIsTerminal && !*cn.asJSON
-	s := &invocation{ctx: ctx, c: c, url: *cn.url, stdin: env.stdin, stdinT: env.stdinIsTerminal, out: &printer{w: env.stdout, table: asTable},
-		stderr: env.stderr, terminal: env.stdoutIsTerminal}
-	err = run(s, pos)
-	var apiErr *client.Error
-	if defaulted && errors.As(err, &apiErr) {
-		return fmt.Errorf("%w (from %s, the default server; --url or FOLIO_URL names another)", err, *cn.url)
+	if cmd.server == needsServer {
+		return s.connect()
 	}
-	return err
+	return nil
 }
 
 // flagSet tells whether the flag name was given.
@@ -340,23 +442,10 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// runCLIMain runs a data command as the process.
-func runCLIMain(args []string) int {
+// runMain runs a command as the process.
+func runMain(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	return runCLI(args, cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
 		stdoutIsTerminal: isTerminal(os.Stdout), stdinIsTerminal: isTerminal(os.Stdin), ctx: ctx})
-}
-
-// dataUsage lists the data commands for `folio help`.
-func dataUsage() string {
-	var b strings.Builder
-	b.WriteString("\ndata commands (folio help CMD for each; docs/cli.md):\n")
-	for _, c := range commands {
-		summary, _, _ := strings.Cut(c.summary, ". ")
-		fmt.Fprintf(&b, "  %-20s %s\n", c.name, strings.TrimSuffix(summary, "."))
-	}
-	b.WriteString("  completion           print a shell's completion script (bash, zsh, fish)\n")
-	b.WriteString("\nThey talk to a running server: --url or FOLIO_URL (default http://localhost:8081).\nOn a terminal they print tables; with --json, or into a pipe, JSON lines.\n")
-	return b.String()
 }

@@ -16,9 +16,46 @@ import (
 // byte for byte (big integers and field order kept).
 type doc = json.RawMessage
 
-// commands are the data commands, in the order `folio help` lists them.
-var commands = []command{
-	{name: "status", summary: "Show which server the commands reach (--url or FOLIO_URL), its version, storage engine and whether it asks for credentials, and whether it and its storage are up; exits 3 when it cannot be reached, 1 when it is not healthy.", setup: noFlags(func(s *invocation, a []string) error {
+// commands are every command of folio, in the order `folio help` lists
+// them (by section). They are set in init: completion derives its script
+// from them, which the compiler would take for a cycle.
+var commands []command
+
+func init() {
+	commands = append(append(serverCommands, adminCommands...), dataCommands...)
+}
+
+// serverCommands run, measure and keep a server and its store.
+var serverCommands = []command{
+	{name: "serve", summary: "Run the server. Every flag has an environment variable beside it, and a key of the --config file; --print-config shows the effective configuration and where each setting came from.", setup: serveCommand},
+	{name: "bench", summary: "Load a server and measure it. Loads documents of about 1 KB into a collection, then runs workloads on it from concurrent clients, each for --duration, printing a progress line a second to stderr and a table (or JSON) of operations per second and p50/p95/p99 latency per operation to stdout.", details: benchWorkloads, setup: benchCommand},
+	{name: "backup", summary: "Copy the store while it serves. Through a running server (--url), into a directory under its --backup-dir; or with --data-dir, from a data directory no server has open.", server: mayUseServer, tables: true, setup: backupCommand},
+	{name: "restore", summary: "Put a backup into a new data directory. Then serve it: folio serve --data-dir D.", setup: restoreCommand},
+	{name: "check", summary: "Verify every block of a stopped embedded store. The write-ahead log and manifest of --data-dir are replayed, every block's checksum and the keys' order checked; exits 1 if anything is damaged.", setup: checkCommand},
+	{name: "version", summary: "Print the version, and the commit it was built from.", setup: noFlags(func(s *invocation, _ []string) error {
+		_, err := fmt.Fprintln(s.out.w, buildInfo())
+		return err
+	})},
+	{name: "completion", args: "bash|zsh|fish", summary: "Print a shell's completion script (bash, zsh, fish). Load it with source <(folio completion bash), or folio completion fish | source.", minArgs: 1, maxArgs: 1, setup: noFlags(completion)},
+}
+
+// adminCommands manage the applications, namespaces and signing keys of
+// a server with authentication on (manage.go).
+var adminCommands = []command{
+	{name: "app create", summary: "Create an application, and print it with its secret (shown this once).", section: sectionAdmin, server: needsServer, tables: true, setup: appCreate},
+	{name: "app list", summary: "List the applications.", section: sectionAdmin, server: needsServer, tables: true, setup: noFlags(appList)},
+	{name: "app rotate", args: "ID", summary: "Give an application a new secret, and print it (shown this once).", section: sectionAdmin, minArgs: 1, maxArgs: 1, server: needsServer, tables: true, setup: noFlags(appRotate)},
+	{name: "app delete", args: "ID", summary: "Delete an application.", section: sectionAdmin, minArgs: 1, maxArgs: 1, server: needsServer, tables: true, setup: noFlags(appDelete)},
+	{name: "namespace create", args: "NAME", summary: "Create a namespace.", section: sectionAdmin, minArgs: 1, maxArgs: 1, server: needsServer, tables: true, setup: namespaceCreate},
+	{name: "namespace list", summary: "List the namespaces.", section: sectionAdmin, server: needsServer, tables: true, setup: noFlags(namespaceList)},
+	{name: "namespace delete", args: "NAME", summary: "Delete an empty namespace: no databases, no applications.", section: sectionAdmin, minArgs: 1, maxArgs: 1, server: needsServer, tables: true, setup: noFlags(namespaceDelete)},
+	{name: "key rotate", summary: "Make a new key sign the server's tokens.", section: sectionAdmin, server: needsServer, tables: true, setup: noFlags(keyRotate)},
+}
+
+// dataCommands work on the databases, collections, documents, search,
+// events and messages of a running server, through the client package.
+var dataCommands = []command{
+	{section: sectionData, server: needsServer, name: "status", summary: "Show which server the commands reach (--url or FOLIO_URL), its version, storage engine and whether it asks for credentials, and whether it and its storage are up; exits 3 when it cannot be reached, 1 when it is not healthy.", setup: noFlags(func(s *invocation, a []string) error {
 		info, err := s.c.Info(s.ctx)
 		if err != nil {
 			return err
@@ -34,26 +71,26 @@ var commands = []command{
 		}
 		return herr
 	})},
-	{name: "db create", args: "DB", summary: "Create a database.", minArgs: 1, maxArgs: 1, setup: noFlags(func(s *invocation, a []string) error {
+	{section: sectionData, server: needsServer, name: "db create", args: "DB", summary: "Create a database.", minArgs: 1, maxArgs: 1, setup: noFlags(func(s *invocation, a []string) error {
 		if _, err := s.c.CreateDatabase(s.ctx, a[0]); err != nil {
 			return err
 		}
 		return s.out.message(map[string]any{"db": a[0], "status": "created"}, "database "+a[0]+" created")
 	})},
-	{name: "db drop", args: "DB", summary: "Drop a database and every collection in it.", minArgs: 1, maxArgs: 1, setup: noFlags(func(s *invocation, a []string) error {
+	{section: sectionData, server: needsServer, name: "db drop", args: "DB", summary: "Drop a database and every collection in it.", minArgs: 1, maxArgs: 1, setup: noFlags(func(s *invocation, a []string) error {
 		if err := s.c.Database(a[0]).Drop(s.ctx); err != nil {
 			return err
 		}
 		return s.out.message(map[string]any{"db": a[0], "status": "dropped"}, "database "+a[0]+" dropped")
 	})},
-	{name: "db list", summary: "List the databases.", setup: noFlags(func(s *invocation, a []string) error {
+	{section: sectionData, server: needsServer, name: "db list", summary: "List the databases.", setup: noFlags(func(s *invocation, a []string) error {
 		dbs, err := s.c.ListDatabases(s.ctx)
 		if err != nil {
 			return err
 		}
 		return printAll(s, dbs, "db")
 	})},
-	{name: "db describe", args: "DB", summary: "Describe a database: its collections and what they take.", minArgs: 1, maxArgs: 1, setup: noFlags(func(s *invocation, a []string) error {
+	{section: sectionData, server: needsServer, name: "db describe", args: "DB", summary: "Describe a database: its collections and what they take.", minArgs: 1, maxArgs: 1, setup: noFlags(func(s *invocation, a []string) error {
 		d, err := s.c.Database(a[0]).Describe(s.ctx)
 		if err != nil {
 			return err
@@ -73,7 +110,7 @@ var commands = []command{
 		return printAll(s, rows, "collection", "document_bytes", "index_bytes")
 	})},
 
-	{name: "collection create", args: "DB COLLECTION [SCHEMA]", summary: "Create a collection, or add fields to its schema. SCHEMA is the JSON schema, a file holding it, or - (the default) for standard input; without a \"title\" the collection's name is taken.", minArgs: 2, maxArgs: 3, setup: noFlags(func(s *invocation, a []string) error {
+	{section: sectionData, server: needsServer, name: "collection create", args: "DB COLLECTION [SCHEMA]", summary: "Create a collection, or add fields to its schema. SCHEMA is the JSON schema, a file holding it, or - (the default) for standard input; without a \"title\" the collection's name is taken.", minArgs: 2, maxArgs: 3, setup: noFlags(func(s *invocation, a []string) error {
 		schema, err := schemaArg(s, a[2:])
 		if err != nil {
 			return err
@@ -83,20 +120,20 @@ var commands = []command{
 		}
 		return s.out.message(map[string]any{"db": a[0], "collection": a[1], "status": "created"}, "collection "+a[1]+" created")
 	})},
-	{name: "collection drop", args: "DB COLLECTION", summary: "Drop a collection and its documents.", minArgs: 2, maxArgs: 2, setup: noFlags(func(s *invocation, a []string) error {
+	{section: sectionData, server: needsServer, name: "collection drop", args: "DB COLLECTION", summary: "Drop a collection and its documents.", minArgs: 2, maxArgs: 2, setup: noFlags(func(s *invocation, a []string) error {
 		if err := s.c.Database(a[0]).DropCollection(s.ctx, a[1]); err != nil {
 			return err
 		}
 		return s.out.message(map[string]any{"db": a[0], "collection": a[1], "status": "dropped"}, "collection "+a[1]+" dropped")
 	})},
-	{name: "collection list", args: "DB", summary: "List a database's collections.", minArgs: 1, maxArgs: 1, setup: noFlags(func(s *invocation, a []string) error {
+	{section: sectionData, server: needsServer, name: "collection list", args: "DB", summary: "List a database's collections.", minArgs: 1, maxArgs: 1, setup: noFlags(func(s *invocation, a []string) error {
 		colls, err := s.c.Database(a[0]).ListCollections(s.ctx)
 		if err != nil {
 			return err
 		}
 		return printAll(s, colls, "collection")
 	})},
-	{name: "collection describe", args: "DB COLLECTION", summary: "Describe a collection: its schema (on a terminal, indented) and what it takes.", minArgs: 2, maxArgs: 2, setup: noFlags(func(s *invocation, a []string) error {
+	{section: sectionData, server: needsServer, name: "collection describe", args: "DB COLLECTION", summary: "Describe a collection: its schema (on a terminal, indented) and what it takes.", minArgs: 2, maxArgs: 2, setup: noFlags(func(s *invocation, a []string) error {
 		d, err := s.c.Database(a[0]).DescribeCollection(s.ctx, a[1])
 		if err != nil {
 			return err
@@ -112,21 +149,22 @@ var commands = []command{
 		return err
 	})},
 
-	{name: "insert", args: "DB COLLECTION [DOCUMENT...]", summary: "Insert documents: JSON objects as arguments, in --file, or as JSON lines on standard input. Prints their keys.", minArgs: 2, maxArgs: -1, setup: writeCommand((*client.Collection[doc]).Insert)},
-	{name: "replace", args: "DB COLLECTION [DOCUMENT...]", summary: "Insert documents or replace those with the same key; documents as for insert. Prints their keys.", minArgs: 2, maxArgs: -1, setup: writeCommand((*client.Collection[doc]).Replace)},
-	{name: "read", args: "DB COLLECTION [FILTER]", summary: "Print the documents a filter selects (JSON, docs/api.md \"Filters\"; default {}, every document), in key order or --sort's.", minArgs: 2, maxArgs: 3, setup: readCommand},
-	{name: "update", args: "DB COLLECTION FILTER UPDATE", summary: "Change the documents FILTER selects: UPDATE is {\"$set\":{…},\"$unset\":[…]}. Prints how many changed.", minArgs: 4, maxArgs: 4, setup: updateCommand},
-	{name: "delete", args: "DB COLLECTION FILTER", summary: "Delete the documents FILTER selects ({} deletes every one). Prints how many.", minArgs: 3, maxArgs: 3, setup: deleteCommand},
-	{name: "search", args: "DB COLLECTION [QUERY]", summary: "Full-text search: the documents holding every word and \"phrase\" of QUERY (default: all), with --filter, --facet and --sort.", minArgs: 2, maxArgs: 3, setup: searchCommand},
-	{name: "events", args: "DB COLLECTION", summary: "Follow the changes of a collection until interrupted; --start-after resumes after an event's position.", minArgs: 2, maxArgs: 2, setup: eventsCommand},
-	{name: "publish", args: "DB COLLECTION [MESSAGE...]", summary: "Publish messages to a messages collection; messages as insert's documents.", minArgs: 2, maxArgs: -1, setup: publishCommand},
-	{name: "subscribe", args: "DB COLLECTION [FILTER]", summary: "Follow the messages published to a messages collection until interrupted; --start-after resumes after a message's position.", minArgs: 2, maxArgs: 3, setup: subscribeCommand},
-	{name: "import", args: "FILE|-", summary: "Import a file: an export of folio export, or documents (JSON lines or CSV) into --db and --collection, batched and resumable (docs/cli.md \"Importing\").", minArgs: 1, maxArgs: 1, setup: importCommand},
+	{section: sectionData, server: needsServer, name: "insert", args: "DB COLLECTION [DOCUMENT...]", summary: "Insert documents: JSON objects as arguments, in --file, or as JSON lines on standard input. Prints their keys.", minArgs: 2, maxArgs: -1, setup: writeCommand((*client.Collection[doc]).Insert)},
+	{section: sectionData, server: needsServer, name: "replace", args: "DB COLLECTION [DOCUMENT...]", summary: "Insert documents or replace those with the same key; documents as for insert. Prints their keys.", minArgs: 2, maxArgs: -1, setup: writeCommand((*client.Collection[doc]).Replace)},
+	{section: sectionData, server: needsServer, name: "read", args: "DB COLLECTION [FILTER]", summary: "Print the documents a filter selects (JSON, docs/api.md \"Filters\"; default {}, every document), in key order or --sort's.", minArgs: 2, maxArgs: 3, setup: readCommand},
+	{section: sectionData, server: needsServer, name: "update", args: "DB COLLECTION FILTER UPDATE", summary: "Change the documents FILTER selects: UPDATE is {\"$set\":{…},\"$unset\":[…]}. Prints how many changed.", minArgs: 4, maxArgs: 4, setup: updateCommand},
+	{section: sectionData, server: needsServer, name: "delete", args: "DB COLLECTION FILTER", summary: "Delete the documents FILTER selects ({} deletes every one). Prints how many.", minArgs: 3, maxArgs: 3, setup: deleteCommand},
+	{section: sectionData, server: needsServer, name: "search", args: "DB COLLECTION [QUERY]", summary: "Full-text search: the documents holding every word and \"phrase\" of QUERY (default: all), with --filter, --facet and --sort.", minArgs: 2, maxArgs: 3, setup: searchCommand},
+	{section: sectionData, server: needsServer, name: "events", args: "DB COLLECTION", summary: "Follow the changes of a collection until interrupted; --start-after resumes after an event's position.", minArgs: 2, maxArgs: 2, setup: eventsCommand},
+	{section: sectionData, server: needsServer, name: "publish", args: "DB COLLECTION [MESSAGE...]", summary: "Publish messages to a messages collection; messages as insert's documents.", minArgs: 2, maxArgs: -1, setup: publishCommand},
+	{section: sectionData, server: needsServer, name: "subscribe", args: "DB COLLECTION [FILTER]", summary: "Follow the messages published to a messages collection until interrupted; --start-after resumes after a message's position.", minArgs: 2, maxArgs: 3, setup: subscribeCommand},
+	{section: sectionData, server: needsServer, name: "export", summary: "Write a database, or one collection of it, as JSON lines: one consistent state of it, which folio import reads back.", setup: exportCommand},
+	{section: sectionData, server: needsServer, name: "import", args: "FILE|-", summary: "Import a file: an export of folio export, or documents (JSON lines or CSV) into --db and --collection, batched and resumable (docs/cli.md \"Importing\").", minArgs: 1, maxArgs: 1, setup: importCommand},
 }
 
 // noFlags is the setup of a command without flags of its own.
-func noFlags(run func(s *invocation, args []string) error) func(*flag.FlagSet) func(*invocation, []string) error {
-	return func(*flag.FlagSet) func(*invocation, []string) error { return run }
+func noFlags(run runFunc) func(*flag.FlagSet) runFunc {
+	return func(*flag.FlagSet) runFunc { return run }
 }
 
 // printAll prints values as records.
@@ -148,8 +186,8 @@ func coll(s *invocation, args []string) *client.Collection[doc] {
 
 // writeCommand is insert or replace: documents in batches, their keys
 // printed as each batch is written.
-func writeCommand(write func(*client.Collection[doc], context.Context, ...*doc) ([]client.Key, error)) func(*flag.FlagSet) func(*invocation, []string) error {
-	return func(fs *flag.FlagSet) func(*invocation, []string) error {
+func writeCommand(write func(*client.Collection[doc], context.Context, ...*doc) ([]client.Key, error)) func(*flag.FlagSet) runFunc {
+	return func(fs *flag.FlagSet) runFunc {
 		file := fs.String("file", "", "read the documents from this file (JSON lines, or a JSON array); - for standard input")
 		return func(s *invocation, a []string) error {
 			c := coll(s, a)
@@ -174,7 +212,7 @@ func writeCommand(write func(*client.Collection[doc], context.Context, ...*doc) 
 	}
 }
 
-func readCommand(fs *flag.FlagSet) func(*invocation, []string) error {
+func readCommand(fs *flag.FlagSet) runFunc {
 	fields := fs.String("fields", "", "print only these fields (comma-separated)")
 	sortBy := fs.String("sort", "", "order by these fields (comma-separated; -field for descending)")
 	limit := fs.Int64("limit", 0, "print at most this many documents")
@@ -230,7 +268,7 @@ func sortFields(s string) []client.SortField {
 	return out
 }
 
-func updateCommand(fs *flag.FlagSet) func(*invocation, []string) error {
+func updateCommand(fs *flag.FlagSet) runFunc {
 	limit := fs.Int64("limit", 0, "change at most this many documents (the first in key order)")
 	ci := fs.Bool("ci", false, "compare strings ignoring case")
 	return func(s *invocation, a []string) error {
@@ -254,7 +292,7 @@ func updateCommand(fs *flag.FlagSet) func(*invocation, []string) error {
 	}
 }
 
-func deleteCommand(fs *flag.FlagSet) func(*invocation, []string) error {
+func deleteCommand(fs *flag.FlagSet) runFunc {
 	limit := fs.Int64("limit", 0, "delete at most this many documents (the first in key order)")
 	ci := fs.Bool("ci", false, "compare strings ignoring case")
 	return func(s *invocation, a []string) error {
@@ -274,7 +312,7 @@ func deleteCommand(fs *flag.FlagSet) func(*invocation, []string) error {
 	}
 }
 
-func searchCommand(fs *flag.FlagSet) func(*invocation, []string) error {
+func searchCommand(fs *flag.FlagSet) runFunc {
 	filter := fs.String("filter", "", "only documents this filter selects (JSON)")
 	in := fs.String("in", "", "search the query in these string fields (comma-separated; default: all)")
 	facets := fs.String("facet", "", "count the most frequent values of these fields (comma-separated)")
@@ -345,7 +383,7 @@ func printFacets(s *invocation, req client.SearchRequest, p *client.SearchPage[d
 	return printAll(s, rows, "facet", "value", "count")
 }
 
-func eventsCommand(fs *flag.FlagSet) func(*invocation, []string) error {
+func eventsCommand(fs *flag.FlagSet) runFunc {
 	after := fs.String("start-after", "", "resume after the event at this position")
 	return func(s *invocation, a []string) error {
 		for ev, err := range coll(s, a).Events(s.ctx, client.StartAfter(*after)) {
@@ -384,7 +422,7 @@ func endOfFollow(s *invocation, err error) error {
 	return err
 }
 
-func publishCommand(fs *flag.FlagSet) func(*invocation, []string) error {
+func publishCommand(fs *flag.FlagSet) runFunc {
 	file := fs.String("file", "", "read the messages from this file (JSON lines, or a JSON array); - for standard input")
 	return func(s *invocation, a []string) error {
 		c := coll(s, a)
@@ -402,7 +440,7 @@ func publishCommand(fs *flag.FlagSet) func(*invocation, []string) error {
 	}
 }
 
-func subscribeCommand(fs *flag.FlagSet) func(*invocation, []string) error {
+func subscribeCommand(fs *flag.FlagSet) runFunc {
 	after := fs.String("start-after", "", "resume after the message at this position")
 	ci := fs.Bool("ci", false, "the filter compares strings ignoring case")
 	return func(s *invocation, a []string) error {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/foliodb/folio/client"
@@ -65,33 +64,27 @@ type exportEnd struct {
 var exportPage = 5000
 
 // exportCommand is `folio export`.
-func exportCommand(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+func exportCommand(fs *flag.FlagSet) runFunc {
 	db := fs.String("db", "", "the database (required)")
 	coll := fs.String("collection", "", "only this collection")
 	file := fs.String("o", "-", "the file to write (- for standard output)")
-	connect := remoteFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *db == "" || fs.NArg() > 0 {
-		return errors.New("usage: folio export --db D [--collection C] [-o FILE] (folio export -h)")
-	}
-	r, err := connect(os.Stderr)
-	if err != nil {
-		return err
-	}
-	defer r.c.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	w := out
-	if *file != "-" {
+	return func(s *invocation, _ []string) error {
+		if *db == "" {
+			return usagef("--db D is required (folio help export)")
+		}
+		if *file == "-" {
+			bw := bufio.NewWriterSize(s.out.w, 1<<20)
+			if err := exportDatabase(s.ctx, s.c, *db, *coll, bw); err != nil {
+				return err
+			}
+			return bw.Flush()
+		}
 		f, err := os.OpenFile(*file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
 		if err != nil {
 			return err
 		}
 		bw := bufio.NewWriterSize(f, 1<<20)
-		err = exportDatabase(ctx, r.c, *db, *coll, bw)
+		err = exportDatabase(s.ctx, s.c, *db, *coll, bw)
 		if err == nil {
 			err = bw.Flush()
 		}
@@ -106,11 +99,6 @@ func exportCommand(args []string, out io.Writer) error {
 		}
 		return err
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	if err := exportDatabase(ctx, r.c, *db, *coll, bw); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // exportDatabase writes the export of db (of its collection coll only, if

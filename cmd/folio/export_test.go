@@ -124,7 +124,7 @@ func TestExportImportAcrossEngines(t *testing.T) {
 	colls := []string{"items", "users", "feed"}
 
 	file := filepath.Join(t.TempDir(), "shop.jsonl")
-	if err := exportCommand([]string{"--url", pebble, "--db", "shop", "-o", file}, io.Discard); err != nil {
+	if err := execute([]string{"export", "--url", pebble, "--db", "shop", "-o", file}, io.Discard); err != nil {
 		t.Fatalf("export from pebble: %v", err)
 	}
 	postgres := startOn(t, backendtest.OpenPostgres(t))
@@ -140,7 +140,7 @@ func TestExportImportAcrossEngines(t *testing.T) {
 	// And back, through standard output and input, into a database of
 	// another name, over gRPC.
 	var exported bytes.Buffer
-	if err := exportCommand([]string{"--url", overGRPC(postgres), "--db", "shop"}, &exported); err != nil {
+	if err := execute([]string{"export", "--url", overGRPC(postgres), "--db", "shop"}, &exported); err != nil {
 		t.Fatalf("export from postgres: %v", err)
 	}
 	pebble2 := startOn(t, backendtest.OpenPebble(t))
@@ -151,7 +151,7 @@ func TestExportImportAcrossEngines(t *testing.T) {
 
 	// One collection alone.
 	one := filepath.Join(t.TempDir(), "users.jsonl")
-	if err := exportCommand([]string{"--url", pebble, "--db", "shop", "--collection", "users", "-o", one}, io.Discard); err != nil {
+	if err := execute([]string{"export", "--url", pebble, "--db", "shop", "--collection", "users", "-o", one}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if err := runImport([]string{"--url", pebble2, "--db", "copy", one}, nil, io.Discard); err != nil {
@@ -179,7 +179,7 @@ func TestImportRefusals(t *testing.T) {
 	}
 	mustCall(t, "POST", src+collPath("shop", "items")+"/documents/insert", `{"documents":[`+strings.Join(docs, ",")+`]}`)
 	var exported bytes.Buffer
-	if err := exportCommand([]string{"--url", src, "--db", "shop"}, &exported); err != nil {
+	if err := execute([]string{"export", "--url", src, "--db", "shop"}, &exported); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(exported.String(), "\n")
@@ -217,7 +217,7 @@ func TestImportRefusals(t *testing.T) {
 	// An export to a file that exists is refused, the file kept.
 	file := filepath.Join(t.TempDir(), "x.jsonl")
 	os.WriteFile(file, []byte("mine"), 0o600)
-	if err := exportCommand([]string{"--url", src, "--db", "shop", "-o", file}, io.Discard); err == nil {
+	if err := execute([]string{"export", "--url", src, "--db", "shop", "-o", file}, io.Discard); err == nil {
 		t.Fatal("export over an existing file was not refused")
 	}
 	if b, _ := os.ReadFile(file); string(b) != "mine" {
@@ -231,6 +231,5 @@ func runImport(args []string, stdin io.Reader, out io.Writer) error {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	cmd, _, _ := findCommand([]string{"import"})
-	return runCommand(cmd, args, cliEnv{stdin: stdin, stdout: out, stderr: io.Discard, getenv: func(string) string { return "" }})
+	return executeWith(append([]string{"import"}, args...), stdin, out)
 }

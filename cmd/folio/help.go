@@ -25,11 +25,45 @@ func didYouMean(word string, candidates []string) string {
 }
 
 // groupUsage prints the usage of a command that only has subcommands.
-func groupUsage(w io.Writer, group string, subs []string, more string) {
-	fmt.Fprintf(w, "usage: folio %s %s [flags]\n\nsubcommands: %s\n", group, strings.Join(subs, "|"), strings.Join(subs, ", "))
-	if more != "" {
-		fmt.Fprintln(w, more)
+func groupUsage(w io.Writer, group string) {
+	subs := subcommands(group)
+	fmt.Fprintf(w, "usage: folio %s %s [flags]\n\nsubcommands: %s\nfolio help %s SUBCOMMAND for each\n",
+		group, strings.Join(subs, "|"), strings.Join(subs, ", "), group)
+}
+
+// sections are the headings `folio help` lists the commands under, in
+// their order.
+var sections = []struct {
+	section section
+	heading string
+}{
+	{sectionServer, "commands (folio help CMD, or folio CMD -h, for each):"},
+	{sectionAdmin, "administration of a running server, with an admin's credentials:"},
+	{sectionData, "data commands (docs/cli.md):"},
+}
+
+// usage lists every command with the first sentence of its summary.
+func usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("usage: folio <command> [flags]\n")
+	for _, sec := range sections {
+		fmt.Fprintf(&b, "\n%s\n", sec.heading)
+		for _, c := range commands {
+			if c.section == sec.section {
+				summary, _, _ := strings.Cut(c.summary, ". ")
+				fmt.Fprintf(&b, "  %-20s %s\n", c.name, strings.TrimSuffix(summary, "."))
+			}
+		}
 	}
+	b.WriteString(`
+The commands that talk to a running server take --url (or FOLIO_URL; default
+http://localhost:8081) and, with authentication on, --client-id and
+--client-secret (or FOLIO_CLIENT_ID and FOLIO_CLIENT_SECRET; the owner's are in
+the owner file), or --token. On a terminal the data commands print tables; with
+--json, or into a pipe, JSON lines. The administration commands print tables
+unless --json is given.
+`)
+	fmt.Fprint(w, b.String())
 }
 
 // buildInfo describes this binary: the version set at build time (or

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -48,12 +49,7 @@ func runFolio(t *testing.T, env []string, args ...string) (stdout, stderr string
 // error, `backup --help` exited 1 and `db --help` 2.
 func TestHelpOfEveryCommand(t *testing.T) {
 	var cmds [][]string
-	for _, c := range []string{"serve", "bench", "app", "app create", "app list", "app rotate", "app delete",
-		"namespace", "namespace create", "namespace list", "namespace delete", "key", "key rotate", "backup", "restore", "check",
-		"export", "completion"} {
-		cmds = append(cmds, strings.Fields(c))
-	}
-	for _, g := range groups {
+	for _, g := range groups() {
 		cmds = append(cmds, []string{g})
 	}
 	for _, c := range commands {
@@ -144,5 +140,91 @@ func TestHints(t *testing.T) {
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 			t.Errorf("%s: hint %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// runInProcess runs the entry point with args, nothing reachable at the
+// default URL's place, and returns what it printed and its exit code.
+func runInProcess(args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	code = runCLI(args, cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		getenv: func(name string) string {
+			if name == "FOLIO_URL" {
+				return "http://127.0.0.1:1"
+			}
+			return ""
+		}})
+	return out.String(), errb.String(), code
+}
+
+// Help, usage and completion come from the one table: every command's
+// `folio help CMD` is its -h, names it and lists its flags, `folio help`
+// lists it, and the completion scripts complete its flags.
+func TestHelpAndCompletionDerivedFromTheTable(t *testing.T) {
+	top, _, _ := runInProcess("help")
+	bash, _, _ := runInProcess("completion", "bash")
+	fish, _, _ := runInProcess("completion", "fish")
+	for _, c := range commands {
+		words := strings.Fields(c.name)
+		help, _, code := runInProcess(append([]string{"help"}, words...)...)
+		dashH, _, _ := runInProcess(append(words, "-h")...)
+		if code != exitOK || help != dashH {
+			t.Errorf("folio help %s (exit %d) differs from its -h:\n%s\n%s", c.name, code, help, dashH)
+		}
+		if !strings.HasPrefix(help, "usage: folio "+c.name+" [flags]") {
+			t.Errorf("folio help %s starts %q", c.name, help[:min(len(help), 60)])
+		}
+		if !strings.Contains(top, "\n  "+c.name+" ") {
+			t.Errorf("folio help does not list %s", c.name)
+		}
+		flags := flagsOf(&c)
+		if !strings.Contains(bash, fmt.Sprintf("%q) words=%q", c.name, strings.Join(flags, " "))) {
+			t.Errorf("the bash completion lacks the flags of %s: %v", c.name, flags)
+		}
+		for _, f := range flags {
+			if f != "--help" && !strings.Contains(help, "  -"+strings.TrimPrefix(f, "--")) {
+				t.Errorf("folio help %s does not show %s", c.name, f)
+			}
+			if !strings.Contains(fish, "-l "+strings.TrimPrefix(f, "--")+"\n") {
+				t.Errorf("the fish completion lacks %s of %s", f, c.name)
+			}
+		}
+	}
+	for _, flag := range []string{"--limit", "--to", "--print-config", "--name"} {
+		if !strings.Contains(bash, flag) {
+			t.Errorf("the bash completion lacks %s", flag)
+		}
+	}
+}
+
+// Usage errors exit 2 (docs/cli.md, "Exit codes") whichever command makes
+// them: the administration, backup and bench commands answered 1 when
+// they had a dispatch of their own.
+func TestUsageErrorsOfEveryCommandExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"app"}, {"app", "rotate"}, {"app", "create", "--bogus"}, {"key"}, {"key", "foo"}, {"key", "rotate", "extra"},
+		{"namespace", "delete"}, {"backup"}, {"backup", "--to", "x", "extra"}, {"restore", "--from", "x"},
+		{"check"}, {"export"}, {"bench", "extra"}, {"serve", "extra"}, {"serve", "--bogus"}, {"completion"},
+		{"db"}, {"db", "list", "x"}, {"read", "--limit", "x"},
+	} {
+		if _, stderr, code := runInProcess(args...); code != exitUsage || !strings.HasPrefix(stderr, "folio ") {
+			t.Errorf("folio %s: exit %d, %q; want %d", strings.Join(args, " "), code, stderr, exitUsage)
+		}
+	}
+}
+
+// A command that takes no arguments answers a lone help word with its
+// usage, as the groups do: `folio serve help` used to start a server.
+func TestHelpWordOfACommandWithoutArguments(t *testing.T) {
+	for _, args := range [][]string{{"serve", "help"}, {"backup", "help"}, {"check", "help"}, {"db", "list", "help"}, {"key", "rotate", "-help"}} {
+		stdout, stderr, code := runInProcess(args...)
+		if code != exitOK || !strings.HasPrefix(stdout, "usage: folio "+strings.Join(args[:len(args)-1], " ")) {
+			t.Errorf("folio %s: exit %d, %q %q", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+	// A command that takes arguments takes "help" as one: a database may
+	// be called so.
+	if _, stderr, _ := runInProcess("db", "create", "help"); !strings.Contains(stderr, "connection refused") {
+		t.Errorf("folio db create help: %q", stderr)
 	}
 }

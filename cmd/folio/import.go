@@ -21,7 +21,7 @@ type importFlags struct {
 // header is an export (import_export.go): its collections are made and
 // their items written. Anything else is documents for one collection
 // (import_documents.go).
-func importCommand(fs *flag.FlagSet) func(*invocation, []string) error {
+func importCommand(fs *flag.FlagSet) runFunc {
 	f := importFlags{
 		db:          fs.String("db", "", "the database to import into (an export's: default its own)"),
 		collection:  fs.String("collection", "", "the collection documents go into (not for an export)"),

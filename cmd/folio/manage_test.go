@@ -48,9 +48,11 @@ func TestManagementCommands(t *testing.T) {
 		}
 		return out.String()
 	}
-	app := func(args []string, out *bytes.Buffer) error { return appCommand(args, out) }
-	ns := func(args []string, out *bytes.Buffer) error { return namespaceCommand(args, out) }
-	key := func(args []string, out *bytes.Buffer) error { return keyCommand(args, out) }
+	app := func(args []string, out *bytes.Buffer) error { return execute(append([]string{"app"}, args...), out) }
+	ns := func(args []string, out *bytes.Buffer) error {
+		return execute(append([]string{"namespace"}, args...), out)
+	}
+	key := func(args []string, out *bytes.Buffer) error { return execute(append([]string{"key"}, args...), out) }
 
 	out := run(ns, append([]string{"create"}, append(as(owner.ClientID, owner.ClientSecret), "--id", "7", "acme")...)...)
 	if !strings.Contains(out, "Namespace created, with id=7, and name=acme") {
@@ -97,15 +99,15 @@ func TestManagementCommands(t *testing.T) {
 
 	// Refusals come back as the API's code and message.
 	var buf bytes.Buffer
-	err = namespaceCommand(append([]string{"list"}, as(adminID, adminSecret)...), &buf)
+	err = ns(append([]string{"list"}, as(adminID, adminSecret)...), &buf)
 	if err == nil || !strings.Contains(err.Error(), "PERMISSION_DENIED") {
 		t.Fatalf("an admin lists namespaces: %v", err)
 	}
-	err = appCommand(append([]string{"list"}, as(adminID, "wrong")...), &buf)
+	err = app(append([]string{"list"}, as(adminID, "wrong")...), &buf)
 	if err == nil || !strings.Contains(err.Error(), "UNAUTHENTICATED: invalid client credentials") {
 		t.Fatalf("a wrong secret: %v", err)
 	}
-	err = appCommand([]string{"list", "--url", url}, &buf)
+	err = app([]string{"list", "--url", url}, &buf)
 	if err == nil || !strings.Contains(err.Error(), "request unauthenticated with bearer") {
 		t.Fatalf("no credentials: %v", err)
 	}

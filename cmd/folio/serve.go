@@ -1,19 +1,15 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
-	"os/signal"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -253,9 +249,22 @@ type loaded struct {
 	print bool
 }
 
+// loadConfig reads the configuration from serve's arguments, the
+// environment and the config file.
 func loadConfig(args []string) (loaded, error) {
-	l := loaded{Config: node.DefaultConfig(), from: map[string]string{}}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	resolve := serveFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return loaded{}, err
+	}
+	return resolve()
+}
+
+// serveFlags declares serve's flags, and returns what resolves them,
+// once parsed, with the environment and the config file into the node's
+// configuration.
+func serveFlags(fs *flag.FlagSet) func() (loaded, error) {
+	l := loaded{Config: node.DefaultConfig(), from: map[string]string{}}
 	configFile := fs.String("config", os.Getenv("FOLIO_CONFIG"), "JSON config file; its keys are the flags' names with _ for - (env FOLIO_CONFIG)")
 	fs.BoolVar(&l.print, "print-config", false, "print the effective configuration, and where each setting came from, then exit")
 	all := settings()
@@ -273,32 +282,31 @@ func loadConfig(args []string) (loaded, error) {
 		}
 		flags[i] = fs.String(s.flag, "", usage)
 	}
-	if err := fs.Parse(args); err != nil {
-		return l, err
+	return func() (loaded, error) {
+		if *configFile != "" {
+			if err := l.readFile(*configFile, all); err != nil {
+				return l, err
+			}
+		}
+		// The environment beats the file, and a flag beats both.
+		for i, s := range all {
+			if s.flag == "" {
+				continue
+			}
+			v, from := os.Getenv(s.env), fromEnv
+			if *flags[i] != "" {
+				v, from = *flags[i], fromFlag
+			}
+			if v == "" {
+				continue
+			}
+			if err := s.field(&l.Config).setText(v); err != nil {
+				return l, fmt.Errorf("--%s: %w", s.flag, err)
+			}
+			l.from[s.key] = from
+		}
+		return l, check(l.Config)
 	}
-	if *configFile != "" {
-		if err := l.readFile(*configFile, all); err != nil {
-			return l, err
-		}
-	}
-	// The environment beats the file, and a flag beats both.
-	for i, s := range all {
-		if s.flag == "" {
-			continue
-		}
-		v, from := os.Getenv(s.env), fromEnv
-		if *flags[i] != "" {
-			v, from = *flags[i], fromFlag
-		}
-		if v == "" {
-			continue
-		}
-		if err := s.field(&l.Config).setText(v); err != nil {
-			return l, fmt.Errorf("--%s: %w", s.flag, err)
-		}
-		l.from[s.key] = from
-	}
-	return l, check(l.Config)
 }
 
 // readFile reads the config file: a JSON object of settings by key.
@@ -395,23 +403,23 @@ func printConfig(w io.Writer, l loaded) error {
 	return tw.Flush()
 }
 
-func serve(args []string) error {
-	l, err := loadConfig(args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+// serveCommand is `folio serve`: it runs until the process is asked to
+// stop.
+func serveCommand(fs *flag.FlagSet) runFunc {
+	resolve := serveFlags(fs)
+	return func(s *invocation, _ []string) error {
+		l, err := resolve()
+		if err != nil {
+			return err
 		}
-		return err
+		if l.print {
+			return printConfig(s.out.w, l)
+		}
+		cfg := l.Config
+		if cfg.Logger, err = node.NewLogger(cfg.Log, os.Stderr); err != nil {
+			return err
+		}
+		cfg.Version = version
+		return node.Run(s.ctx, cfg)
 	}
-	if l.print {
-		return printConfig(os.Stdout, l)
-	}
-	cfg := l.Config
-	if cfg.Logger, err = node.NewLogger(cfg.Log, os.Stderr); err != nil {
-		return err
-	}
-	cfg.Version = version
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	return node.Run(ctx, cfg)
 }
