@@ -53,21 +53,38 @@ func generateJava(s *schema.Schema) string {
 // javaField is a field of a class with its Java names.
 type javaField struct {
 	*fieldDecl
-	ident    string // the Java field (and parameter) name
+	ident    string // the Java field name
 	accessor string // what follows get/is/set
+	param    string // the constructor's and the setter's parameter
 	typ      string
 }
 
-func writeJavaClass(b *strings.Builder, t *typeDecl) {
+// javaFields names a type's fields in Java. The parameters are named as
+// the fields, or in the final style camelCase after the Go field names,
+// plural for arrays (arrayValues), as the final server named them.
+func javaFields(t *typeDecl, st Style) []javaField {
 	idents := newNamer(func(n string) bool { return javaKeywords[n] })
+	params := newNamer(func(n string) bool { return javaKeywords[n] })
 	// getClass is Object's, and final.
 	accessors := newNamer(func(n string) bool { return n == "Class" })
 	fields := make([]javaField, len(t.Fields))
 	for i, f := range t.Fields {
 		id := idents.claim(javaIdent(f.JSON))
-		fields[i] = javaField{fieldDecl: f, ident: id, accessor: accessors.claim(upperFirst(id)), typ: javaType(f)}
+		param := id
+		if st == Final {
+			name := exported(f.JSON)
+			if f.Dims > 0 {
+				name = plural(name)
+			}
+			param = params.claim(lowerFirst(name))
+		}
+		fields[i] = javaField{fieldDecl: f, ident: id, accessor: accessors.claim(upperFirst(id)), param: param, typ: javaType(f)}
 	}
+	return fields
+}
 
+func writeJavaClass(b *strings.Builder, t *typeDecl) {
+	fields := javaFields(t, Style2022)
 	b.WriteString("\n")
 	writeJavaComment(b, "", t.Name, t.Description)
 	if t.Collection != "" {
@@ -76,6 +93,15 @@ func writeJavaClass(b *strings.Builder, t *typeDecl) {
 	} else {
 		b.WriteString("class " + t.Name + " {\n")
 	}
+	writeJavaMembers(b, fields)
+	writeJavaConstructors(b, t.Name, fields)
+	writeJavaEquals(b, t.Name, fields)
+	b.WriteString("}\n")
+}
+
+// writeJavaMembers writes a class's fields, with their annotations, and
+// their accessors: the same in both styles.
+func writeJavaMembers(b *strings.Builder, fields []javaField) {
 	for _, f := range fields {
 		if f.Description != "" {
 			fmt.Fprintf(b, "    @TigrisField(description = %s)\n", javaString(f.Description))
@@ -92,20 +118,13 @@ func writeJavaClass(b *strings.Builder, t *typeDecl) {
 		}
 		fmt.Fprintf(b, "    private %s %s;\n", f.typ, f.ident)
 	}
-	writeJavaAccessors(b, fields)
-	writeJavaConstructors(b, t.Name, fields)
-	writeJavaEquals(b, t.Name, fields)
-	b.WriteString("}\n")
-}
-
-func writeJavaAccessors(b *strings.Builder, fields []javaField) {
 	for _, f := range fields {
 		get := "get"
 		if f.typ == "boolean" {
 			get = "is" // the JavaBeans spelling of a boolean property's getter
 		}
 		fmt.Fprintf(b, "\n    public %s %s%s() {\n        return %s;\n    }\n", f.typ, get, f.accessor, f.ident)
-		fmt.Fprintf(b, "\n    public void set%s(%s %s) {\n        this.%s = %s;\n    }\n", f.accessor, f.typ, f.ident, f.ident, f.ident)
+		fmt.Fprintf(b, "\n    public void set%s(%s %s) {\n        this.%s = %s;\n    }\n", f.accessor, f.typ, f.param, f.ident, f.param)
 	}
 }
 

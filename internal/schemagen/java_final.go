@@ -23,62 +23,19 @@ func generateJavaFinal(s *schema.Schema) string {
 	return b.String()
 }
 
-// javaFinalField is a javaField with its parameter name.
-type javaFinalField struct {
-	javaField
-	param string
-}
-
 func writeJavaFinalClass(b *strings.Builder, t *typeDecl) {
-	idents := newNamer(func(n string) bool { return javaKeywords[n] })
-	params := newNamer(func(n string) bool { return javaKeywords[n] })
-	accessors := newNamer(func(n string) bool { return n == "Class" }) // getClass is Object's, and final
-	fields := make([]javaFinalField, len(t.Fields))
-	for i, f := range t.Fields {
-		id := idents.claim(javaIdent(f.JSON))
-		name := exported(f.JSON)
-		if f.Dims > 0 {
-			name = plural(name)
-		}
-		fields[i] = javaFinalField{javaField{fieldDecl: f, ident: id, accessor: accessors.claim(upperFirst(id)), typ: javaType(f)},
-			params.claim(lowerFirst(name))}
-	}
-
+	fields := javaFields(t, Final)
 	b.WriteString("\n")
 	writeJavaComment(b, "", t.Name, t.Description)
 	if t.Collection != "" {
 		if t.Collection != t.Name {
 			fmt.Fprintf(b, "@com.tigrisdata.db.annotation.TigrisCollection(value = %s)\n", javaString(t.Collection))
 		}
-		b.WriteString("public class " + t.Name + " implements TigrisCollectionType {")
+		b.WriteString("public class " + t.Name + " implements TigrisCollectionType {\n")
 	} else {
-		b.WriteString("class " + t.Name + " {")
+		b.WriteString("class " + t.Name + " {\n")
 	}
-	for _, f := range fields {
-		if f.Description != "" {
-			fmt.Fprintf(b, "\n    @TigrisField(description = %s)", javaString(f.Description))
-		}
-		if f.KeyOrder > 0 {
-			auto := ""
-			if f.AutoGenerate {
-				auto = ", autoGenerate = true"
-			}
-			fmt.Fprintf(b, "\n    @TigrisPrimaryKey(order = %d%s)", f.KeyOrder, auto)
-		}
-		if f.ident != f.JSON {
-			fmt.Fprintf(b, "\n    @com.fasterxml.jackson.annotation.JsonProperty(%s)", javaString(f.JSON))
-		}
-		fmt.Fprintf(b, "\n    private %s %s;", f.typ, f.ident)
-	}
-	b.WriteString("\n")
-	for _, f := range fields {
-		get := "get"
-		if f.typ == "boolean" {
-			get = "is"
-		}
-		fmt.Fprintf(b, "\n    public %s %s%s() {\n        return %s;\n    }\n", f.typ, get, f.accessor, f.ident)
-		fmt.Fprintf(b, "\n    public void set%s(%s %s) {\n        this.%s = %s;\n    }\n", f.accessor, f.typ, f.param, f.ident, f.param)
-	}
+	writeJavaMembers(b, fields)
 	fmt.Fprintf(b, "\n    public %s() {};\n", t.Name)
 	if len(fields) > 0 { // else it would be the empty one twice
 		fmt.Fprintf(b, "\n    public %s(", t.Name)
@@ -98,7 +55,7 @@ func writeJavaFinalClass(b *strings.Builder, t *typeDecl) {
 	b.WriteString("}\n")
 }
 
-func writeJavaFinalEquals(b *strings.Builder, class string, fields []javaFinalField) {
+func writeJavaFinalEquals(b *strings.Builder, class string, fields []javaField) {
 	b.WriteString("\n    @Override\n    public boolean equals(Object o) {\n")
 	b.WriteString("        if (this == o) {\n            return true;\n        }\n")
 	b.WriteString("        if (o == null || getClass() != o.getClass()) {\n            return false;\n        }\n")
