@@ -154,8 +154,15 @@ func (p *parser) special(f *schema.Field, array bool, name string, at int, ci bo
 // in parses {"f":{"$in":[v, w, ...]}}: f equals one of the values (on an
 // array field, one element does, or the array equals an array value).
 func (p *parser) in(f *schema.Field, array bool, at int, ci bool) (Node, error) {
+	return p.anyOf(f.Path, at, func(v int) (Node, error) { return p.operand(f, array, Eq, v, ci) })
+}
+
+// anyOf parses the values of $in on path, the array at raw[at], each
+// into the node alt makes of it, and returns the node that holds when one
+// of them does.
+func (p *parser) anyOf(path string, at int, alt func(v int) (Node, error)) (Node, error) {
 	if jsonscan.KindAt(p.raw, at) != jsonscan.Array {
-		return nil, invalidf("$in on field '%s' takes an array of values", f.Path)
+		return nil, invalidf("$in on field '%s' takes an array of values", path)
 	}
 	a, _ := jsonscan.ArrayAt(p.raw, at)
 	var nodes []Node
@@ -167,7 +174,7 @@ func (p *parser) in(f *schema.Field, array bool, at int, ci bool) (Node, error) 
 		if !ok {
 			break
 		}
-		n, err := p.operand(f, array, Eq, v, ci)
+		n, err := alt(v)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +184,7 @@ func (p *parser) in(f *schema.Field, array bool, at int, ci bool) (Node, error) 
 	}
 	switch len(nodes) {
 	case 0:
-		return nil, invalidf("$in on field '%s' needs at least one value", f.Path)
+		return nil, invalidf("$in on field '%s' needs at least one value", path)
 	case 1:
 		return nodes[0], nil
 	}

@@ -73,35 +73,11 @@ func (p *parser) timeField(path string, v int) ([]Node, error) {
 			}
 			nodes = append(nodes, &Not{Node: n})
 		case op.name == "$in":
-			if jsonscan.KindAt(p.raw, op.at) != jsonscan.Array {
-				return nil, invalidf("$in on field '%s' takes an array of values", path)
+			n, err := p.anyOf(path, op.at, func(v int) (Node, error) { return p.timeValue(path, Eq, v) })
+			if err != nil {
+				return nil, err
 			}
-			var alts []Node
-			a, _ := jsonscan.ArrayAt(p.raw, op.at)
-			for {
-				at, ok, err := a.Next()
-				if err != nil {
-					return nil, invalidf("filter is not valid JSON: %v", err)
-				}
-				if !ok {
-					break
-				}
-				n, err := p.timeValue(path, Eq, at)
-				if err != nil {
-					return nil, err
-				}
-				alts = append(alts, n)
-				e, _ := jsonscan.End(p.raw, at)
-				a.Resume(e)
-			}
-			switch len(alts) {
-			case 0:
-				return nil, invalidf("$in on field '%s' needs at least one value", path)
-			case 1:
-				nodes = append(nodes, alts[0])
-			default:
-				nodes = append(nodes, &Or{Nodes: alts})
-			}
+			nodes = append(nodes, n)
 		default:
 			return nil, invalidf("%s does not apply to '%s', the document's time: compare it ($eq, $gt, $gte, $lt, $lte, $in, $ne)", op.name, path)
 		}

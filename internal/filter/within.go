@@ -114,35 +114,17 @@ func (p *parser) withinField(path string, leaf *schema.Field, array string, rest
 			}
 			nodes = append(nodes, &Not{Node: node(c)})
 		case op.name == "$in":
-			if jsonscan.KindAt(p.raw, op.at) != jsonscan.Array {
-				return nil, invalidf("$in on field '%s' takes an array of values", path)
-			}
-			var alts []Node
-			a, _ := jsonscan.ArrayAt(p.raw, op.at)
-			for {
-				at, ok, err := a.Next()
-				if err != nil {
-					return nil, invalidf("filter is not valid JSON: %v", err)
-				}
-				if !ok {
-					break
-				}
-				c, err := p.withinComparison(path, leaf, Eq, at, ci)
+			n, err := p.anyOf(path, op.at, func(v int) (Node, error) {
+				c, err := p.withinComparison(path, leaf, Eq, v, ci)
 				if err != nil {
 					return nil, err
 				}
-				alts = append(alts, node(c))
-				e, _ := jsonscan.End(p.raw, at)
-				a.Resume(e)
+				return node(c), nil
+			})
+			if err != nil {
+				return nil, err
 			}
-			switch len(alts) {
-			case 0:
-				return nil, invalidf("$in on field '%s' needs at least one value", path)
-			case 1:
-				nodes = append(nodes, alts[0])
-			default:
-				nodes = append(nodes, &Or{Nodes: alts})
-			}
+			nodes = append(nodes, n)
 		default:
 			return nil, invalidf("%s does not apply to '%s', a field inside an array of objects or of arrays: compare its values ($eq, $gt, $gte, $lt, $lte, $in, $ne)", op.name, path)
 		}
