@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
+
+	"github.com/foliodb/folio/internal/jsonscan"
 )
 
 // printer writes a command's records: JSON lines (each record as the
@@ -123,31 +125,15 @@ func (p *printer) printTable(recs []json.RawMessage, columns []string) error {
 // objectFields reads a JSON object's members, in order. A value that is
 // not an object is one field named "value".
 func objectFields(raw json.RawMessage) ([]string, map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, nil, fmt.Errorf("the server sent JSON that is not: %w", err)
-	}
-	if tok != json.Delim('{') {
+	if jsonscan.KindAt(raw, jsonscan.SkipSpace(raw, 0)) != jsonscan.Object {
+		if _, _, err := jsonscan.Whole(raw); err != nil {
+			return nil, nil, fmt.Errorf("the server sent JSON that is not: %w", err)
+		}
 		return []string{"value"}, map[string]json.RawMessage{"value": raw}, nil
 	}
-	var order []string
-	fields := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		name := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
-		}
-		if _, dup := fields[name]; !dup {
-			order = append(order, name)
-		}
-		fields[name] = v
+	order, fields, err := jsonscan.Members[json.RawMessage](raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the server sent JSON that is not: %w", err)
 	}
 	return order, fields, nil
 }

@@ -760,3 +760,42 @@ func (a *ArrayReader) End() int { return a.end }
 
 // Index returns the position of the current element (0 for the first).
 func (a *ArrayReader) Index() int { return a.count - 1 }
+
+// Members reads the object that is the whole of b: its members' names in
+// the order they first appear, and their values as written (of a name
+// given twice, the last). It is the ordered counterpart of unmarshaling
+// into a map, for JSON whose order means something (a schema's fields, a
+// document's columns).
+func Members[V ~[]byte](b []byte) (names []string, values map[string]V, err error) {
+	start, end, err := Whole(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := ObjectAt(b[:end], start)
+	if err != nil {
+		return nil, nil, err
+	}
+	values = map[string]V{}
+	for {
+		key, escaped, v, ok, err := o.Next()
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return names, values, nil
+		}
+		e, err := SkipValid(b, v) // Whole checked it
+		if err != nil {
+			return nil, nil, err
+		}
+		name := string(key)
+		if escaped {
+			name = Unquote(key)
+		}
+		if _, dup := values[name]; !dup {
+			names = append(names, name)
+		}
+		values[name] = V(b[v:e])
+		o.Resume(e)
+	}
+}

@@ -3,7 +3,9 @@ package jsonscan
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -306,5 +308,45 @@ func BenchmarkSkip(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Members keeps the members' order and their values as written, the last
+// of a name given twice, and refuses what is not one object.
+func TestMembers(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		names  []string
+		values map[string]string
+		err    bool
+	}{
+		{in: `{}`, names: nil, values: map[string]string{}},
+		{in: ` {"b":1, "a":{"x":[1, 2]},"c":"s"} `, names: []string{"b", "a", "c"},
+			values: map[string]string{"b": "1", "a": `{"x":[1, 2]}`, "c": `"s"`}},
+		{in: `{"a":1,"b":2,"a":3}`, names: []string{"a", "b"}, values: map[string]string{"a": "3", "b": "2"}},
+		{in: `{"\u0061b":true}`, names: []string{"ab"}, values: map[string]string{"ab": "true"}},
+		{in: `[1]`, err: true},
+		{in: `{"a":1} x`, err: true},
+		{in: `{"a":}`, err: true},
+		{in: `{"a":1`, err: true},
+	} {
+		names, values, err := Members[[]byte]([]byte(tc.in))
+		if tc.err {
+			if err == nil {
+				t.Errorf("%s: no error", tc.in)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.in, err)
+			continue
+		}
+		got := map[string]string{}
+		for k, v := range values {
+			got[k] = string(v)
+		}
+		if !slices.Equal(names, tc.names) || !maps.Equal(got, tc.values) {
+			t.Errorf("%s: %q %q, want %q %q", tc.in, names, got, tc.names, tc.values)
+		}
 	}
 }

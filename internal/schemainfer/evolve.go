@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/foliodb/folio/internal/jsonscan"
 )
 
 // Evolve returns a collection's schema (its stored JSON) with the fields
@@ -123,26 +125,8 @@ func mergeObject(def json.RawMessage, sh *shape, path string) (json.RawMessage, 
 // members reads a JSON object's members, keeping their order (a schema's
 // order is its fields' order).
 func members(raw json.RawMessage) ([]string, map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	if jsonscan.KindAt(raw, jsonscan.SkipSpace(raw, 0)) != jsonscan.Object {
 		return nil, nil, fmt.Errorf("not a JSON object")
 	}
-	var names []string
-	out := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		name := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
-		}
-		if _, dup := out[name]; !dup {
-			names = append(names, name)
-		}
-		out[name] = v
-	}
-	return names, out, nil
+	return jsonscan.Members[json.RawMessage](raw)
 }
