@@ -33,7 +33,7 @@ import (
 
 	"github.com/foliodb/folio/internal/benchrun"
 	"github.com/foliodb/folio/internal/loadgen"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/tests/pgtest"
 )
 
 // config is the comparison's settings, from flags.

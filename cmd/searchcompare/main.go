@@ -37,7 +37,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/foliodb/folio/internal/benchrun"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/tests/pgtest"
 )
 
 type config struct {

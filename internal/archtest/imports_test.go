@@ -41,7 +41,7 @@ var wirePackages = []string{"net/http", "google.golang.org/grpc", "google.golang
 // and call them, the tests' runner of `folio serve` (which asks it for its
 // health); and the wire's generated definitions themselves, and the
 // program that writes the client's shapes from them.
-var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "internal/servetest", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare", wireDefinitions, clientShapesGenerator}
+var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "internal/benchrun", "tests/servetest", "cmd/folio", "cmd/benchcompare", "cmd/searchcompare", wireDefinitions, clientShapesGenerator}
 
 // wireDefinitions is the Go code generated from Folio's .proto files
 // (api/proto): the API's messages and services. Only the packages that
@@ -133,7 +133,7 @@ func TestNothingBelowTheTransportsKnowsTheWire(t *testing.T) {
 // restore is handed a function that opens a store).
 var (
 	backends     = []string{"internal/kv/pebblekv", "internal/kv/sqlkv"}
-	pickBackends = []string{"internal/node", "cmd/folio", "internal/kv/backendtest", "internal/metrics"}
+	pickBackends = []string{"internal/node", "cmd/folio", "tests/backendtest", "internal/metrics"}
 )
 
 func TestBackendsArePickedInOnePlace(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 	"github.com/tigrisdata/tigris-client-go/driver"
 
 	"github.com/foliodb/folio/internal/auth"
-	"github.com/foliodb/folio/internal/kv/backendtest"
-	"github.com/foliodb/folio/internal/servetest"
-	"github.com/foliodb/folio/internal/tlstest"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/servetest"
+	"github.com/foliodb/folio/tests/tlstest"
 )
 
 // The official Go client against a server with authentication and TLS on,

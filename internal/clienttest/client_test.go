@@ -17,8 +17,8 @@ import (
 	"github.com/tigrisdata/tigris-client-go/search"
 	"github.com/tigrisdata/tigris-client-go/tigris"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
-	"github.com/foliodb/folio/internal/servetest"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/servetest"
 )
 
 // The clients drive a real `folio serve`: their generated protobuf

@@ -2,7 +2,7 @@
 // github.com/tigrisdata/tigris-client-go at v1.0.0-alpha.32 (the version
 // the original server of this API's era pinned), and the TypeScript client
 // @tigrisdata/core 1.0.0-beta.21, against a real `folio serve` process
-// (internal/servetest) listening on a loopback port: first with the
+// (tests/servetest) listening on a loopback port: first with the
 // client's default protocol, gRPC, then over its HTTP protocol, on every
 // storage backend. The server runs as a process of its own because the Go
 // client's generated protobuf package and the server's

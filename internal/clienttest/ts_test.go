@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/npmtest"
-	"github.com/foliodb/folio/internal/servetest"
-	"github.com/foliodb/folio/internal/testenv"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/servetest"
+	"github.com/foliodb/folio/tests/testenv"
 )
 
 // tsClient is the TypeScript client tested: 1.0.0-beta.21 of

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/servetest"
-	"github.com/foliodb/folio/internal/testenv"
+	"github.com/foliodb/folio/tests/servetest"
+	"github.com/foliodb/folio/tests/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(servetest.Main(m)) }

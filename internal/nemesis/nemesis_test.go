@@ -12,8 +12,8 @@ import (
 
 	"github.com/foliodb/folio/client"
 	"github.com/foliodb/folio/internal/history"
-	"github.com/foliodb/folio/internal/servetest"
-	"github.com/foliodb/folio/internal/testenv"
+	"github.com/foliodb/folio/tests/servetest"
+	"github.com/foliodb/folio/tests/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(servetest.Main(m)) }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/foliodb/folio/client"
 	"github.com/foliodb/folio/internal/history"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/tests/pgtest"
 )
 
 // The setups a run can use.

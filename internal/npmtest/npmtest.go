@@ -8,7 +8,7 @@
 // cache directory, so that only the first run needs the registry.
 //
 // Without npm, or when the install fails (offline), the test is skipped,
-// saying why; under CI it fails instead (internal/testenv). A lockfile
+// saying why; under CI it fails instead (tests/testenv). A lockfile
 // that does not pin its package.json fails the test everywhere: that is a
 // mistake in the repository, not a missing tool.
 package npmtest
@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/testenv"
+	"github.com/foliodb/folio/tests/testenv"
 )
 
 // Project is an npm project of the repository.

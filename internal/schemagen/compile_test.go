@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/npmtest"
-	"github.com/foliodb/folio/internal/testenv"
+	"github.com/foliodb/folio/tests/testenv"
 )
 
 // The compile tests put each case's output in a file with the header a

@@ -20,10 +20,10 @@ import (
 
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/roletest"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/roletest"
 )
 
 // Authentication and authorization through a real listening server with
@@ -137,7 +137,7 @@ func (s *authServer) appClient(t testing.TB, by *client, body string) *client {
 
 const authItemsSchema = `{"title":"items","primary_key":["id"],"properties":{"id":{"type":"string"},"v":{"type":"integer"}}}`
 
-// Each role against every call that needs one (internal/roletest.Need,
+// Each role against every call that needs one (tests/roletest.Need,
 // which names every call of ops): a call within the role succeeds, one
 // beyond it is 403 PERMISSION_DENIED, and every call but health, info and
 // the token endpoint is 401 UNAUTHENTICATED without a token. The node's

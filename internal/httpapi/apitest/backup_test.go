@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // POST /v1/management/backup: the owner's; a copy on the embedded store,

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/servetest"
+	"github.com/foliodb/folio/tests/servetest"
 )
 
 // The folio binary itself: settings from flags, environment and config

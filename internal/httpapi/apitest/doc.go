@@ -6,6 +6,6 @@
 // messages (reference §1 and §3 to §6, §9 and §11). One test also builds and
 // runs the folio binary itself.
 //
-// Every in-process test runs once per storage backend (internal/kv/backendtest);
+// Every in-process test runs once per storage backend (tests/backendtest);
 // a new backend joins the suite, and every other suite, with a row there.
 package apitest

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // errorCase is one request and the error it must get.

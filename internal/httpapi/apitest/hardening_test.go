@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/servetest"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/servetest"
 )
 
 // Bad input is answered with a 4xx that names what is wrong, and changes

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/servetest"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/servetest"
 )
 
 func TestMain(m *testing.M) { os.Exit(servetest.Main(m)) }

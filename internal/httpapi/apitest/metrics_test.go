@@ -17,10 +17,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/testenv"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/testenv"
 )
 
 // scrape is one scrape of /metrics, parsed, with its text for promtool.

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/search"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // searchChunk is one line of a search stream.

@@ -16,7 +16,7 @@ import (
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/sqlkv"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/tests/pgtest"
 )
 
 // The PostgreSQL tests here run on a pool of poolSize connections.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/foliodb/folio/internal/kv/sqlkv"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/tests/pgtest"
 )
 
 // While PostgreSQL cannot be reached, requests answer 503 UNAVAILABLE with

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/testenv"
+	"github.com/foliodb/folio/tests/testenv"
 	"github.com/jackc/pgx/v5"
 )
 

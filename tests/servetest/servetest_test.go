@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
-	"github.com/foliodb/folio/internal/servetest"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/servetest"
 )
 
 func TestMain(m *testing.M) { os.Exit(servetest.Main(m)) }

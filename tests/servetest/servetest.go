@@ -1,6 +1,6 @@
 // Package servetest runs a real `folio serve` process for tests: the
 // binary built from this module once per test process, listening on a free
-// loopback port, on an engine of internal/kv/backendtest with data of its
+// loopback port, on an engine of tests/backendtest with data of its
 // own, stopped when the test ends.
 //
 // It is for tests whose client must not share a binary with the server:
@@ -40,7 +40,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // Main runs a test binary's tests, then removes the binary Binary built

@@ -17,7 +17,7 @@ import (
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/kv/sqlkv"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/tests/pgtest"
 )
 
 // Backend is a storage engine to test on.

@@ -104,7 +104,7 @@ func CheckTable(t testing.TB) {
 	calls := Calls()
 	for _, c := range calls {
 		if _, ok := Need[c]; !ok {
-			t.Errorf("ops.Ops.%s is a call the role table (internal/roletest.Need) does not name: add the role it needs, and add it to the role tests of every transport", c)
+			t.Errorf("ops.Ops.%s is a call the role table (tests/roletest.Need) does not name: add the role it needs, and add it to the role tests of every transport", c)
 		}
 	}
 	for c := range Need {
