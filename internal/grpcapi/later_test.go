@@ -40,7 +40,7 @@ func withUnknown[M proto.Message](m M, num protowire.Number, value any) M {
 // The fields later clients of the era add, which alpha.32's messages lack
 // (update's and delete's limit, read's sort, subscribe's filter), are
 // read; @tigrisdata/core's updateOne and deleteOne depend on the limit
-// (internal/clienttest runs the client itself).
+// (tests/clienttest runs the client itself).
 func TestLaterClientsFields(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		s := start(t, b.Open(t), node.DefaultConfig())

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/npmtest"
+	"github.com/foliodb/folio/tests/npmtest"
 	"github.com/foliodb/folio/tests/testenv"
 )
 

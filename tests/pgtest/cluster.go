@@ -77,7 +77,7 @@ func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, erro
 // checkpoint, as a power cut would leave it but for what the kernel
 // holds) and starts it again on the same port and data, which it recovers
 // from its log. It returns once the server accepts connections. The
-// nemesis run (internal/nemesis) injects it as a fault.
+// nemesis run (tests/nemesis) injects it as a fault.
 func (c *Cluster) Restart() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

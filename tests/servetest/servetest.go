@@ -4,7 +4,7 @@
 // own, stopped when the test ends.
 //
 // It is for tests whose client must not share a binary with the server:
-// the official clients of the API (internal/clienttest), whose generated
+// the official clients of the API (tests/clienttest), whose generated
 // protobuf package registers the same names as Folio's own
 // (internal/wire/tigrisv1), so the two cannot be linked together; and any
 // test that wants "a client nobody here wrote driving a real folio serve".

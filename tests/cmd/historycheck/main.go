@@ -1,5 +1,5 @@
 // Command historycheck checks a history recorded by a nemesis run (issue
-// 43), written as JSON lines (internal/history), and prints the anomalies
+// 43), written as JSON lines (tests/history), and prints the anomalies
 // found. It exits 0 when the history is valid, 1 when anomalies were found
 // or a search stopped at its budget, 2 when the history cannot be read.
 //
@@ -13,7 +13,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/foliodb/folio/internal/history"
+	"github.com/foliodb/folio/tests/history"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

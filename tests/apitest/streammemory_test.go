@@ -18,7 +18,7 @@ import (
 // the clients close, with the stream limits off (as before they existed)
 // and on. It runs only when FOLIO_STREAM_MEMORY_N is set:
 //
-//	FOLIO_STREAM_MEMORY_N=200 go test -run TestStalledStreamsMemory -v ./internal/httpapi/apitest/
+//	FOLIO_STREAM_MEMORY_N=200 go test -run TestStalledStreamsMemory -v ./tests/apitest/
 //
 // Measured 2026-11-24 (2 shared cores, Pebble, N=200, 40 documents of 256
 // KiB): unbounded, 70 MiB in use with 10 MiB written and still 68 MiB 3s

@@ -6,7 +6,7 @@
 //
 // It is a module of its own because v1.0.0 has the module path of the
 // v1.0.0-alpha.32 that the main module requires: one module cannot build
-// both. The main module's internal/clienttest (TestFinalClients) builds and
+// both. The main module's tests/clienttest (TestFinalClients) builds and
 // starts `folio serve` and runs these tests against it; by hand:
 //
 //	FOLIO_URL=grpc://127.0.0.1:8081 go test ./...

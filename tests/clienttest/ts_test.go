@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/npmtest"
 	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/npmtest"
 	"github.com/foliodb/folio/tests/servetest"
 	"github.com/foliodb/folio/tests/testenv"
 )

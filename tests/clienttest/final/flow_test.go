@@ -70,7 +70,7 @@ func readEnv(t *testing.T) env {
 	t.Helper()
 	raw := os.Getenv("FOLIO_URL")
 	if raw == "" {
-		t.Skip("FOLIO_URL is not set: no server to run the final Go client's flow against (internal/clienttest's TestFinalClients sets it)")
+		t.Skip("FOLIO_URL is not set: no server to run the final Go client's flow against (tests/clienttest's TestFinalClients sets it)")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "grpc" && u.Scheme != "http") || u.Host == "" {

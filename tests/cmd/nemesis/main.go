@@ -1,6 +1,6 @@
 // Command nemesis runs Folio's nemesis test (issue 43; make nemesis):
 // clients over HTTP and gRPC against a cluster under faults, their
-// histories checked for isolation anomalies (internal/nemesis). Each run
+// histories checked for isolation anomalies (tests/nemesis). Each run
 // starts a fresh cluster of each setup asked for: three nodes on one
 // PostgreSQL, one node on the embedded engine. It prints each run's
 // report and exits 0 when every run found nothing, 1 when one found an
@@ -27,7 +27,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/foliodb/folio/internal/nemesis"
+	"github.com/foliodb/folio/tests/nemesis"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/foliodb/folio/client"
-	"github.com/foliodb/folio/internal/history"
+	"github.com/foliodb/folio/tests/history"
 )
 
 // errRefused is the error of a transfer the workload itself gave up (the

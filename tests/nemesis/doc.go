@@ -7,7 +7,7 @@
 // its lease, a PostgreSQL crash and restart, a PostgreSQL that stops
 // answering, connections cut mid-call), records every operation's
 // invocation and completion, and checks the histories with
-// internal/history.
+// tests/history.
 //
 // It follows Jepsen and Elle (Kingsbury and Alvaro, "Elle: Inferring
 // Isolation Anomalies from Experimental Observations", VLDB 2020): the
@@ -23,6 +23,6 @@
 // commit answered ABORTED), and info, unknown, otherwise: a commit whose
 // answer was lost may have taken effect (outcome.go).
 //
-// cmd/nemesis runs it (make nemesis); TestNemesis runs a short one in
+// tests/cmd/nemesis runs it (make nemesis); TestNemesis runs a short one in
 // make test.
 package nemesis

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/foliodb/folio/client"
-	"github.com/foliodb/folio/internal/history"
+	"github.com/foliodb/folio/tests/history"
 )
 
 // The bank workload: transfers between accounts inside transactions,

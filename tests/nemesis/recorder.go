@@ -6,13 +6,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/foliodb/folio/internal/history"
+	"github.com/foliodb/folio/tests/history"
 )
 
 // recorder keeps one workload's history: every event in the order it
 // happened, which is the real-time order the checker reads, in memory
-// and in a JSON-lines file (internal/history's format) that
-// cmd/historycheck can check again.
+// and in a JSON-lines file (tests/history's format) that
+// tests/cmd/historycheck can check again.
 type recorder struct {
 	start time.Time
 

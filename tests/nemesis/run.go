@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/client"
-	"github.com/foliodb/folio/internal/history"
+	"github.com/foliodb/folio/tests/history"
 	"github.com/foliodb/folio/tests/pgtest"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/foliodb/folio/client"
-	"github.com/foliodb/folio/internal/history"
+	"github.com/foliodb/folio/tests/history"
 )
 
 // The list-append workload (Elle's; Kingsbury and Alvaro, VLDB 2020):
