@@ -16,7 +16,7 @@ import (
 
 // Cluster is a throwaway cluster started by a program rather than a test:
 // the cluster the tests get, but durable. The comparison benchmark
-// (cmd/benchcompare) runs its PostgreSQL side on one.
+// (bench/cmd/benchcompare) runs its PostgreSQL side on one.
 type Cluster struct {
 	// URL is the postgres:// URL of the cluster's postgres database, as
 	// the role folio, which needs no password on loopback.

@@ -36,7 +36,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/foliodb/folio/internal/benchrun"
+	"github.com/foliodb/folio/bench/benchrun"
 	"github.com/foliodb/folio/tests/pgtest"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/foliodb/folio/internal/benchrun"
+	"github.com/foliodb/folio/bench/benchrun"
 	"github.com/foliodb/folio/internal/loadgen"
 )
 
@@ -237,7 +237,7 @@ func fmtRatio(r float64) string {
 const sectionTemplate = sectionBegin + `
 ## Issue 8: ` + "`folio bench`" + ` and the comparison with PostgreSQL
 
-` + "`make bench-compare`" + ` (cmd/benchcompare) runs the same workloads, data, seeds and clients against a fresh
+` + "`make bench-compare`" + ` (bench/cmd/benchcompare) runs the same workloads, data, seeds and clients against a fresh
 Folio server and a throwaway PostgreSQL 15 cluster (documents as jsonb, expression indexes on the queried
 fields, fsync and synchronous_commit on), and rewrites the part below between its markers.
 

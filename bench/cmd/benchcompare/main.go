@@ -31,7 +31,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/foliodb/folio/internal/benchrun"
+	"github.com/foliodb/folio/bench/benchrun"
 	"github.com/foliodb/folio/internal/loadgen"
 	"github.com/foliodb/folio/tests/pgtest"
 )

@@ -1,5 +1,5 @@
-// Package benchrun is what the side-by-side benchmarks (cmd/benchcompare,
-// cmd/searchcompare) share: building folio and running it as a server on
+// Package benchrun is what the side-by-side benchmarks (bench/cmd/benchcompare,
+// bench/cmd/searchcompare) share: building folio and running it as a server on
 // loopback, fetching its CPU profiles, describing the machine a run was
 // measured on, and rewriting a run's generated part of docs/benchmarks.md.
 package benchrun

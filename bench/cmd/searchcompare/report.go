@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/foliodb/folio/internal/benchrun"
+	"github.com/foliodb/folio/bench/benchrun"
 )
 
 // environment is what the report says about where and how it ran.

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/foliodb/folio/internal/benchrun"
+	"github.com/foliodb/folio/bench/benchrun"
 	"github.com/foliodb/folio/internal/loadgen"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/benchrun"
+	"github.com/foliodb/folio/bench/benchrun"
 	"github.com/foliodb/folio/internal/loadgen"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/foliodb/folio/internal/benchrun"
+	"github.com/foliodb/folio/bench/benchrun"
 )
 
 // The floor is what any search over HTTP costs this client on this
