@@ -13,8 +13,12 @@
 // a trivial Go HTTP handler with the same client: the floor of HTTP and
 // JSON cost under every Folio figure.
 //
-//	go run ./cmd/benchcompare [-docs 50000] [-clients 16] [-duration 15s] [-rounds 2] [-workloads all]
-//	                          [-profile eq,range] [-profile-dir DIR] [-md docs/benchmarks.md] [-svg docs/bench-compare.svg]
+// It runs from the repository's root, where it builds folio and finds docs/
+// (it lives in the bench module, so build it there first):
+//
+//	go build -C bench -o ../benchcompare ./cmd/benchcompare
+//	./benchcompare [-docs 50000] [-clients 16] [-duration 15s] [-rounds 2] [-workloads all]
+//	               [-profile eq,range] [-profile-dir DIR] [-md docs/benchmarks.md] [-svg docs/bench-compare.svg]
 package main
 
 import (

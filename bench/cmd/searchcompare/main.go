@@ -16,7 +16,11 @@
 // records p50 and p99 of each, the number of matches each engine found
 // (so that a reader sees they did the same work), and the machine's load.
 //
-//	go run ./cmd/searchcompare [-docs 100000] [-corpora generated,spam] [-rounds 2] [-runs 100] [-profile facets]
+// It runs from the repository's root, where it builds folio and finds docs/
+// (it lives in the bench module, so build it there first):
+//
+//	go build -C bench -o ../searchcompare ./cmd/searchcompare
+//	./searchcompare [-docs 100000] [-corpora generated,spam] [-rounds 2] [-runs 100] [-profile facets]
 package main
 
 import (
