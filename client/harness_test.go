@@ -10,9 +10,9 @@ import (
 
 	"github.com/foliodb/folio/client"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // serverURL is the server the examples talk to: a node on an embedded

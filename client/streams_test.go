@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/client"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 type Note struct {

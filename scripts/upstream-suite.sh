@@ -191,7 +191,7 @@ cleanup() {
 trap cleanup EXIT
 
 # A free port, chosen by the system and read from the start-up line (as
-# internal/servetest does), rather than 8081, which a developer's own
+# tests/servetest does), rather than 8081, which a developer's own
 # server may hold.
 # shellcheck disable=SC2086
 "$OUT/folio" serve --addr 127.0.0.1:0 --data-dir "$data/data" ${FOLIO_SERVE_ARGS:-} >"$OUT/folio.log" 2>&1 &

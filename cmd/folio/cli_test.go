@@ -18,8 +18,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/foliodb/folio/internal/auth"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the CLI tests' golden files in testdata")

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // startOn runs a node over store until the test ends and returns its URL.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // BenchmarkImport imports a file of 100,000 JSON lines (19.3 MB, 9

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/client"
-	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // The import of documents through the CLI's entry point, on a terminal and

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/testenv"
+	"github.com/foliodb/folio/tests/testenv"
 )
 
 // make release's script, for this machine's platform (the others are

@@ -8,8 +8,8 @@ import (
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 func TestBranchNames(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // versioned is a schema of collection coll: "base" has two fields, and

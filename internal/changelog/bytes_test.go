@@ -7,7 +7,7 @@ import (
 
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // logBytes is what Bytes reports, checked against the store's own count

@@ -10,8 +10,8 @@ import (
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 const (

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // The trimmer forgets the notes it no longer needs once it has trimmed:

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }

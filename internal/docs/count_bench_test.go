@@ -15,7 +15,7 @@ import (
 // checking every document ($regex, which no index answers). The
 // collection holds FOLIO_BENCH_COUNT_DOCS documents (default 100,000; the
 // figure of issue 36 is taken at 1,000,000 beside PostgreSQL's count(*)
-// with an index, by cmd/benchcompare).
+// with an index, by bench/cmd/benchcompare).
 func BenchmarkCount(b *testing.B) {
 	n := int64(100_000)
 	if v := os.Getenv("FOLIO_BENCH_COUNT_DOCS"); v != "" {

@@ -12,9 +12,9 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/foliodb/folio/internal/auth"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // Over gRPC as over HTTP: the token comes from Auth.GetAccessToken (under

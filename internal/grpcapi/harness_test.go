@@ -18,9 +18,9 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }

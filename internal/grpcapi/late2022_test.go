@@ -7,9 +7,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // The additions of late 2022 that need no field alpha.32's messages lack

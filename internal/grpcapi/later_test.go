@@ -8,9 +8,9 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // The numbers of the later fields in the generated messages of
@@ -40,7 +40,7 @@ func withUnknown[M proto.Message](m M, num protowire.Number, value any) M {
 // The fields later clients of the era add, which alpha.32's messages lack
 // (update's and delete's limit, read's sort, subscribe's filter), are
 // read; @tigrisdata/core's updateOne and deleteOne depend on the limit
-// (internal/clienttest runs the client itself).
+// (tests/clienttest runs the client itself).
 func TestLaterClientsFields(t *testing.T) {
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		s := start(t, b.Open(t), node.DefaultConfig())

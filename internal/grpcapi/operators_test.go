@@ -6,9 +6,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // The filter and update operators of issue 36 over gRPC, on both

@@ -15,11 +15,11 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/foliodb/folio/internal/auth"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/roletest"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/roletest"
 )
 
 // notOverGRPC are the calls with a role that the gRPC services do not

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // A search over gRPC finds what the same search over HTTP finds: the same

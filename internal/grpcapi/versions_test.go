@@ -10,9 +10,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // grpcVersioned is a schema of collection coll with fields fields more than

@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/kv/sqlkv"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // The HTTP benchmarks: 16 concurrent clients over loopback, on a

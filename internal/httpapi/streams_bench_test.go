@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // The stream benchmarks, end to end over loopback HTTP: writers

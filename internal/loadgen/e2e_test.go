@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/loadgen"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/pgtest"
 )
 
 // TestMain stops the throwaway PostgreSQL cluster the tests may start.

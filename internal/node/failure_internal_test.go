@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // A listener that fails stops the node with its error, whichever it is: the

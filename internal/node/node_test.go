@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(backendtest.Main(m)) }

@@ -17,10 +17,10 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/node"
-	"github.com/foliodb/folio/internal/tlstest"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
+	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/tlstest"
 )
 
 // With a certificate, the API's port speaks TLS only: HTTPS over HTTP/1.1

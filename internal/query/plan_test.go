@@ -18,7 +18,7 @@ import (
 	"github.com/foliodb/folio/internal/index"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 var ctx = context.Background()

@@ -17,7 +17,7 @@ import (
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // thingsCase is a collection of 40 documents for the tests below, some of

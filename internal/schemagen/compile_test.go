@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/npmtest"
-	"github.com/foliodb/folio/internal/testenv"
+	"github.com/foliodb/folio/tests/npmtest"
+	"github.com/foliodb/folio/tests/testenv"
 )
 
 // The compile tests put each case's output in a file with the header a

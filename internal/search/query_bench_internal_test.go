@@ -16,7 +16,7 @@ import (
 	"github.com/foliodb/folio/internal/search/fields"
 )
 
-// BenchmarkQueryKinds runs the query kinds of cmd/searchcompare on an
+// BenchmarkQueryKinds runs the query kinds of bench/cmd/searchcompare on an
 // index of 20,000 documents written in batches of 250 (as the indexer
 // writes them under a steady load), against Bleve alone: what a search
 // costs below ops and HTTP. The index's segments are merged as the merge

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/kv/backendtest"
 	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 var bg = context.Background()

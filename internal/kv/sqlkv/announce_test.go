@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/tests/pgtest"
 )
 
 // TestAnnouncements: a commit on one node wakes a log reader waiting on

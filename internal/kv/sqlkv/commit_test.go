@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/tests/pgtest"
 	"github.com/jackc/pgx/v5"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/tests/pgtest"
 )
 
 // TestSettledPosition: while a transaction older than a commit is open

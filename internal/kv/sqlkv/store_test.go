@@ -8,7 +8,7 @@ import (
 
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/kvtest"
-	"github.com/foliodb/folio/internal/pgtest"
+	"github.com/foliodb/folio/tests/pgtest"
 )
 
 func open(url string) (kv.Store, error) { return Open(context.Background(), Options{URL: url}) }

@@ -5,7 +5,7 @@
 // (/tigrisdata.v1.Tigris/Read), plus Folio's own fields from 1001 up.
 //
 // Only the transports, the generator of client/'s shapes
-// (client/internal/shapegen) and tests import it (internal/archtest).
+// (client/internal/shapegen) and tests import it (tests/archtest).
 // Edit the .proto files, then run go generate ./internal/wire/... (needs
 // protoc 3.21.12: apt-get install protobuf-compiler libprotobuf-dev); a
 // test fails while the committed code is stale. That also rewrites the Go

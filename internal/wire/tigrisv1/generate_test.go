@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foliodb/folio/internal/testenv"
+	"github.com/foliodb/folio/tests/testenv"
 )
 
 // TestGeneratedCodeIsFresh regenerates the package's code into a
