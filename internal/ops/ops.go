@@ -6,6 +6,9 @@
 // caller's interactive transaction or a transaction of its own (retried on
 // conflict), looking the collection up, parsing filters, projections and
 // sorts, the limits, and the choice between documents and messages.
+// Every call opens and ends alike (calls.go: the role check against the
+// calls table, the request timeout, the API code of its error, the
+// request metrics), around the work that is its own.
 //
 // The transports (internal/httpapi, and gRPC later) only decode a request,
 // call one method and encode what it returns. Nothing here knows HTTP.
@@ -113,23 +116,6 @@ func (o *Ops) Authenticate(ctx context.Context, authorization string) Caller {
 		return Caller{refused: apiError(ctx, err)}
 	}
 	return Caller{App: p.App, Namespace: p.Namespace, Role: p.Role}
-}
-
-// authorize checks that the caller may make a call that needs role need:
-// the one place where permissions are checked, first in every call.
-func (o *Ops) authorize(c Caller, need auth.Role) error {
-	if !o.cfg.RequireAuth {
-		return nil
-	}
-	switch {
-	case c.refused != nil:
-		return c.refused
-	case c.App == "":
-		return auth.ErrUnauthenticated()
-	case !c.Role.Allows(need):
-		return status.Errorf(status.PermissionDenied, "an application with role '%s' may not make this call: it needs role '%s'", c.Role, need)
-	}
-	return nil
 }
 
 // TxRef names a client's interactive transaction: the id begin handed out
@@ -278,12 +264,16 @@ type Info struct {
 
 // Info reports the server's version.
 func (o *Ops) Info(ctx context.Context, c Caller) (_ *Info, err error) {
-	defer o.observe(c, "Info", time.Now(), &err)
+	_, op, err := o.open(ctx, c, "Info")
+	defer op.end(&err)
+	if err != nil {
+		return nil, err
+	}
 	return &Info{ServerVersion: o.cfg.Version, Engine: o.cfg.Engine, Auth: o.cfg.RequireAuth}, nil
 }
 
-// bounded returns the context a call's work runs under: the caller's,
-// ending at the request timeout. Every call but the streams takes it first.
+// bounded returns ctx ending at the request timeout: what a call's opening
+// bounds its work with, and a stream the lookup that opens it.
 func (o *Ops) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, o.cfg.RequestTimeout)
 }
