@@ -378,17 +378,25 @@ const unavailableRetryDelay = time.Second
 // full: freeing space takes someone's hand, not a second.
 const storageFullRetryDelay = 5 * time.Second
 
-// apiError turns any error of the layers below into an API error: the one
-// place where errors get their codes. An error that is the server's fault
-// becomes INTERNAL with the original error as its cause, for the log. ctx
-// is the request's: once it is done, an error that does not say why (a
-// backend whose connection was closed under a cancelled query) is the
-// deadline's or the client's.
+// apiError turns any error of the layers below into an API error. An error
+// that carries a code (made by a part that read the request, see
+// internal/status) keeps it; the others, the storage layers' (which make
+// no codes: internal/archtest), a context's, get theirs here, the one
+// place where they do. An error that is the server's fault becomes
+// INTERNAL with the original error as its cause, for the log. ctx is the
+// request's: once it is done, an error that does not say why (a backend
+// whose connection was closed under a cancelled query) is the deadline's
+// or the client's. Every call's end applies it (openCall.end).
 func apiError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
 	if se, ok := status.From(err); ok {
+		return se
+	}
+	// Before the deadline's: a position the change log cannot serve is
+	// the reader's to mend, whenever it is found out.
+	if se := changeLogError(err); se != nil {
 		return se
 	}
 	if done := ctx.Err(); done != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !kv.IsRetryable(err) {
@@ -425,4 +433,25 @@ func apiError(ctx context.Context, err error) error {
 		return &status.Error{Code: status.Unavailable, Message: "the storage cannot be reached right now; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
 	}
 	return &status.Error{Code: status.Internal, Message: err.Error(), Cause: err}
+}
+
+// changeLogError is the API error of a change-log reader whose position
+// the log cannot serve (changelog's sentinels), nil for any other error.
+// A stream words these for itself (streams.Hub); this is the answer
+// wherever else a reader's error reaches a call.
+func changeLogError(err error) *status.Error {
+	var msg string
+	switch {
+	case errors.Is(err, changelog.ErrTrimmed):
+		msg = "the position is older than the oldest change the log still keeps (see the server's log retention); start again from a fresh position"
+	case errors.Is(err, changelog.ErrAhead):
+		msg = "the position is ahead of this server's change log: it comes from another server or data directory"
+	case errors.Is(err, changelog.ErrCutOff):
+		msg = "the log reader fell too far behind (it kept the log from being trimmed for longer than the retention allows) and was cut off; resync from a fresh position"
+	case errors.Is(err, changelog.ErrCutOffBySize):
+		msg = "the log reader fell too far behind (the change log reached its size bound, see the server's log retention bytes, and dropped changes it had not read); resync from a fresh position"
+	default:
+		return nil
+	}
+	return &status.Error{Code: status.OutOfRange, Message: msg}
 }
