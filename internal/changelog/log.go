@@ -40,7 +40,7 @@
 // entry was committed more than Retention + MaxHold ago (its position is
 // below a note older than that) is cut off at the next tick. It no longer
 // holds the trimmer, which trims as if it were not there, and its next
-// Read fails with ErrCutOff (OUT_OF_RANGE): it fell too far behind and
+// Read fails with ErrCutOff: it fell too far behind and
 // must resync from a fresh position. So one stalled reader costs at most
 // MaxHold of extra log, never the disk. A reader cannot open below where
 // the trimmer has trimmed (ErrTrimmed at once), so none is registered
@@ -67,7 +67,6 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Options configure a Log. Zero values take the defaults.
@@ -95,21 +94,22 @@ type Options struct {
 // DefaultReadBatch is the default of Options.ReadBatch.
 const DefaultReadBatch = 32
 
-// Errors of readers. They are OUT_OF_RANGE status errors whose messages are
-// meant for a client; readers wrap them with positions (test with
-// errors.Is).
+// Errors of readers, which readers wrap with positions (test with
+// errors.Is). They are the storage's, without an API code: the operations
+// give them theirs (OUT_OF_RANGE, with a message for a client), as a
+// stream's reader words them for its stream.
 var (
 	// ErrTrimmed: the entries after the reader's position were trimmed.
-	ErrTrimmed = status.Errorf(status.OutOfRange, "the position is older than the oldest change the log still keeps (see the server's log retention); start again from a fresh position")
+	ErrTrimmed = errors.New("changelog: the entries after the position were trimmed")
 	// ErrAhead: the position is past the end of the log, so it comes from
 	// another server or data directory.
-	ErrAhead = status.Errorf(status.OutOfRange, "the position is ahead of this server's change log: it comes from another server or data directory")
+	ErrAhead = errors.New("changelog: the position is ahead of the log")
 	// ErrCutOff: the reader held the trimmer back for longer than the
 	// retention plus MaxHold, and was cut off.
-	ErrCutOff = status.Errorf(status.OutOfRange, "the log reader fell too far behind (it kept the log from being trimmed for longer than the retention allows) and was cut off; resync from a fresh position")
+	ErrCutOff = errors.New("changelog: the reader held the trimmer back past the retention and was cut off")
 	// ErrCutOffBySize: the log reached its byte bound (Options.MaxBytes)
 	// and trimmed entries the reader had not read.
-	ErrCutOffBySize = status.Errorf(status.OutOfRange, "the log reader fell too far behind (the change log reached its size bound, see the server's log retention bytes, and dropped changes it had not read); resync from a fresh position")
+	ErrCutOffBySize = errors.New("changelog: the log's byte bound trimmed entries the reader had not read")
 	// ErrReaderClosed: Read or Wait after Close.
 	ErrReaderClosed = errors.New("changelog: reader closed")
 )

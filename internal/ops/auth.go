@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"time"
 
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv"
@@ -35,22 +34,21 @@ type CreateNamespaceRequest struct {
 
 // CreateNamespace creates a namespace.
 func (o *Ops) CreateNamespace(ctx context.Context, c Caller, req CreateNamespaceRequest) (_ *Namespace, err error) {
-	defer o.observe(c, "CreateNamespace", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleOwner); err != nil {
+	ctx, op, err := o.open(ctx, c, "CreateNamespace")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	if req.Malformed != nil {
 		return nil, req.Malformed
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var ns auth.Namespace
 	err = o.run(ctx, func(tx kv.Tx) (err error) {
 		ns, err = auth.CreateNamespace(ctx, tx, req.Name, req.ID)
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	o.log.Info("namespace created", "namespace", ns.Name, "id", ns.ID, "by", c.App)
 	return &ns, nil
@@ -58,29 +56,27 @@ func (o *Ops) CreateNamespace(ctx context.Context, c Caller, req CreateNamespace
 
 // ListNamespaces lists the namespaces, the default one first.
 func (o *Ops) ListNamespaces(ctx context.Context, c Caller) (_ []Namespace, err error) {
-	defer o.observe(c, "ListNamespaces", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleOwner); err != nil {
+	ctx, op, err := o.open(ctx, c, "ListNamespaces")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var out []auth.Namespace
 	err = o.run(ctx, func(tx kv.Tx) (err error) {
 		out, err = auth.ListNamespaces(ctx, tx)
 		return err
 	})
-	return out, apiError(ctx, err)
+	return out, err
 }
 
 // DeleteNamespace deletes a namespace that holds no databases and no
 // applications (auth.DeleteNamespace); the default one stays.
 func (o *Ops) DeleteNamespace(ctx context.Context, c Caller, name string) (err error) {
-	defer o.observe(c, "DeleteNamespace", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleOwner); err != nil {
+	ctx, op, err := o.open(ctx, c, "DeleteNamespace")
+	defer op.end(&err)
+	if err != nil {
 		return err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	err = o.run(ctx, func(tx kv.Tx) error {
 		return auth.DeleteNamespace(ctx, tx, name, func(ns auth.Namespace) ([]string, error) {
 			// Branches count too: they are databases a user made.
@@ -93,7 +89,7 @@ func (o *Ops) DeleteNamespace(ctx context.Context, c Caller, name string) (err e
 		})
 	})
 	if err != nil {
-		return apiError(ctx, err)
+		return err
 	}
 	o.log.Info("namespace deleted", "namespace", name, "by", c.App)
 	return nil
@@ -118,8 +114,9 @@ const DefaultApplicationRole = auth.RoleEditor
 // CreateApplication creates an application and returns it with its
 // secret, shown this once.
 func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplicationRequest) (_ *Application, err error) {
-	defer o.observe(c, "CreateApplication", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleAdmin); err != nil {
+	ctx, op, err := o.open(ctx, c, "CreateApplication")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	if req.Malformed != nil {
@@ -136,8 +133,6 @@ func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplica
 	if req.Namespace != "" && req.Namespace != by.Namespace.Name && by.Role != auth.RoleOwner {
 		return nil, status.Errorf(status.PermissionDenied, "only the owner creates applications in another namespace")
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var app *auth.Application
 	err = o.run(ctx, func(tx kv.Tx) error {
 		ns := by.Namespace
@@ -153,7 +148,7 @@ func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplica
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	o.log.Info("application created", "application", app.ID, "namespace", app.Namespace.Name, "role", app.Role, "by", by.App)
 	o.warnWithoutAuth(app)
@@ -178,15 +173,14 @@ type UpdateApplicationRequest struct {
 
 // UpdateApplication changes an application of the caller's namespace.
 func (o *Ops) UpdateApplication(ctx context.Context, c Caller, req UpdateApplicationRequest) (_ *Application, err error) {
-	defer o.observe(c, "UpdateApplication", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleAdmin); err != nil {
+	ctx, op, err := o.open(ctx, c, "UpdateApplication")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	if req.Malformed != nil {
 		return nil, req.Malformed
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var app *auth.Application
 	err = o.run(ctx, func(tx kv.Tx) (err error) {
 		app, err = o.auth.UpdateApplication(ctx, tx, o.principal(c), auth.ApplicationUpdate{ID: req.ID, Name: req.Name,
@@ -194,7 +188,7 @@ func (o *Ops) UpdateApplication(ctx context.Context, c Caller, req UpdateApplica
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	o.warnWithoutAuth(app)
 	return app, nil
@@ -209,22 +203,21 @@ type ApplicationRequest struct {
 // RotateApplicationSecret gives an application a new secret, returned this
 // once; its tokens stop working.
 func (o *Ops) RotateApplicationSecret(ctx context.Context, c Caller, req ApplicationRequest) (_ *Application, err error) {
-	defer o.observe(c, "RotateApplicationSecret", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleAdmin); err != nil {
+	ctx, op, err := o.open(ctx, c, "RotateApplicationSecret")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	if req.Malformed != nil {
 		return nil, req.Malformed
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var app *auth.Application
 	err = o.run(ctx, func(tx kv.Tx) (err error) {
 		app, err = o.auth.RotateSecret(ctx, tx, o.principal(c), req.ID)
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	o.log.Info("application secret rotated", "application", app.ID, "by", c.App)
 	o.warnWithoutAuth(app)
@@ -233,18 +226,17 @@ func (o *Ops) RotateApplicationSecret(ctx context.Context, c Caller, req Applica
 
 // DeleteApplication deletes an application; its tokens stop working.
 func (o *Ops) DeleteApplication(ctx context.Context, c Caller, req ApplicationRequest) (err error) {
-	defer o.observe(c, "DeleteApplication", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleAdmin); err != nil {
+	ctx, op, err := o.open(ctx, c, "DeleteApplication")
+	defer op.end(&err)
+	if err != nil {
 		return err
 	}
 	if req.Malformed != nil {
 		return req.Malformed
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	err = o.run(ctx, func(tx kv.Tx) error { return o.auth.DeleteApplication(ctx, tx, o.principal(c), req.ID) })
 	if err != nil {
-		return apiError(ctx, err)
+		return err
 	}
 	o.log.Info("application deleted", "application", req.ID, "by", c.App)
 	return nil
@@ -253,18 +245,17 @@ func (o *Ops) DeleteApplication(ctx context.Context, c Caller, req ApplicationRe
 // ListApplications lists the applications of the caller's namespace (of
 // every namespace for the owner), without their secrets.
 func (o *Ops) ListApplications(ctx context.Context, c Caller) (_ []*Application, err error) {
-	defer o.observe(c, "ListApplications", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleAdmin); err != nil {
+	ctx, op, err := o.open(ctx, c, "ListApplications")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var out []*auth.Application
 	err = o.run(ctx, func(tx kv.Tx) (err error) {
 		out, err = o.auth.ListApplications(ctx, tx, o.principal(c))
 		return err
 	})
-	return out, apiError(ctx, err)
+	return out, err
 }
 
 // TokenRequest is a request of the token endpoint: an application's id
@@ -282,29 +273,30 @@ type TokenRequest struct {
 // GetAccessToken answers the token endpoint. It needs no credentials
 // beyond those it checks.
 func (o *Ops) GetAccessToken(ctx context.Context, c Caller, req TokenRequest) (_ *Tokens, err error) {
-	defer o.observe(c, "GetAccessToken", time.Now(), &err)
+	ctx, op, err := o.open(ctx, c, "GetAccessToken")
+	defer op.end(&err)
+	if err != nil {
+		return nil, err
+	}
 	if req.Malformed != nil {
 		return nil, req.Malformed
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	t, err := o.auth.Token(ctx, auth.TokenRequest{GrantType: req.GrantType, ClientID: req.ClientID,
 		ClientSecret: req.ClientSecret, RefreshToken: req.RefreshToken, From: req.From})
-	return t, apiError(ctx, err)
+	return t, err
 }
 
 // RotateSigningKey makes a new key sign tokens; tokens of the older keys
 // stay valid until they expire. It returns the new key's id.
 func (o *Ops) RotateSigningKey(ctx context.Context, c Caller) (_ string, err error) {
-	defer o.observe(c, "RotateSigningKey", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleOwner); err != nil {
+	ctx, op, err := o.open(ctx, c, "RotateSigningKey")
+	defer op.end(&err)
+	if err != nil {
 		return "", err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	id, err := o.auth.RotateSigningKey(ctx)
 	if err != nil {
-		return "", apiError(ctx, err)
+		return "", err
 	}
 	o.log.Info("signing key rotated", "key", id, "by", c.App)
 	return id, nil

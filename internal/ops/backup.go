@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/backup"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/status"
@@ -44,8 +43,9 @@ const noBackupAdvice = "this server keeps its data in PostgreSQL, which Folio do
 // files on the server's machine. It runs past the request timeout: the copy
 // takes the time the disk takes, and ends early only if the caller goes.
 func (o *Ops) Backup(ctx context.Context, c Caller, req BackupRequest) (_ *BackupResult, err error) {
-	defer o.observe(c, "Backup", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleOwner); err != nil {
+	ctx, op, err := o.open(ctx, c, "Backup")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	if req.Malformed != nil {

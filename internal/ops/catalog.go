@@ -2,9 +2,7 @@ package ops
 
 import (
 	"context"
-	"time"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
@@ -87,57 +85,57 @@ type DatabaseDescription struct {
 
 // CreateDatabase creates a database.
 func (o *Ops) CreateDatabase(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
-	defer o.observe(c, "CreateDatabase", time.Now(), &err)
+	ctx, op, err := o.open(ctx, c, "CreateDatabase")
+	defer op.end(&err)
+	if err != nil {
+		return err
+	}
 	return o.createDatabase(ctx, c, req)
 }
 
+// createDatabase is the work of CreateDatabase and CreateProject.
 func (o *Ops) createDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
-		return err
-	}
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	err := o.run(ctx, func(tx kv.Tx) error { return o.catalog.CreateDatabase(ctx, tx, c.ns(), req.DB) })
 	if c.Projects && status.CodeOf(err) == status.AlreadyExists {
 		return status.Errorf(status.AlreadyExists, "project already exist")
 	}
-	return apiError(ctx, err)
+	return err
 }
 
 // DropDatabase drops a database with everything in it, its branches
 // included.
 func (o *Ops) DropDatabase(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
-	defer o.observe(c, "DropDatabase", time.Now(), &err)
+	ctx, op, err := o.open(ctx, c, "DropDatabase")
+	defer op.end(&err)
+	if err != nil {
+		return err
+	}
 	return o.dropDatabase(ctx, c, req)
 }
 
+// dropDatabase is the work of DropDatabase and DeleteProject.
 func (o *Ops) dropDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
-		return err
-	}
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
-	return apiError(ctx, o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, c.ns(), req.DB) }))
+	return o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, c.ns(), req.DB) })
 }
 
 // ListDatabases lists the databases in name order; not their branches.
 func (o *Ops) ListDatabases(ctx context.Context, c Caller) (_ []DatabaseInfo, err error) {
-	defer o.observe(c, "ListDatabases", time.Now(), &err)
+	ctx, op, err := o.open(ctx, c, "ListDatabases")
+	defer op.end(&err)
+	if err != nil {
+		return nil, err
+	}
 	return o.listDatabases(ctx, c)
 }
 
+// listDatabases is the work of ListDatabases and ListProjects.
 func (o *Ops) listDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, error) {
-	if err := o.authorize(c, auth.RoleReader); err != nil {
-		return nil, err
-	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	out := []DatabaseInfo{}
 	err := o.run(ctx, func(tx kv.Tx) error {
 		dbs, err := o.catalog.ListDatabases(ctx, tx, c.ns())
@@ -148,7 +146,7 @@ func (o *Ops) listDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, erro
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return out, nil
 }
@@ -157,8 +155,9 @@ func (o *Ops) listDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, erro
 // names another) and each of its collections, and names the database's
 // branches.
 func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseRequest) (_ *DatabaseDescription, err error) {
-	defer o.observe(c, "DescribeDatabase", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "DescribeDatabase")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	t, err := resolve(req.DB, req.Branch, "", false, req.Malformed)
@@ -169,8 +168,6 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var d *DatabaseDescription
 	err = o.inTx(ctx, c, t, TxRef{}, func(tx kv.Tx) error {
 		d = &DatabaseDescription{Name: req.DB, Collections: []CollectionDescription{}}
@@ -197,12 +194,12 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 		return nil
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	d.LogSize = -1
 	if o.cfg.ChangeLog != nil {
 		if d.LogSize, err = o.cfg.ChangeLog.Bytes(ctx); err != nil {
-			return nil, apiError(ctx, err)
+			return nil, err
 		}
 	}
 	for i := range d.Collections {
@@ -259,16 +256,15 @@ func schemaFormats(list string) ([]schemagen.Request, error) {
 
 // ListCollections lists a database's collections in name order.
 func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest) (_ []CollectionInfo, err error) {
-	defer o.observe(c, "ListCollections", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "ListCollections")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	t, err := resolve(req.DB, req.Branch, "", false, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	out := []CollectionInfo{}
 	err = o.inTx(ctx, c, t, req.Tx, func(tx kv.Tx) error {
 		out = out[:0]
@@ -283,7 +279,7 @@ func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return out, nil
 }
@@ -308,16 +304,15 @@ type CreateCollectionResult struct {
 // CreateOrUpdateCollection creates a collection, or changes the schema of
 // an existing one if the change is compatible.
 func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req CreateCollectionRequest) (_ *CreateCollectionResult, err error) {
-	defer o.observe(c, "CreateOrUpdateCollection", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
+	ctx, op, err := o.open(ctx, c, "CreateOrUpdateCollection")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	if isNull(req.Schema) {
 		return nil, status.Errorf(status.InvalidArgument, "schema is a required during collection creation")
 	}
@@ -331,7 +326,7 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return res, nil
 }
@@ -351,17 +346,16 @@ func (o *Ops) createCollection(ctx context.Context, tx kv.Tx, db *catalog.Databa
 
 // DropCollection drops a collection with its data.
 func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionRequest) (err error) {
-	defer o.observe(c, "DropCollection", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
+	ctx, op, err := o.open(ctx, c, "DropCollection")
+	defer op.end(&err)
+	if err != nil {
 		return err
 	}
 	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
-	return apiError(ctx, o.inTx(ctx, c, t, req.Tx, func(tx kv.Tx) error {
+	return o.inTx(ctx, c, t, req.Tx, func(tx kv.Tx) error {
 		db, err := o.catalog.Database(ctx, tx, c.ns(), t.stored)
 		if err != nil {
 			return err
@@ -372,13 +366,14 @@ func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionReques
 			return status.Errorf(status.NotFound, "collection doesn't exist '%s'", req.Collection)
 		}
 		return err
-	}))
+	})
 }
 
 // DescribeCollection describes a collection: its schema and size.
 func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRequest) (_ *CollectionDescription, err error) {
-	defer o.observe(c, "DescribeCollection", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "DescribeCollection")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
@@ -389,15 +384,13 @@ func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRe
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var d CollectionDescription
 	err = o.inCollection(ctx, c, t, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
 		d, err = o.describe(ctx, tx, coll)
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	generate(&d, formats, c)
 	return &d, nil

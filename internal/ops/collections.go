@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/status"
 )
@@ -45,8 +43,9 @@ func (e *SchemaError) Unwrap() error { return e.Err }
 // caller's, if the request is in one). The original applied them one by
 // one and stopped at the first that failed, keeping those before it.
 func (o *Ops) CreateOrUpdateCollections(ctx context.Context, c Caller, req CreateCollectionsRequest) (_ *CreateCollectionsResult, err error) {
-	defer o.observe(c, "CreateOrUpdateCollections", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
+	ctx, op, err := o.open(ctx, c, "CreateOrUpdateCollections")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	t, err := resolve(req.DB, req.Branch, "", false, req.Malformed)
@@ -59,8 +58,6 @@ func (o *Ops) CreateOrUpdateCollections(ctx context.Context, c Caller, req Creat
 			return nil, err
 		}
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	res := &CreateCollectionsResult{}
 	failed := -1 // the schema being applied when the transaction failed
 	err = o.inTx(ctx, c, t, req.Tx, func(tx kv.Tx) error {

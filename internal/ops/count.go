@@ -2,9 +2,7 @@ package ops
 
 import (
 	"context"
-	"time"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/kv"
@@ -28,23 +26,22 @@ type CountRequest struct {
 // the documents. In a client's transaction it sees the transaction's own
 // writes, as a read does.
 func (o *Ops) Count(ctx context.Context, c Caller, req CountRequest) (_ int64, err error) {
-	defer o.observe(c, "Count", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "Count")
+	defer op.end(&err)
+	if err != nil {
 		return 0, err
 	}
 	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var n int64
 	err = o.filtered(ctx, c, t, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		n, _, err = o.docs.Count(ctx, tx, coll, f)
 		return err
 	})
 	if err != nil {
-		return 0, apiError(ctx, err)
+		return 0, err
 	}
 	return n, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/filter"
@@ -52,8 +51,9 @@ type WriteResult struct {
 
 // Insert adds documents; if any of their keys exists, nothing is written.
 func (o *Ops) Insert(ctx context.Context, c Caller, req WriteDocumentsRequest) (_ *WriteResult, err error) {
-	defer o.observe(c, "Insert", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
+	ctx, op, err := o.open(ctx, c, "Insert")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	write := o.docs.Insert
@@ -65,8 +65,9 @@ func (o *Ops) Insert(ctx context.Context, c Caller, req WriteDocumentsRequest) (
 
 // Replace inserts documents, replacing those whose keys exist.
 func (o *Ops) Replace(ctx context.Context, c Caller, req WriteDocumentsRequest) (_ *WriteResult, err error) {
-	defer o.observe(c, "Replace", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
+	ctx, op, err := o.open(ctx, c, "Replace")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	write := o.docs.Replace
@@ -84,8 +85,6 @@ func (o *Ops) writeDocuments(ctx context.Context, c Caller, req WriteDocumentsRe
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	if len(req.Documents) == 0 {
 		return nil, status.Errorf(status.InvalidArgument, "empty documents received")
 	}
@@ -98,7 +97,7 @@ func (o *Ops) writeDocuments(ctx context.Context, c Caller, req WriteDocumentsRe
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return (*WriteResult)(res), nil
 }
@@ -119,16 +118,15 @@ type UpdateRequest struct {
 
 // Update applies req.Fields to the documents req.Filter matches.
 func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (_ *WriteResult, err error) {
-	defer o.observe(c, "Update", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
+	ctx, op, err := o.open(ctx, c, "Update")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	if isNull(req.Fields) {
 		return nil, status.Errorf(status.InvalidArgument, "empty fields received")
 	}
@@ -141,7 +139,7 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (_ *Write
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return (*WriteResult)(res), nil
 }
@@ -161,8 +159,9 @@ type DeleteRequest struct {
 
 // Delete removes the documents req.Filter matches.
 func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (_ *WriteResult, err error) {
-	defer o.observe(c, "Delete", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
+	ctx, op, err := o.open(ctx, c, "Delete")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
@@ -172,15 +171,13 @@ func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (_ *Write
 	if req.Limit < 0 {
 		return nil, negativeLimit()
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var res *docs.WriteResult
 	err = o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = o.docs.Delete(ctx, tx, coll, f, req.Limit)
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return (*WriteResult)(res), nil
 }
@@ -240,16 +237,15 @@ type Item struct {
 // transaction that only reads: it never conflicts, so it is never retried
 // and nothing is emitted twice. An error from emit ends the read with it.
 func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Item) error) (err error) {
-	defer o.observe(c, "Read", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "Read")
+	defer op.end(&err)
+	if err != nil {
 		return err
 	}
 	db, rr, err := o.readRequest(req)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	if !req.Tx.InTx() {
 		release, err := o.reads.take(ctx)
 		if err != nil {
@@ -257,10 +253,10 @@ func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Ite
 		}
 		defer release()
 	}
-	return apiError(ctx, o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error {
+	return o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error {
 		rr.Filter = f
 		return o.readItems(ctx, tx, coll, rr, emit)
-	}))
+	})
 }
 
 // readRequest checks a read's request, all but the filter (which needs
@@ -340,16 +336,15 @@ type Explanation struct {
 // Explain runs a read's lookup, counting what it reads, and tells which
 // plan it took.
 func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (_ *Explanation, err error) {
-	defer o.observe(c, "Explain", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "Explain")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	db, rr, err := o.readRequest(req)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var ex *docs.Explanation
 	err = o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		rr.Filter = f
@@ -364,7 +359,7 @@ func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (_ *Explan
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return &Explanation{Plan: ex.Plan, Candidates: ex.Candidates, Matched: ex.Matched, KeysRead: ex.KeysRead}, nil
 }

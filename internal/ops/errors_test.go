@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/status"
 )
@@ -43,6 +44,14 @@ func TestAPIError(t *testing.T) {
 			status.Unavailable, "no storage connection free: the server has too many requests at once; retry later", true, true},
 		{"disk full", fmt.Errorf("%w: 1048576 bytes free on the disk of /data, under the 20971520 kept for Pebble's flushes", kv.ErrStorageFull),
 			status.ResourceExhausted, "the server's disk is full: writes are refused until space is freed; retry later", true, false},
+		{"log trimmed", fmt.Errorf("changelog: read after 7: %w (%w)", changelog.ErrTrimmed, kv.ErrLogTrimmed), status.OutOfRange,
+			"the position is older than the oldest change the log still keeps (see the server's log retention); start again from a fresh position", false, false},
+		{"log position ahead", fmt.Errorf("changelog: open a reader after 9, the log ends at 8: %w", changelog.ErrAhead), status.OutOfRange,
+			"the position is ahead of this server's change log: it comes from another server or data directory", false, false},
+		{"log reader cut off", fmt.Errorf("changelog: reader after 3: %w", changelog.ErrCutOff), status.OutOfRange,
+			"the log reader fell too far behind (it kept the log from being trimmed for longer than the retention allows) and was cut off; resync from a fresh position", false, false},
+		{"log reader cut off by size", fmt.Errorf("changelog: reader after 3: %w", changelog.ErrCutOffBySize), status.OutOfRange,
+			"the log reader fell too far behind (the change log reached its size bound, see the server's log retention bytes, and dropped changes it had not read); resync from a fresh position", false, false},
 		{"anything else", broken, status.Internal, "disk on fire", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,6 +94,7 @@ func TestAPIErrorAfterDeadline(t *testing.T) {
 		{"backend error after the client left", gone, errors.New("conn closed"), status.Cancelled},
 		{"client error past the deadline", expired, status.Errorf(status.InvalidArgument, "bad"), status.InvalidArgument},
 		{"conflict past the deadline", expired, kv.ErrConflict, status.Aborted},
+		{"log reader cut off past the deadline", expired, changelog.ErrCutOff, status.OutOfRange},
 		{"backend error in time", context.Background(), errors.New("conn closed"), status.Internal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,8 +14,12 @@ const healthProbeEvery = time.Second
 // call it often, so it answers from a probe of the store (kv.Store.Ping)
 // at most a second old.
 func (o *Ops) Health(ctx context.Context, c Caller) (err error) {
-	defer o.observe(c, "Health", time.Now(), &err)
-	return apiError(ctx, o.health.check(ctx, o.store.Ping))
+	ctx, op, err := o.open(ctx, c, "Health")
+	defer op.end(&err)
+	if err != nil {
+		return err
+	}
+	return o.health.check(ctx, o.store.Ping)
 }
 
 // healthProbe is the last probe's outcome. One check at a time probes;

@@ -3,9 +3,7 @@ package ops
 import (
 	"context"
 	"encoding/json"
-	"time"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/docs"
 	"github.com/foliodb/folio/internal/kv"
@@ -38,16 +36,15 @@ type ImportRequest struct {
 // if the documents cannot be inserted, no collection is created and no
 // schema changes.
 func (o *Ops) Import(ctx context.Context, c Caller, req ImportRequest) (_ *WriteResult, err error) {
-	defer o.observe(c, "Import", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
+	ctx, op, err := o.open(ctx, c, "Import")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	if len(req.Documents) == 0 {
 		return nil, status.Errorf(status.InvalidArgument, "empty documents received")
 	}
@@ -71,7 +68,7 @@ func (o *Ops) Import(ctx context.Context, c Caller, req ImportRequest) (_ *Write
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return (*WriteResult)(res), nil
 }

@@ -2,9 +2,7 @@ package ops
 
 import (
 	"context"
-	"time"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
@@ -59,7 +57,11 @@ const (
 // one index per field a filter can compare (scalars, and arrays of
 // scalars), named by its path.
 func (o *Ops) BuildCollectionIndex(ctx context.Context, c Caller, req IndexBuildRequest) (_ []CollectionIndex, err error) {
-	defer o.observe(c, "BuildCollectionIndex", time.Now(), &err)
+	ctx, op, err := o.open(ctx, c, "BuildCollectionIndex")
+	defer op.end(&err)
+	if err != nil {
+		return nil, err
+	}
 	coll, err := o.indexBuildCollection(ctx, c, req)
 	if err != nil {
 		return nil, err
@@ -69,7 +71,11 @@ func (o *Ops) BuildCollectionIndex(ctx context.Context, c Caller, req IndexBuild
 
 // BuildSearchIndex answers that the collection's search index is built.
 func (o *Ops) BuildSearchIndex(ctx context.Context, c Caller, req IndexBuildRequest) (_ string, err error) {
-	defer o.observe(c, "BuildSearchIndex", time.Now(), &err)
+	ctx, op, err := o.open(ctx, c, "BuildSearchIndex")
+	defer op.end(&err)
+	if err != nil {
+		return "", err
+	}
 	if _, err := o.indexBuildCollection(ctx, c, req); err != nil {
 		return "", err
 	}
@@ -79,22 +85,17 @@ func (o *Ops) BuildSearchIndex(ctx context.Context, c Caller, req IndexBuildRequ
 // indexBuildCollection checks an index-build request and looks its
 // collection up (NOT_FOUND if there is none).
 func (o *Ops) indexBuildCollection(ctx context.Context, c Caller, req IndexBuildRequest) (*catalog.Collection, error) {
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
-		return nil, err
-	}
 	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var found *catalog.Collection
 	err = o.inCollection(ctx, c, t, req.Collection, TxRef{}, func(_ kv.Tx, coll *catalog.Collection) error {
 		found = coll
 		return nil
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return found, nil
 }

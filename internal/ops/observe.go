@@ -20,15 +20,12 @@ type Observer interface {
 // codeOK is what a call that returned no error answered.
 const codeOK status.Code = "OK"
 
-// observe reports a call's outcome to the observer, if there is one.
-// Every API method defers it first, with its result error.
-func (o *Ops) observe(c Caller, op string, start time.Time, err *error) {
+// observe reports a call's outcome, the API code it answered, to the
+// observer, if there is one: the last step of every call's end
+// (openCall.end).
+func (o *Ops) observe(transport, op string, start time.Time, code status.Code) {
 	if o.cfg.Observer == nil {
 		return
 	}
-	code := codeOK
-	if *err != nil {
-		code = AsStatus(*err).Code
-	}
-	o.cfg.Observer.ObserveCall(op, c.Transport, code, time.Since(start))
+	o.cfg.Observer.ObserveCall(op, transport, code, time.Since(start))
 }

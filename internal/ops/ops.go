@@ -6,6 +6,9 @@
 // caller's interactive transaction or a transaction of its own (retried on
 // conflict), looking the collection up, parsing filters, projections and
 // sorts, the limits, and the choice between documents and messages.
+// Every call opens and ends alike (calls.go: the role check against the
+// calls table, the request timeout, the API code of its error, the
+// request metrics), around the work that is its own.
 //
 // The transports (internal/httpapi, and gRPC later) only decode a request,
 // call one method and encode what it returns. Nothing here knows HTTP.
@@ -113,23 +116,6 @@ func (o *Ops) Authenticate(ctx context.Context, authorization string) Caller {
 		return Caller{refused: apiError(ctx, err)}
 	}
 	return Caller{App: p.App, Namespace: p.Namespace, Role: p.Role}
-}
-
-// authorize checks that the caller may make a call that needs role need:
-// the one place where permissions are checked, first in every call.
-func (o *Ops) authorize(c Caller, need auth.Role) error {
-	if !o.cfg.RequireAuth {
-		return nil
-	}
-	switch {
-	case c.refused != nil:
-		return c.refused
-	case c.App == "":
-		return auth.ErrUnauthenticated()
-	case !c.Role.Allows(need):
-		return status.Errorf(status.PermissionDenied, "an application with role '%s' may not make this call: it needs role '%s'", c.Role, need)
-	}
-	return nil
 }
 
 // TxRef names a client's interactive transaction: the id begin handed out
@@ -278,12 +264,16 @@ type Info struct {
 
 // Info reports the server's version.
 func (o *Ops) Info(ctx context.Context, c Caller) (_ *Info, err error) {
-	defer o.observe(c, "Info", time.Now(), &err)
+	_, op, err := o.open(ctx, c, "Info")
+	defer op.end(&err)
+	if err != nil {
+		return nil, err
+	}
 	return &Info{ServerVersion: o.cfg.Version, Engine: o.cfg.Engine, Auth: o.cfg.RequireAuth}, nil
 }
 
-// bounded returns the context a call's work runs under: the caller's,
-// ending at the request timeout. Every call but the streams takes it first.
+// bounded returns ctx ending at the request timeout: what a call's opening
+// bounds its work with, and a stream the lookup that opens it.
 func (o *Ops) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, o.cfg.RequestTimeout)
 }
@@ -388,17 +378,25 @@ const unavailableRetryDelay = time.Second
 // full: freeing space takes someone's hand, not a second.
 const storageFullRetryDelay = 5 * time.Second
 
-// apiError turns any error of the layers below into an API error: the one
-// place where errors get their codes. An error that is the server's fault
-// becomes INTERNAL with the original error as its cause, for the log. ctx
-// is the request's: once it is done, an error that does not say why (a
-// backend whose connection was closed under a cancelled query) is the
-// deadline's or the client's.
+// apiError turns any error of the layers below into an API error. An error
+// that carries a code (made by a part that read the request, see
+// internal/status) keeps it; the others, the storage layers' (which make
+// no codes: tests/archtest), a context's, get theirs here, the one
+// place where they do. An error that is the server's fault becomes
+// INTERNAL with the original error as its cause, for the log. ctx is the
+// request's: once it is done, an error that does not say why (a backend
+// whose connection was closed under a cancelled query) is the deadline's
+// or the client's. Every call's end applies it (openCall.end).
 func apiError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
 	if se, ok := status.From(err); ok {
+		return se
+	}
+	// Before the deadline's: a position the change log cannot serve is
+	// the reader's to mend, whenever it is found out.
+	if se := changeLogError(err); se != nil {
 		return se
 	}
 	if done := ctx.Err(); done != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !kv.IsRetryable(err) {
@@ -435,4 +433,25 @@ func apiError(ctx context.Context, err error) error {
 		return &status.Error{Code: status.Unavailable, Message: "the storage cannot be reached right now; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
 	}
 	return &status.Error{Code: status.Internal, Message: err.Error(), Cause: err}
+}
+
+// changeLogError is the API error of a change-log reader whose position
+// the log cannot serve (changelog's sentinels), nil for any other error.
+// A stream words these for itself (streams.Hub); this is the answer
+// wherever else a reader's error reaches a call.
+func changeLogError(err error) *status.Error {
+	var msg string
+	switch {
+	case errors.Is(err, changelog.ErrTrimmed):
+		msg = "the position is older than the oldest change the log still keeps (see the server's log retention); start again from a fresh position"
+	case errors.Is(err, changelog.ErrAhead):
+		msg = "the position is ahead of this server's change log: it comes from another server or data directory"
+	case errors.Is(err, changelog.ErrCutOff):
+		msg = "the log reader fell too far behind (it kept the log from being trimmed for longer than the retention allows) and was cut off; resync from a fresh position"
+	case errors.Is(err, changelog.ErrCutOffBySize):
+		msg = "the log reader fell too far behind (the change log reached its size bound, see the server's log retention bytes, and dropped changes it had not read); resync from a fresh position"
+	default:
+		return nil
+	}
+	return &status.Error{Code: status.OutOfRange, Message: msg}
 }

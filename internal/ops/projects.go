@@ -2,9 +2,7 @@ package ops
 
 import (
 	"context"
-	"time"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv"
 )
 
@@ -14,7 +12,11 @@ import (
 
 // CreateProject creates a project: a database, with its main branch.
 func (o *Ops) CreateProject(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
-	defer o.observe(c, "CreateProject", time.Now(), &err)
+	ctx, op, err := o.open(ctx, c, "CreateProject")
+	defer op.end(&err)
+	if err != nil {
+		return err
+	}
 	c.Projects = true
 	return o.createDatabase(ctx, c, req)
 }
@@ -22,14 +24,22 @@ func (o *Ops) CreateProject(ctx context.Context, c Caller, req DatabaseRequest) 
 // DeleteProject deletes a project with everything in it: its branches,
 // their collections and documents.
 func (o *Ops) DeleteProject(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
-	defer o.observe(c, "DeleteProject", time.Now(), &err)
+	ctx, op, err := o.open(ctx, c, "DeleteProject")
+	defer op.end(&err)
+	if err != nil {
+		return err
+	}
 	c.Projects = true
 	return o.dropDatabase(ctx, c, req)
 }
 
 // ListProjects lists the projects (the databases) in name order.
 func (o *Ops) ListProjects(ctx context.Context, c Caller) (_ []DatabaseInfo, err error) {
-	defer o.observe(c, "ListProjects", time.Now(), &err)
+	ctx, op, err := o.open(ctx, c, "ListProjects")
+	defer op.end(&err)
+	if err != nil {
+		return nil, err
+	}
 	return o.listDatabases(ctx, c)
 }
 
@@ -45,59 +55,56 @@ type BranchRequest struct {
 // starts with main's collections and their schemas, and no documents.
 // Later changes to either side's schemas stay on that side.
 func (o *Ops) CreateBranch(ctx context.Context, c Caller, req BranchRequest) (err error) {
-	defer o.observe(c, "CreateBranch", time.Now(), &err)
-	c.Projects = true
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
+	ctx, op, err := o.open(ctx, c, "CreateBranch")
+	defer op.end(&err)
+	if err != nil {
 		return err
 	}
+	c.Projects = true
 	if _, err := resolve(req.DB, req.Branch, "", false, req.Malformed); err != nil {
 		return err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
-	return apiError(ctx, o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error {
+	return o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error {
 		return o.catalog.CreateBranch(ctx, tx, c.ns(), req.DB, req.Branch)
-	}))
+	})
 }
 
 // DeleteBranch deletes a branch of a project with everything in it; main
 // cannot be deleted (delete the project instead).
 func (o *Ops) DeleteBranch(ctx context.Context, c Caller, req BranchRequest) (err error) {
-	defer o.observe(c, "DeleteBranch", time.Now(), &err)
-	c.Projects = true
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
+	ctx, op, err := o.open(ctx, c, "DeleteBranch")
+	defer op.end(&err)
+	if err != nil {
 		return err
 	}
+	c.Projects = true
 	if _, err := resolve(req.DB, req.Branch, "", false, req.Malformed); err != nil {
 		return err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
-	return apiError(ctx, o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error {
+	return o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error {
 		return o.catalog.DeleteBranch(ctx, tx, c.ns(), req.DB, req.Branch)
-	}))
+	})
 }
 
 // ListBranches names a project's branches: main first, then the others in
 // name order.
 func (o *Ops) ListBranches(ctx context.Context, c Caller, req DatabaseRequest) (_ []string, err error) {
-	defer o.observe(c, "ListBranches", time.Now(), &err)
-	c.Projects = true
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "ListBranches")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
+	c.Projects = true
 	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	var out []string
 	err = o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) (err error) {
 		out, err = o.catalog.Branches(ctx, tx, c.ns(), req.DB)
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return out, nil
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/jsondoc"
@@ -79,8 +78,9 @@ const DefaultSearchWait = 5 * time.Second
 // since it was indexed is left out. A page's documents are valid only
 // until emit returns: emit writes them out or copies them.
 func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func(SearchPage) error) (err error) {
-	defer o.observe(c, "Search", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "Search")
+	defer op.end(&err)
+	if err != nil {
 		return err
 	}
 	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
@@ -102,8 +102,6 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	if o.search == nil {
 		return status.Errorf(status.Unimplemented, "search is not enabled on this server")
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	// A search holds a storage connection while its client receives it,
 	// as a read does.
 	release, err := o.reads.take(ctx)
@@ -130,7 +128,7 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 		return err
 	})
 	if err != nil {
-		return apiError(ctx, err)
+		return err
 	}
 	wctx, wcancel := context.WithTimeout(ctx, o.cfg.SearchWait)
 	defer wcancel()
@@ -142,10 +140,10 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 		if wctx.Err() != nil && ctx.Err() == nil {
 			return search.ErrBehind
 		}
-		return apiError(ctx, err)
+		return err
 	}
 	if err := o.search.WaitFor(wctx, coll.ID, arrived); err != nil {
-		return apiError(ctx, err)
+		return err
 	}
 	searcher, err := o.search.Searcher(coll.ID)
 	if err != nil {
@@ -159,7 +157,7 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	if err == nil && cap(*ps.docBuf) <= maxPooledFetch {
 		fetchBuffers.Put(ps.docBuf)
 	}
-	return apiError(ctx, err)
+	return err
 }
 
 // fetchBuffers keep the buffers search pages read their documents into

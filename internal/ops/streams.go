@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"time"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/kv"
@@ -96,8 +95,9 @@ func (s *Stream) Close() { s.sub.Close() }
 
 // Events opens a stream of the changes of a documents collection.
 func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (_ *Stream, err error) {
-	defer o.observe(c, "Events", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "Events")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
@@ -121,8 +121,9 @@ func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (_ *Strea
 // Subscribe opens a stream of the messages published to a messages
 // collection, narrowed by a filter.
 func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (_ *Stream, err error) {
-	defer o.observe(c, "Subscribe", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "Subscribe")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
@@ -195,13 +196,13 @@ func (o *Ops) openStream(ctx context.Context, start *streams.Cursor, sel streams
 	} else {
 		last, err := o.store.LastPosition(ctx)
 		if err != nil {
-			return nil, apiError(ctx, err)
+			return nil, err
 		}
 		after = streams.After(last)
 	}
 	sub, err := o.hub.Subscribe(ctx, after, sel)
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return &Stream{sub: sub}, nil
 }
@@ -227,16 +228,15 @@ type PublishResult struct {
 // Publish validates and stores messages, all or none, in the request's
 // transaction: subscribers see them once it commits.
 func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (_ *PublishResult, err error) {
-	defer o.observe(c, "Publish", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleEditor); err != nil {
+	ctx, op, err := o.open(ctx, c, "Publish")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	if len(req.Messages) == 0 {
 		return nil, status.Errorf(status.InvalidArgument, "empty messages received")
 	}
@@ -252,7 +252,7 @@ func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (_ *Pub
 		return err
 	})
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return &PublishResult{Time: res.Time, Keys: res.Keys}, nil
 }

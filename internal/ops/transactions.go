@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/status"
 )
 
@@ -20,51 +19,48 @@ type BeginResult struct {
 // that branch. As in the original it checks the names but not that the
 // database or branch exists: the first request in the transaction does.
 func (o *Ops) BeginTransaction(ctx context.Context, c Caller, req DatabaseRequest) (_ *BeginResult, err error) {
-	defer o.observe(c, "BeginTransaction", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "BeginTransaction")
+	defer op.end(&err)
+	if err != nil {
 		return nil, err
 	}
 	t, err := resolve(req.DB, req.Branch, "", false, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	sess, err := o.sessions.Begin(ctx, t.stored, c.owner())
 	if err != nil {
-		return nil, apiError(ctx, err)
+		return nil, err
 	}
 	return &BeginResult{Tx: TxRef{ID: sess.ID, Origin: sess.Origin}, Expires: time.Now().Add(o.sessions.MaxLifetime())}, nil
 }
 
 // CommitTransaction commits the interactive transaction req.Tx names.
 func (o *Ops) CommitTransaction(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
-	defer o.observe(c, "CommitTransaction", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "CommitTransaction")
+	defer op.end(&err)
+	if err != nil {
 		return err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	id, err := o.ending(ctx, req)
 	if err != nil {
 		return err
 	}
-	return apiError(ctx, o.sessions.Commit(ctx, id, c.owner()))
+	return o.sessions.Commit(ctx, id, c.owner())
 }
 
 // RollbackTransaction rolls back the interactive transaction req.Tx names.
 func (o *Ops) RollbackTransaction(ctx context.Context, c Caller, req DatabaseRequest) (err error) {
-	defer o.observe(c, "RollbackTransaction", time.Now(), &err)
-	if err := o.authorize(c, auth.RoleReader); err != nil {
+	ctx, op, err := o.open(ctx, c, "RollbackTransaction")
+	defer op.end(&err)
+	if err != nil {
 		return err
 	}
-	ctx, cancel := o.bounded(ctx)
-	defer cancel()
 	id, err := o.ending(ctx, req)
 	if err != nil {
 		return err
 	}
-	return apiError(ctx, o.sessions.Rollback(ctx, id, c.owner()))
+	return o.sessions.Rollback(ctx, id, c.owner())
 }
 
 // ending checks a commit or rollback and returns the transaction's id.

@@ -1,7 +1,16 @@
-// Package status is the error model of Folio's operations: an error with one
-// of the API's codes and a message meant for the client. The operations
-// layer (internal/ops) gives every error it returns a code; each transport
-// maps codes to its wire's statuses in one place.
+// Package status is the error model of Folio's API: an error with one of
+// the API's codes and a message meant for the client.
+//
+// Where codes are made: a package that reads a request (its names, schema,
+// filter, documents, credentials or transaction: catalog, schema, filter,
+// query, docs, jsondoc, messages, streams, search, session, auth, and the
+// transports' decoding) makes an *Error for the mistake it finds, with the
+// message only it can write. The storage layers below them (kv and its
+// backends, keyenc, keyspace, index, changelog, cluster, backup) make none,
+// and do not import this package (tests/archtest): they return plain or
+// sentinel errors, and the operations layer gives those their codes in one
+// place (ops.apiError). Every error a call of the operations returns has a
+// code; each transport maps codes to its wire's statuses in one place.
 package status
 
 import (

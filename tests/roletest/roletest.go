@@ -1,9 +1,12 @@
-// Package roletest is the role each call of the API needs, as the role
-// tests of the transports expect it, with the checks that keep those tests
-// whole: the table names every call internal/ops has, and a transport's
-// test reached every call that has a role (read from the node's request
-// metrics, which count calls by the operation they reached). A call added
-// to ops without a line here, or left out of a transport's test, fails it.
+// Package roletest holds the transports' role tests to the operations'
+// calls table (ops.CallRoles), the one place where the role each call
+// needs is decided: the table names every call internal/ops has
+// (CheckTable), and a transport's test made every call that has a role
+// both with a role below it, refused, and with one that allows it (read
+// from the node's request metrics, which count calls by the operation they
+// reached and the code they answered: CheckCovered). A call added to ops
+// without a line in the table, or left out of a transport's test, fails
+// it.
 package roletest
 
 import (
@@ -15,68 +18,17 @@ import (
 
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/ops"
+	"github.com/foliodb/folio/internal/status"
 )
 
 // Open is the "role" of the calls anyone may make: health, info and the
 // token endpoint.
-const Open auth.Role = ""
+const Open = ops.Anyone
 
-// Need is the role each call needs, by its method name on ops.Ops.
-var Need = map[string]auth.Role{
-	"Health":         Open,
-	"Info":           Open,
-	"GetAccessToken": Open,
-
-	"ListDatabases":       auth.RoleReader,
-	"DescribeDatabase":    auth.RoleReader,
-	"ListCollections":     auth.RoleReader,
-	"DescribeCollection":  auth.RoleReader,
-	"Read":                auth.RoleReader,
-	"Explain":             auth.RoleReader,
-	"Count":               auth.RoleReader,
-	"Search":              auth.RoleReader,
-	"Events":              auth.RoleReader,
-	"Subscribe":           auth.RoleReader,
-	"BeginTransaction":    auth.RoleReader,
-	"CommitTransaction":   auth.RoleReader,
-	"RollbackTransaction": auth.RoleReader,
-	"ListProjects":        auth.RoleReader,
-	"ListBranches":        auth.RoleReader,
-
-	"CreateDatabase":           auth.RoleEditor,
-	"DropDatabase":             auth.RoleEditor,
-	"CreateOrUpdateCollection": auth.RoleEditor,
-	"DropCollection":           auth.RoleEditor,
-	"Insert":                   auth.RoleEditor,
-	"Replace":                  auth.RoleEditor,
-	"Update":                   auth.RoleEditor,
-	"Delete":                   auth.RoleEditor,
-	"Publish":                  auth.RoleEditor,
-	"Import":                   auth.RoleEditor,
-	// The index builds answer at once (Folio has nothing to build), but
-	// the original's read-only role could not ask for one.
-	"BuildCollectionIndex": auth.RoleEditor,
-	"BuildSearchIndex":     auth.RoleEditor,
-	// A project is a database, a branch a database of its own: creating
-	// and deleting them is an editor's, as for databases.
-	"CreateProject":             auth.RoleEditor,
-	"DeleteProject":             auth.RoleEditor,
-	"CreateBranch":              auth.RoleEditor,
-	"DeleteBranch":              auth.RoleEditor,
-	"CreateOrUpdateCollections": auth.RoleEditor,
-
-	"CreateApplication":       auth.RoleAdmin,
-	"UpdateApplication":       auth.RoleAdmin,
-	"RotateApplicationSecret": auth.RoleAdmin,
-	"DeleteApplication":       auth.RoleAdmin,
-	"ListApplications":        auth.RoleAdmin,
-
-	"CreateNamespace":  auth.RoleOwner,
-	"ListNamespaces":   auth.RoleOwner,
-	"DeleteNamespace":  auth.RoleOwner,
-	"RotateSigningKey": auth.RoleOwner,
-	"Backup":           auth.RoleOwner,
-}
+// Need is the role each call needs, by its method name on ops.Ops: the
+// operations' calls table (ops.CallRoles), the one place roles are
+// decided. The role tests hold each transport to it.
+var Need = ops.CallRoles()
 
 // Roles are the roles an application may have, weakest first.
 var Roles = []auth.Role{auth.RoleReader, auth.RoleEditor, auth.RoleAdmin, auth.RoleOwner}
@@ -97,14 +49,14 @@ func Calls() []string {
 	return out
 }
 
-// CheckTable fails t for every call of ops.Ops that Need lacks, and every
-// name in Need that is no call (any longer).
+// CheckTable fails t for every call of ops.Ops that the calls table (Need)
+// lacks, and every name in it that is no call (any longer).
 func CheckTable(t testing.TB) {
 	t.Helper()
 	calls := Calls()
 	for _, c := range calls {
 		if _, ok := Need[c]; !ok {
-			t.Errorf("ops.Ops.%s is a call the role table (tests/roletest.Need) does not name: add the role it needs, and add it to the role tests of every transport", c)
+			t.Errorf("ops.Ops.%s is a call the calls table (internal/ops/calls.go) does not name: add the role it needs, and add it to the role tests of every transport", c)
 		}
 	}
 	for c := range Need {
@@ -114,20 +66,40 @@ func CheckTable(t testing.TB) {
 	}
 }
 
-// requestsLine is a line of the request metrics: the operation and
-// transport of a count.
-var requestsLine = regexp.MustCompile(`^folio_requests_total\{.*operation="([^"]+)",transport="([^"]+)"\} [1-9]`)
+// requestsLine is a line of the request metrics with a count, and label
+// one of its labels.
+var (
+	requestsLine = regexp.MustCompile(`^folio_requests_total\{(.*)\} [1-9]`)
+	label        = regexp.MustCompile(`(\w+)="([^"]*)"`)
+)
 
-// Reached returns the calls that requests over transport
-// (ops.TransportHTTP, ...) reached, as the node's metrics (the text of a
-// scrape of /metrics) count them.
-func Reached(t testing.TB, metrics, transport string) map[string]bool {
+// Answers are the API codes each call answered over one transport, by the
+// call's name, as the node's request metrics count them.
+type Answers map[string]map[status.Code]bool
+
+// Reached returns the codes each call answered over transport
+// (ops.TransportHTTP, ...), as the node's metrics (the text of a scrape of
+// /metrics) count them.
+func Reached(t testing.TB, metrics, transport string) Answers {
 	t.Helper()
-	reached := map[string]bool{}
+	reached := Answers{}
 	for line := range strings.Lines(metrics) {
-		if m := requestsLine.FindStringSubmatch(line); m != nil && m[2] == transport {
-			reached[m[1]] = true
+		m := requestsLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
 		}
+		labels := map[string]string{}
+		for _, l := range label.FindAllStringSubmatch(m[1], -1) {
+			labels[l[1]] = l[2]
+		}
+		if labels["transport"] != transport {
+			continue
+		}
+		op := labels["operation"]
+		if reached[op] == nil {
+			reached[op] = map[status.Code]bool{}
+		}
+		reached[op][status.Code(labels["code"])] = true
 	}
 	if len(reached) == 0 {
 		t.Fatalf("the metrics count no call over %s", transport)
@@ -135,17 +107,36 @@ func Reached(t testing.TB, metrics, transport string) map[string]bool {
 	return reached
 }
 
-// CheckCovered fails t for every call that needs a role and that reached
-// does not hold, but those the transport does not serve (absent).
-func CheckCovered(t testing.TB, reached map[string]bool, transport string, absent ...string) {
+// CheckCovered fails t for every call of the table that needs a role and
+// that the transport's role test did not make both ways: refused
+// (PERMISSION_DENIED) to a role below the one it needs, where there is
+// one, and made by a role that allows it (answered anything else but
+// UNAUTHENTICATED). Calls the transport does not serve (absent) are
+// left out.
+func CheckCovered(t testing.TB, reached Answers, transport string, absent ...string) {
 	t.Helper()
 	for c, role := range Need {
-		if role != Open && !reached[c] && !slices.Contains(absent, c) {
+		if role == Open || slices.Contains(absent, c) {
+			continue
+		}
+		codes := reached[c]
+		if len(codes) == 0 {
 			t.Errorf("the role test over %s never reached %s (needs role %s): add it to the test's calls", transport, c, role)
+			continue
+		}
+		if slices.ContainsFunc(Roles, func(r auth.Role) bool { return !r.Allows(role) }) && !codes[status.PermissionDenied] {
+			t.Errorf("the role test over %s never made %s (needs role %s) with a role below it: no PERMISSION_DENIED", transport, c, role)
+		}
+		allowed := false
+		for code := range codes {
+			allowed = allowed || (code != status.PermissionDenied && code != status.Unauthenticated)
+		}
+		if !allowed {
+			t.Errorf("the role test over %s never made %s (needs role %s) with a role that allows it", transport, c, role)
 		}
 	}
 	for _, c := range absent {
-		if reached[c] {
+		if len(reached[c]) > 0 {
 			t.Errorf("%s is reached over %s: it is not absent from the transport, test its roles there", c, transport)
 		}
 	}
