@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Application is an application as the API shows it. Secret is set only
@@ -109,11 +109,11 @@ type NewApplication struct {
 func checkAppFields(name, description string) error {
 	switch {
 	case name == "":
-		return status.Errorf(status.InvalidArgument, "an application needs a name")
+		return apierror.Errorf(apierror.InvalidArgument, "an application needs a name")
 	case len(name) > MaxAppNameBytes || !utf8.ValidString(name):
-		return status.Errorf(status.InvalidArgument, "the application name must be valid UTF-8 of at most %d bytes", MaxAppNameBytes)
+		return apierror.Errorf(apierror.InvalidArgument, "the application name must be valid UTF-8 of at most %d bytes", MaxAppNameBytes)
 	case len(description) > MaxAppDescriptionBytes || !utf8.ValidString(description):
-		return status.Errorf(status.InvalidArgument, "the application description must be valid UTF-8 of at most %d bytes", MaxAppDescriptionBytes)
+		return apierror.Errorf(apierror.InvalidArgument, "the application description must be valid UTF-8 of at most %d bytes", MaxAppDescriptionBytes)
 	}
 	return nil
 }
@@ -125,7 +125,7 @@ func (s *Service) CreateApplication(ctx context.Context, tx kv.Tx, a NewApplicat
 		return nil, err
 	}
 	if !a.Role.Valid() {
-		return nil, status.Errorf(status.InvalidArgument, "unknown role '%s'", a.Role)
+		return nil, apierror.Errorf(apierror.InvalidArgument, "unknown role '%s'", a.Role)
 	}
 	if a.ID == "" {
 		a.ID = newAppID()
@@ -133,10 +133,10 @@ func (s *Service) CreateApplication(ctx context.Context, tx kv.Tx, a NewApplicat
 	if a.Secret == "" {
 		a.Secret = newSecret()
 	} else if len(a.Secret) < minSecretBytes || len(a.Secret) > maxSecretBytes {
-		return nil, status.Errorf(status.InvalidArgument, "a secret must have %d to %d bytes", minSecretBytes, maxSecretBytes)
+		return nil, apierror.Errorf(apierror.InvalidArgument, "a secret must have %d to %d bytes", minSecretBytes, maxSecretBytes)
 	}
 	if _, err := tx.Get(ctx, keyspace.Application(a.ID)); err == nil {
-		return nil, status.Errorf(status.AlreadyExists, "application '%s' already exists", a.ID)
+		return nil, apierror.Errorf(apierror.AlreadyExists, "application '%s' already exists", a.ID)
 	} else if !errors.Is(err, kv.ErrNotFound) {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func visibleApp(ctx context.Context, tx kv.Tx, by Caller, id string) (appRecord,
 		return appRecord{}, Namespace{}, err
 	}
 	if !ok || (by.Role != RoleOwner && rec.NS != by.Namespace.Name) {
-		return appRecord{}, Namespace{}, status.Errorf(status.NotFound, "application '%s' doesn't exist", id)
+		return appRecord{}, Namespace{}, apierror.Errorf(apierror.NotFound, "application '%s' doesn't exist", id)
 	}
 	ns, err := LookupNamespace(ctx, tx, rec.NS)
 	return rec, ns, err
@@ -261,10 +261,10 @@ func (s *Service) UpdateApplication(ctx context.Context, tx kv.Tx, by Caller, u 
 // more than it has.
 func canGrant(by Caller, r Role) error {
 	if !r.Valid() {
-		return status.Errorf(status.InvalidArgument, "unknown role '%s': want reader, editor, admin or owner", r)
+		return apierror.Errorf(apierror.InvalidArgument, "unknown role '%s': want reader, editor, admin or owner", r)
 	}
 	if !by.Role.Allows(r) {
-		return status.Errorf(status.PermissionDenied, "an application with role '%s' cannot grant role '%s'", by.Role, r)
+		return apierror.Errorf(apierror.PermissionDenied, "an application with role '%s' cannot grant role '%s'", by.Role, r)
 	}
 	return nil
 }

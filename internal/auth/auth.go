@@ -27,8 +27,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Role is what an application may do.
@@ -54,7 +54,7 @@ func (r Role) Allows(need Role) bool { return r.Valid() && roleRank[r] >= roleRa
 func ParseRole(s string) (Role, error) {
 	r := Role(s)
 	if !r.Valid() {
-		return "", status.Errorf(status.InvalidArgument, "unknown role '%s': want reader, editor, admin or owner", s)
+		return "", apierror.Errorf(apierror.InvalidArgument, "unknown role '%s': want reader, editor, admin or owner", s)
 	}
 	return r, nil
 }
@@ -149,13 +149,13 @@ type Caller struct {
 
 // errUnauthenticated is the original's answer to a request without a
 // bearer token.
-var errUnauthenticated = status.Errorf(status.Unauthenticated, "request unauthenticated with bearer")
+var errUnauthenticated = apierror.Errorf(apierror.Unauthenticated, "request unauthenticated with bearer")
 
 // ErrUnauthenticated is what a request that needs a token and has none gets.
 func ErrUnauthenticated() error { return errUnauthenticated }
 
 func unauthenticated(format string, args ...any) error {
-	return status.Errorf(status.Unauthenticated, format, args...)
+	return apierror.Errorf(apierror.Unauthenticated, format, args...)
 }
 
 func corrupt(what string, key []byte, err error) error {

@@ -16,9 +16,9 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 	"github.com/foliodb/folio/tests/backendtest"
 )
 
@@ -67,9 +67,9 @@ func (f *fixture) token(t *testing.T, app *Application) *Tokens {
 	return tok
 }
 
-func wantCode(t *testing.T, err error, code status.Code, msg string) {
+func wantCode(t *testing.T, err error, code apierror.Code, msg string) {
 	t.Helper()
-	if status.CodeOf(err) != code || (msg != "" && !strings.Contains(err.Error(), msg)) {
+	if apierror.CodeOf(err) != code || (msg != "" && !strings.Contains(err.Error(), msg)) {
 		t.Fatalf("error %v, want %s containing %q", err, code, msg)
 	}
 }
@@ -89,7 +89,7 @@ func TestRoles(t *testing.T) {
 			t.Errorf("%q allows %q = %v, want %v", tc.r, tc.need, got, tc.ok)
 		}
 	}
-	if _, err := ParseRole("superuser"); status.CodeOf(err) != status.InvalidArgument {
+	if _, err := ParseRole("superuser"); apierror.CodeOf(err) != apierror.InvalidArgument {
 		t.Fatalf("ParseRole of an unknown role: %v", err)
 	}
 }
@@ -110,18 +110,18 @@ func TestNamespaces(t *testing.T) {
 		for _, tc := range []struct {
 			name string
 			id   int64
-			code status.Code
+			code apierror.Code
 			msg  string
 		}{
-			{"acme", 9, status.AlreadyExists, "namespace 'acme' already exists"},
-			{"gamma", 7, status.AlreadyExists, "namespace id 7 is taken by 'acme'"},
-			{"gamma", 1, status.AlreadyExists, "taken by 'default_namespace'"},
-			{DefaultNamespaceName, 0, status.AlreadyExists, "already exists"},
-			{"9lives", 0, status.InvalidArgument, "invalid namespace name"},
-			{"", 0, status.InvalidArgument, "invalid namespace name"},
-			{"a b", 0, status.InvalidArgument, "invalid namespace name"},
-			{"gamma", -1, status.InvalidArgument, "invalid namespace id"},
-			{"gamma", 1 << 31, status.InvalidArgument, "invalid namespace id"},
+			{"acme", 9, apierror.AlreadyExists, "namespace 'acme' already exists"},
+			{"gamma", 7, apierror.AlreadyExists, "namespace id 7 is taken by 'acme'"},
+			{"gamma", 1, apierror.AlreadyExists, "taken by 'default_namespace'"},
+			{DefaultNamespaceName, 0, apierror.AlreadyExists, "already exists"},
+			{"9lives", 0, apierror.InvalidArgument, "invalid namespace name"},
+			{"", 0, apierror.InvalidArgument, "invalid namespace name"},
+			{"a b", 0, apierror.InvalidArgument, "invalid namespace name"},
+			{"gamma", -1, apierror.InvalidArgument, "invalid namespace id"},
+			{"gamma", 1 << 31, apierror.InvalidArgument, "invalid namespace id"},
 		} {
 			_, err := kv.Run(bg, f.store, func(tx kv.Tx) error { _, err := CreateNamespace(bg, tx, tc.name, tc.id); return err })
 			wantCode(t, err, tc.code, tc.msg)
@@ -142,7 +142,7 @@ func TestNamespaces(t *testing.T) {
 				t.Errorf("lookup acme: %+v %v", ns, err)
 			}
 			_, err = LookupNamespace(bg, tx, "nope")
-			wantCode(t, err, status.NotFound, "namespace 'nope' doesn't exist")
+			wantCode(t, err, apierror.NotFound, "namespace 'nope' doesn't exist")
 			return nil
 		})
 	})
@@ -172,13 +172,13 @@ func TestDeleteNamespace(t *testing.T) {
 		for _, tc := range []struct {
 			name  string
 			holds func(Namespace) ([]string, error)
-			code  status.Code
+			code  apierror.Code
 			msg   string
 		}{
-			{DefaultNamespaceName, none, status.InvalidArgument, "namespace 'default_namespace' cannot be deleted"},
-			{"nope", none, status.NotFound, "namespace 'nope' doesn't exist"},
-			{"acme", someDBs, status.FailedPrecondition, "namespace 'acme' holds 6 database(s) (a, b, c, d, e, …): drop them first"},
-			{"beta", none, status.FailedPrecondition, "namespace 'beta' has 1 application(s) (" + app.ID + "): delete them first"},
+			{DefaultNamespaceName, none, apierror.InvalidArgument, "namespace 'default_namespace' cannot be deleted"},
+			{"nope", none, apierror.NotFound, "namespace 'nope' doesn't exist"},
+			{"acme", someDBs, apierror.FailedPrecondition, "namespace 'acme' holds 6 database(s) (a, b, c, d, e, …): drop them first"},
+			{"beta", none, apierror.FailedPrecondition, "namespace 'beta' has 1 application(s) (" + app.ID + "): delete them first"},
 		} {
 			_, err := kv.Run(bg, f.store, func(tx kv.Tx) error { return DeleteNamespace(bg, tx, tc.name, tc.holds) })
 			wantCode(t, err, tc.code, tc.msg)
@@ -198,7 +198,7 @@ func TestDeleteNamespace(t *testing.T) {
 		f.run(t, func(tx kv.Tx) error { return DeleteNamespace(bg, tx, "beta", none) })
 		f.run(t, func(tx kv.Tx) error {
 			_, err := LookupNamespace(bg, tx, "beta")
-			wantCode(t, err, status.NotFound, "namespace 'beta' doesn't exist")
+			wantCode(t, err, apierror.NotFound, "namespace 'beta' doesn't exist")
 			// beta's id (the highest) is skipped by the next namespace;
 			// asked for, it is refused.
 			ns, err := CreateNamespace(bg, tx, "gamma", 0)
@@ -209,7 +209,7 @@ func TestDeleteNamespace(t *testing.T) {
 				t.Errorf("the namespace after a deleted one has id %d, want %d (not %d again)", ns.ID, beta.ID+1, beta.ID)
 			}
 			_, err = CreateNamespace(bg, tx, "delta", beta.ID)
-			wantCode(t, err, status.AlreadyExists, "was a deleted namespace's: ids are not reused")
+			wantCode(t, err, apierror.AlreadyExists, "was a deleted namespace's: ids are not reused")
 			// The name is free again, with a new id.
 			again, err := CreateNamespace(bg, tx, "beta", 0)
 			if err == nil && again.ID == beta.ID {
@@ -275,7 +275,7 @@ func TestApplications(t *testing.T) {
 			"delete": func(tx kv.Tx) error { return f.svc.DeleteApplication(bg, tx, acmeAdmin, inDefault.ID) },
 		} {
 			_, err := kv.Run(bg, f.store, op)
-			wantCode(t, err, status.NotFound, "application '"+inDefault.ID+"' doesn't exist")
+			wantCode(t, err, apierror.NotFound, "application '"+inDefault.ID+"' doesn't exist")
 			_ = name
 		}
 		// An admin cannot grant owner; it can grant editor.
@@ -283,7 +283,7 @@ func TestApplications(t *testing.T) {
 			_, err := f.svc.UpdateApplication(bg, tx, acmeAdmin, ApplicationUpdate{ID: inAcme.ID, Name: "n", Role: RoleOwner})
 			return err
 		})
-		wantCode(t, err, status.PermissionDenied, "cannot grant role 'owner'")
+		wantCode(t, err, apierror.PermissionDenied, "cannot grant role 'owner'")
 		f.run(t, func(tx kv.Tx) error {
 			app, err := f.svc.UpdateApplication(bg, tx, acmeAdmin, ApplicationUpdate{ID: inAcme.ID, Name: "renamed", Description: "d", Role: RoleEditor})
 			if err == nil && (app.Name != "renamed" || app.Role != RoleEditor || app.UpdatedBy != "a" || app.Namespace.Name != "acme") {
@@ -300,7 +300,7 @@ func TestApplications(t *testing.T) {
 			{Name: "x", Namespace: acme, Role: RoleReader, Secret: "short"},
 		} {
 			_, err := kv.Run(bg, f.store, func(tx kv.Tx) error { _, err := f.svc.CreateApplication(bg, tx, tc); return err })
-			wantCode(t, err, status.InvalidArgument, "")
+			wantCode(t, err, apierror.InvalidArgument, "")
 		}
 	})
 }
@@ -336,15 +336,15 @@ func TestTokens(t *testing.T) {
 		for _, tc := range []struct {
 			name string
 			req  TokenRequest
-			code status.Code
+			code apierror.Code
 			msg  string
 		}{
-			{"wrong secret", TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID, ClientSecret: "wrong"}, status.Unauthenticated, "invalid client credentials"},
-			{"unknown id", TokenRequest{GrantType: GrantClientCredentials, ClientID: "nobody", ClientSecret: app.Secret}, status.Unauthenticated, "invalid client credentials"},
-			{"no secret", TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID}, status.InvalidArgument, "client_id and client_secret are required"},
-			{"other grant", TokenRequest{GrantType: "password", ClientID: app.ID, ClientSecret: app.Secret}, status.InvalidArgument, "unsupported grant_type, it has to be one of [refresh_token, client_credentials]"},
-			{"no refresh token", TokenRequest{GrantType: GrantRefreshToken}, status.InvalidArgument, "refresh_token is required"},
-			{"access token as refresh token", TokenRequest{GrantType: GrantRefreshToken, RefreshToken: tok.Access}, status.Unauthenticated, "its use is 'access', not 'refresh'"},
+			{"wrong secret", TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID, ClientSecret: "wrong"}, apierror.Unauthenticated, "invalid client credentials"},
+			{"unknown id", TokenRequest{GrantType: GrantClientCredentials, ClientID: "nobody", ClientSecret: app.Secret}, apierror.Unauthenticated, "invalid client credentials"},
+			{"no secret", TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID}, apierror.InvalidArgument, "client_id and client_secret are required"},
+			{"other grant", TokenRequest{GrantType: "password", ClientID: app.ID, ClientSecret: app.Secret}, apierror.InvalidArgument, "unsupported grant_type, it has to be one of [refresh_token, client_credentials]"},
+			{"no refresh token", TokenRequest{GrantType: GrantRefreshToken}, apierror.InvalidArgument, "refresh_token is required"},
+			{"access token as refresh token", TokenRequest{GrantType: GrantRefreshToken, RefreshToken: tok.Access}, apierror.Unauthenticated, "its use is 'access', not 'refresh'"},
 		} {
 			tc.req.From = "10.9.9." + tc.name // a limiter bucket of its own
 			_, err := f.svc.Token(bg, tc.req)
@@ -369,7 +369,7 @@ func TestTokens(t *testing.T) {
 			{"refresh token as access token", tok.Refresh, "its use is 'refresh', not 'access'"},
 		} {
 			_, err := f.svc.Verify(bg, tc.token)
-			wantCode(t, err, status.Unauthenticated, tc.msg)
+			wantCode(t, err, apierror.Unauthenticated, tc.msg)
 		}
 
 		// Refresh: a new pair, until the secret is rotated.
@@ -390,11 +390,11 @@ func TestTokens(t *testing.T) {
 			t.Fatal("rotation gave no new secret")
 		}
 		_, err = f.svc.Verify(bg, again.Access)
-		wantCode(t, err, status.Unauthenticated, "token revoked")
+		wantCode(t, err, apierror.Unauthenticated, "token revoked")
 		_, err = f.svc.Token(bg, TokenRequest{GrantType: GrantRefreshToken, RefreshToken: again.Refresh})
-		wantCode(t, err, status.Unauthenticated, "refresh token revoked")
+		wantCode(t, err, apierror.Unauthenticated, "refresh token revoked")
 		_, err = f.svc.Token(bg, TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID, ClientSecret: app.Secret, From: "10.0.0.2"})
-		wantCode(t, err, status.Unauthenticated, "invalid client credentials")
+		wantCode(t, err, apierror.Unauthenticated, "invalid client credentials")
 		fresh := f.token(t, rotated)
 
 		// Expiry, of a token verified (and so remembered) before.
@@ -403,13 +403,13 @@ func TestTokens(t *testing.T) {
 		}
 		f.now = f.now.Add(DefaultAccessTTL + time.Second)
 		_, err = f.svc.Verify(bg, fresh.Access)
-		wantCode(t, err, status.Unauthenticated, "expired")
+		wantCode(t, err, apierror.Unauthenticated, "expired")
 
 		// Deleting the application revokes its tokens.
 		later := f.token(t, rotated)
 		f.run(t, func(tx kv.Tx) error { return f.svc.DeleteApplication(bg, tx, Caller{Role: RoleOwner}, app.ID) })
 		_, err = f.svc.Verify(bg, later.Access)
-		wantCode(t, err, status.Unauthenticated, "token revoked")
+		wantCode(t, err, apierror.Unauthenticated, "token revoked")
 	})
 }
 
@@ -505,12 +505,12 @@ func TestFailedTokenRequestsLimited(t *testing.T) {
 	bad := TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID, ClientSecret: "wrong", From: "10.0.1.1"}
 	for range DefaultFailedPerMinute {
 		_, err := f.svc.Token(bg, bad)
-		wantCode(t, err, status.Unauthenticated, "")
+		wantCode(t, err, apierror.Unauthenticated, "")
 	}
 	right := TokenRequest{GrantType: GrantClientCredentials, ClientID: app.ID, ClientSecret: app.Secret, From: bad.From}
 	_, err := f.svc.Token(bg, right)
-	wantCode(t, err, status.ResourceExhausted, "too many failed token requests")
-	if se, _ := status.From(err); se.RetryDelay <= 0 || se.RetryDelay > time.Minute {
+	wantCode(t, err, apierror.ResourceExhausted, "too many failed token requests")
+	if se, _ := apierror.From(err); se.RetryDelay <= 0 || se.RetryDelay > time.Minute {
 		t.Fatalf("retry delay %v", se.RetryDelay)
 	}
 	// Neither another address nor another application from this one is
@@ -524,7 +524,7 @@ func TestFailedTokenRequestsLimited(t *testing.T) {
 	for i := range DefaultFailedPerMinute {
 		bad.From = fmt.Sprintf("10.0.2.%d", i)
 		_, err := f.svc.Token(bg, bad)
-		wantCode(t, err, status.Unauthenticated, "")
+		wantCode(t, err, apierror.Unauthenticated, "")
 	}
 	f.token(t, app)
 	// Once a failure has drained, the right secret works again.
@@ -536,12 +536,12 @@ func TestFailedTokenRequestsLimited(t *testing.T) {
 	// An address is limited across client ids, at twice the rate.
 	for i := range 2 * DefaultFailedPerMinute {
 		_, err := f.svc.Token(bg, TokenRequest{GrantType: GrantClientCredentials, ClientID: "guess" + string(rune('a'+i)), ClientSecret: "x", From: "10.6.6.6"})
-		wantCode(t, err, status.Unauthenticated, "")
+		wantCode(t, err, apierror.Unauthenticated, "")
 	}
 	_, err = f.svc.Token(bg, TokenRequest{GrantType: GrantClientCredentials, ClientID: other.ID, ClientSecret: other.Secret, From: "10.6.6.6"})
-	wantCode(t, err, status.ResourceExhausted, "")
+	wantCode(t, err, apierror.ResourceExhausted, "")
 	_, err = f.svc.Token(bg, TokenRequest{GrantType: GrantRefreshToken, RefreshToken: "x", From: "10.6.6.6"})
-	wantCode(t, err, status.ResourceExhausted, "")
+	wantCode(t, err, apierror.ResourceExhausted, "")
 }
 
 func TestEnsureOwner(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // limiter counts failures per key (a client id, an address) in a leaky
@@ -67,7 +67,7 @@ func (l *limiter) check(now time.Time, limits ...limit) error {
 		// Whole seconds, rounded up as the Retry-After header is: the
 		// message and the header give the same delay, never "0s".
 		wait = time.Duration(math.Ceil(wait.Seconds())) * time.Second
-		return &status.Error{Code: status.ResourceExhausted, RetryDelay: wait,
+		return &apierror.Error{Code: apierror.ResourceExhausted, RetryDelay: wait,
 			Message: fmt.Sprintf("too many failed token requests: retry in %s", wait)}
 	}
 	return nil

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // The lockout's message names the delay its Retry-After header gives
@@ -23,8 +23,8 @@ func TestLimiterMessageMatchesRetryAfter(t *testing.T) {
 	}
 	for _, after := range []time.Duration{0, time.Second, 11*time.Second + 600*time.Millisecond, 11*time.Second + 900*time.Millisecond} {
 		err := l.check(start.Add(after), limit{"k", 1})
-		var se *status.Error
-		if !errors.As(err, &se) || se.Code != status.ResourceExhausted {
+		var se *apierror.Error
+		if !errors.As(err, &se) || se.Code != apierror.ResourceExhausted {
 			t.Fatalf("after %s: %v, want RESOURCE_EXHAUSTED", after, err)
 		}
 		header := int(math.Ceil(se.RetryDelay.Seconds()))

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Namespace is a tenant: the databases of one are invisible to another.
@@ -42,14 +42,14 @@ var namespaceName = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
 // carries ids as int32).
 func CreateNamespace(ctx context.Context, tx kv.Tx, name string, id int64) (Namespace, error) {
 	if !namespaceName.MatchString(name) {
-		return Namespace{}, status.Errorf(status.InvalidArgument, "invalid namespace name '%s': a letter, then up to 63 letters, digits, '_' or '-'", name)
+		return Namespace{}, apierror.Errorf(apierror.InvalidArgument, "invalid namespace name '%s': a letter, then up to 63 letters, digits, '_' or '-'", name)
 	}
 	if id < 0 || id > math.MaxInt32 {
-		return Namespace{}, status.Errorf(status.InvalidArgument, "invalid namespace id %d: want 1 to %d", id, math.MaxInt32)
+		return Namespace{}, apierror.Errorf(apierror.InvalidArgument, "invalid namespace id %d: want 1 to %d", id, math.MaxInt32)
 	}
 	if _, err := LookupNamespace(ctx, tx, name); err == nil {
-		return Namespace{}, status.Errorf(status.AlreadyExists, "namespace '%s' already exists", name)
-	} else if status.CodeOf(err) != status.NotFound {
+		return Namespace{}, apierror.Errorf(apierror.AlreadyExists, "namespace '%s' already exists", name)
+	} else if apierror.CodeOf(err) != apierror.NotFound {
 		return Namespace{}, err
 	}
 	pick := id == 0
@@ -64,7 +64,7 @@ func CreateNamespace(ctx context.Context, tx kv.Tx, name string, id int64) (Name
 		id++
 	}
 	if id == keyspace.DefaultNamespace {
-		return Namespace{}, status.Errorf(status.AlreadyExists, "namespace id %d is taken by '%s'", id, DefaultNamespaceName)
+		return Namespace{}, apierror.Errorf(apierror.AlreadyExists, "namespace id %d is taken by '%s'", id, DefaultNamespaceName)
 	}
 	for {
 		taken, err := tx.Get(ctx, keyspace.NamespaceID(id))
@@ -77,14 +77,14 @@ func CreateNamespace(ctx context.Context, tx kv.Tx, name string, id int64) (Name
 			id++
 			continue
 		case string(taken) == deletedNamespace:
-			return Namespace{}, status.Errorf(status.AlreadyExists, "namespace id %d was a deleted namespace's: ids are not reused", id)
+			return Namespace{}, apierror.Errorf(apierror.AlreadyExists, "namespace id %d was a deleted namespace's: ids are not reused", id)
 		default:
-			return Namespace{}, status.Errorf(status.AlreadyExists, "namespace id %d is taken by '%s'", id, taken)
+			return Namespace{}, apierror.Errorf(apierror.AlreadyExists, "namespace id %d is taken by '%s'", id, taken)
 		}
 		break
 	}
 	if id > math.MaxInt32 {
-		return Namespace{}, status.Errorf(status.ResourceExhausted, "no namespace id is left below %d", math.MaxInt32)
+		return Namespace{}, apierror.Errorf(apierror.ResourceExhausted, "no namespace id is left below %d", math.MaxInt32)
 	}
 	ns := Namespace{ID: id, Name: name, CreatedAt: time.Now().UTC()}
 	b, err := json.Marshal(namespaceRecord{ID: id, CreatedAt: ns.CreatedAt})
@@ -105,7 +105,7 @@ func CreateNamespace(ctx context.Context, tx kv.Tx, name string, id int64) (Name
 // made later.
 func DeleteNamespace(ctx context.Context, tx kv.Tx, name string, holds func(Namespace) ([]string, error)) error {
 	if name == DefaultNamespaceName {
-		return status.Errorf(status.InvalidArgument, "namespace '%s' cannot be deleted", name)
+		return apierror.Errorf(apierror.InvalidArgument, "namespace '%s' cannot be deleted", name)
 	}
 	ns, err := LookupNamespace(ctx, tx, name)
 	if err != nil {
@@ -116,7 +116,7 @@ func DeleteNamespace(ctx context.Context, tx kv.Tx, name string, holds func(Name
 		return err
 	}
 	if len(dbs) > 0 {
-		return status.Errorf(status.FailedPrecondition, "namespace '%s' holds %d database(s) (%s): drop them first", name, len(dbs), listSome(dbs))
+		return apierror.Errorf(apierror.FailedPrecondition, "namespace '%s' holds %d database(s) (%s): drop them first", name, len(dbs), listSome(dbs))
 	}
 	it := tx.Scan(ctx, keyspace.Applications(), kv.ScanOptions{})
 	defer it.Close()
@@ -135,7 +135,7 @@ func DeleteNamespace(ctx context.Context, tx kv.Tx, name string, holds func(Name
 		return err
 	}
 	if len(apps) > 0 {
-		return status.Errorf(status.FailedPrecondition, "namespace '%s' has %d application(s) (%s): delete them first", name, len(apps), listSome(apps))
+		return apierror.Errorf(apierror.FailedPrecondition, "namespace '%s' has %d application(s) (%s): delete them first", name, len(apps), listSome(apps))
 	}
 	if err := tx.Clear(keyspace.Namespace(name)); err != nil {
 		return err
@@ -163,7 +163,7 @@ func LookupNamespace(ctx context.Context, r kv.Reader, name string) (Namespace, 
 	}
 	b, err := r.Get(ctx, keyspace.Namespace(name))
 	if errors.Is(err, kv.ErrNotFound) {
-		return Namespace{}, status.Errorf(status.NotFound, "namespace '%s' doesn't exist", name)
+		return Namespace{}, apierror.Errorf(apierror.NotFound, "namespace '%s' doesn't exist", name)
 	}
 	if err != nil {
 		return Namespace{}, err

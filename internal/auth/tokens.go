@@ -10,8 +10,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // The grants of the token endpoint.
@@ -54,7 +54,7 @@ const (
 	useRefresh = "refresh"
 )
 
-var errBadCredentials = status.Errorf(status.Unauthenticated, "invalid client credentials")
+var errBadCredentials = apierror.Errorf(apierror.Unauthenticated, "invalid client credentials")
 
 // Token answers a token request: the grant's credentials checked, an
 // access token and a refresh token. Failed requests are counted per
@@ -68,7 +68,7 @@ func (s *Service) Token(ctx context.Context, req TokenRequest) (*Tokens, error) 
 	switch req.GrantType {
 	case GrantClientCredentials:
 		if req.ClientID == "" || req.ClientSecret == "" {
-			return nil, status.Errorf(status.InvalidArgument, "client_id and client_secret are required with grant_type client_credentials")
+			return nil, apierror.Errorf(apierror.InvalidArgument, "client_id and client_secret are required with grant_type client_credentials")
 		}
 		idFrom := fmt.Sprintf("from:%q id:%s", req.From, req.ClientID) // quoted: one key names one pair
 		if err := s.failed.check(s.now(), limit{"addr:" + req.From, 2}, limit{idFrom, 1}); err != nil {
@@ -76,7 +76,7 @@ func (s *Service) Token(ctx context.Context, req TokenRequest) (*Tokens, error) 
 		}
 		rec, ns, err := s.checkSecret(ctx, req.ClientID, req.ClientSecret)
 		if err != nil {
-			if status.CodeOf(err) == status.Unauthenticated {
+			if apierror.CodeOf(err) == apierror.Unauthenticated {
 				s.failed.fail(s.now(), "addr:"+req.From, idFrom)
 				s.log.Info("token refused", "reason", "bad client credentials", "client_id", req.ClientID, "from", req.From)
 			}
@@ -85,14 +85,14 @@ func (s *Service) Token(ctx context.Context, req TokenRequest) (*Tokens, error) 
 		return s.issue(ctx, req.ClientID, ns, rec)
 	case GrantRefreshToken:
 		if req.RefreshToken == "" {
-			return nil, status.Errorf(status.InvalidArgument, "refresh_token is required with grant_type refresh_token")
+			return nil, apierror.Errorf(apierror.InvalidArgument, "refresh_token is required with grant_type refresh_token")
 		}
 		if err := s.failed.check(s.now(), limit{"addr:" + req.From, 2}); err != nil {
 			return nil, err
 		}
 		id, rec, ns, err := s.checkRefresh(ctx, req.RefreshToken)
 		if err != nil {
-			if status.CodeOf(err) == status.Unauthenticated {
+			if apierror.CodeOf(err) == apierror.Unauthenticated {
 				s.failed.fail(s.now(), "addr:"+req.From)
 				s.log.Info("token refused", "reason", "bad refresh token", "from", req.From)
 			}
@@ -100,7 +100,7 @@ func (s *Service) Token(ctx context.Context, req TokenRequest) (*Tokens, error) 
 		}
 		return s.issue(ctx, id, ns, rec)
 	}
-	return nil, status.Errorf(status.InvalidArgument, "Failed to GetAccessToken: reason = unsupported grant_type, it has to be one of [refresh_token, client_credentials]")
+	return nil, apierror.Errorf(apierror.InvalidArgument, "Failed to GetAccessToken: reason = unsupported grant_type, it has to be one of [refresh_token, client_credentials]")
 }
 
 // checkSecret reads the application and compares its secret, taking as

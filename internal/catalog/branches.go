@@ -5,9 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // A database's branches (the 2023 API's): main is the database itself; any
@@ -53,7 +53,7 @@ func branchRule(name string) bool {
 // name is main's, as in a request without a branch.
 func CheckBranchName(name string) error {
 	if name != "" && !branchRule(name) {
-		return status.Errorf(status.InvalidArgument, "invalid branch name '%s': a branch name is 1 to %d letters, digits, '_', '-' or '.', starting with a letter or digit", name, MaxBranchNameLength)
+		return apierror.Errorf(apierror.InvalidArgument, "invalid branch name '%s': a branch name is 1 to %d letters, digits, '_', '-' or '.', starting with a letter or digit", name, MaxBranchNameLength)
 	}
 	return nil
 }
@@ -100,15 +100,15 @@ func checkStoredName(stored string) error {
 // wording, which clients match; ops rewords it for branches and projects
 // (IsNoDatabase).
 func noDatabase(name string) error {
-	return status.Errorf(status.NotFound, "database doesn't exist '%s'", name)
+	return apierror.Errorf(apierror.NotFound, "database doesn't exist '%s'", name)
 }
 
 // IsNoDatabase reports whether err is the catalog's answer for the stored
 // database name, not being there (not a collection's, nor another
 // database's).
 func IsNoDatabase(err error, name string) bool {
-	e, ok := status.From(err)
-	return ok && e.Code == status.NotFound && e.Message == "database doesn't exist '"+name+"'"
+	e, ok := apierror.From(err)
+	return ok && e.Code == apierror.NotFound && e.Message == "database doesn't exist '"+name+"'"
 }
 
 // CreateBranch creates a branch of database db in namespace ns: a database
@@ -132,7 +132,7 @@ func (c *Catalog) CreateBranch(ctx context.Context, tx kv.Tx, ns int64, db, bran
 	}
 	stored := BranchDatabase(db, branch)
 	if err := c.CreateDatabase(ctx, tx, ns, stored); err != nil {
-		if status.CodeOf(err) == status.AlreadyExists {
+		if apierror.CodeOf(err) == apierror.AlreadyExists {
 			return branchExists(branch)
 		}
 		return err
@@ -173,7 +173,7 @@ func (c *Catalog) setBranchVersion(ctx context.Context, tx kv.Tx, key []byte, ve
 }
 
 func branchExists(branch string) error {
-	return status.Errorf(status.AlreadyExists, "branch already exist '%s'", branch)
+	return apierror.Errorf(apierror.AlreadyExists, "branch already exist '%s'", branch)
 }
 
 // DeleteBranch drops a branch of database db with everything in it. Main
@@ -188,7 +188,7 @@ func (c *Catalog) DeleteBranch(ctx context.Context, tx kv.Tx, ns int64, db, bran
 		return err
 	}
 	if IsMainBranch(branch) {
-		return status.Errorf(status.InvalidArgument, "'main' database cannot be deleted.")
+		return apierror.Errorf(apierror.InvalidArgument, "'main' database cannot be deleted.")
 	}
 	stored := BranchDatabase(db, branch)
 	if err := c.DropDatabase(ctx, tx, ns, stored); err != nil {
@@ -203,7 +203,7 @@ func (c *Catalog) DeleteBranch(ctx context.Context, tx kv.Tx, ns int64, db, bran
 // NoBranch is the error of a branch that is not there, in the original's
 // words.
 func NoBranch(branch string) error {
-	return status.Errorf(status.NotFound, "database branch doesn't exist '%s'", branch)
+	return apierror.Errorf(apierror.NotFound, "database branch doesn't exist '%s'", branch)
 }
 
 // Branches returns the names of database db's branches: main first, then

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 	"github.com/foliodb/folio/tests/backendtest"
 )
 
@@ -41,7 +41,7 @@ func TestBranchNames(t *testing.T) {
 		if (err == nil) != tc.ok {
 			t.Errorf("branch name %q: %v, want ok %v", tc.name, err, tc.ok)
 		} else if err != nil {
-			wantStatus(t, err, status.InvalidArgument, "invalid branch name '"+tc.name+"'")
+			wantStatus(t, err, apierror.InvalidArgument, "invalid branch name '"+tc.name+"'")
 		}
 	}
 }
@@ -124,15 +124,15 @@ func TestBranches(t *testing.T) {
 		equal(t, "all", all, []string{"shop", "shop_$branch$_alpha", "shop_$branch$_feat"})
 
 		_, err := kv.Run(ctx, s, func(tx kv.Tx) error { return cat.CreateBranch(ctx, tx, ns, "shop", "feat") })
-		wantStatus(t, err, status.AlreadyExists, "branch already exist 'feat'")
+		wantStatus(t, err, apierror.AlreadyExists, "branch already exist 'feat'")
 		_, err = kv.Run(ctx, s, func(tx kv.Tx) error { return cat.CreateBranch(ctx, tx, ns, "ghost", "feat") })
 		if !catalog.IsNoDatabase(err, "ghost") {
 			t.Errorf("branch of a database that is not there: %v", err)
 		}
 		_, err = kv.Run(ctx, s, func(tx kv.Tx) error { return cat.DeleteBranch(ctx, tx, ns, "shop", "main") })
-		wantStatus(t, err, status.InvalidArgument, "'main' database cannot be deleted.")
+		wantStatus(t, err, apierror.InvalidArgument, "'main' database cannot be deleted.")
 		_, err = kv.Run(ctx, s, func(tx kv.Tx) error { return cat.DeleteBranch(ctx, tx, ns, "shop", "nope") })
-		wantStatus(t, err, status.NotFound, "database branch doesn't exist 'nope'")
+		wantStatus(t, err, apierror.NotFound, "database branch doesn't exist 'nope'")
 
 		run(t, s, func(tx kv.Tx) error { return cat.DeleteBranch(ctx, tx, ns, "shop", "alpha") })
 		_, all = listed()

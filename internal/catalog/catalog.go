@@ -26,11 +26,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Catalog reads and writes databases and collections. It caches parsed
@@ -202,7 +202,7 @@ func (c *Catalog) CreateDatabase(ctx context.Context, tx kv.Tx, ns int64, name s
 		return err
 	}
 	if found {
-		return status.Errorf(status.AlreadyExists, "database already exist")
+		return apierror.Errorf(apierror.AlreadyExists, "database already exist")
 	}
 	id, err := c.nextID(ctx, tx)
 	if err != nil {
@@ -248,7 +248,7 @@ func (c *Catalog) Lookup(ctx context.Context, tx kv.Tx, ns int64, db, collName s
 			return coll, err
 		}
 		coll, err := c.Collection(ctx, tx, d.(*Database), collName)
-		if status.CodeOf(err) != status.NotFound {
+		if apierror.CodeOf(err) != apierror.NotFound {
 			return coll, err
 		}
 	}
@@ -438,7 +438,7 @@ func (c *Catalog) createOrUpdate(ctx context.Context, tx kv.Tx, db *Database, na
 		return false, err
 	}
 	if found && onlyCreate {
-		return false, status.Errorf(status.AlreadyExists, "collection already exist")
+		return false, apierror.Errorf(apierror.AlreadyExists, "collection already exist")
 	}
 	var step versionStep
 	if versioned {
@@ -499,7 +499,7 @@ func (c *Catalog) Collection(ctx context.Context, tx kv.Tx, db *Database, name s
 		return nil, err
 	}
 	if !found {
-		return nil, status.Errorf(status.NotFound, "collection doesn't exist '%s'", name)
+		return nil, apierror.Errorf(apierror.NotFound, "collection doesn't exist '%s'", name)
 	}
 	return c.collection(db, name, rec)
 }
@@ -556,7 +556,7 @@ func (c *Catalog) ListCollections(ctx context.Context, tx kv.Tx, db *Database) (
 // "exists", the 2022 server's wording, which its clients match; ops
 // rewords it for the 2023 API (IsNoCollectionToDrop).
 func noCollectionToDrop(name string) error {
-	return status.Errorf(status.NotFound, noCollectionToDropText, name)
+	return apierror.Errorf(apierror.NotFound, noCollectionToDropText, name)
 }
 
 const noCollectionToDropText = "collection doesn't exists '%s'"
@@ -564,8 +564,8 @@ const noCollectionToDropText = "collection doesn't exists '%s'"
 // IsNoCollectionToDrop reports whether err is DropCollection's answer for
 // the collection name not being there.
 func IsNoCollectionToDrop(err error, name string) bool {
-	e, ok := status.From(err)
-	return ok && e.Code == status.NotFound && e.Message == fmt.Sprintf(noCollectionToDropText, name)
+	e, ok := apierror.From(err)
+	return ok && e.Code == apierror.NotFound && e.Message == fmt.Sprintf(noCollectionToDropText, name)
 }
 
 // DropCollection removes a collection and all its data.

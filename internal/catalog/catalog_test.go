@@ -9,12 +9,12 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/keyenc"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 	"github.com/foliodb/folio/tests/backendtest"
 )
 
@@ -35,9 +35,9 @@ func run(t *testing.T, s kv.Store, fn func(tx kv.Tx) error) kv.Position {
 }
 
 // wantStatus fails unless err has the code and its message contains msg.
-func wantStatus(t *testing.T, err error, code status.Code, msg string) {
+func wantStatus(t *testing.T, err error, code apierror.Code, msg string) {
 	t.Helper()
-	e, ok := status.From(err)
+	e, ok := apierror.From(err)
 	if !ok || e.Code != code || !strings.Contains(e.Message, msg) {
 		t.Fatalf("error %v, want %s containing %q", err, code, msg)
 	}
@@ -100,12 +100,12 @@ func TestNames(t *testing.T) {
 		if err := catalog.CheckDatabaseName(tc.name); (err == nil) != tc.ok {
 			t.Errorf("database name %q: %v, want ok %v", tc.name, err, tc.ok)
 		} else if err != nil {
-			wantStatus(t, err, status.InvalidArgument, "invalid database name")
+			wantStatus(t, err, apierror.InvalidArgument, "invalid database name")
 		}
 		if err := catalog.CheckCollectionName(tc.name); (err == nil) != tc.ok {
 			t.Errorf("collection name %q: %v, want ok %v", tc.name, err, tc.ok)
 		} else if err != nil {
-			wantStatus(t, err, status.InvalidArgument, "invalid collection name")
+			wantStatus(t, err, apierror.InvalidArgument, "invalid collection name")
 		}
 	}
 }
@@ -133,14 +133,14 @@ func TestDatabases(t *testing.T) {
 		for _, tc := range []struct {
 			name string
 			fn   func(tx kv.Tx) error
-			code status.Code
+			code apierror.Code
 			msg  string
 		}{
-			{"create a taken name", func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, ns, "shop") }, status.AlreadyExists, "database already exist"},
-			{"create a bad name", func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, ns, "x") }, status.InvalidArgument, "invalid database name"},
-			{"get a missing one", func(tx kv.Tx) error { _, err := cat.Database(ctx, tx, ns, "nope"); return err }, status.NotFound, "database doesn't exist 'nope'"},
-			{"drop a missing one", func(tx kv.Tx) error { return cat.DropDatabase(ctx, tx, ns, "nope") }, status.NotFound, "database doesn't exist 'nope'"},
-			{"look up in a missing one", func(tx kv.Tx) error { _, err := cat.Lookup(ctx, tx, ns, "nope", "users"); return err }, status.NotFound, "database doesn't exist 'nope'"},
+			{"create a taken name", func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, ns, "shop") }, apierror.AlreadyExists, "database already exist"},
+			{"create a bad name", func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, ns, "x") }, apierror.InvalidArgument, "invalid database name"},
+			{"get a missing one", func(tx kv.Tx) error { _, err := cat.Database(ctx, tx, ns, "nope"); return err }, apierror.NotFound, "database doesn't exist 'nope'"},
+			{"drop a missing one", func(tx kv.Tx) error { return cat.DropDatabase(ctx, tx, ns, "nope") }, apierror.NotFound, "database doesn't exist 'nope'"},
+			{"look up in a missing one", func(tx kv.Tx) error { _, err := cat.Lookup(ctx, tx, ns, "nope", "users"); return err }, apierror.NotFound, "database doesn't exist 'nope'"},
 		} {
 			_, err := kv.Run(ctx, s, tc.fn)
 			t.Run(tc.name, func(t *testing.T) { wantStatus(t, err, tc.code, tc.msg) })
@@ -203,33 +203,33 @@ func TestCollections(t *testing.T) {
 		for _, tc := range []struct {
 			name string
 			fn   func(tx kv.Tx, db *catalog.Database) error
-			code status.Code
+			code apierror.Code
 			msg  string
 		}{
 			{"create only, taken", func(tx kv.Tx, db *catalog.Database) error {
 				_, err := cat.CreateOrUpdateCollection(ctx, tx, db, "users", []byte(usersSchema), true)
 				return err
-			}, status.AlreadyExists, "collection already exist"},
+			}, apierror.AlreadyExists, "collection already exist"},
 			{"bad name", func(tx kv.Tx, db *catalog.Database) error {
 				_, err := cat.CreateOrUpdateCollection(ctx, tx, db, "u.s", []byte(usersSchema), false)
 				return err
-			}, status.InvalidArgument, "invalid collection name"},
+			}, apierror.InvalidArgument, "invalid collection name"},
 			{"bad schema", func(tx kv.Tx, db *catalog.Database) error {
 				_, err := cat.CreateOrUpdateCollection(ctx, tx, db, "things", []byte(`{"title":`), false)
 				return err
-			}, status.InvalidArgument, ""},
+			}, apierror.InvalidArgument, ""},
 			{"get a missing one", func(tx kv.Tx, db *catalog.Database) error {
 				_, err := cat.Collection(ctx, tx, db, "things")
 				return err
-			}, status.NotFound, "collection doesn't exist 'things'"},
+			}, apierror.NotFound, "collection doesn't exist 'things'"},
 			{"look up a missing one", func(tx kv.Tx, db *catalog.Database) error {
 				_, err := cat.Lookup(ctx, tx, ns, "shop", "things")
 				return err
-			}, status.NotFound, "collection doesn't exist 'things'"},
+			}, apierror.NotFound, "collection doesn't exist 'things'"},
 			// "exists": the original server's wording, which clients match.
 			{"drop a missing one", func(tx kv.Tx, db *catalog.Database) error {
 				return cat.DropCollection(ctx, tx, db, "things")
-			}, status.NotFound, "collection doesn't exists 'things'"},
+			}, apierror.NotFound, "collection doesn't exists 'things'"},
 		} {
 			_, err := kv.Run(ctx, s, inShop(tc.fn))
 			t.Run(tc.name, func(t *testing.T) { wantStatus(t, err, tc.code, tc.msg) })
@@ -252,7 +252,7 @@ func TestCollections(t *testing.T) {
 				t.Errorf("a document of the dropped collection: %v, want it gone", err)
 			}
 			_, err := cat.Lookup(ctx, tx, ns, "shop", "users")
-			wantStatus(t, err, status.NotFound, "collection doesn't exist 'users'")
+			wantStatus(t, err, apierror.NotFound, "collection doesn't exist 'users'")
 			return nil
 		})
 		again := createColl(t, s, cat, "shop", "users", usersSchema)
@@ -298,7 +298,7 @@ func TestSchemaEvolution(t *testing.T) {
 				return err
 			})
 			if !tc.ok {
-				if status.CodeOf(err) != status.InvalidArgument {
+				if apierror.CodeOf(err) != apierror.InvalidArgument {
 					t.Fatalf("refused change: %v, want INVALID_ARGUMENT", err)
 				}
 				if after.Rev != before.Rev || string(after.Schema.Raw()) != string(before.Schema.Raw()) {
@@ -341,7 +341,7 @@ func TestLookupAfterRecreate(t *testing.T) {
 		// Dropped and created again without the collection.
 		run(t, s, func(tx kv.Tx) error { return node2.DropDatabase(ctx, tx, ns, "shop") })
 		createDB(t, s, node2, "shop")
-		if coll, err := lookup(); status.CodeOf(err) != status.NotFound {
+		if coll, err := lookup(); apierror.CodeOf(err) != apierror.NotFound {
 			t.Fatalf("lookup after the database was re-created empty: %+v, %v; want NOT_FOUND", coll, err)
 		}
 
@@ -530,7 +530,7 @@ func TestDDLRecords(t *testing.T) {
 			_, err = cat.CreateOrUpdateCollection(ctx, tx, db, "users", []byte(fieldRemoved), false)
 			return err
 		})
-		if status.CodeOf(err) != status.InvalidArgument {
+		if apierror.CodeOf(err) != apierror.InvalidArgument {
 			t.Fatalf("refused change: %v", err)
 		}
 		orders := createColl(t, s, cat, "shop", "orders", schemaOf("orders"))
@@ -626,7 +626,7 @@ func TestMoveLegacyDatabases(t *testing.T) {
 		fresh := catalog.New() // no cached ids
 		run(t, s, func(tx kv.Tx) error {
 			_, err := fresh.Database(ctx, tx, ns, "shop")
-			wantStatus(t, err, status.NotFound, "database doesn't exist 'shop'")
+			wantStatus(t, err, apierror.NotFound, "database doesn't exist 'shop'")
 			return nil
 		})
 		for i, want := range []int{1, 0} {

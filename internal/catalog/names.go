@@ -3,7 +3,7 @@ package catalog
 import (
 	"fmt"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // MaxNameLength bounds database and collection names.
@@ -71,7 +71,7 @@ var nameRuleText = fmt.Sprintf("a name starts with a letter, then has letters, d
 // message ("invalid database name") and then the name and the rule.
 func checkName(what, name string) error {
 	if why := nameProblem(name); why != "" {
-		return status.Errorf(status.InvalidArgument, "invalid %s name '%s': %s", what, status.Clip(name, 64), why)
+		return apierror.Errorf(apierror.InvalidArgument, "invalid %s name '%s': %s", what, apierror.Clip(name, 64), why)
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // nameRule accepts exactly the names the original server's pattern does.
@@ -55,11 +55,11 @@ func TestNameMessages(t *testing.T) {
 		{"select", "invalid database name 'select': 'select' is a keyword of a client language, which clients generate code from"},
 	} {
 		err := CheckDatabaseName(tc.name)
-		if e, ok := status.From(err); !ok || e.Code != status.InvalidArgument || e.Message != tc.want {
+		if e, ok := apierror.From(err); !ok || e.Code != apierror.InvalidArgument || e.Message != tc.want {
 			t.Errorf("%q: %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if err := CheckCollectionName("1x"); err == nil || !strings.HasPrefix(err.(*status.Error).Message, "invalid collection name '1x': a name starts") {
+	if err := CheckCollectionName("1x"); err == nil || !strings.HasPrefix(err.(*apierror.Error).Message, "invalid collection name '1x': a name starts") {
 		t.Errorf("collection 1x: %v", err)
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Schema versions, as the original server (its final releases) kept them.
@@ -83,7 +83,7 @@ func (c *Catalog) stepSchemaVersion(ctx context.Context, tx kv.Tx, db *Database,
 	if tx.Wrote(key) && rec.SchemaVersion != 0 {
 		// An earlier versioned change in this transaction set it.
 		if asked != rec.SchemaVersion {
-			return versionStep{}, status.Errorf(status.InvalidArgument,
+			return versionStep{}, apierror.Errorf(apierror.InvalidArgument,
 				"collection schema version should be the same in the transaction. got %d expected %d", asked, rec.SchemaVersion)
 		}
 		st.current = rec.VersionedFrom
@@ -100,13 +100,13 @@ func (c *Catalog) stepSchemaVersion(ctx context.Context, tx kv.Tx, db *Database,
 			return versionStep{}, err
 		}
 		if asked <= highest {
-			return versionStep{}, status.Errorf(status.InvalidArgument, "next schema version should be %d", highest+1)
+			return versionStep{}, apierror.Errorf(apierror.InvalidArgument, "next schema version should be %d", highest+1)
 		}
 		rec.SchemaVersion, rec.MinSchemaVersion = asked, asked
 	case asked < rec.MinSchemaVersion:
-		return versionStep{}, status.Errorf(status.InvalidArgument, "schema version cannot be less than %d", rec.MinSchemaVersion)
+		return versionStep{}, apierror.Errorf(apierror.InvalidArgument, "schema version cannot be less than %d", rec.MinSchemaVersion)
 	case asked > rec.SchemaVersion+1:
-		return versionStep{}, status.Errorf(status.InvalidArgument, "next schema version should be %d", rec.SchemaVersion+1)
+		return versionStep{}, apierror.Errorf(apierror.InvalidArgument, "next schema version should be %d", rec.SchemaVersion+1)
 	case asked == rec.SchemaVersion+1:
 		rec.SchemaVersion++
 	}
@@ -161,7 +161,7 @@ func (c *Catalog) versionChange(ctx context.Context, tx kv.Tx, rec collRecord, o
 			return 0, 0, err
 		}
 		if !sameSchema(then, next.Raw()) {
-			return 0, 0, status.Errorf(status.InvalidArgument, "historical schema mismatch. provided version %d. current version %d",
+			return 0, 0, apierror.Errorf(apierror.InvalidArgument, "historical schema mismatch. provided version %d. current version %d",
 				step.asked, step.current)
 		}
 		return unchanged, have, nil
@@ -179,7 +179,7 @@ func (c *Catalog) versionChange(ctx context.Context, tx kv.Tx, rec collRecord, o
 	}
 	switch {
 	case asked != 0 && asked < have+1:
-		return 0, 0, status.Errorf(status.InvalidArgument,
+		return 0, 0, apierror.Errorf(apierror.InvalidArgument,
 			"provided collection schema version %d is less then existing schema version %d", asked, have+1)
 	case asked != 0:
 		return newVersion, asked, nil
@@ -207,7 +207,7 @@ func (c *Catalog) schemaAt(ctx context.Context, tx kv.Tx, rec collRecord, v int6
 	if err := it.Err(); err != nil {
 		return nil, err
 	}
-	return nil, status.Errorf(status.NotFound, "schema version %d not found", v)
+	return nil, apierror.Errorf(apierror.NotFound, "schema version %d not found", v)
 }
 
 // sameSchema reports whether two schemas say the same, apart from their

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 	"github.com/foliodb/folio/tests/backendtest"
 )
 
@@ -44,7 +44,7 @@ type versionStep struct {
 	db, coll, variant string
 	version           int
 	tx                int
-	code              status.Code // of the refusal, with want its message
+	code              apierror.Code // of the refusal, with want its message
 	want              string
 	stored            int // if set: the version member of the schema stored after the step
 }
@@ -90,7 +90,7 @@ func runVersionSteps(t *testing.T, s kv.Store, cat *catalog.Catalog, steps []ver
 		_, err = cat.CreateOrUpdateCollection(ctx, tx, db, st.coll, []byte(versioned(st.coll, st.variant, st.version)), false)
 		if st.want != "" {
 			wantStatus(t, err, st.code, st.want)
-			if e, _ := status.From(err); e.Message != st.want {
+			if e, _ := apierror.From(err); e.Message != st.want {
 				t.Fatalf("%s: message %q, want %q", st, e.Message, st.want)
 			}
 			if after := catalogState(t, tx, db); !bytes.Equal(before, after) {
@@ -151,7 +151,7 @@ func catalogState(t *testing.T, tx kv.Tx, db *catalog.Database) []byte {
 // cat0 lists collections for catalogState, with a cache of its own.
 var cat0 = catalog.New()
 
-const inv, notFound = status.InvalidArgument, status.NotFound
+const inv, notFound = apierror.InvalidArgument, apierror.NotFound
 
 // TestSchemaVersions runs the rules of schema versions (versions.go): the
 // original's TestSchemaVersion, step for step, then what it left out.

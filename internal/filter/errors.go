@@ -3,18 +3,18 @@ package filter
 import (
 	"fmt"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // CodeInvalidArgument is the code of every Error this package returns:
 // the client sent something it must fix (HTTP 400).
-const CodeInvalidArgument = status.InvalidArgument
+const CodeInvalidArgument = apierror.InvalidArgument
 
-// Error is an error in a client's filter: a *status.Error, whose Message is
+// Error is an error in a client's filter: a *apierror.Error, whose Message is
 // the exact text the API sends. Errors from Matches are not one: they mean a
 // stored document is not valid JSON, a server-side failure.
-type Error = status.Error
+type Error = apierror.Error
 
 func invalidf(format string, args ...any) *Error {
 	return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf(format, args...)}
@@ -85,4 +85,4 @@ func plural(t schema.Type) string {
 }
 
 // shown is a value of the filter as a message shows it.
-func shown(value []byte) string { return status.Clip(string(value), 40) }
+func shown(value []byte) string { return apierror.Clip(string(value), 40) }

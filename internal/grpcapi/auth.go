@@ -9,8 +9,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/status"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
@@ -230,9 +230,9 @@ func (m managementService) CreateNamespace(ctx context.Context, req *api.CreateN
 	r := ops.CreateNamespaceRequest{Name: req.GetName(), ID: int64(req.GetCode())}
 	switch {
 	case r.Name == "":
-		r.Malformed = status.Errorf(status.InvalidArgument, "'name' is required")
+		r.Malformed = apierror.Errorf(apierror.InvalidArgument, "'name' is required")
 	case req.GetId() != "" && req.GetId() != r.Name:
-		r.Malformed = status.Errorf(status.InvalidArgument, "'id' must be the namespace's name or left out: Folio names a namespace by its name")
+		r.Malformed = apierror.Errorf(apierror.InvalidArgument, "'id' must be the namespace's name or left out: Folio names a namespace by its name")
 	}
 	ns, err := m.s.ops.CreateNamespace(ctx, caller(ctx), r)
 	if err != nil {
@@ -244,7 +244,7 @@ func (m managementService) CreateNamespace(ctx context.Context, req *api.CreateN
 
 func (m managementService) ListNamespaces(ctx context.Context, req *api.ListNamespacesRequest) (*api.ListNamespacesResponse, error) {
 	if req.GetDescribe() {
-		return nil, m.s.fail(ctx, status.Errorf(status.Unimplemented, "describing namespaces (describe=true) is not implemented by this server"))
+		return nil, m.s.fail(ctx, apierror.Errorf(apierror.Unimplemented, "describing namespaces (describe=true) is not implemented by this server"))
 	}
 	list, err := m.s.ops.ListNamespaces(ctx, caller(ctx))
 	if err != nil {
@@ -258,7 +258,7 @@ func (m managementService) ListNamespaces(ctx context.Context, req *api.ListName
 		}
 	}
 	if one != "" && len(out.Namespaces) == 0 {
-		return nil, m.s.fail(ctx, status.Errorf(status.NotFound, "namespace '%s' doesn't exist", one))
+		return nil, m.s.fail(ctx, apierror.Errorf(apierror.NotFound, "namespace '%s' doesn't exist", one))
 	}
 	return out, nil
 }

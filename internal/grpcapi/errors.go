@@ -9,7 +9,7 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // grpcCode maps an API code to its gRPC status code: the one place where
@@ -18,31 +18,31 @@ import (
 // METHOD_NOT_ALLOWED) have no gRPC code and go out as UNKNOWN, as the
 // original sent them. Every error also carries its API code by name in an
 // ErrorInfo detail (see toGRPC), from which the official clients take it.
-var grpcCode = map[status.Code]codes.Code{
-	status.Cancelled:          codes.Canceled,
-	status.Unknown:            codes.Unknown,
-	status.InvalidArgument:    codes.InvalidArgument,
-	status.DeadlineExceeded:   codes.DeadlineExceeded,
-	status.NotFound:           codes.NotFound,
-	status.AlreadyExists:      codes.AlreadyExists,
-	status.PermissionDenied:   codes.PermissionDenied,
-	status.ResourceExhausted:  codes.ResourceExhausted,
-	status.FailedPrecondition: codes.FailedPrecondition,
-	status.Aborted:            codes.Aborted,
-	status.OutOfRange:         codes.OutOfRange,
-	status.Unimplemented:      codes.Unimplemented,
-	status.Internal:           codes.Internal,
-	status.Unavailable:        codes.Unavailable,
-	status.DataLoss:           codes.DataLoss,
-	status.Unauthenticated:    codes.Unauthenticated,
-	status.Conflict:           codes.Unknown,
-	status.BadGateway:         codes.Unknown,
-	status.MethodNotAllowed:   codes.Unknown,
+var grpcCode = map[apierror.Code]codes.Code{
+	apierror.Cancelled:          codes.Canceled,
+	apierror.Unknown:            codes.Unknown,
+	apierror.InvalidArgument:    codes.InvalidArgument,
+	apierror.DeadlineExceeded:   codes.DeadlineExceeded,
+	apierror.NotFound:           codes.NotFound,
+	apierror.AlreadyExists:      codes.AlreadyExists,
+	apierror.PermissionDenied:   codes.PermissionDenied,
+	apierror.ResourceExhausted:  codes.ResourceExhausted,
+	apierror.FailedPrecondition: codes.FailedPrecondition,
+	apierror.Aborted:            codes.Aborted,
+	apierror.OutOfRange:         codes.OutOfRange,
+	apierror.Unimplemented:      codes.Unimplemented,
+	apierror.Internal:           codes.Internal,
+	apierror.Unavailable:        codes.Unavailable,
+	apierror.DataLoss:           codes.DataLoss,
+	apierror.Unauthenticated:    codes.Unauthenticated,
+	apierror.Conflict:           codes.Unknown,
+	apierror.BadGateway:         codes.Unknown,
+	apierror.MethodNotAllowed:   codes.Unknown,
 }
 
 // codeOf returns the gRPC code of an API code; one missing from the table
 // (a bug) is UNKNOWN.
-func codeOf(c status.Code) codes.Code {
+func codeOf(c apierror.Code) codes.Code {
 	if gc, ok := grpcCode[c]; ok {
 		return gc
 	}
@@ -54,7 +54,7 @@ func codeOf(c status.Code) codes.Code {
 // message, an ErrorInfo whose Reason is the API code's name, and a
 // RetryInfo when the error advises a delay. Clients reconstruct the API
 // error from these (FromStatusError).
-func toGRPC(e *status.Error) error {
+func toGRPC(e *apierror.Error) error {
 	st := grpcstatus.New(codeOf(e.Code), e.Message)
 	info := &errdetails.ErrorInfo{Reason: string(e.Code)}
 	var withDetails *grpcstatus.Status
@@ -80,10 +80,10 @@ func (s *Server) fail(ctx context.Context, err error) error {
 // apiCodeOf returns the API code of a gRPC status: the one its ErrorInfo
 // names (toGRPC's), or else the API code of its gRPC code (one each, but
 // for UNKNOWN's several).
-func apiCodeOf(st *grpcstatus.Status) status.Code {
+func apiCodeOf(st *grpcstatus.Status) apierror.Code {
 	for _, d := range st.Details() {
 		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Reason != "" {
-			return status.Code(info.Reason)
+			return apierror.Code(info.Reason)
 		}
 	}
 	for api, gc := range grpcCode {
@@ -91,5 +91,5 @@ func apiCodeOf(st *grpcstatus.Status) status.Code {
 			return api
 		}
 	}
-	return status.Unknown
+	return apierror.Unknown
 }

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
@@ -18,36 +18,36 @@ import (
 // included.
 func TestErrorCodes(t *testing.T) {
 	cases := []struct {
-		code status.Code
+		code apierror.Code
 		grpc codes.Code
 		api  api.Code
 	}{
-		{status.Cancelled, codes.Canceled, api.Code_CANCELLED},
-		{status.Unknown, codes.Unknown, api.Code_UNKNOWN},
-		{status.InvalidArgument, codes.InvalidArgument, api.Code_INVALID_ARGUMENT},
-		{status.DeadlineExceeded, codes.DeadlineExceeded, api.Code_DEADLINE_EXCEEDED},
-		{status.NotFound, codes.NotFound, api.Code_NOT_FOUND},
-		{status.AlreadyExists, codes.AlreadyExists, api.Code_ALREADY_EXISTS},
-		{status.PermissionDenied, codes.PermissionDenied, api.Code_PERMISSION_DENIED},
-		{status.ResourceExhausted, codes.ResourceExhausted, api.Code_RESOURCE_EXHAUSTED},
-		{status.FailedPrecondition, codes.FailedPrecondition, api.Code_FAILED_PRECONDITION},
-		{status.Aborted, codes.Aborted, api.Code_ABORTED},
-		{status.OutOfRange, codes.OutOfRange, api.Code_OUT_OF_RANGE},
-		{status.Unimplemented, codes.Unimplemented, api.Code_UNIMPLEMENTED},
-		{status.Internal, codes.Internal, api.Code_INTERNAL},
-		{status.Unavailable, codes.Unavailable, api.Code_UNAVAILABLE},
-		{status.DataLoss, codes.DataLoss, api.Code_DATA_LOSS},
-		{status.Unauthenticated, codes.Unauthenticated, api.Code_UNAUTHENTICATED},
-		{status.Conflict, codes.Unknown, api.Code_CONFLICT},
-		{status.BadGateway, codes.Unknown, api.Code_BAD_GATEWAY},
-		{status.MethodNotAllowed, codes.Unknown, api.Code_METHOD_NOT_ALLOWED},
+		{apierror.Cancelled, codes.Canceled, api.Code_CANCELLED},
+		{apierror.Unknown, codes.Unknown, api.Code_UNKNOWN},
+		{apierror.InvalidArgument, codes.InvalidArgument, api.Code_INVALID_ARGUMENT},
+		{apierror.DeadlineExceeded, codes.DeadlineExceeded, api.Code_DEADLINE_EXCEEDED},
+		{apierror.NotFound, codes.NotFound, api.Code_NOT_FOUND},
+		{apierror.AlreadyExists, codes.AlreadyExists, api.Code_ALREADY_EXISTS},
+		{apierror.PermissionDenied, codes.PermissionDenied, api.Code_PERMISSION_DENIED},
+		{apierror.ResourceExhausted, codes.ResourceExhausted, api.Code_RESOURCE_EXHAUSTED},
+		{apierror.FailedPrecondition, codes.FailedPrecondition, api.Code_FAILED_PRECONDITION},
+		{apierror.Aborted, codes.Aborted, api.Code_ABORTED},
+		{apierror.OutOfRange, codes.OutOfRange, api.Code_OUT_OF_RANGE},
+		{apierror.Unimplemented, codes.Unimplemented, api.Code_UNIMPLEMENTED},
+		{apierror.Internal, codes.Internal, api.Code_INTERNAL},
+		{apierror.Unavailable, codes.Unavailable, api.Code_UNAVAILABLE},
+		{apierror.DataLoss, codes.DataLoss, api.Code_DATA_LOSS},
+		{apierror.Unauthenticated, codes.Unauthenticated, api.Code_UNAUTHENTICATED},
+		{apierror.Conflict, codes.Unknown, api.Code_CONFLICT},
+		{apierror.BadGateway, codes.Unknown, api.Code_BAD_GATEWAY},
+		{apierror.MethodNotAllowed, codes.Unknown, api.Code_METHOD_NOT_ALLOWED},
 	}
 	if len(cases) != len(grpcCode) {
 		t.Errorf("%d cases for %d codes in the table", len(cases), len(grpcCode))
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.code), func(t *testing.T) {
-			err := toGRPC(&status.Error{Code: tc.code, Message: "it failed", RetryDelay: 1500 * time.Millisecond})
+			err := toGRPC(&apierror.Error{Code: tc.code, Message: "it failed", RetryDelay: 1500 * time.Millisecond})
 			if got := grpcstatus.Code(err); got != tc.grpc {
 				t.Errorf("gRPC code %v, want %v", got, tc.grpc)
 			}
@@ -62,11 +62,11 @@ func TestErrorCodes(t *testing.T) {
 		})
 	}
 	// Without a delay there is no RetryInfo.
-	if _, _, d := clientDecode(toGRPC(&status.Error{Code: status.NotFound, Message: "x"})); d != 0 {
+	if _, _, d := clientDecode(toGRPC(&apierror.Error{Code: apierror.NotFound, Message: "x"})); d != 0 {
 		t.Errorf("retry delay %v without one", d)
 	}
 	// A code missing from the table (a bug) still goes out, as UNKNOWN.
-	if got := grpcstatus.Code(toGRPC(&status.Error{Code: "NO_SUCH_CODE", Message: "x"})); got != codes.Unknown {
+	if got := grpcstatus.Code(toGRPC(&apierror.Error{Code: "NO_SUCH_CODE", Message: "x"})); got != codes.Unknown {
 		t.Errorf("an unknown code went out as %v", got)
 	}
 }

@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // timedSender sends a stream's messages, each within the write timeout.
@@ -48,7 +48,7 @@ func (t *timedSender) send(m any) error {
 		t.timer.Stop()
 		return err
 	case <-t.timer.C:
-		return status.Errorf(status.DeadlineExceeded, "the client did not read the stream within the server's write timeout (%v): the stream is ended", t.timeout)
+		return apierror.Errorf(apierror.DeadlineExceeded, "the client did not read the stream within the server's write timeout (%v): the stream is ended", t.timeout)
 	}
 }
 

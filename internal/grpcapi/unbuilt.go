@@ -7,7 +7,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
@@ -20,7 +20,7 @@ import (
 // (Observability) is registered by registerUnbuilt.
 
 func unbuiltError(what string) error {
-	return status.Errorf(status.Unimplemented, "%s is not implemented by this server yet", what)
+	return apierror.Errorf(apierror.Unimplemented, "%s is not implemented by this server yet", what)
 }
 
 // unbuilt is the error of a call not built yet, naming its method

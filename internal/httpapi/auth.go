@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // The token endpoint and the management of namespaces, applications and
@@ -52,11 +52,11 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) error {
 	req := ops.TokenRequest{From: remoteHost(r)}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		req.Malformed = status.Errorf(status.InvalidArgument, "reading request body: %v", err)
+		req.Malformed = apierror.Errorf(apierror.InvalidArgument, "reading request body: %v", err)
 	} else if isJSONBody(r, body) {
 		req.Malformed = tokenRequestFromJSON(body, &req)
 	} else if form, err := url.ParseQuery(string(body)); err != nil {
-		req.Malformed = status.Errorf(status.InvalidArgument, "the token request must be form-encoded (application/x-www-form-urlencoded): %v", err)
+		req.Malformed = apierror.Errorf(apierror.InvalidArgument, "the token request must be form-encoded (application/x-www-form-urlencoded): %v", err)
 	} else {
 		req.GrantType, req.ClientID, req.ClientSecret, req.RefreshToken =
 			form.Get("grant_type"), form.Get("client_id"), form.Get("client_secret"), form.Get("refresh_token")
@@ -96,7 +96,7 @@ func tokenRequestFromJSON(body []byte, req *ops.TokenRequest) error {
 		RefreshToken string `json:"refresh_token"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
-		return status.Errorf(status.InvalidArgument, "the token request's JSON body: %v (or send it form-encoded: application/x-www-form-urlencoded)", err)
+		return apierror.Errorf(apierror.InvalidArgument, "the token request's JSON body: %v (or send it form-encoded: application/x-www-form-urlencoded)", err)
 	}
 	switch in.GrantType {
 	case "CLIENT_CREDENTIALS":
@@ -145,9 +145,9 @@ func (s *Server) createNamespaceNamedInBody(w http.ResponseWriter, r *http.Reque
 		req.Name = body.Name
 		switch {
 		case body.Name == "":
-			req.Malformed = status.Errorf(status.InvalidArgument, "'name' is required")
+			req.Malformed = apierror.Errorf(apierror.InvalidArgument, "'name' is required")
 		case body.ID != "" && body.ID != body.Name:
-			req.Malformed = status.Errorf(status.InvalidArgument, "'id' must be the namespace's name or left out: Folio names a namespace by its name")
+			req.Malformed = apierror.Errorf(apierror.InvalidArgument, "'id' must be the namespace's name or left out: Folio names a namespace by its name")
 		default:
 			req.ID, req.Malformed = namespaceNumber("code", body.Code)
 		}
@@ -170,7 +170,7 @@ func namespaceNumber(field string, n json.Number) (int64, error) {
 	}
 	id, err := strconv.ParseInt(string(n), 10, 64)
 	if err != nil {
-		return 0, status.Errorf(status.InvalidArgument, "'%s' must be an integer", field)
+		return 0, apierror.Errorf(apierror.InvalidArgument, "'%s' must be an integer", field)
 	}
 	return id, nil
 }
@@ -218,7 +218,7 @@ func (s *Server) listNamespacesInfo(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if d := r.URL.Query().Get("describe"); d != "" && d != "false" {
-		return status.Errorf(status.Unimplemented, "describing namespaces (describe=%s) is not implemented by this server", d)
+		return apierror.Errorf(apierror.Unimplemented, "describing namespaces (describe=%s) is not implemented by this server", d)
 	}
 	list, err := s.ops.ListNamespaces(r.Context(), caller(r))
 	if err != nil {
@@ -232,7 +232,7 @@ func (s *Server) listNamespacesInfo(w http.ResponseWriter, r *http.Request) erro
 		}
 	}
 	if one != "" && len(out) == 0 {
-		return status.Errorf(status.NotFound, "namespace '%s' doesn't exist", one)
+		return apierror.Errorf(apierror.NotFound, "namespace '%s' doesn't exist", one)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"namespaces": out})
 	return nil

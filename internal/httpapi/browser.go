@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // What keeps a web page of another site from calling the API through its
@@ -36,11 +36,11 @@ func checkContentType(r *http.Request) error {
 		return nil // what clients send: no parameters to parse
 	}
 	if ct == "" {
-		return status.Errorf(status.InvalidArgument, "a request with a body must have the header Content-Type: application/json")
+		return apierror.Errorf(apierror.InvalidArgument, "a request with a body must have the header Content-Type: application/json")
 	}
 	media, _, err := mime.ParseMediaType(ct)
 	if err != nil || (media != "application/json" && !strings.HasSuffix(media, "+json")) {
-		return status.Errorf(status.InvalidArgument, "Content-Type must be application/json, not '%s'", ct)
+		return apierror.Errorf(apierror.InvalidArgument, "Content-Type must be application/json, not '%s'", ct)
 	}
 	return nil
 }
@@ -62,7 +62,7 @@ func (s *Server) checkOrigin(r *http.Request) error {
 	case s.sameOrigin(r, origin):
 		return nil
 	}
-	return status.Errorf(status.PermissionDenied, "cross-origin request refused: the origin '%s' is not this server's, nor one --cors-origins allows", origin)
+	return apierror.Errorf(apierror.PermissionDenied, "cross-origin request refused: the origin '%s' is not this server's, nor one --cors-origins allows", origin)
 }
 
 // sameOrigin reports whether origin is the server's as the request

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/jsonscan"
-	"github.com/foliodb/folio/internal/status"
 	"github.com/foliodb/folio/internal/suggest"
 )
 
@@ -56,13 +56,13 @@ func decodeFast(r *http.Request, v any, known options, fast func(body []byte) bo
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return status.Errorf(status.InvalidArgument, "request body larger than %d bytes", tooBig.Limit)
+			return apierror.Errorf(apierror.InvalidArgument, "request body larger than %d bytes", tooBig.Limit)
 		}
 		var netErr net.Error
 		if errors.As(err, &netErr) && netErr.Timeout() {
-			return status.Errorf(status.InvalidArgument, "the request body did not arrive within the server's body timeout")
+			return apierror.Errorf(apierror.InvalidArgument, "the request body did not arrive within the server's body timeout")
 		}
-		return status.Errorf(status.InvalidArgument, "reading request body: %v", err)
+		return apierror.Errorf(apierror.InvalidArgument, "reading request body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
@@ -71,7 +71,7 @@ func decodeFast(r *http.Request, v any, known options, fast func(body []byte) bo
 		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return status.Errorf(status.InvalidArgument, "malformed JSON request: %s", decodeError(err))
+		return apierror.Errorf(apierror.InvalidArgument, "malformed JSON request: %s", decodeError(err))
 	}
 	return checkEnvelope(body, known)
 }
@@ -107,12 +107,12 @@ var (
 // that the request does not have, naming the close one if there is one.
 func unknownOption(name string, known options) error {
 	if hint := suggest.Hint(name, known); hint != "" {
-		return status.Errorf(status.InvalidArgument, "unknown option '%s'%s", name, hint)
+		return apierror.Errorf(apierror.InvalidArgument, "unknown option '%s'%s", name, hint)
 	}
 	if len(known) == 0 {
-		return status.Errorf(status.InvalidArgument, "unknown option '%s': this request takes no options", name)
+		return apierror.Errorf(apierror.InvalidArgument, "unknown option '%s': this request takes no options", name)
 	}
-	return status.Errorf(status.InvalidArgument, "unknown option '%s': this request's options are %s", name, strings.Join(known, ", "))
+	return apierror.Errorf(apierror.InvalidArgument, "unknown option '%s': this request's options are %s", name, strings.Join(known, ", "))
 }
 
 // decodeError says what is wrong with a body in the API's terms, not in
@@ -197,7 +197,7 @@ func checkMembers(body []byte, at int, where string, descend bool, known options
 			name = jsonscan.Unquote(key)
 		}
 		if seen[name] {
-			return status.Errorf(status.InvalidArgument, "member '%s%s' is given twice in the request", where, name)
+			return apierror.Errorf(apierror.InvalidArgument, "member '%s%s' is given twice in the request", where, name)
 		}
 		seen[name] = true
 		if !descend && known != nil && !slices.Contains(known, name) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // rawMembers decodes a body exactly as encoding/json does into the read
@@ -156,7 +156,7 @@ func TestUnknownOptions(t *testing.T) {
 }
 
 func errText(err error) string {
-	if e, ok := status.From(err); ok {
+	if e, ok := apierror.From(err); ok {
 		return e.Message
 	}
 	if err != nil {

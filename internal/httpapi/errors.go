@@ -3,35 +3,35 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // httpStatus maps an API code to its HTTP status (reference §4), with
 // METHOD_NOT_ALLOWED as 405 where the original sent 500 by accident.
-var httpStatus = map[status.Code]int{
-	status.Cancelled:          499,
-	status.Unknown:            http.StatusInternalServerError,
-	status.InvalidArgument:    http.StatusBadRequest,
-	status.DeadlineExceeded:   http.StatusGatewayTimeout,
-	status.NotFound:           http.StatusNotFound,
-	status.AlreadyExists:      http.StatusConflict,
-	status.PermissionDenied:   http.StatusForbidden,
-	status.ResourceExhausted:  http.StatusTooManyRequests,
-	status.FailedPrecondition: http.StatusPreconditionFailed,
-	status.Aborted:            http.StatusConflict,
-	status.OutOfRange:         http.StatusBadRequest,
-	status.Unimplemented:      http.StatusNotImplemented,
-	status.Internal:           http.StatusInternalServerError,
-	status.Unavailable:        http.StatusServiceUnavailable,
-	status.DataLoss:           http.StatusInternalServerError,
-	status.Unauthenticated:    http.StatusUnauthorized,
-	status.Conflict:           http.StatusConflict,
-	status.BadGateway:         http.StatusBadGateway,
-	status.MethodNotAllowed:   http.StatusMethodNotAllowed,
+var httpStatus = map[apierror.Code]int{
+	apierror.Cancelled:          499,
+	apierror.Unknown:            http.StatusInternalServerError,
+	apierror.InvalidArgument:    http.StatusBadRequest,
+	apierror.DeadlineExceeded:   http.StatusGatewayTimeout,
+	apierror.NotFound:           http.StatusNotFound,
+	apierror.AlreadyExists:      http.StatusConflict,
+	apierror.PermissionDenied:   http.StatusForbidden,
+	apierror.ResourceExhausted:  http.StatusTooManyRequests,
+	apierror.FailedPrecondition: http.StatusPreconditionFailed,
+	apierror.Aborted:            http.StatusConflict,
+	apierror.OutOfRange:         http.StatusBadRequest,
+	apierror.Unimplemented:      http.StatusNotImplemented,
+	apierror.Internal:           http.StatusInternalServerError,
+	apierror.Unavailable:        http.StatusServiceUnavailable,
+	apierror.DataLoss:           http.StatusInternalServerError,
+	apierror.Unauthenticated:    http.StatusUnauthorized,
+	apierror.Conflict:           http.StatusConflict,
+	apierror.BadGateway:         http.StatusBadGateway,
+	apierror.MethodNotAllowed:   http.StatusMethodNotAllowed,
 }
 
 // statusOf returns the HTTP status of an API error.
-func statusOf(e *status.Error) int {
+func statusOf(e *apierror.Error) int {
 	if s, ok := httpStatus[e.Code]; ok {
 		return s
 	}
@@ -43,16 +43,16 @@ type errorBody struct {
 }
 
 type errorDetails struct {
-	Code    status.Code `json:"code"`
-	Message string      `json:"message"`
-	Retry   *retryInfo  `json:"retry,omitempty"`
+	Code    apierror.Code `json:"code"`
+	Message string        `json:"message"`
+	Retry   *retryInfo    `json:"retry,omitempty"`
 }
 
 type retryInfo struct {
 	Delay int64 `json:"delay"` // milliseconds
 }
 
-func errorJSON(e *status.Error) errorBody {
+func errorJSON(e *apierror.Error) errorBody {
 	b := errorBody{Error: errorDetails{Code: e.Code, Message: e.Message}}
 	if e.RetryDelay > 0 {
 		b.Error.Retry = &retryInfo{Delay: e.RetryDelay.Milliseconds()}

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // startOptions are the options every log stream takes. StartAfter is a
@@ -64,7 +64,7 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, src *ops.St
 	ctx := r.Context()
 	st := newStream(w, s.publicFor(r))
 	if st.flusher == nil {
-		return status.Errorf(status.Internal, "streaming is not supported by this connection")
+		return apierror.Errorf(apierror.Internal, "streaming is not supported by this connection")
 	}
 	// A client that does not read would block a write for good, and hold
 	// its stream (its queue, its place) with it: every write has a

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // What keeps a web page from reaching the server through DNS rebinding: a
@@ -66,6 +66,6 @@ func unknownHost(hostport string) error {
 	if name, _, err := net.SplitHostPort(hostport); err == nil {
 		host = name
 	}
-	return status.Errorf(status.PermissionDenied, "request refused: the host '%s' is not a name of this server "+
+	return apierror.Errorf(apierror.PermissionDenied, "request refused: the host '%s' is not a name of this server "+
 		"(an IP address, localhost, the host of its listen or advertise address, or one --allowed-hosts lists)", host)
 }

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // A read on a 2023 route whose Accept header is exactly application/json
@@ -45,7 +45,7 @@ func (s *Server) readOneObject(w http.ResponseWriter, r *http.Request, req ops.R
 		}
 		b = appendDocumentWithTimes(b, item)
 		if int64(len(b)+len(tail)) > s.cfg.MaxBodyBytes {
-			return status.Errorf(status.InvalidArgument, "the documents read exceed %d bytes, the most an answer to 'Accept: application/json' holds: "+
+			return apierror.Errorf(apierror.InvalidArgument, "the documents read exceed %d bytes, the most an answer to 'Accept: application/json' holds: "+
 				"ask for fewer (options.limit) or read them as a stream (without that header)", s.cfg.MaxBodyBytes)
 		}
 		return nil

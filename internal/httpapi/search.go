@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // searchBody is the body of documents/search (reference §8).
@@ -47,7 +47,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 // as it comes, except when one was asked for: that one is written when
 // the handler returns, with the end of the body, in one write rather
 // than a flush and then the end.
-func searchStream(w http.ResponseWriter, public func(error) *status.Error, onePage bool) *stream {
+func searchStream(w http.ResponseWriter, public func(error) *apierror.Error, onePage bool) *stream {
 	if onePage {
 		return newBatchedStream(w, public)
 	}

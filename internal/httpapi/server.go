@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Config configures the API.
@@ -134,7 +134,7 @@ func (s *Server) routes() {
 	// client can tell "not built" from "no such path".
 	unbuilt := func(pattern, what string) {
 		handle(pattern, func(http.ResponseWriter, *http.Request) error {
-			return status.Errorf(status.Unimplemented, "%s is not implemented by this server yet", what)
+			return apierror.Errorf(apierror.Unimplemented, "%s is not implemented by this server yet", what)
 		})
 	}
 	unbuilt("/v1/observability/metrics/", "metrics queries")
@@ -290,12 +290,12 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(allowed) == 0 {
-		s.fail(w, r, status.Errorf(status.NotFound, "Not Found"))
+		s.fail(w, r, apierror.Errorf(apierror.NotFound, "Not Found"))
 		return
 	}
 	// A 405 must say which methods the resource has (RFC 9110, 15.5.6).
 	w.Header().Set("Allow", strings.Join(allowed, ", "))
-	s.fail(w, r, status.Errorf(status.MethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path))
+	s.fail(w, r, apierror.Errorf(apierror.MethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path))
 }
 
 // statusWriter remembers the status and counts the bytes for the request log, passes Flush on
@@ -372,9 +372,9 @@ func (b *bodyWithDeadline) Read(p []byte) (int, error) {
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := s.public(r, err)
 	switch e.Code {
-	case status.Unauthenticated:
+	case apierror.Unauthenticated:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="folio"`)
-	case status.ResourceExhausted, status.Unavailable:
+	case apierror.ResourceExhausted, apierror.Unavailable:
 		if e.RetryDelay > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryDelay.Seconds()))))
 		}
@@ -383,13 +383,13 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // public returns the error a client may see for err (see ops.Public).
-func (s *Server) public(r *http.Request, err error) *status.Error {
+func (s *Server) public(r *http.Request, err error) *apierror.Error {
 	return s.ops.Public(r.Context(), err, "method", r.Method, "path", r.URL.Path)
 }
 
 // publicFor is public bound to a request, for streams.
-func (s *Server) publicFor(r *http.Request) func(error) *status.Error {
-	return func(err error) *status.Error { return s.public(r, err) }
+func (s *Server) publicFor(r *http.Request) func(error) *apierror.Error {
+	return func(err error) *apierror.Error { return s.public(r, err) }
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // stream writes a streamed response as the original did: one
@@ -17,7 +17,7 @@ type stream struct {
 	w http.ResponseWriter
 	// public turns an error into what the client may see (see
 	// Server.public).
-	public  func(error) *status.Error
+	public  func(error) *apierror.Error
 	flusher http.Flusher
 	started bool
 	// buf holds the lines not yet written; from lineBuffers, back there
@@ -40,13 +40,13 @@ const batchBytes = 32 << 10
 // mails of up to 64 KiB each still fit.
 const maxPooledLine = 2 << 20
 
-func newStream(w http.ResponseWriter, public func(error) *status.Error) *stream {
+func newStream(w http.ResponseWriter, public func(error) *apierror.Error) *stream {
 	f, _ := w.(http.Flusher)
 	return &stream{w: w, flusher: f, public: public}
 }
 
 // newBatchedStream is a stream for items that are all at hand: a read.
-func newBatchedStream(w http.ResponseWriter, public func(error) *status.Error) *stream {
+func newBatchedStream(w http.ResponseWriter, public func(error) *apierror.Error) *stream {
 	s := newStream(w, public)
 	s.batch = true
 	return s

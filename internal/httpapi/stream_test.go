@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // A read's stream does not flush at its end: net/http then writes the rest
 // and the end of the chunked body in one write. It stays chunked.
 func TestBatchedStreamEndsWithoutFlush(t *testing.T) {
 	rec := httptest.NewRecorder()
-	s := newBatchedStream(rec, func(err error) *status.Error { return &status.Error{Code: status.Internal, Message: err.Error()} })
+	s := newBatchedStream(rec, func(err error) *apierror.Error { return &apierror.Error{Code: apierror.Internal, Message: err.Error()} })
 	for _, item := range []string{`{"a":1}`, `{"b":2}`} {
 		if err := s.send([]byte(item)); err != nil {
 			t.Fatal(err)
@@ -61,7 +61,7 @@ func TestDecodeKeepsNothingOfThePooledBody(t *testing.T) {
 // A search of one page is written in one write; the pages of a search of
 // all of them are flushed as they come.
 func TestSearchStreamFlushesOnlyEveryPage(t *testing.T) {
-	public := func(err error) *status.Error { return &status.Error{Code: status.Internal, Message: err.Error()} }
+	public := func(err error) *apierror.Error { return &apierror.Error{Code: apierror.Internal, Message: err.Error()} }
 	for _, onePage := range []bool{true, false} {
 		rec := httptest.NewRecorder()
 		s := searchStream(rec, public, onePage)
@@ -98,7 +98,7 @@ func (c *countingWriter) Flush() {
 // goes out after the items gathered before it. A stream that is not
 // batched (events, subscribe) writes and flushes each item as it comes.
 func TestStreamWrites(t *testing.T) {
-	public := func(err error) *status.Error { return &status.Error{Code: status.Internal, Message: err.Error()} }
+	public := func(err error) *apierror.Error { return &apierror.Error{Code: apierror.Internal, Message: err.Error()} }
 	item := `{"text":"` + strings.Repeat("x", 1000) + `"}`
 	line := `{"result":` + item + "}\n"
 	for _, c := range []struct {

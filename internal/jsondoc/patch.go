@@ -3,8 +3,8 @@ package jsondoc
 import (
 	"strings"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/jsonscan"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Updates patch a document's bytes: a member that exists keeps its place
@@ -18,7 +18,7 @@ func Set(doc []byte, path string, value []byte) ([]byte, error) {
 	at := jsonscan.SkipSpace(doc, 0)
 	for depth, part := range parts {
 		if jsonscan.KindAt(doc, at) != jsonscan.Object {
-			return nil, status.Errorf(status.InvalidArgument, "cannot set '%s': '%s' is not an object", path, strings.Join(parts[:depth], "."))
+			return nil, apierror.Errorf(apierror.InvalidArgument, "cannot set '%s': '%s' is not an object", path, strings.Join(parts[:depth], "."))
 		}
 		ms, closing, err := Members(doc, at)
 		if err != nil {

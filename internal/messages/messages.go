@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/filter"
@@ -27,7 +28,6 @@ import (
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Partitions is the number of partitions of a messages collection. As in
@@ -66,7 +66,7 @@ func New() *Service {
 // with the original's message.
 func Require(coll *catalog.Collection, op string) error {
 	if coll.Schema.CollectionType() != schema.Messages {
-		return status.Errorf(status.InvalidArgument, "%s is only supported on collection type of 'messages'", op)
+		return apierror.Errorf(apierror.InvalidArgument, "%s is only supported on collection type of 'messages'", op)
 	}
 	return nil
 }
@@ -75,7 +75,7 @@ func Require(coll *catalog.Collection, op string) error {
 // original's message.
 func CheckPartition(p int64) error {
 	if p < 0 || p >= Partitions {
-		return status.Errorf(status.InvalidArgument, "Invalid partition number `%d`", p)
+		return apierror.Errorf(apierror.InvalidArgument, "Invalid partition number `%d`", p)
 	}
 	return nil
 }
@@ -104,7 +104,7 @@ func (s *Service) Publish(ctx context.Context, tx kv.Tx, coll *catalog.Collectio
 	conformed := make([][]byte, len(msgs))
 	for i, m := range msgs {
 		if len(m) > s.MaxMessageSize {
-			return nil, status.Errorf(status.InvalidArgument, "message of %d bytes exceeds the maximum of %d bytes", len(m), s.MaxMessageSize)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "message of %d bytes exceeds the maximum of %d bytes", len(m), s.MaxMessageSize)
 		}
 		var err error
 		if conformed[i], err = coll.Schema.Conform(m); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/filter"
@@ -14,7 +15,6 @@ import (
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 )
 
 var bg = context.Background()
@@ -52,7 +52,7 @@ func TestCheckPartition(t *testing.T) {
 			}
 			continue
 		}
-		if e, ok := status.From(err); !ok || e.Code != status.InvalidArgument || e.Message != tc.err {
+		if e, ok := apierror.From(err); !ok || e.Code != apierror.InvalidArgument || e.Message != tc.err {
 			t.Errorf("partition %d: %v, want INVALID_ARGUMENT %q", tc.p, err, tc.err)
 		}
 	}
@@ -136,7 +136,7 @@ func TestPublish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := publish(t, store, svc, &catalog.Collection{DB: coll.DB, Name: "feed", ID: 3, Schema: docs}, `{"n":1}`); status.CodeOf(err) != status.InvalidArgument {
+	if _, _, err := publish(t, store, svc, &catalog.Collection{DB: coll.DB, Name: "feed", ID: 3, Schema: docs}, `{"n":1}`); apierror.CodeOf(err) != apierror.InvalidArgument {
 		t.Errorf("publish to a documents collection: %v", err)
 	}
 }

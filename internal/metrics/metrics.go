@@ -12,7 +12,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -57,7 +57,7 @@ func New(version string, src Sources) *Metrics {
 }
 
 // ObserveCall counts one call (ops.Observer).
-func (m *Metrics) ObserveCall(op, transport string, code status.Code, took time.Duration) {
+func (m *Metrics) ObserveCall(op, transport string, code apierror.Code, took time.Duration) {
 	m.requests.WithLabelValues(op, transport, string(code)).Inc()
 	m.duration.WithLabelValues(op, transport).Observe(took.Seconds())
 }

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -81,7 +81,7 @@ func TestReaderLag(t *testing.T) {
 // the rest.
 func TestPartFailing(t *testing.T) {
 	m := New("v", Sources{LogBytes: func(context.Context) (int64, error) { return 0, errors.New("store unreachable") }})
-	m.ObserveCall("Insert", "http", status.Code("OK"), time.Millisecond)
+	m.ObserveCall("Insert", "http", apierror.Code("OK"), time.Millisecond)
 	families, err := m.registry.Gather()
 	if err == nil {
 		t.Fatal("no error for a part that failed")
@@ -100,7 +100,7 @@ func TestPartFailing(t *testing.T) {
 // always text/plain).
 func TestScrapeFormatFollowsAccept(t *testing.T) {
 	m := New("v", Sources{})
-	m.ObserveCall("Insert", "http", status.Code("OK"), time.Millisecond)
+	m.ObserveCall("Insert", "http", apierror.Code("OK"), time.Millisecond)
 	for _, tc := range []struct{ accept, wantType, wantEnd string }{
 		{"", "text/plain; version=0.0.4", ""},
 		{"application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5", "application/openmetrics-text; version=1.0.0", "# EOF\n"},
@@ -125,7 +125,7 @@ func BenchmarkObserveCall(b *testing.B) {
 	m := New("v", Sources{})
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			m.ObserveCall("Insert", "http", status.Code("OK"), time.Millisecond)
+			m.ObserveCall("Insert", "http", apierror.Code("OK"), time.Millisecond)
 		}
 	})
 }

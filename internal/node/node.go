@@ -51,7 +51,7 @@ import (
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/cluster"
-	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/documents"
 	"github.com/foliodb/folio/internal/grpcapi"
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
@@ -76,7 +76,7 @@ type Node struct {
 	store     kv.Store
 	changeLog *changelog.Log
 	catalog   *catalog.Catalog
-	docs      *docs.Service
+	docs      *documents.Service
 	sessions  *session.Manager
 	hub       *streams.Hub
 	search    *search.Indexer
@@ -220,7 +220,7 @@ func (n *Node) build(ctx context.Context) error {
 		return err
 	}
 	n.catalog = catalog.New()
-	n.docs = docs.New()
+	n.docs = documents.New()
 	n.docs.Log = n.log
 	n.changeLog = changelog.NewLog(n.store, cfg.ChangeLog)
 	n.sessions = session.New(n.store, cfg.Sessions)

@@ -3,9 +3,9 @@ package ops
 import (
 	"context"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // The calls that manage namespaces, applications and signing keys, and the
@@ -131,7 +131,7 @@ func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplica
 		return nil, err
 	}
 	if req.Namespace != "" && req.Namespace != by.Namespace.Name && by.Role != auth.RoleOwner {
-		return nil, status.Errorf(status.PermissionDenied, "only the owner creates applications in another namespace")
+		return nil, apierror.Errorf(apierror.PermissionDenied, "only the owner creates applications in another namespace")
 	}
 	var app *auth.Application
 	err = o.run(ctx, func(tx kv.Tx) error {

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/backup"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // BackupRequest backs the store up into Dir: a new or empty directory
@@ -52,14 +52,14 @@ func (o *Ops) Backup(ctx context.Context, c Caller, req BackupRequest) (_ *Backu
 		return nil, req.Malformed
 	}
 	if req.Dir == "" {
-		return nil, status.Errorf(status.InvalidArgument, "a backup needs 'dir': the name of a new or empty directory under the server's backup directory (--backup-dir), or an absolute path inside it")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "a backup needs 'dir': the name of a new or empty directory under the server's backup directory (--backup-dir), or an absolute path inside it")
 	}
 	cp, ok := o.store.(kv.Checkpointer)
 	if !ok {
-		return nil, status.Errorf(status.FailedPrecondition, "%s", noBackupAdvice)
+		return nil, apierror.Errorf(apierror.FailedPrecondition, "%s", noBackupAdvice)
 	}
 	if o.cfg.BackupDir == "" {
-		return nil, status.Errorf(status.FailedPrecondition, "backups over the API are off on this server: start it with --backup-dir, the directory they go under")
+		return nil, apierror.Errorf(apierror.FailedPrecondition, "backups over the API are off on this server: start it with --backup-dir, the directory they go under")
 	}
 	dir, err := backupTarget(o.cfg.BackupDir, req.Dir)
 	if err != nil {
@@ -78,7 +78,7 @@ func (o *Ops) Backup(ctx context.Context, c Caller, req BackupRequest) (_ *Backu
 // errOutsideBackupDir refuses a target the backup directory does not
 // hold. It says the same whatever is there, so that the call tells the
 // caller nothing of the server's other files.
-var errOutsideBackupDir = status.Errorf(status.InvalidArgument, "a backup's 'dir' must be under the server's backup directory (--backup-dir): a name relative to it, or an absolute path inside it, not through a symbolic link")
+var errOutsideBackupDir = apierror.Errorf(apierror.InvalidArgument, "a backup's 'dir' must be under the server's backup directory (--backup-dir): a name relative to it, or an absolute path inside it, not through a symbolic link")
 
 // backupTarget returns the directory a backup into dir writes: dir under
 // root, which must hold it (not be it). A symbolic link below root could
@@ -116,13 +116,13 @@ func backupError(ctx context.Context, dir string, err error) error {
 	var linkErr *os.LinkError
 	switch {
 	case errors.Is(err, backup.ErrNotEmpty):
-		return status.Errorf(status.AlreadyExists, "backup into '%s': the directory is not empty: give a new or empty one", dir)
+		return apierror.Errorf(apierror.AlreadyExists, "backup into '%s': the directory is not empty: give a new or empty one", dir)
 	case errors.Is(err, backup.ErrRunning):
-		return status.Errorf(status.FailedPrecondition, "%s on this server: wait for it to end", backup.ErrRunning)
+		return apierror.Errorf(apierror.FailedPrecondition, "%s on this server: wait for it to end", backup.ErrRunning)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, kv.ErrClosed):
 		return apiError(ctx, err)
 	case errors.As(err, &pathErr), errors.As(err, &linkErr):
-		return &status.Error{Code: status.FailedPrecondition, Message: fmt.Sprintf("backup into '%s': the server cannot create or write that directory", dir), Cause: err}
+		return &apierror.Error{Code: apierror.FailedPrecondition, Message: fmt.Sprintf("backup into '%s': the server cannot create or write that directory", dir), Cause: err}
 	}
 	return apiError(ctx, err)
 }

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
-	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/documents"
 	"github.com/foliodb/folio/internal/session"
-	"github.com/foliodb/folio/internal/status"
 	"github.com/foliodb/folio/tests/backendtest"
 )
 
@@ -20,7 +20,7 @@ import (
 // path runs.
 func BenchmarkOps(b *testing.B) {
 	store := backendtest.OpenPebble(b)
-	o := New(Config{Store: store, Catalog: catalog.New(), Docs: docs.New(), Sessions: session.New(store, session.Options{Origin: "bench"}),
+	o := New(Config{Store: store, Catalog: catalog.New(), Docs: documents.New(), Sessions: session.New(store, session.Options{Origin: "bench"}),
 		Observer: discardObserver{}})
 	ctx, c := context.Background(), Caller{Transport: TransportHTTP}
 	if err := o.CreateDatabase(ctx, c, DatabaseRequest{DB: "bench"}); err != nil {
@@ -72,13 +72,13 @@ func BenchmarkOps(b *testing.B) {
 	// A call refused at its opening: the cost of the opening and closing
 	// alone (the role check, the observer).
 	b.Run("Refused", func(b *testing.B) {
-		refusing := New(Config{Store: store, Catalog: catalog.New(), Docs: docs.New(), Observer: discardObserver{},
+		refusing := New(Config{Store: store, Catalog: catalog.New(), Docs: documents.New(), Observer: discardObserver{},
 			Options: Options{RequireAuth: true}})
 		reader := Caller{App: "r", Role: "reader", Transport: TransportHTTP}
 		req := WriteDocumentsRequest{DB: "bench", Collection: "users"}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := refusing.Insert(ctx, reader, req); status.CodeOf(err) != status.PermissionDenied {
+			if _, err := refusing.Insert(ctx, reader, req); apierror.CodeOf(err) != apierror.PermissionDenied {
 				b.Fatal(err)
 			}
 		}
@@ -87,4 +87,4 @@ func BenchmarkOps(b *testing.B) {
 
 type discardObserver struct{}
 
-func (discardObserver) ObserveCall(string, string, status.Code, time.Duration) {}
+func (discardObserver) ObserveCall(string, string, apierror.Code, time.Duration) {}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Every call of the API opens and ends alike, around its own work:
@@ -145,7 +145,7 @@ func (o *Ops) open(ctx context.Context, c Caller, name string) (context.Context,
 	op := openCall{o: o, name: name, transport: c.Transport, start: time.Now(), ctx: ctx}
 	spec, ok := calls[name]
 	if !ok {
-		return ctx, op, &status.Error{Code: status.Internal, Message: "call " + name + " is not declared", Cause: errUnknownCall}
+		return ctx, op, &apierror.Error{Code: apierror.Internal, Message: "call " + name + " is not declared", Cause: errUnknownCall}
 	}
 	if err := o.authorize(c, spec.role); err != nil {
 		return ctx, op, err
@@ -163,7 +163,7 @@ func (o *Ops) open(ctx context.Context, c Caller, name string) (context.Context,
 func (op openCall) end(err *error) {
 	code := codeOK
 	if *err != nil {
-		se, coded := status.From(*err)
+		se, coded := apierror.From(*err)
 		if !coded {
 			se = AsStatus(apiError(op.ctx, *err))
 			*err = se
@@ -189,7 +189,7 @@ func (o *Ops) authorize(c Caller, need auth.Role) error {
 	case c.App == "":
 		return auth.ErrUnauthenticated()
 	case !c.Role.Allows(need):
-		return status.Errorf(status.PermissionDenied, "an application with role '%s' may not make this call: it needs role '%s'", c.Role, need)
+		return apierror.Errorf(apierror.PermissionDenied, "an application with role '%s' may not make this call: it needs role '%s'", c.Role, need)
 	}
 	return nil
 }

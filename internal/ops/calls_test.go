@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // apiMethods are the calls of the API as Ops has them: its exported
@@ -147,7 +147,7 @@ func ident(e ast.Expr) string {
 // heard records the calls an observer heard.
 type heard struct{ calls []string }
 
-func (h *heard) ObserveCall(op, transport string, code status.Code, _ time.Duration) {
+func (h *heard) ObserveCall(op, transport string, code apierror.Code, _ time.Duration) {
 	h.calls = append(h.calls, op+" "+transport+" "+string(code))
 }
 
@@ -180,10 +180,10 @@ func TestEveryCallChecksItsRole(t *testing.T) {
 			continue
 		}
 		c := Caller{App: "app", Role: below(need), Transport: TransportGRPC}
-		code, msg := status.PermissionDenied, fmt.Sprintf("an application with role '%s' may not make this call: it needs role '%s'", c.Role, need)
+		code, msg := apierror.PermissionDenied, fmt.Sprintf("an application with role '%s' may not make this call: it needs role '%s'", c.Role, need)
 		if c.Role == "" {
 			c = Caller{Transport: TransportGRPC}
-			code, msg = status.Unauthenticated, ""
+			code, msg = apierror.Unauthenticated, ""
 		}
 		args := []reflect.Value{reflect.ValueOf(o), reflect.ValueOf(context.Background()), reflect.ValueOf(c)}
 		for i := 3; i < m.Type.NumIn(); i++ {
@@ -192,7 +192,7 @@ func TestEveryCallChecksItsRole(t *testing.T) {
 		h.calls = h.calls[:0]
 		out := m.Func.Call(args)
 		err, _ := out[len(out)-1].Interface().(error)
-		se, ok := status.From(err)
+		se, ok := apierror.From(err)
 		if !ok || se.Code != code || (msg != "" && se.Message != msg) {
 			t.Errorf("%s by %q: %v, want %s %q", m.Name, c.Role, err, code, msg)
 		}
@@ -238,7 +238,7 @@ func TestOpenAndEnd(t *testing.T) {
 	}
 	failed := fmt.Errorf("commit: %w", kv.ErrConflict)
 	op.end(&failed)
-	if se, ok := status.From(failed); !ok || se.Code != status.Aborted {
+	if se, ok := apierror.From(failed); !ok || se.Code != apierror.Aborted {
 		t.Errorf("a conflict after the end: %v, want ABORTED", failed)
 	}
 	if bounded.Err() == nil {
@@ -255,7 +255,7 @@ func TestOpenAndEnd(t *testing.T) {
 	}
 
 	_, op, _ = o.open(ctx, c, "CreateOrUpdateCollections")
-	var schemaErr error = &SchemaError{Index: 1, Err: &status.Error{Code: status.InvalidArgument, Message: "bad"}}
+	var schemaErr error = &SchemaError{Index: 1, Err: &apierror.Error{Code: apierror.InvalidArgument, Message: "bad"}}
 	kept := schemaErr
 	op.end(&kept)
 	if kept != schemaErr {
@@ -264,7 +264,7 @@ func TestOpenAndEnd(t *testing.T) {
 
 	_, op, err = o.open(ctx, c, "Isnert")
 	op.end(&err)
-	if se, ok := status.From(err); !ok || se.Code != status.Internal || !errors.Is(err, errUnknownCall) {
+	if se, ok := apierror.From(err); !ok || se.Code != apierror.Internal || !errors.Is(err, errUnknownCall) {
 		t.Errorf("a call the table lacks: %v, want INTERNAL", err)
 	}
 

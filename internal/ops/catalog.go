@@ -3,11 +3,11 @@ package ops
 import (
 	"context"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/schemagen"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // DatabaseRequest names a database: the request of create, drop, describe
@@ -99,8 +99,8 @@ func (o *Ops) createDatabase(ctx context.Context, c Caller, req DatabaseRequest)
 		return err
 	}
 	err := o.run(ctx, func(tx kv.Tx) error { return o.catalog.CreateDatabase(ctx, tx, c.ns(), req.DB) })
-	if c.Projects && status.CodeOf(err) == status.AlreadyExists {
-		return status.Errorf(status.AlreadyExists, "project already exist")
+	if c.Projects && apierror.CodeOf(err) == apierror.AlreadyExists {
+		return apierror.Errorf(apierror.AlreadyExists, "project already exist")
 	}
 	return err
 }
@@ -249,7 +249,7 @@ func generate(d *CollectionDescription, formats []schemagen.Request, c Caller) {
 func schemaFormats(list string) ([]schemagen.Request, error) {
 	formats, err := schemagen.ParseFormats(list)
 	if err != nil {
-		return nil, status.Errorf(status.InvalidArgument, "%s", err.Error())
+		return nil, apierror.Errorf(apierror.InvalidArgument, "%s", err.Error())
 	}
 	return formats, nil
 }
@@ -314,7 +314,7 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 		return nil, err
 	}
 	if isNull(req.Schema) {
-		return nil, status.Errorf(status.InvalidArgument, "schema is a required during collection creation")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "schema is a required during collection creation")
 	}
 	var res *CreateCollectionResult
 	err = o.inTx(ctx, c, t, req.Tx, func(tx kv.Tx) error {
@@ -363,7 +363,7 @@ func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionReques
 		err = o.catalog.DropCollection(ctx, tx, db, req.Collection)
 		if c.Projects && catalog.IsNoCollectionToDrop(err, req.Collection) {
 			// The final server's wording (its 2022 one had "exists").
-			return status.Errorf(status.NotFound, "collection doesn't exist '%s'", req.Collection)
+			return apierror.Errorf(apierror.NotFound, "collection doesn't exist '%s'", req.Collection)
 		}
 		return err
 	})

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // CreateCollectionsRequest creates or updates several collections at once
@@ -32,7 +32,7 @@ type CreateCollectionsResult struct {
 // unwraps to, says why, naming the schema's place.
 type SchemaError struct {
 	Index int
-	Err   *status.Error
+	Err   *apierror.Error
 }
 
 func (e *SchemaError) Error() string { return e.Err.Error() }
@@ -79,8 +79,8 @@ func (o *Ops) CreateOrUpdateCollections(ctx context.Context, c Caller, req Creat
 	})
 	if err != nil {
 		err = apiError(ctx, err)
-		if se, ok := status.From(err); ok && failed >= 0 && se.Cause == nil {
-			return nil, &SchemaError{Index: failed, Err: &status.Error{Code: se.Code, RetryDelay: se.RetryDelay,
+		if se, ok := apierror.From(err); ok && failed >= 0 && se.Cause == nil {
+			return nil, &SchemaError{Index: failed, Err: &apierror.Error{Code: se.Code, RetryDelay: se.RetryDelay,
 				Message: fmt.Sprintf("schemas[%d] (collection '%s'): %s; no collection was created or changed", failed, names[failed], se.Message)}}
 		}
 		return nil, err
@@ -95,7 +95,7 @@ func schemaTitle(i int, schema []byte) (string, error) {
 		Title string `json:"title"`
 	}
 	refuse := func(format string) error {
-		return &SchemaError{Index: i, Err: &status.Error{Code: status.InvalidArgument, Message: fmt.Sprintf(format, i)}}
+		return &SchemaError{Index: i, Err: &apierror.Error{Code: apierror.InvalidArgument, Message: fmt.Sprintf(format, i)}}
 	}
 	if json.Unmarshal(schema, &s) != nil {
 		return "", refuse("schemas[%d] is not a JSON object with a string title")

@@ -3,8 +3,8 @@ package ops
 import (
 	"testing"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/search"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // A describe request's SchemaFormat is parsed in ops, so that every
@@ -25,7 +25,7 @@ func TestSchemaFormats(t *testing.T) {
 		"go,rs": "unsupported schema format 'rs'. supported formats are: go, ts, java",
 	} {
 		_, err := schemaFormats(list)
-		if e, ok := status.From(err); !ok || e.Code != status.InvalidArgument || e.Message != msg {
+		if e, ok := apierror.From(err); !ok || e.Code != apierror.InvalidArgument || e.Message != msg {
 			t.Errorf("schemaFormats(%q) error %v, want INVALID_ARGUMENT %q", list, err, msg)
 		}
 	}

@@ -6,14 +6,14 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
-	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/documents"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/messages"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Collation selects how strings compare: Case "cs" (case-sensitive, the
@@ -77,8 +77,8 @@ func (o *Ops) Replace(ctx context.Context, c Caller, req WriteDocumentsRequest) 
 	return o.writeDocuments(ctx, c, req, write)
 }
 
-// writeFunc is docs.Service.Insert or Replace.
-type writeFunc func(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte) (*docs.WriteResult, error)
+// writeFunc is documents.Service.Insert or Replace.
+type writeFunc func(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte) (*documents.WriteResult, error)
 
 func (o *Ops) writeDocuments(ctx context.Context, c Caller, req WriteDocumentsRequest, write writeFunc) (*WriteResult, error) {
 	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
@@ -86,12 +86,12 @@ func (o *Ops) writeDocuments(ctx context.Context, c Caller, req WriteDocumentsRe
 		return nil, err
 	}
 	if len(req.Documents) == 0 {
-		return nil, status.Errorf(status.InvalidArgument, "empty documents received")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "empty documents received")
 	}
 	if len(req.Documents) > o.cfg.MaxDocumentsPerRequest {
-		return nil, status.Errorf(status.InvalidArgument, "%d documents in one request, the limit is %d", len(req.Documents), o.cfg.MaxDocumentsPerRequest)
+		return nil, apierror.Errorf(apierror.InvalidArgument, "%d documents in one request, the limit is %d", len(req.Documents), o.cfg.MaxDocumentsPerRequest)
 	}
-	var res *docs.WriteResult
+	var res *documents.WriteResult
 	err = o.inCollection(ctx, c, db, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
 		res, err = write(ctx, tx, coll, req.Documents)
 		return err
@@ -128,12 +128,12 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (_ *Write
 		return nil, err
 	}
 	if isNull(req.Fields) {
-		return nil, status.Errorf(status.InvalidArgument, "empty fields received")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "empty fields received")
 	}
 	if req.Limit < 0 {
 		return nil, negativeLimit()
 	}
-	var res *docs.WriteResult
+	var res *documents.WriteResult
 	err = o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = o.docs.Update(ctx, tx, coll, f, req.Fields, req.Limit)
 		return err
@@ -171,7 +171,7 @@ func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (_ *Write
 	if req.Limit < 0 {
 		return nil, negativeLimit()
 	}
-	var res *docs.WriteResult
+	var res *documents.WriteResult
 	err = o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		res, err = o.docs.Delete(ctx, tx, coll, f, req.Limit)
 		return err
@@ -183,14 +183,14 @@ func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (_ *Write
 }
 
 func negativeLimit() error {
-	return status.Errorf(status.InvalidArgument, "limit must not be negative")
+	return apierror.Errorf(apierror.InvalidArgument, "limit must not be negative")
 }
 
 // filtered runs fn in the request's transaction with the collection and
 // its parsed filter: the shared part of update, delete, read and explain.
 func (o *Ops) filtered(ctx context.Context, c Caller, db target, coll string, tx TxRef, rawFilter []byte, collation Collation, fn func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) error) error {
 	if isNull(rawFilter) {
-		return status.Errorf(status.InvalidArgument, "filter is a required field")
+		return apierror.Errorf(apierror.InvalidArgument, "filter is a required field")
 	}
 	return o.inCollection(ctx, c, db, coll, tx, func(tx kv.Tx, coll *catalog.Collection) error {
 		f, err := filter.Parse(rawFilter, coll.Schema, collation.filter())
@@ -261,40 +261,40 @@ func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Ite
 
 // readRequest checks a read's request, all but the filter (which needs
 // the collection's schema), and returns the database it is on.
-func (o *Ops) readRequest(req ReadRequest) (target, docs.ReadRequest, error) {
+func (o *Ops) readRequest(req ReadRequest) (target, documents.ReadRequest, error) {
 	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
-		return target{}, docs.ReadRequest{}, err
+		return target{}, documents.ReadRequest{}, err
 	}
 	if isNull(req.Filter) {
-		return target{}, docs.ReadRequest{}, status.Errorf(status.InvalidArgument, "filter is a required field")
+		return target{}, documents.ReadRequest{}, apierror.Errorf(apierror.InvalidArgument, "filter is a required field")
 	}
 	if req.Limit < 0 || req.Skip < 0 {
-		return target{}, docs.ReadRequest{}, status.Errorf(status.InvalidArgument, "limit and skip must not be negative")
+		return target{}, documents.ReadRequest{}, apierror.Errorf(apierror.InvalidArgument, "limit and skip must not be negative")
 	}
 	include, exclude, err := parseFields(req.Fields)
 	if err != nil {
-		return target{}, docs.ReadRequest{}, err
+		return target{}, documents.ReadRequest{}, err
 	}
 	sort, err := parseSort(req.Sort)
 	if err != nil {
-		return target{}, docs.ReadRequest{}, err
+		return target{}, documents.ReadRequest{}, err
 	}
-	return db, docs.ReadRequest{Include: include, Exclude: exclude, Limit: req.Limit, Skip: req.Skip, After: req.Offset, Sort: sort}, nil
+	return db, documents.ReadRequest{Include: include, Exclude: exclude, Limit: req.Limit, Skip: req.Skip, After: req.Offset, Sort: sort}, nil
 }
 
 // readItems reads what a collection holds: its documents, or the stored
 // messages of a messages collection. The original served documents/read
 // and messages/read with one operation, so both read either kind.
-func (o *Ops) readItems(ctx context.Context, tx kv.Tx, coll *catalog.Collection, rr docs.ReadRequest, emit func(Item) error) error {
+func (o *Ops) readItems(ctx context.Context, tx kv.Tx, coll *catalog.Collection, rr documents.ReadRequest, emit func(Item) error) error {
 	if err := checkOffset(coll, rr.After); err != nil {
 		return err
 	}
 	if coll.Schema.CollectionType() != schema.Messages {
-		return o.docs.Read(ctx, tx, coll, rr, func(item docs.ReadItem) error { return emit(Item(item)) })
+		return o.docs.Read(ctx, tx, coll, rr, func(item documents.ReadItem) error { return emit(Item(item)) })
 	}
 	if len(rr.Sort) > 0 {
-		return status.Errorf(status.InvalidArgument, "sort is not supported on messages collections: messages are read in publish order")
+		return apierror.Errorf(apierror.InvalidArgument, "sort is not supported on messages collections: messages are read in publish order")
 	}
 	mr := messages.ReadRequest{Filter: rr.Filter, Include: rr.Include, Exclude: rr.Exclude, Limit: rr.Limit, Skip: rr.Skip, After: rr.After}
 	return o.messages.Read(ctx, tx, coll, mr, func(m messages.Item) error {
@@ -319,7 +319,7 @@ func checkOffset(coll *catalog.Collection, offset []byte) error {
 		ok = coll.Schema.IsKey(pk)
 	}
 	if !ok {
-		return status.Errorf(status.InvalidArgument, "options.offset is not a resume token of this collection: pass the resume_token of an item that a read of it returned")
+		return apierror.Errorf(apierror.InvalidArgument, "options.offset is not a resume token of this collection: pass the resume_token of an item that a read of it returned")
 	}
 	return nil
 }
@@ -345,7 +345,7 @@ func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (_ *Explan
 	if err != nil {
 		return nil, err
 	}
-	var ex *docs.Explanation
+	var ex *documents.Explanation
 	err = o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
 		rr.Filter = f
 		if req.Count {
@@ -372,7 +372,7 @@ func parseFields(raw []byte) (include, exclude map[string]bool, err error) {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, nil, status.Errorf(status.InvalidArgument, "fields must be an object of field names to 1/true or 0/false")
+		return nil, nil, apierror.Errorf(apierror.InvalidArgument, "fields must be an object of field names to 1/true or 0/false")
 	}
 	include, exclude = map[string]bool{}, map[string]bool{}
 	for name, v := range fields {
@@ -382,37 +382,37 @@ func parseFields(raw []byte) (include, exclude map[string]bool, err error) {
 		case "0", "false":
 			exclude[name] = true
 		default:
-			return nil, nil, status.Errorf(status.InvalidArgument, "field '%s' in fields must be 1, 0, true or false", name)
+			return nil, nil, apierror.Errorf(apierror.InvalidArgument, "field '%s' in fields must be 1, 0, true or false", name)
 		}
 	}
 	if len(include) > 0 && len(exclude) > 0 {
-		return nil, nil, status.Errorf(status.InvalidArgument, "fields cannot both include and exclude fields")
+		return nil, nil, apierror.Errorf(apierror.InvalidArgument, "fields cannot both include and exclude fields")
 	}
 	return include, exclude, nil
 }
 
 // parseSort reads [{"field":"$asc"}, {"other":"$desc"}].
-func parseSort(raw []byte) ([]docs.SortField, error) {
+func parseSort(raw []byte) ([]documents.SortField, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
 	var items []map[string]string
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, status.Errorf(status.InvalidArgument, `sort must be an array such as [{"field":"$asc"}]`)
+		return nil, apierror.Errorf(apierror.InvalidArgument, `sort must be an array such as [{"field":"$asc"}]`)
 	}
-	var out []docs.SortField
+	var out []documents.SortField
 	for _, item := range items {
 		if len(item) != 1 {
-			return nil, status.Errorf(status.InvalidArgument, "each sort item names one field")
+			return nil, apierror.Errorf(apierror.InvalidArgument, "each sort item names one field")
 		}
 		for path, order := range item {
 			switch order {
 			case "$asc":
-				out = append(out, docs.SortField{Path: path})
+				out = append(out, documents.SortField{Path: path})
 			case "$desc":
-				out = append(out, docs.SortField{Path: path, Desc: true})
+				out = append(out, documents.SortField{Path: path, Desc: true})
 			default:
-				return nil, status.Errorf(status.InvalidArgument, "sort order of '%s' must be $asc or $desc, not '%s'", path, order)
+				return nil, apierror.Errorf(apierror.InvalidArgument, "sort order of '%s' must be $asc or $desc, not '%s'", path, order)
 			}
 		}
 	}

@@ -8,54 +8,54 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Every error an operation returns carries an API code; the server's own
 // faults keep their cause for the log, and nothing else does.
 func TestAPIError(t *testing.T) {
-	bad := status.Errorf(status.InvalidArgument, "bad")
+	bad := apierror.Errorf(apierror.InvalidArgument, "bad")
 	broken := errors.New("disk on fire")
 	for _, tc := range []struct {
 		name      string
 		err       error
-		code      status.Code
+		code      apierror.Code
 		message   string
 		retry     bool
 		keepCause bool
 	}{
-		{"status error", bad, status.InvalidArgument, "bad", false, false},
-		{"wrapped status error", fmt.Errorf("insert: %w", bad), status.InvalidArgument, "bad", false, false},
-		{"conflict", fmt.Errorf("commit: %w", kv.ErrConflict), status.Aborted, "transaction not committed due to conflict with another transaction", true, false},
-		{"conflict after retries", fmt.Errorf("gave up after 10 attempts: %w", kv.ErrConflict), status.Aborted, "transaction not committed due to conflict with another transaction", true, false},
-		{"too old", kv.ErrTxTooOld, status.Aborted, "transaction not committed due to conflict with another transaction", true, false},
-		{"transaction too large", fmt.Errorf("pebblekv: commit: %w: more than 10485760 bytes written", kv.ErrTxTooLarge), status.InvalidArgument,
+		{"status error", bad, apierror.InvalidArgument, "bad", false, false},
+		{"wrapped status error", fmt.Errorf("insert: %w", bad), apierror.InvalidArgument, "bad", false, false},
+		{"conflict", fmt.Errorf("commit: %w", kv.ErrConflict), apierror.Aborted, "transaction not committed due to conflict with another transaction", true, false},
+		{"conflict after retries", fmt.Errorf("gave up after 10 attempts: %w", kv.ErrConflict), apierror.Aborted, "transaction not committed due to conflict with another transaction", true, false},
+		{"too old", kv.ErrTxTooOld, apierror.Aborted, "transaction not committed due to conflict with another transaction", true, false},
+		{"transaction too large", fmt.Errorf("pebblekv: commit: %w: more than 10485760 bytes written", kv.ErrTxTooLarge), apierror.InvalidArgument,
 			"the request writes too much for one transaction (more than 10485760 bytes written): split it into smaller requests", false, false},
-		{"key too large", fmt.Errorf("%w: 3000 bytes, limit 2048", kv.ErrKeyTooLarge), status.InvalidArgument, "a primary key is too large for the store (3000 bytes, limit 2048)", false, false},
-		{"value too large", fmt.Errorf("%w: 2000000 bytes, limit 1048576", kv.ErrValueTooLarge), status.InvalidArgument, "a document is too large for the store (2000000 bytes, limit 1048576)", false, false},
-		{"deadline", context.DeadlineExceeded, status.DeadlineExceeded, "context deadline exceeded", false, false},
-		{"cancelled", fmt.Errorf("read: %w", context.Canceled), status.Cancelled, "request cancelled", false, false},
-		{"store closed", kv.ErrClosed, status.Unavailable, "server is shutting down", false, false},
+		{"key too large", fmt.Errorf("%w: 3000 bytes, limit 2048", kv.ErrKeyTooLarge), apierror.InvalidArgument, "a primary key is too large for the store (3000 bytes, limit 2048)", false, false},
+		{"value too large", fmt.Errorf("%w: 2000000 bytes, limit 1048576", kv.ErrValueTooLarge), apierror.InvalidArgument, "a document is too large for the store (2000000 bytes, limit 1048576)", false, false},
+		{"deadline", context.DeadlineExceeded, apierror.DeadlineExceeded, "context deadline exceeded", false, false},
+		{"cancelled", fmt.Errorf("read: %w", context.Canceled), apierror.Cancelled, "request cancelled", false, false},
+		{"store closed", kv.ErrClosed, apierror.Unavailable, "server is shutting down", false, false},
 		{"storage unreachable", fmt.Errorf("sqlkv: begin on postgres://u@db.example:5432/d: %w: dial tcp: connection refused", kv.ErrUnavailable),
-			status.Unavailable, "the storage cannot be reached right now; retry later", true, true},
+			apierror.Unavailable, "the storage cannot be reached right now; retry later", true, true},
 		{"no connection free", fmt.Errorf("sqlkv: begin: %w within 2s", kv.ErrBusy),
-			status.Unavailable, "no storage connection free: the server has too many requests at once; retry later", true, true},
+			apierror.Unavailable, "no storage connection free: the server has too many requests at once; retry later", true, true},
 		{"disk full", fmt.Errorf("%w: 1048576 bytes free on the disk of /data, under the 20971520 kept for Pebble's flushes", kv.ErrStorageFull),
-			status.ResourceExhausted, "the server's disk is full: writes are refused until space is freed; retry later", true, false},
-		{"log trimmed", fmt.Errorf("changelog: read after 7: %w (%w)", changelog.ErrTrimmed, kv.ErrLogTrimmed), status.OutOfRange,
+			apierror.ResourceExhausted, "the server's disk is full: writes are refused until space is freed; retry later", true, false},
+		{"log trimmed", fmt.Errorf("changelog: read after 7: %w (%w)", changelog.ErrTrimmed, kv.ErrLogTrimmed), apierror.OutOfRange,
 			"the position is older than the oldest change the log still keeps (see the server's log retention); start again from a fresh position", false, false},
-		{"log position ahead", fmt.Errorf("changelog: open a reader after 9, the log ends at 8: %w", changelog.ErrAhead), status.OutOfRange,
+		{"log position ahead", fmt.Errorf("changelog: open a reader after 9, the log ends at 8: %w", changelog.ErrAhead), apierror.OutOfRange,
 			"the position is ahead of this server's change log: it comes from another server or data directory", false, false},
-		{"log reader cut off", fmt.Errorf("changelog: reader after 3: %w", changelog.ErrCutOff), status.OutOfRange,
+		{"log reader cut off", fmt.Errorf("changelog: reader after 3: %w", changelog.ErrCutOff), apierror.OutOfRange,
 			"the log reader fell too far behind (it kept the log from being trimmed for longer than the retention allows) and was cut off; resync from a fresh position", false, false},
-		{"log reader cut off by size", fmt.Errorf("changelog: reader after 3: %w", changelog.ErrCutOffBySize), status.OutOfRange,
+		{"log reader cut off by size", fmt.Errorf("changelog: reader after 3: %w", changelog.ErrCutOffBySize), apierror.OutOfRange,
 			"the log reader fell too far behind (the change log reached its size bound, see the server's log retention bytes, and dropped changes it had not read); resync from a fresh position", false, false},
-		{"anything else", broken, status.Internal, "disk on fire", false, true},
+		{"anything else", broken, apierror.Internal, "disk on fire", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, ok := status.From(apiError(context.Background(), tc.err))
+			e, ok := apierror.From(apiError(context.Background(), tc.err))
 			if !ok {
 				t.Fatalf("apiError(%v) carries no code", tc.err)
 			}
@@ -88,17 +88,17 @@ func TestAPIErrorAfterDeadline(t *testing.T) {
 		name string
 		ctx  context.Context
 		err  error
-		code status.Code
+		code apierror.Code
 	}{
-		{"backend error past the deadline", expired, errors.New("conn closed"), status.DeadlineExceeded},
-		{"backend error after the client left", gone, errors.New("conn closed"), status.Cancelled},
-		{"client error past the deadline", expired, status.Errorf(status.InvalidArgument, "bad"), status.InvalidArgument},
-		{"conflict past the deadline", expired, kv.ErrConflict, status.Aborted},
-		{"log reader cut off past the deadline", expired, changelog.ErrCutOff, status.OutOfRange},
-		{"backend error in time", context.Background(), errors.New("conn closed"), status.Internal},
+		{"backend error past the deadline", expired, errors.New("conn closed"), apierror.DeadlineExceeded},
+		{"backend error after the client left", gone, errors.New("conn closed"), apierror.Cancelled},
+		{"client error past the deadline", expired, apierror.Errorf(apierror.InvalidArgument, "bad"), apierror.InvalidArgument},
+		{"conflict past the deadline", expired, kv.ErrConflict, apierror.Aborted},
+		{"log reader cut off past the deadline", expired, changelog.ErrCutOff, apierror.OutOfRange},
+		{"backend error in time", context.Background(), errors.New("conn closed"), apierror.Internal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, _ := status.From(apiError(tc.ctx, tc.err))
+			e, _ := apierror.From(apiError(tc.ctx, tc.err))
 			if e == nil || e.Code != tc.code {
 				t.Errorf("apiError = %v, want code %s", e, tc.code)
 			}
@@ -110,7 +110,7 @@ func TestAPIErrorAfterDeadline(t *testing.T) {
 // as in the original; the collection's name before the database's.
 func TestCheckNamesOrder(t *testing.T) {
 	const nameRule = "a name starts with a letter, then has letters, digits, '_' or '-', 2 to 128 characters in all"
-	malformed := status.Errorf(status.InvalidArgument, "malformed JSON request")
+	malformed := apierror.Errorf(apierror.InvalidArgument, "malformed JSON request")
 	for _, tc := range []struct {
 		db, coll  string
 		hasColl   bool
@@ -126,7 +126,7 @@ func TestCheckNamesOrder(t *testing.T) {
 	} {
 		err := checkNames(tc.db, tc.coll, tc.hasColl, tc.malformed)
 		got := ""
-		if e, ok := status.From(err); ok {
+		if e, ok := apierror.From(err); ok {
 			got = e.Message
 		}
 		if got != tc.want {
@@ -149,7 +149,7 @@ func TestBoundedMessage(t *testing.T) {
 		{"four-byte", "field '" + strings.Repeat("😀", 5000) + "' is unknown", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := &status.Error{Code: status.InvalidArgument, Message: tc.msg}
+			e := &apierror.Error{Code: apierror.InvalidArgument, Message: tc.msg}
 			got := bounded(e)
 			if e.Message != tc.msg {
 				t.Fatal("bounded changed the error it was given")

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/cluster"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Forwarding: any node may receive any request of an interactive
@@ -41,7 +41,7 @@ func (o *Ops) ForwardTo(ctx context.Context, tx TxRef, forwarded bool) (Route, b
 	}
 	if err != nil {
 		o.log.Warn("cannot look up the node holding a transaction", "node_id", tx.Origin, "err", err)
-		return Route{}, false, &status.Error{Code: status.Unavailable, RetryDelay: retryUnreachable,
+		return Route{}, false, &apierror.Error{Code: apierror.Unavailable, RetryDelay: retryUnreachable,
 			Message: "cannot look up the node holding this transaction ('" + tx.Origin + "'); retry", Cause: err}
 	}
 	return Route{Node: m.ID, Addr: m.Addr, TLS: m.TLS}, true, nil
@@ -96,7 +96,7 @@ func (o *Ops) Unreachable(ctx context.Context, tx TxRef, ending bool, r Route, c
 			return o.heldElsewhere(ctx, tx, ending)
 		}
 	}
-	return &status.Error{Code: status.Unavailable, RetryDelay: retryUnreachable,
+	return &apierror.Error{Code: apierror.Unavailable, RetryDelay: retryUnreachable,
 		Message: "the node holding this transaction ('" + r.Node + "' at " + r.Addr + ") cannot be reached; retry, or begin the transaction again",
 		Cause:   cause}
 }
@@ -110,10 +110,10 @@ func (o *Ops) heldElsewhere(ctx context.Context, tx TxRef, ending bool) error {
 	if o.cfg.Cluster != nil {
 		if _, err := o.cfg.Cluster.Locate(ctx, tx.Origin); errors.Is(err, cluster.ErrGone) {
 			if ending {
-				return status.Errorf(status.NotFound, "session not found")
+				return apierror.Errorf(apierror.NotFound, "session not found")
 			}
-			return status.Errorf(status.Internal, "session is gone")
+			return apierror.Errorf(apierror.Internal, "session is gone")
 		}
 	}
-	return status.Errorf(status.FailedPrecondition, "transaction %s is held by node '%s', not by this node ('%s'): send its requests there", tx.ID, tx.Origin, o.sessions.Origin())
+	return apierror.Errorf(apierror.FailedPrecondition, "transaction %s is held by node '%s', not by this node ('%s'): send its requests there", tx.ID, tx.Origin, o.sessions.Origin())
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/cluster"
-	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/documents"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
 	"github.com/foliodb/folio/internal/session"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // When the registry cannot be read, a request of another node's
@@ -23,15 +23,15 @@ func TestForwardToRegistryUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := New(Config{Store: store, Sessions: session.New(store, session.Options{Origin: "here"}), Cluster: cluster.New(store, cluster.Options{}),
-		Catalog: catalog.New(), Docs: docs.New(), Auth: auth.New(store, auth.Config{})})
+		Catalog: catalog.New(), Docs: documents.New(), Auth: auth.New(store, auth.Config{})})
 	tx := TxRef{ID: "t1", Origin: "elsewhere"}
 	if _, ok, err := o.ForwardTo(context.Background(), tx, false); ok || err != nil {
 		t.Fatalf("a node not registered (gone): forward %v, %v; want served here", ok, err)
 	}
 	store.Close() // the registry cannot be read any more
 	_, ok, err := o.ForwardTo(context.Background(), tx, false)
-	e, isStatus := status.From(err)
-	if ok || !isStatus || e.Code != status.Unavailable || e.RetryDelay == 0 {
+	e, isStatus := apierror.From(err)
+	if ok || !isStatus || e.Code != apierror.Unavailable || e.RetryDelay == 0 {
 		t.Fatalf("registry unreadable: forward %v, %v; want UNAVAILABLE with a retry delay", ok, err)
 	}
 	if _, ok, err := o.ForwardTo(context.Background(), TxRef{ID: "t2", Origin: "here"}, false); ok || err != nil {

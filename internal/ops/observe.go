@@ -3,7 +3,7 @@ package ops
 import (
 	"time"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // Observer hears how every call ended: the hook of the request metrics
@@ -14,16 +14,16 @@ type Observer interface {
 	// API code the call answered (OK if none), took how long it ran: for
 	// a read or a search, until its last result was handed over; for
 	// events and subscribe, until the stream was open.
-	ObserveCall(op, transport string, code status.Code, took time.Duration)
+	ObserveCall(op, transport string, code apierror.Code, took time.Duration)
 }
 
 // codeOK is what a call that returned no error answered.
-const codeOK status.Code = "OK"
+const codeOK apierror.Code = "OK"
 
 // observe reports a call's outcome, the API code it answered, to the
 // observer, if there is one: the last step of every call's end
 // (openCall.end).
-func (o *Ops) observe(transport, op string, start time.Time, code status.Code) {
+func (o *Ops) observe(transport, op string, start time.Time, code apierror.Code) {
 	if o.cfg.Observer == nil {
 		return
 	}

@@ -1,6 +1,6 @@
 // Package ops holds Folio's operations: one method per call of the Tigris
 // v1 API, each taking a typed request and the caller, and returning a typed
-// result or an error with its API code (a *status.Error). Everything a call
+// result or an error with its API code (a *apierror.Error). Everything a call
 // does besides moving bytes on a wire lives here, written once for every
 // transport: the order in which a request is checked, routing to the
 // caller's interactive transaction or a transaction of its own (retried on
@@ -22,17 +22,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/cluster"
-	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/documents"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/messages"
 	"github.com/foliodb/folio/internal/search"
 	"github.com/foliodb/folio/internal/session"
-	"github.com/foliodb/folio/internal/status"
 	"github.com/foliodb/folio/internal/streams"
 )
 
@@ -142,7 +142,7 @@ type Config struct {
 	// shared with the search indexer. Auth keeps namespaces, applications
 	// and tokens. All three are required.
 	Catalog *catalog.Catalog
-	Docs    *docs.Service
+	Docs    *documents.Service
 	Auth    *auth.Service
 	// Search is the search indexer; nil answers searches UNIMPLEMENTED.
 	Search *search.Indexer
@@ -216,7 +216,7 @@ type Ops struct {
 	store    kv.Store
 	log      *slog.Logger
 	catalog  *catalog.Catalog
-	docs     *docs.Service
+	docs     *documents.Service
 	messages *messages.Service
 	sessions *session.Manager
 	hub      *streams.Hub
@@ -380,7 +380,7 @@ const storageFullRetryDelay = 5 * time.Second
 
 // apiError turns any error of the layers below into an API error. An error
 // that carries a code (made by a part that read the request, see
-// internal/status) keeps it; the others, the storage layers' (which make
+// internal/apierror) keeps it; the others, the storage layers' (which make
 // no codes: tests/archtest), a context's, get theirs here, the one
 // place where they do. An error that is the server's fault becomes
 // INTERNAL with the original error as its cause, for the log. ctx is the
@@ -391,7 +391,7 @@ func apiError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	if se, ok := status.From(err); ok {
+	if se, ok := apierror.From(err); ok {
 		return se
 	}
 	// Before the deadline's: a position the change log cannot serve is
@@ -404,42 +404,42 @@ func apiError(ctx context.Context, err error) error {
 	}
 	switch {
 	case kv.IsRetryable(err):
-		return &status.Error{Code: status.Aborted, Message: "transaction not committed due to conflict with another transaction", RetryDelay: conflictRetryDelay}
+		return &apierror.Error{Code: apierror.Aborted, Message: "transaction not committed due to conflict with another transaction", RetryDelay: conflictRetryDelay}
 	// Before the deadline's: a write refused for want of space says so,
 	// even if the request's time ran out meanwhile. No cause: the store
 	// logs the full disk once, not each write it refuses.
 	case errors.Is(err, kv.ErrStorageFull):
-		return &status.Error{Code: status.ResourceExhausted, Message: "the server's disk is full: writes are refused until space is freed; retry later", RetryDelay: storageFullRetryDelay}
+		return &apierror.Error{Code: apierror.ResourceExhausted, Message: "the server's disk is full: writes are refused until space is freed; retry later", RetryDelay: storageFullRetryDelay}
 	case errors.Is(err, kv.ErrTxTooLarge):
-		return &status.Error{Code: status.InvalidArgument, Message: "the request writes too much for one transaction (" + detail(err, kv.ErrTxTooLarge) + "): split it into smaller requests"}
+		return &apierror.Error{Code: apierror.InvalidArgument, Message: "the request writes too much for one transaction (" + detail(err, kv.ErrTxTooLarge) + "): split it into smaller requests"}
 	case errors.Is(err, kv.ErrKeyTooLarge):
-		return &status.Error{Code: status.InvalidArgument, Message: "a primary key is too large for the store (" + detail(err, kv.ErrKeyTooLarge) + ")"}
+		return &apierror.Error{Code: apierror.InvalidArgument, Message: "a primary key is too large for the store (" + detail(err, kv.ErrKeyTooLarge) + ")"}
 	case errors.Is(err, kv.ErrValueTooLarge):
-		return &status.Error{Code: status.InvalidArgument, Message: "a document is too large for the store (" + detail(err, kv.ErrValueTooLarge) + ")"}
+		return &apierror.Error{Code: apierror.InvalidArgument, Message: "a document is too large for the store (" + detail(err, kv.ErrValueTooLarge) + ")"}
 	case errors.Is(err, context.DeadlineExceeded):
-		return &status.Error{Code: status.DeadlineExceeded, Message: "context deadline exceeded"}
+		return &apierror.Error{Code: apierror.DeadlineExceeded, Message: "context deadline exceeded"}
 	case errors.Is(err, context.Canceled):
-		return &status.Error{Code: status.Cancelled, Message: "request cancelled"}
+		return &apierror.Error{Code: apierror.Cancelled, Message: "request cancelled"}
 	case errors.Is(err, kv.ErrClosed):
-		return &status.Error{Code: status.Unavailable, Message: "server is shutting down"}
+		return &apierror.Error{Code: apierror.Unavailable, Message: "server is shutting down"}
 	// The cause names the damaged file: the operator's log gets it.
 	case errors.Is(err, kv.ErrDataLoss):
-		return &status.Error{Code: status.DataLoss, Message: "stored data is damaged: the server takes no writes and answers reads of the damaged part with this error until its operator restores the store (the server's log names the damaged file)", Cause: err}
+		return &apierror.Error{Code: apierror.DataLoss, Message: "stored data is damaged: the server takes no writes and answers reads of the damaged part with this error until its operator restores the store (the server's log names the damaged file)", Cause: err}
 	// The causes of these may name the storage's address and user: the
 	// log gets them, the client a fixed message.
 	case errors.Is(err, kv.ErrBusy):
-		return &status.Error{Code: status.Unavailable, Message: "no storage connection free: the server has too many requests at once; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
+		return &apierror.Error{Code: apierror.Unavailable, Message: "no storage connection free: the server has too many requests at once; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
 	case errors.Is(err, kv.ErrUnavailable):
-		return &status.Error{Code: status.Unavailable, Message: "the storage cannot be reached right now; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
+		return &apierror.Error{Code: apierror.Unavailable, Message: "the storage cannot be reached right now; retry later", RetryDelay: unavailableRetryDelay, Cause: err}
 	}
-	return &status.Error{Code: status.Internal, Message: err.Error(), Cause: err}
+	return &apierror.Error{Code: apierror.Internal, Message: err.Error(), Cause: err}
 }
 
 // changeLogError is the API error of a change-log reader whose position
 // the log cannot serve (changelog's sentinels), nil for any other error.
 // A stream words these for itself (streams.Hub); this is the answer
 // wherever else a reader's error reaches a call.
-func changeLogError(err error) *status.Error {
+func changeLogError(err error) *apierror.Error {
 	var msg string
 	switch {
 	case errors.Is(err, changelog.ErrTrimmed):
@@ -453,5 +453,5 @@ func changeLogError(err error) *status.Error {
 	default:
 		return nil
 	}
-	return &status.Error{Code: status.OutOfRange, Message: msg}
+	return &apierror.Error{Code: apierror.OutOfRange, Message: msg}
 }

@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"unicode/utf8"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/reqinfo"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Public returns the error a client may see for err, whichever transport
@@ -18,7 +18,7 @@ import (
 // hold keys, Go errors, host names and user names, which are nobody else's
 // business. attrs say which request failed, in the transport's terms (a
 // method and a path, or a gRPC method), for the log line.
-func (o *Ops) Public(ctx context.Context, err error, attrs ...any) *status.Error {
+func (o *Ops) Public(ctx context.Context, err error, attrs ...any) *apierror.Error {
 	e := AsStatus(err)
 	info := reqinfo.From(ctx)
 	info.NoteCode(e.Code)
@@ -30,15 +30,15 @@ func (o *Ops) Public(ctx context.Context, err error, attrs ...any) *status.Error
 		id = info.ID
 	}
 	level := slog.LevelError
-	if e.Code != status.Internal {
+	if e.Code != apierror.Internal {
 		level = slog.LevelWarn // the store unreachable or busy: not a bug, and loud under overload
 	}
 	o.log.Log(ctx, level, "request failed", append(append([]any{"request_id", id}, attrs...), "code", e.Code, "err", e.Cause)...)
 	msg := "internal error"
-	if e.Code != status.Internal {
+	if e.Code != apierror.Internal {
 		msg = bounded(e).Message
 	}
-	return &status.Error{Code: e.Code, Message: msg + "; the server's log has the details under request id " + id, RetryDelay: e.RetryDelay}
+	return &apierror.Error{Code: e.Code, Message: msg + "; the server's log has the details under request id " + id, RetryDelay: e.RetryDelay}
 }
 
 // Bounds of an error's message: messages echo the request (a field name,
@@ -52,7 +52,7 @@ const (
 
 // bounded returns e with its message cut to maxMessageBytes, or e itself
 // if it fits (errors can be shared values: e is not changed).
-func bounded(e *status.Error) *status.Error {
+func bounded(e *apierror.Error) *apierror.Error {
 	m := e.Message
 	if len(m) <= maxMessageBytes {
 		return e
@@ -73,11 +73,11 @@ func bounded(e *status.Error) *status.Error {
 // AsStatus returns the API error err carries. The operations give every
 // error they return a code; one without (which would be a bug) is answered
 // as INTERNAL.
-func AsStatus(err error) *status.Error {
-	if se, ok := status.From(err); ok {
+func AsStatus(err error) *apierror.Error {
+	if se, ok := apierror.From(err); ok {
 		return se
 	}
-	return &status.Error{Code: status.Internal, Message: err.Error(), Cause: err}
+	return &apierror.Error{Code: apierror.Internal, Message: err.Error(), Cause: err}
 }
 
 // requestID names a failed request in the log and in its answer.

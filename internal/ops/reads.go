@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // DefaultReadWait is Config.ReadWait's default.
@@ -51,7 +51,7 @@ func (r readSlots) take(ctx context.Context) (release func(), err error) {
 	case r.slots <- struct{}{}:
 		return release, nil
 	case <-timer.C:
-		return nil, &status.Error{Code: status.Unavailable, RetryDelay: unavailableRetryDelay,
+		return nil, &apierror.Error{Code: apierror.Unavailable, RetryDelay: unavailableRetryDelay,
 			Message: fmt.Sprintf("too many reads in progress on this node (the limit is %d): retry later", cap(r.slots))}
 	case <-ctx.Done():
 		return nil, apiError(ctx, ctx.Err())

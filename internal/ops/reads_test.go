@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // A read beyond the bound waits for a slot, then is answered UNAVAILABLE
@@ -23,8 +23,8 @@ func TestReadSlots(t *testing.T) {
 	}
 	start := time.Now()
 	_, err = r.take(ctx)
-	e, ok := status.From(err)
-	if !ok || e.Code != status.Unavailable || e.RetryDelay <= 0 {
+	e, ok := apierror.From(err)
+	if !ok || e.Code != apierror.Unavailable || e.RetryDelay <= 0 {
 		t.Fatalf("a read beyond the bound: %v, want UNAVAILABLE with a retry delay", err)
 	}
 	if took := time.Since(start); took < wait {
@@ -38,7 +38,7 @@ func TestReadSlots(t *testing.T) {
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := r.take(cancelled); status.CodeOf(err) != status.Cancelled {
+	if _, err := r.take(cancelled); apierror.CodeOf(err) != apierror.Cancelled {
 		t.Errorf("a read whose client left: %v, want CANCELLED", err)
 	}
 

@@ -5,9 +5,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/reqinfo"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // The request log: one line per request, written here for both transports
@@ -60,7 +60,7 @@ func RequestID(ctx context.Context) string {
 // NoteFailure records the API code a transport answered a request with,
 // for a failure that did not pass through Public (the transport's own, as
 // a gRPC message that does not decode); a code noted before stands.
-func (o *Ops) NoteFailure(ctx context.Context, c status.Code) {
+func (o *Ops) NoteFailure(ctx context.Context, c apierror.Code) {
 	reqinfo.From(ctx).NoteCode(c)
 }
 
@@ -94,7 +94,7 @@ func (o *Ops) LogRequest(ctx context.Context, r RequestRecord) {
 	slow := o.cfg.SlowRequest > 0 && r.Duration >= o.cfg.SlowRequest && !r.Stream
 	var level slog.Level
 	switch {
-	case r.Stream && code == status.Unavailable:
+	case r.Stream && code == apierror.Unavailable:
 		// A stream ended so that its client resumes elsewhere or later
 		// (the server shutting down): routine, not a failure to look into.
 		level = slog.LevelInfo
@@ -143,9 +143,9 @@ func (o *Ops) LogRequest(ctx context.Context, r RequestRecord) {
 
 // serverFault reports whether an API code says the server, not the
 // request, failed: the codes answered with a 5xx status.
-func serverFault(c status.Code) bool {
+func serverFault(c apierror.Code) bool {
 	switch c {
-	case status.Unknown, status.Internal, status.DataLoss, status.Unavailable, status.BadGateway, status.DeadlineExceeded, status.Unimplemented:
+	case apierror.Unknown, apierror.Internal, apierror.DataLoss, apierror.Unavailable, apierror.BadGateway, apierror.DeadlineExceeded, apierror.Unimplemented:
 		return true
 	}
 	return false

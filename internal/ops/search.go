@@ -6,13 +6,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/jsondoc"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/search"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // SearchRequest is a full-text search of a collection: of its documents,
@@ -100,7 +100,7 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 		return err
 	}
 	if o.search == nil {
-		return status.Errorf(status.Unimplemented, "search is not enabled on this server")
+		return apierror.Errorf(apierror.Unimplemented, "search is not enabled on this server")
 	}
 	// A search holds a storage connection while its client receives it,
 	// as a read does.
@@ -190,19 +190,19 @@ func (o *Ops) committedPosition(ctx context.Context) (kv.Position, error) {
 // checkSearchRequest checks what needs no schema, and fills in defaults.
 func checkSearchRequest(req *SearchRequest) error {
 	if len(req.IncludeFields) > 0 && len(req.ExcludeFields) > 0 {
-		return status.Errorf(status.InvalidArgument, "include_fields and exclude_fields cannot both be given")
+		return apierror.Errorf(apierror.InvalidArgument, "include_fields and exclude_fields cannot both be given")
 	}
 	if req.Page < 0 || req.PageSize < 0 {
-		return status.Errorf(status.InvalidArgument, "page and page_size must not be negative")
+		return apierror.Errorf(apierror.InvalidArgument, "page and page_size must not be negative")
 	}
 	if req.PageSize == 0 {
 		req.PageSize = DefaultSearchPageSize
 	}
 	if req.PageSize > MaxSearchPageSize {
-		return status.Errorf(status.InvalidArgument, "page_size %d is above the limit of %d", req.PageSize, MaxSearchPageSize)
+		return apierror.Errorf(apierror.InvalidArgument, "page_size %d is above the limit of %d", req.PageSize, MaxSearchPageSize)
 	}
 	if req.Page > 0 && int64(req.Page)*int64(req.PageSize) > MaxSearchWindow {
-		return status.Errorf(status.InvalidArgument, "page %d of size %d reaches past the first %d hits, the most a search serves", req.Page, req.PageSize, MaxSearchWindow)
+		return apierror.Errorf(apierror.InvalidArgument, "page %d of size %d reaches past the first %d hits, the most a search serves", req.Page, req.PageSize, MaxSearchWindow)
 	}
 	return nil
 }
@@ -216,7 +216,7 @@ func parseFacets(raw []byte) (map[string]int, error) {
 	}
 	var specs map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &specs); err != nil {
-		return nil, status.Errorf(status.InvalidArgument, "facet must be an object mapping fields to {\"size\":N}")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "facet must be an object mapping fields to {\"size\":N}")
 	}
 	out := make(map[string]int, len(specs))
 	for field, spec := range specs {
@@ -228,7 +228,7 @@ func parseFacets(raw []byte) (map[string]int, error) {
 			size, err = s.Size.Int64()
 		}
 		if err != nil {
-			return nil, status.Errorf(status.InvalidArgument, "facet '%s' must be an object such as {\"size\":10}", field)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "facet '%s' must be an object such as {\"size\":10}", field)
 		}
 		out[field] = int(max(min(size, 1<<31-1), -1<<31))
 	}
@@ -244,7 +244,7 @@ func parseSearchFilter(raw []byte, s *schema.Schema, c Collation) (filter.Filter
 		return f, err
 	}
 	if op := f.DocumentOnly(); op != "" {
-		return f, status.Errorf(status.InvalidArgument, "search filters do not take %s: the search index counts and facets what a filter selects, and cannot answer it; use it in a read's filter", op)
+		return f, apierror.Errorf(apierror.InvalidArgument, "search filters do not take %s: the search index counts and facets what a filter selects, and cannot answer it; use it in a read's filter", op)
 	}
 	return f, nil
 }

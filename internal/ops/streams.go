@@ -5,12 +5,12 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/messages"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 	"github.com/foliodb/folio/internal/streams"
 )
 
@@ -113,7 +113,7 @@ func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (_ *Strea
 		return nil, err
 	}
 	if coll.Schema.CollectionType() != schema.Documents {
-		return nil, status.Errorf(status.InvalidArgument, "events is only supported on collection type of 'documents'")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "events is only supported on collection type of 'documents'")
 	}
 	return o.openStream(ctx, start, streams.Changes(c.ns(), db.stored, req.Collection))
 }
@@ -238,10 +238,10 @@ func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (_ *Pub
 		return nil, err
 	}
 	if len(req.Messages) == 0 {
-		return nil, status.Errorf(status.InvalidArgument, "empty messages received")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "empty messages received")
 	}
 	if len(req.Messages) > o.cfg.MaxDocumentsPerRequest {
-		return nil, status.Errorf(status.InvalidArgument, "%d messages in one request, the limit is %d", len(req.Messages), o.cfg.MaxDocumentsPerRequest)
+		return nil, apierror.Errorf(apierror.InvalidArgument, "%d messages in one request, the limit is %d", len(req.Messages), o.cfg.MaxDocumentsPerRequest)
 	}
 	if err := messages.CheckPartition(req.Partition); err != nil {
 		return nil, err

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/session"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // target is the database a request is on: a database (the 2023 API's
@@ -67,9 +67,9 @@ func (o *Ops) missing(ctx context.Context, tx kv.Tx, c Caller, t target) error {
 // the API generation the caller speaks.
 func (c Caller) noDatabase(db string) error {
 	if c.Projects {
-		return status.Errorf(status.NotFound, "project doesn't exist '%s'", db)
+		return apierror.Errorf(apierror.NotFound, "project doesn't exist '%s'", db)
 	}
-	return status.Errorf(status.NotFound, "database doesn't exist '%s'", db)
+	return apierror.Errorf(apierror.NotFound, "database doesn't exist '%s'", db)
 }
 
 // wrongDatabase words a request refused by its transaction for being on
@@ -82,9 +82,9 @@ func wrongDatabase(err error) error {
 		return err
 	}
 	if !catalog.IsBranch(wrong.Bound) && !catalog.IsBranch(wrong.Asked) {
-		return status.Errorf(status.InvalidArgument, "transaction %s belongs to database '%s', not '%s'", wrong.ID, wrong.Bound, wrong.Asked)
+		return apierror.Errorf(apierror.InvalidArgument, "transaction %s belongs to database '%s', not '%s'", wrong.ID, wrong.Bound, wrong.Asked)
 	}
-	return status.Errorf(status.InvalidArgument, "transaction %s belongs to %s, not %s: a transaction is bound to the branch it began on",
+	return apierror.Errorf(apierror.InvalidArgument, "transaction %s belongs to %s, not %s: a transaction is bound to the branch it began on",
 		wrong.ID, describeStored(wrong.Bound), describeStored(wrong.Asked))
 }
 

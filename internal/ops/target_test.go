@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/session"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // resolve checks the names in the original's order (collection, database,
 // then Folio's branch) before the body, and finds a branch's storage.
 func TestResolve(t *testing.T) {
-	bad := status.Errorf(status.InvalidArgument, "malformed JSON request: …")
+	bad := apierror.Errorf(apierror.InvalidArgument, "malformed JSON request: …")
 	for _, tc := range []struct {
 		db, branch, coll string
 		malformed        error
@@ -30,7 +30,7 @@ func TestResolve(t *testing.T) {
 	} {
 		got, err := resolve(tc.db, tc.branch, tc.coll, tc.coll != "", tc.malformed)
 		if tc.err != "" {
-			if e, ok := status.From(err); !ok || e.Code != status.InvalidArgument || !strings.HasPrefix(e.Message, tc.err) {
+			if e, ok := apierror.From(err); !ok || e.Code != apierror.InvalidArgument || !strings.HasPrefix(e.Message, tc.err) {
 				t.Errorf("resolve(%q, %q, %q): %v, want %q", tc.db, tc.branch, tc.coll, err, tc.err)
 			}
 			continue
@@ -49,7 +49,7 @@ func TestWrongDatabase(t *testing.T) {
 		{"bank_$branch$_dev", "bank", "transaction T belongs to branch 'dev' of database 'bank', not branch 'main' of database 'bank': a transaction is bound to the branch it began on"},
 	} {
 		err := wrongDatabase(&session.WrongDatabaseError{ID: "T", Bound: tc.bound, Asked: tc.asked})
-		if e, ok := status.From(err); !ok || e.Code != status.InvalidArgument || e.Message != tc.want {
+		if e, ok := apierror.From(err); !ok || e.Code != apierror.InvalidArgument || e.Message != tc.want {
 			t.Errorf("%s → %s: %v, want %q", tc.bound, tc.asked, err, tc.want)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // BeginResult is a new interactive transaction.
@@ -72,7 +72,7 @@ func (o *Ops) ending(ctx context.Context, req DatabaseRequest) (string, error) {
 		return "", err
 	}
 	if req.Tx.ID == "" {
-		return "", status.Errorf(status.NotFound, "session not found")
+		return "", apierror.Errorf(apierror.NotFound, "session not found")
 	}
 	if req.Tx.Origin != "" && req.Tx.Origin != o.sessions.Origin() {
 		return "", o.heldElsewhere(ctx, req.Tx, true)

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/index"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // SortField orders a lookup by one field.
@@ -103,11 +103,11 @@ func (s Sort) Compare(a, b SortKey) int {
 // caller sorts in memory.
 func runSorted(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (Iterator, Plan, error) {
 	if req.After != nil {
-		return nil, Plan{}, status.Errorf(status.InvalidArgument, "offset cannot be combined with sort")
+		return nil, Plan{}, apierror.Errorf(apierror.InvalidArgument, "offset cannot be combined with sort")
 	}
 	for _, f := range req.Sort {
 		if field, ok := coll.Schema.Field(f.Path); !ok || !field.Type.Scalar() {
-			return nil, Plan{}, status.Errorf(status.InvalidArgument, "cannot sort on field '%s': not a scalar field of the schema", f.Path)
+			return nil, Plan{}, apierror.Errorf(apierror.InvalidArgument, "cannot sort on field '%s': not a scalar field of the schema", f.Path)
 		}
 	}
 	if it, plan, ok := indexOrder(ctx, tx, coll, req); ok {

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 // maxPlans bounds the plans one request keeps: a transaction may run many
@@ -25,7 +25,7 @@ type Info struct {
 	ID string
 
 	mu    sync.Mutex
-	code  status.Code
+	code  apierror.Code
 	plans []notedPlan
 	more  int // plans past maxPlans, counted only
 }
@@ -80,7 +80,7 @@ func (i *Info) Plans() ([]string, int) {
 
 // NoteCode records the API code the request was answered with; the first
 // error a request meets is the one that stands.
-func (i *Info) NoteCode(c status.Code) {
+func (i *Info) NoteCode(c apierror.Code) {
 	if i == nil {
 		return
 	}
@@ -92,7 +92,7 @@ func (i *Info) NoteCode(c status.Code) {
 }
 
 // Code is the API code noted, "" if none (the request succeeded).
-func (i *Info) Code() status.Code {
+func (i *Info) Code() apierror.Code {
 	if i == nil {
 		return ""
 	}

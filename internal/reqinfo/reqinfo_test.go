@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/foliodb/folio/internal/status"
+	"github.com/foliodb/folio/internal/apierror"
 )
 
 type plan string
@@ -16,7 +16,7 @@ func TestInfo(t *testing.T) {
 	// A context without notes: every method is a no-op.
 	var none *Info = From(context.Background())
 	none.NotePlan("c", plan("scan"))
-	none.NoteCode(status.Internal)
+	none.NoteCode(apierror.Internal)
 	if ps, more := none.Plans(); ps != nil || more != 0 || none.Code() != "" {
 		t.Fatalf("nil Info: plans %v %d, code %q", ps, more, none.Code())
 	}
@@ -33,9 +33,9 @@ func TestInfo(t *testing.T) {
 	if len(ps) != maxPlans || ps[0] != "items: plan 0" || ps[maxPlans-1] != fmt.Sprint("items: plan ", maxPlans-1) || more != 3 {
 		t.Fatalf("plans %v, %d more; want the first %d and 3 more", ps, more, maxPlans)
 	}
-	info.NoteCode(status.NotFound)
-	info.NoteCode(status.Internal)
-	if info.Code() != status.NotFound {
+	info.NoteCode(apierror.NotFound)
+	info.NoteCode(apierror.Internal)
+	if info.Code() != apierror.NotFound {
 		t.Fatalf("code %q, want the first noted", info.Code())
 	}
 }

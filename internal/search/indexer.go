@@ -83,13 +83,13 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	bindex "github.com/blevesearch/bleve_index_api"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
-	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/documents"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/search/engine"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Options configure an Indexer. Zero values take the defaults.
@@ -125,7 +125,7 @@ type Options struct {
 	// Catalog and Docs are the node's catalog cache and document service,
 	// shared with the operations; nil makes the indexer its own (tests).
 	Catalog *catalog.Catalog
-	Docs    *docs.Service
+	Docs    *documents.Service
 }
 
 // Defaults of Options.
@@ -161,11 +161,11 @@ const retryDelay = time.Second
 
 // Errors of WaitFor and searches.
 var (
-	ErrRebuilding = &status.Error{Code: status.Unavailable, Message: "the search index of this collection is being rebuilt; retry later", RetryDelay: retryDelay}
-	ErrBuilding   = &status.Error{Code: status.Unavailable, Message: "the search index of this collection is being built for its first search; retry later", RetryDelay: retryDelay}
-	ErrBehind     = &status.Error{Code: status.Unavailable, Message: "the search index has not caught up with the latest writes yet; retry later", RetryDelay: retryDelay}
-	ErrNoIndex    = &status.Error{Code: status.Unavailable, Message: "the search index of this collection is not ready yet; retry later", RetryDelay: retryDelay}
-	ErrStopped    = &status.Error{Code: status.Unavailable, Message: "search is stopped: the server is shutting down", RetryDelay: retryDelay}
+	ErrRebuilding = &apierror.Error{Code: apierror.Unavailable, Message: "the search index of this collection is being rebuilt; retry later", RetryDelay: retryDelay}
+	ErrBuilding   = &apierror.Error{Code: apierror.Unavailable, Message: "the search index of this collection is being built for its first search; retry later", RetryDelay: retryDelay}
+	ErrBehind     = &apierror.Error{Code: apierror.Unavailable, Message: "the search index has not caught up with the latest writes yet; retry later", RetryDelay: retryDelay}
+	ErrNoIndex    = &apierror.Error{Code: apierror.Unavailable, Message: "the search index of this collection is not ready yet; retry later", RetryDelay: retryDelay}
+	ErrStopped    = &apierror.Error{Code: apierror.Unavailable, Message: "search is stopped: the server is shutting down", RetryDelay: retryDelay}
 )
 
 // Indexer keeps a Bleve index per collection up to date with the change
@@ -176,7 +176,7 @@ type Indexer struct {
 	opts  Options
 	log   *slog.Logger
 	cat   *catalog.Catalog
-	docs  *docs.Service
+	docs  *documents.Service
 	mu    sync.Mutex
 	colls map[int64]*collIndex
 	// columns answer the number ranges, facets and sorts of every
@@ -272,7 +272,7 @@ func New(clog *changelog.Log, opts Options) *Indexer {
 		opts.Catalog = catalog.New()
 	}
 	if opts.Docs == nil {
-		opts.Docs = docs.New()
+		opts.Docs = documents.New()
 	}
 	return &Indexer{clog: clog, store: clog.Store(), opts: opts, log: opts.Logger, cat: opts.Catalog, docs: opts.Docs,
 		colls: make(map[int64]*collIndex), changed: make(chan struct{}), columns: engine.NewColumns(opts.NumberColumnBytes)}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
-	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/documents"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
@@ -32,7 +32,7 @@ type env struct {
 	store kv.Store
 	clog  *changelog.Log
 	cat   *catalog.Catalog
-	docs  *docs.Service
+	docs  *documents.Service
 	dir   string
 	coll  *catalog.Collection
 }
@@ -41,7 +41,7 @@ const testSchema = `{"title":"coll","properties":{"id":{"type":"integer"},"t":{"
 
 func newEnv(t testing.TB, b backendtest.Backend) *env {
 	t.Helper()
-	e := &env{store: b.Open(t), cat: catalog.New(), docs: docs.New(), dir: t.TempDir()}
+	e := &env{store: b.Open(t), cat: catalog.New(), docs: documents.New(), dir: t.TempDir()}
 	e.clog = changelog.NewLog(e.store, changelog.Options{})
 	e.tx(t, func(tx kv.Tx) error {
 		if err := e.cat.CreateDatabase(context.Background(), tx, ns, "db"); err != nil {
@@ -139,7 +139,7 @@ func (e *env) stored(t *testing.T) map[string]string {
 		it := tx.Scan(context.Background(), keyspace.Documents(e.coll.ID), kv.ScanOptions{})
 		defer it.Close()
 		for it.Next() {
-			r, err := docs.DecodeRecord(it.Value())
+			r, err := documents.DecodeRecord(it.Value())
 			if err != nil {
 				return err
 			}

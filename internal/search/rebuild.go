@@ -9,14 +9,14 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
-	"github.com/foliodb/folio/internal/docs"
+	"github.com/foliodb/folio/internal/documents"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/messages"
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/search/fields"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // rebuildAll rebuilds every index (the log no longer reaches back to them);
@@ -207,7 +207,7 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 			keys, datas = keys[:0], datas[:0]
 			coll, err := ix.cat.Lookup(ctx, tx, ci.ns, ci.db, ci.name)
 			switch {
-			case status.CodeOf(err) == status.NotFound:
+			case apierror.CodeOf(err) == apierror.NotFound:
 				return nil // dropped: the log will say so
 			case err != nil:
 				return err
@@ -259,6 +259,6 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 
 // decodeDocument returns the JSON of a stored document record.
 func decodeDocument(v []byte) ([]byte, error) {
-	r, err := docs.DecodeRecord(v)
+	r, err := documents.DecodeRecord(v)
 	return r.Data, err
 }

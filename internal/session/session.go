@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Defaults of Options.
@@ -76,10 +76,10 @@ type Session struct {
 
 // Errors of the reference (§2) for transactions that are not there.
 var (
-	errGone     = &status.Error{Code: status.Internal, Message: "session is gone"}
-	errNotFound = &status.Error{Code: status.NotFound, Message: "session not found"}
+	errGone     = &apierror.Error{Code: apierror.Internal, Message: "session is gone"}
+	errNotFound = &apierror.Error{Code: apierror.NotFound, Message: "session not found"}
 	// Folio's: a transaction is its owner's alone.
-	errNotOwner = &status.Error{Code: status.PermissionDenied, Message: "the transaction was begun by another application: only it may use the transaction"}
+	errNotOwner = &apierror.Error{Code: apierror.PermissionDenied, Message: "the transaction was begun by another application: only it may use the transaction"}
 )
 
 // New returns a Manager; Start starts its sweeper, which rolls back the
@@ -150,7 +150,7 @@ func (m *Manager) reserve() error {
 		return errClosed
 	}
 	if m.opts.MaxOpen > 0 && len(m.sessions)+m.opening >= m.opts.MaxOpen {
-		return &status.Error{Code: status.Unavailable, RetryDelay: tooManyRetryDelay, Message: fmt.Sprintf(
+		return &apierror.Error{Code: apierror.Unavailable, RetryDelay: tooManyRetryDelay, Message: fmt.Sprintf(
 			"this node has too many open transactions (the limit is %d): commit or roll back those you hold, or retry later", m.opts.MaxOpen)}
 	}
 	m.opening++
@@ -187,7 +187,7 @@ func (m *Manager) Run(ctx context.Context, id, owner, db string, fn func(tx kv.T
 	tracked := &writeTracker{Tx: s.tx}
 	err = fn(tracked)
 	if err != nil && tracked.wrote {
-		s.failed = &status.Error{Code: status.Aborted, Message: fmt.Sprintf("transaction aborted: an earlier request in it failed (%v); roll it back", err)}
+		s.failed = &apierror.Error{Code: apierror.Aborted, Message: fmt.Sprintf("transaction aborted: an earlier request in it failed (%v); roll it back", err)}
 	}
 	return err
 }
@@ -366,7 +366,7 @@ func (m *Manager) reclaim(s *Session, now time.Time) {
 }
 
 // errClosed answers a begin after Close: the node is shutting down.
-var errClosed = &status.Error{Code: status.Unavailable, Message: "the server is shutting down: begin the transaction again on another node or after the restart"}
+var errClosed = &apierror.Error{Code: apierror.Unavailable, Message: "the server is shutting down: begin the transaction again on another node or after the restart"}
 
 // Close stops the sweeper and rolls back every open transaction. Later
 // begins fail; calling it again does nothing.

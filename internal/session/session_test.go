@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 	"github.com/foliodb/folio/tests/backendtest"
 )
 
@@ -85,9 +85,9 @@ func wantEnded(t *testing.T, tx kv.Tx) {
 }
 
 // wantCode checks that err carries the API code.
-func wantCode(t *testing.T, what string, err error, code status.Code) {
+func wantCode(t *testing.T, what string, err error, code apierror.Code) {
 	t.Helper()
-	if got := status.CodeOf(err); got != code {
+	if got := apierror.CodeOf(err); got != code {
 		t.Fatalf("%s: %v (code %s), want code %s", what, err, got, code)
 	}
 }
@@ -98,12 +98,12 @@ func wantGone(t *testing.T, m *Manager, s *Session) {
 	t.Helper()
 	called := false
 	err := m.Run(bg, s.ID, owner, s.DB, func(kv.Tx) error { called = true; return nil })
-	wantCode(t, "request", err, status.Internal)
+	wantCode(t, "request", err, apierror.Internal)
 	if called {
 		t.Fatal("a request ran in a transaction that is gone")
 	}
-	wantCode(t, "commit", m.Commit(bg, s.ID, owner), status.NotFound)
-	wantCode(t, "rollback", m.Rollback(bg, s.ID, owner), status.NotFound)
+	wantCode(t, "commit", m.Commit(bg, s.ID, owner), apierror.NotFound)
+	wantCode(t, "rollback", m.Rollback(bg, s.ID, owner), apierror.NotFound)
 }
 
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -208,11 +208,11 @@ func TestFailedRequest(t *testing.T) {
 			// the transaction is applied.
 			called := false
 			err := m.Run(bg, s.ID, owner, "db", func(kv.Tx) error { called = true; return nil })
-			wantCode(t, "request after the failure", err, status.Aborted)
+			wantCode(t, "request after the failure", err, apierror.Aborted)
 			if called {
 				t.Fatal("a request ran in a transaction that may only roll back")
 			}
-			wantCode(t, "commit", m.Commit(bg, s.ID, owner), status.Aborted)
+			wantCode(t, "commit", m.Commit(bg, s.ID, owner), apierror.Aborted)
 			if _, ok := committed(t, store, "a"); ok {
 				t.Fatal("a transaction that may only roll back was committed")
 			}
@@ -272,7 +272,7 @@ func TestSweeperMaxLifetime(t *testing.T) {
 		}
 		err := m.Run(bg, s.ID, owner, "db", func(kv.Tx) error { return nil })
 		if err != nil {
-			wantCode(t, "request on an expired transaction", err, status.Internal)
+			wantCode(t, "request on an expired transaction", err, apierror.Internal)
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -428,10 +428,10 @@ func TestExpiryUnderConcurrency(t *testing.T) {
 					ok.Add(1)
 				case errors.Is(err, context.DeadlineExceeded):
 					t.Errorf("%s on %s hung", what, id)
-				case status.CodeOf(err) == status.Internal && what == "request",
-					status.CodeOf(err) == status.NotFound && what != "request":
+				case apierror.CodeOf(err) == apierror.Internal && what == "request",
+					apierror.CodeOf(err) == apierror.NotFound && what != "request":
 					gone.Add(1)
-				case status.CodeOf(err) == status.Aborted,
+				case apierror.CodeOf(err) == apierror.Aborted,
 					err.Error() == "request failed after writing":
 				case errors.Is(err, kv.ErrTxTooOld):
 					// A request that ran past the store's own limit.
@@ -491,7 +491,7 @@ func TestClose(t *testing.T) {
 		}
 	}
 	m.Close() // a second Close does nothing
-	if _, err := m.Begin(bg, "db", owner); status.CodeOf(err) != status.Unavailable {
+	if _, err := m.Begin(bg, "db", owner); apierror.CodeOf(err) != apierror.Unavailable {
 		t.Fatalf("Begin after Close: %v, want UNAVAILABLE", err)
 	}
 	if m.Len() != 0 {
@@ -518,8 +518,8 @@ func TestMaxOpen(t *testing.T) {
 				open = append(open, s)
 				return
 			}
-			e, ok := status.From(err)
-			if !ok || e.Code != status.Unavailable || e.RetryDelay <= 0 {
+			e, ok := apierror.From(err)
+			if !ok || e.Code != apierror.Unavailable || e.RetryDelay <= 0 {
 				t.Errorf("begin beyond the bound: %v, want UNAVAILABLE with a retry delay", err)
 			}
 			refused++
@@ -537,7 +537,7 @@ func TestMaxOpen(t *testing.T) {
 	}
 	begin(t, m, "db")
 	begin(t, m, "db")
-	if _, err := m.Begin(bg, "db", owner); status.CodeOf(err) != status.Unavailable {
+	if _, err := m.Begin(bg, "db", owner); apierror.CodeOf(err) != apierror.Unavailable {
 		t.Fatalf("begin at the bound again: %v", err)
 	}
 	// The sweeper's rollbacks of idle transactions make room too.
@@ -563,9 +563,9 @@ func TestOwnerOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	called := false
-	wantCode(t, "run", m.Run(bg, s.ID, "1/intruder", "db", func(kv.Tx) error { called = true; return nil }), status.PermissionDenied)
-	wantCode(t, "commit", m.Commit(bg, s.ID, "2/app"), status.PermissionDenied)
-	wantCode(t, "rollback", m.Rollback(bg, s.ID, "1/"), status.PermissionDenied)
+	wantCode(t, "run", m.Run(bg, s.ID, "1/intruder", "db", func(kv.Tx) error { called = true; return nil }), apierror.PermissionDenied)
+	wantCode(t, "commit", m.Commit(bg, s.ID, "2/app"), apierror.PermissionDenied)
+	wantCode(t, "rollback", m.Rollback(bg, s.ID, "1/"), apierror.PermissionDenied)
 	if called {
 		t.Fatal("another caller's request ran in the transaction")
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Cursor is a place in the change log between two records: everything at
@@ -67,7 +67,7 @@ func (c Cursor) String() string {
 func ParseCursor(what, token string) (Cursor, error) {
 	b, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil || len(b) != tokenSize || b[0] != tokenVersion {
-		return Cursor{}, status.Errorf(status.InvalidArgument, "%s '%s' is not a position this server gave out", what, token)
+		return Cursor{}, apierror.Errorf(apierror.InvalidArgument, "%s '%s' is not a position this server gave out", what, token)
 	}
 	return Cursor{Pos: kv.Position(binary.BigEndian.Uint64(b[1:])), Index: binary.BigEndian.Uint32(b[9:])}, nil
 }

@@ -33,9 +33,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Options configure a Hub. Zero values take the defaults.
@@ -213,7 +213,7 @@ func (h *Hub) Stats() Stats {
 	return Stats{Open: len(h.open), Live: len(h.subs), PendingBytes: h.pending.Load()}
 }
 
-var errShuttingDown = status.Errorf(status.Unavailable, "the server is shutting down; resume from the position of the last item received")
+var errShuttingDown = apierror.Errorf(apierror.Unavailable, "the server is shutting down; resume from the position of the last item received")
 
 func (h *Hub) run() {
 	defer close(h.done)
@@ -390,7 +390,7 @@ func (h *Hub) furthestBehindLocked() *Subscription {
 }
 
 func (h *Hub) errOverBudget() error {
-	return status.Errorf(status.ResourceExhausted, "the server's streams together had more than %d bytes of changes waiting for their clients (--stream-buffer-total-bytes) and this stream was the furthest behind, so it was ended; resume from the position of the last item received", h.opts.MaxPendingTotal)
+	return apierror.Errorf(apierror.ResourceExhausted, "the server's streams together had more than %d bytes of changes waiting for their clients (--stream-buffer-total-bytes) and this stream was the furthest behind, so it was ended; resume from the position of the last item received", h.opts.MaxPendingTotal)
 }
 
 func (h *Hub) endLocked(s *Subscription, err error) {
@@ -407,7 +407,7 @@ func (h *Hub) openSub(s *Subscription) error {
 		return errShuttingDown
 	}
 	if len(h.open) >= h.opts.MaxStreams {
-		return status.Errorf(status.ResourceExhausted, "too many open streams: this server serves at most %d events and subscribe streams at once (--max-streams); close one or try again later", h.opts.MaxStreams)
+		return apierror.Errorf(apierror.ResourceExhausted, "too many open streams: this server serves at most %d events and subscribe streams at once (--max-streams); close one or try again later", h.opts.MaxStreams)
 	}
 	h.open[s] = struct{}{}
 	return nil
@@ -529,13 +529,13 @@ func pick(e *entry, after Cursor, sel Selector) (Batch, int, error) {
 func readError(err error, c Cursor) error {
 	switch {
 	case errors.Is(err, changelog.ErrTrimmed), errors.Is(err, kv.ErrLogTrimmed):
-		return status.Errorf(status.OutOfRange, "position '%s' is older than the oldest change the log still keeps (see the server's log retention); open the stream without a position to start from now", c)
+		return apierror.Errorf(apierror.OutOfRange, "position '%s' is older than the oldest change the log still keeps (see the server's log retention); open the stream without a position to start from now", c)
 	case errors.Is(err, changelog.ErrAhead):
-		return status.Errorf(status.OutOfRange, "position '%s' is ahead of this server's change log: it comes from another server or data directory", c)
+		return apierror.Errorf(apierror.OutOfRange, "position '%s' is ahead of this server's change log: it comes from another server or data directory", c)
 	case errors.Is(err, changelog.ErrCutOff):
-		return status.Errorf(status.OutOfRange, "the stream fell too far behind the change log (it kept changes older than the log's retention allows) and was ended; open the stream without a position to start from now")
+		return apierror.Errorf(apierror.OutOfRange, "the stream fell too far behind the change log (it kept changes older than the log's retention allows) and was ended; open the stream without a position to start from now")
 	case errors.Is(err, changelog.ErrCutOffBySize):
-		return status.Errorf(status.OutOfRange, "the stream fell too far behind the change log (the log reached its size bound and dropped changes the stream had not sent) and was ended; open the stream without a position to start from now")
+		return apierror.Errorf(apierror.OutOfRange, "the stream fell too far behind the change log (the log reached its size bound and dropped changes the stream had not sent) and was ended; open the stream without a position to start from now")
 	case errors.Is(err, kv.ErrClosed):
 		return errShuttingDown
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/changelog"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // At most MaxStreams subscriptions are open at once, those catching up
@@ -24,7 +24,7 @@ func TestMaxStreams(t *testing.T) {
 	behind := subscribe(t, h, start, Changes(1, "db", "c1")) // catching up
 	live := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
 	_, err := h.Subscribe(bg, now(t, s), Changes(1, "db", "c1"))
-	if e, ok := status.From(err); !ok || e.Code != status.ResourceExhausted || !strings.Contains(e.Message, "at most 2 ") || !strings.Contains(e.Message, "--max-streams") {
+	if e, ok := apierror.From(err); !ok || e.Code != apierror.ResourceExhausted || !strings.Contains(e.Message, "at most 2 ") || !strings.Contains(e.Message, "--max-streams") {
 		t.Fatalf("a third subscription: %v, want RESOURCE_EXHAUSTED naming the limit and its setting", err)
 	}
 	if st := h.Stats(); st.Open != 2 {
@@ -33,7 +33,7 @@ func TestMaxStreams(t *testing.T) {
 	behind.Close()
 	behind.Close() // twice frees one place only
 	again := subscribe(t, h, now(t, s), Changes(1, "db", "c1"))
-	if _, err := h.Subscribe(bg, now(t, s), Changes(1, "db", "c1")); status.CodeOf(err) != status.ResourceExhausted {
+	if _, err := h.Subscribe(bg, now(t, s), Changes(1, "db", "c1")); apierror.CodeOf(err) != apierror.ResourceExhausted {
 		t.Errorf("a third subscription after a close and an open: %v", err)
 	}
 	commit(t, s, rec{"c1", "c"})
@@ -44,7 +44,7 @@ func TestMaxStreams(t *testing.T) {
 	}
 	// A subscription refused for its position leaves no place taken.
 	live.Close()
-	if _, err := h.Subscribe(bg, After(1<<40), Changes(1, "db", "c1")); status.CodeOf(err) != status.OutOfRange {
+	if _, err := h.Subscribe(bg, After(1<<40), Changes(1, "db", "c1")); apierror.CodeOf(err) != apierror.OutOfRange {
 		t.Fatalf("a subscription ahead of the log: %v", err)
 	}
 	if st := h.Stats(); st.Open != 1 {
@@ -105,7 +105,7 @@ func TestMaxPendingTotal(t *testing.T) {
 			b, err := sub.Next(ctx)
 			cancel()
 			if err != nil {
-				if e, ok := status.From(err); !ok || e.Code != status.ResourceExhausted || !strings.Contains(e.Message, "--stream-buffer-total-bytes") ||
+				if e, ok := apierror.From(err); !ok || e.Code != apierror.ResourceExhausted || !strings.Contains(e.Message, "--stream-buffer-total-bytes") ||
 					!strings.Contains(e.Message, "resume from the position of the last item received") {
 					t.Fatalf("stalled subscription %d ended with %v", i, err)
 				}
@@ -197,7 +197,7 @@ func TestMaxPendingTotalEndsTheFurthestBehind(t *testing.T) {
 		ctx, cancel := context.WithTimeout(bg, 10*time.Second)
 		_, err := behind.Next(ctx)
 		cancel()
-		if status.CodeOf(err) != status.ResourceExhausted {
+		if apierror.CodeOf(err) != apierror.ResourceExhausted {
 			t.Fatalf("round %d: the subscription behind: %v, want RESOURCE_EXHAUSTED", round, err)
 		}
 		behind.Close()
@@ -241,7 +241,7 @@ func TestMaxPendingTotalEndsTheStuckWriter(t *testing.T) {
 		ctx, cancel = context.WithTimeout(bg, 10*time.Second)
 		_, err := stuck.Next(ctx)
 		cancel()
-		if status.CodeOf(err) != status.ResourceExhausted {
+		if apierror.CodeOf(err) != apierror.ResourceExhausted {
 			t.Fatalf("round %d: the stuck subscription: %v, want RESOURCE_EXHAUSTED", round, err)
 		}
 		stuck.Close()

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 var bg = context.Background()
@@ -119,7 +119,7 @@ func TestCursorToken(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "x", "AQ", "!!!!", After(3).String() + "A", "AgAAAAAAAAADAAAAAA"} {
-		if _, err := ParseCursor("start_after", bad); status.CodeOf(err) != status.InvalidArgument {
+		if _, err := ParseCursor("start_after", bad); apierror.CodeOf(err) != apierror.InvalidArgument {
 			t.Errorf("ParseCursor(%q): %v, want INVALID_ARGUMENT", bad, err)
 		}
 	}
@@ -245,11 +245,11 @@ func TestSubscribeOutOfRange(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		after Cursor
-		code  status.Code
+		code  apierror.Code
 	}{
-		{"trimmed", Cursor{Pos: p1, Index: 0}, status.OutOfRange},
-		{"before the trimmed", After(p1 - 1), status.OutOfRange},
-		{"ahead of the log", After(last.Pos + 1), status.OutOfRange},
+		{"trimmed", Cursor{Pos: p1, Index: 0}, apierror.OutOfRange},
+		{"before the trimmed", After(p1 - 1), apierror.OutOfRange},
+		{"ahead of the log", After(last.Pos + 1), apierror.OutOfRange},
 		{"just after the trimmed", After(p1), ""},
 		{"inside the oldest kept", Cursor{Pos: p2, Index: 0}, ""},
 	} {
@@ -262,7 +262,7 @@ func TestSubscribeOutOfRange(t *testing.T) {
 			}
 			continue
 		}
-		if status.CodeOf(err) != tc.code {
+		if apierror.CodeOf(err) != tc.code {
 			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
 		}
 	}
@@ -293,7 +293,7 @@ func TestSlowConsumer(t *testing.T) {
 		b, err := sub.Next(ctx)
 		cancel()
 		if err != nil {
-			if status.CodeOf(err) != status.ResourceExhausted {
+			if apierror.CodeOf(err) != apierror.ResourceExhausted {
 				t.Fatalf("ended with %v, want RESOURCE_EXHAUSTED", err)
 			}
 			break
@@ -337,7 +337,7 @@ func TestCloseReleases(t *testing.T) {
 		t.Errorf("hub still feeds %d subscriptions after Close", h.Len())
 	}
 	commit(t, s, rec{"c1", "a"})
-	if _, err := sub.Next(bg); status.CodeOf(err) != status.Cancelled {
+	if _, err := sub.Next(bg); apierror.CodeOf(err) != apierror.Cancelled {
 		t.Errorf("Next after Close: %v", err)
 	}
 }
@@ -354,13 +354,13 @@ func TestHubClose(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if _, err := sub.Next(bg); status.CodeOf(err) != status.Unavailable {
+		if _, err := sub.Next(bg); apierror.CodeOf(err) != apierror.Unavailable {
 			t.Errorf("Next on a closed hub: %v", err)
 		}
 	}()
 	h.Close()
 	wg.Wait()
-	if _, err := h.Subscribe(bg, now(t, s), Changes(1, "db", "c1")); status.CodeOf(err) != status.Unavailable {
+	if _, err := h.Subscribe(bg, now(t, s), Changes(1, "db", "c1")); apierror.CodeOf(err) != apierror.Unavailable {
 		t.Errorf("Subscribe on a closed hub: %v", err)
 	}
 }
@@ -566,7 +566,7 @@ func TestCatchUpCutOff(t *testing.T) {
 		_, err = sub.Next(ctx)
 		cancel()
 	}
-	if e, ok := status.From(err); !ok || e.Code != status.OutOfRange || !strings.Contains(e.Message, "fell too far behind") {
+	if e, ok := apierror.From(err); !ok || e.Code != apierror.OutOfRange || !strings.Contains(e.Message, "fell too far behind") {
 		t.Errorf("a subscription cut off: %v, want OUT_OF_RANGE saying it fell too far behind", err)
 	}
 	if log.Readers() != 0 {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"sync"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Subscription is one stream's reader of the log. Next is meant for one
@@ -44,7 +44,7 @@ type queued struct {
 }
 
 // errClosed ends a subscription its consumer closed.
-var errClosed = status.Errorf(status.Cancelled, "stream closed")
+var errClosed = apierror.Errorf(apierror.Cancelled, "stream closed")
 
 // Subscribe opens a stream of the records sel selects, committed after the
 // cursor. It reads the log from there before it returns, so a cursor the
@@ -213,7 +213,7 @@ func (s *Subscription) fits(size, maxPending int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err == nil && s.pending > 0 && s.pending+size > maxPending {
-		return status.Errorf(status.ResourceExhausted, "the stream fell too far behind (more than %d bytes of changes waiting for it) and was ended; resume from the position of the last item received", maxPending)
+		return apierror.Errorf(apierror.ResourceExhausted, "the stream fell too far behind (more than %d bytes of changes waiting for it) and was ended; resume from the position of the last item received", maxPending)
 	}
 	return nil
 }

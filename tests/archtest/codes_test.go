@@ -22,7 +22,7 @@ import (
 var storageLayers = []string{"internal/kv", "internal/keyenc", "internal/keyspace", "internal/index", "internal/changelog", "internal/cluster", "internal/backup"}
 
 // apiCodes is the package of the API's error model.
-const apiCodes = "internal/status"
+const apiCodes = "internal/apierror"
 
 func TestStorageLayersMakeNoAPICodes(t *testing.T) {
 	imports := packageImports(t)

@@ -25,7 +25,7 @@ var transports = []string{"internal/httpapi", "internal/grpcapi"}
 
 // transportMayImport is every Folio package a transport may import.
 // internal/suggest names the close member of a mistyped one in errors.
-var transportMayImport = []string{"internal/ops", "internal/status", "internal/jsonscan", "internal/suggest", wireDefinitions}
+var transportMayImport = []string{"internal/ops", "internal/apierror", "internal/jsonscan", "internal/suggest", wireDefinitions}
 
 // wirePackages are the packages that only transports (and the node that
 // starts them, and tools that are clients) may import. (The wire's

@@ -23,7 +23,7 @@ import (
 var searchRooms = map[string][]string{
 	"internal/search/fields":    {"internal/index", "internal/schema"},
 	"internal/search/engine":    {"internal/search/fields"},
-	"internal/search/translate": {"internal/search/engine", "internal/search/fields", "internal/filter", "internal/index", "internal/schema", "internal/status"},
+	"internal/search/translate": {"internal/search/engine", "internal/search/fields", "internal/filter", "internal/index", "internal/schema", "internal/apierror"},
 }
 
 func TestSearchRoomsImportOnlyTheirOwn(t *testing.T) {

@@ -16,9 +16,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Open is the "role" of the calls anyone may make: health, info and the
@@ -75,7 +75,7 @@ var (
 
 // Answers are the API codes each call answered over one transport, by the
 // call's name, as the node's request metrics count them.
-type Answers map[string]map[status.Code]bool
+type Answers map[string]map[apierror.Code]bool
 
 // Reached returns the codes each call answered over transport
 // (ops.TransportHTTP, ...), as the node's metrics (the text of a scrape of
@@ -97,9 +97,9 @@ func Reached(t testing.TB, metrics, transport string) Answers {
 		}
 		op := labels["operation"]
 		if reached[op] == nil {
-			reached[op] = map[status.Code]bool{}
+			reached[op] = map[apierror.Code]bool{}
 		}
-		reached[op][status.Code(labels["code"])] = true
+		reached[op][apierror.Code(labels["code"])] = true
 	}
 	if len(reached) == 0 {
 		t.Fatalf("the metrics count no call over %s", transport)
@@ -124,12 +124,12 @@ func CheckCovered(t testing.TB, reached Answers, transport string, absent ...str
 			t.Errorf("the role test over %s never reached %s (needs role %s): add it to the test's calls", transport, c, role)
 			continue
 		}
-		if slices.ContainsFunc(Roles, func(r auth.Role) bool { return !r.Allows(role) }) && !codes[status.PermissionDenied] {
+		if slices.ContainsFunc(Roles, func(r auth.Role) bool { return !r.Allows(role) }) && !codes[apierror.PermissionDenied] {
 			t.Errorf("the role test over %s never made %s (needs role %s) with a role below it: no PERMISSION_DENIED", transport, c, role)
 		}
 		allowed := false
 		for code := range codes {
-			allowed = allowed || (code != status.PermissionDenied && code != status.Unauthenticated)
+			allowed = allowed || (code != apierror.PermissionDenied && code != apierror.Unauthenticated)
 		}
 		if !allowed {
 			t.Errorf("the role test over %s never made %s (needs role %s) with a role that allows it", transport, c, role)

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/ops"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // recorder is a testing.TB that keeps the errors reported to it.
@@ -27,7 +27,7 @@ func (r *recorder) Errorf(format string, args ...any) {
 func scrape(drop ...string) string {
 	var b strings.Builder
 	b.WriteString("# TYPE folio_requests_total counter\n")
-	line := func(op string, code status.Code) {
+	line := func(op string, code apierror.Code) {
 		if l := fmt.Sprintf(`folio_requests_total{code="%s",operation="%s",transport="http"} 2`, code, op); !slices.Contains(drop, l) {
 			b.WriteString(l + "\n")
 		}
@@ -35,7 +35,7 @@ func scrape(drop ...string) string {
 	for op, role := range Need {
 		line(op, "OK")
 		if role != auth.RoleReader && role != Open {
-			line(op, status.PermissionDenied)
+			line(op, apierror.PermissionDenied)
 		}
 	}
 	b.WriteString(`folio_requests_total{code="OK",operation="Insert",transport="grpc"} 0` + "\n")

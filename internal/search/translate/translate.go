@@ -16,12 +16,12 @@ import (
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/index"
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/search/engine"
 	"github.com/foliodb/folio/internal/search/fields"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // Request is a search, checked against the collection's schema by
@@ -78,13 +78,13 @@ func Prepare(s *schema.Schema, req Request) (*engine.Plan, error) {
 	for path, size := range req.Facets {
 		f, ok := s.Field(path)
 		if !ok {
-			return nil, status.Errorf(status.InvalidArgument, "facet field '%s' is not in the collection's schema", path)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "facet field '%s' is not in the collection's schema", path)
 		}
 		if !facetable(f.Type) {
-			return nil, status.Errorf(status.InvalidArgument, "facet field '%s' is of type %s: facets are counted on string, integer and number fields", path, f.Type)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "facet field '%s' is of type %s: facets are counted on string, integer and number fields", path, f.Type)
 		}
 		if size < 0 {
-			return nil, status.Errorf(status.InvalidArgument, "size of facet '%s' must not be negative", path)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "size of facet '%s' must not be negative", path)
 		}
 		if size == 0 {
 			size = DefaultFacetSize
@@ -92,16 +92,16 @@ func Prepare(s *schema.Schema, req Request) (*engine.Plan, error) {
 		p.Facets = append(p.Facets, engine.Facet{Path: path, Size: size, Numeric: numeric(f.Type)})
 	}
 	if len(req.Sort) > MaxSortFields {
-		return nil, status.Errorf(status.InvalidArgument, "sort takes at most %d fields, got %d", MaxSortFields, len(req.Sort))
+		return nil, apierror.Errorf(apierror.InvalidArgument, "sort takes at most %d fields, got %d", MaxSortFields, len(req.Sort))
 	}
 	for _, sf := range req.Sort {
 		f, ok := s.Field(sf.Path)
 		if !ok {
-			return nil, status.Errorf(status.InvalidArgument, "sort field '%s' is not in the collection's schema", sf.Path)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "sort field '%s' is not in the collection's schema", sf.Path)
 		}
 		key, ok := sortKey(f, sf.Desc)
 		if !ok {
-			return nil, status.Errorf(status.InvalidArgument, "sort field '%s' is of type %s: sorts are on integer, number, date-time, bool and string fields", sf.Path, f.Type)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "sort field '%s' is of type %s: sorts are on integer, number, date-time, bool and string fields", sf.Path, f.Type)
 		}
 		p.Sort = append(p.Sort, key)
 	}
@@ -178,9 +178,9 @@ func searchFields(s *schema.Schema, names []string) ([]string, error) {
 		}
 		f, ok := s.Field(n)
 		if !ok {
-			return nil, status.Errorf(status.InvalidArgument, "search field '%s' is not in the collection's schema", n)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "search field '%s' is not in the collection's schema", n)
 		}
-		return nil, status.Errorf(status.InvalidArgument, "search field '%s' is of type %s: text is searched in string fields only", n, f.Type)
+		return nil, apierror.Errorf(apierror.InvalidArgument, "search field '%s' is of type %s: text is searched in string fields only", n, f.Type)
 	}
 	return out, nil
 }
@@ -190,7 +190,7 @@ func searchFields(s *schema.Schema, names []string) ([]string, error) {
 // out; a q of only such words matches nothing.
 func textQuery(q string, searched []string) (query.Query, error) {
 	if len(q) > MaxQueryBytes {
-		return nil, status.Errorf(status.InvalidArgument, "q is %d bytes, above the limit of %d", len(q), MaxQueryBytes)
+		return nil, apierror.Errorf(apierror.InvalidArgument, "q is %d bytes, above the limit of %d", len(q), MaxQueryBytes)
 	}
 	parts, err := splitQuery(q)
 	if err != nil {
@@ -213,7 +213,7 @@ func textQuery(q string, searched []string) (query.Query, error) {
 		}
 	}
 	if words*len(searched) > MaxQueryTerms {
-		return nil, status.Errorf(status.InvalidArgument, "q's words times its search fields are %d (%d × %d), above the limit of %d: give fewer words or search_fields",
+		return nil, apierror.Errorf(apierror.InvalidArgument, "q's words times its search fields are %d (%d × %d), above the limit of %d: give fewer words or search_fields",
 			words*len(searched), words, len(searched), MaxQueryTerms)
 	}
 	if len(kept) == 0 || len(searched) == 0 {
@@ -260,7 +260,7 @@ func splitQuery(q string) ([]queryPart, error) {
 		if q[0] == '"' {
 			end := strings.IndexByte(q[1:], '"')
 			if end < 0 {
-				return nil, status.Errorf(status.InvalidArgument, "q has a phrase without its closing quote")
+				return nil, apierror.Errorf(apierror.InvalidArgument, "q has a phrase without its closing quote")
 			}
 			if phrase := strings.TrimSpace(q[1 : 1+end]); phrase != "" {
 				out = append(out, queryPart{text: phrase, phrase: true})

@@ -9,8 +9,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2/search/query"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 )
 
 func TestSplitQuery(t *testing.T) {
@@ -111,8 +111,8 @@ func TestQueryLimits(t *testing.T) {
 			_, err := Prepare(s, Request{Q: tc.q, SearchFields: tc.fields})
 			got := ""
 			if err != nil {
-				se, ok := status.From(err)
-				if !ok || se.Code != status.InvalidArgument {
+				se, ok := apierror.From(err)
+				if !ok || se.Code != apierror.InvalidArgument {
 					t.Fatalf("error %v, want an INVALID_ARGUMENT", err)
 				}
 				got = se.Message

@@ -1,4 +1,4 @@
-package docs
+package documents
 
 import (
 	"errors"
@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/filter"
 	"github.com/foliodb/folio/internal/kv"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // An update that changes the primary key moves the document: it is found
@@ -90,12 +90,12 @@ func TestUpdateMovesTheKey(t *testing.T) {
 
 	// Onto a key another document keeps: ALREADY_EXISTS, nothing written.
 	_, err = update(`{"id":3}`, `{"$set":{"id":10}}`)
-	var se *status.Error
-	if !errors.As(err, &se) || se.Code != status.AlreadyExists || !strings.Contains(se.Message, `key {"id":10} exists already`) {
+	var se *apierror.Error
+	if !errors.As(err, &se) || se.Code != apierror.AlreadyExists || !strings.Contains(se.Message, `key {"id":10} exists already`) {
 		t.Fatalf("move onto a taken key: %v", err)
 	}
 	// Two documents onto one key: the second finds the first there.
-	if _, err := update(`{"id":{"$lt":5}}`, `{"$set":{"id":7}}`); !errors.As(err, &se) || se.Code != status.AlreadyExists {
+	if _, err := update(`{"id":{"$lt":5}}`, `{"$set":{"id":7}}`); !errors.As(err, &se) || se.Code != apierror.AlreadyExists {
 		t.Fatalf("two onto one key: %v", err)
 	}
 	if got := read(`{}`); got != `{"id":3,"name":"b"} {"id":4,"name":"c"} {"id":10,"name":"a"}` {

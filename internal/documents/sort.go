@@ -1,13 +1,13 @@
-package docs
+package documents
 
 import (
 	"bytes"
 	"context"
 	"slices"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/query"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // SortField orders a read by one field.
@@ -48,7 +48,7 @@ func sortInMemory(ctx context.Context, it query.Iterator, coll *catalog.Collecti
 	var held []match
 	err := matches(ctx, it, req.Filter, func(key, _ []byte, r Record) (bool, error) {
 		if len(held) == MaxSortedDocuments {
-			return false, status.Errorf(status.InvalidArgument, "sort of more than %d matching documents: narrow the filter, or sort on one field filtered only by that field so that its index serves the sort", MaxSortedDocuments)
+			return false, apierror.Errorf(apierror.InvalidArgument, "sort of more than %d matching documents: narrow the filter, or sort on one field filtered only by that field so that its index serves the sort", MaxSortedDocuments)
 		}
 		key = bytes.Clone(key)
 		sk, err := sort.Key(coll.Schema, key, r.Data)

@@ -1,10 +1,10 @@
-package docs
+package documents
 
 import (
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/jsondoc"
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // MaxUpdateFields bounds the paths of one update's operators together. Each path is patched into a matching document with a pass over
@@ -42,29 +42,29 @@ type setField struct {
 func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 	start, _, err := jsonscan.Whole(fields)
 	if err != nil || jsonscan.KindAt(fields, start) != jsonscan.Object {
-		return nil, status.Errorf(status.InvalidArgument, "fields must be a JSON object with $set or $unset")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "fields must be a JSON object with $set or $unset")
 	}
 	ops, _, err := jsondoc.Members(fields, start)
 	if err != nil {
-		return nil, status.Errorf(status.InvalidArgument, "fields: %v", err)
+		return nil, apierror.Errorf(apierror.InvalidArgument, "fields: %v", err)
 	}
 	u := &update{}
 	for _, op := range ops {
 		switch op.Key {
 		case "$set":
 			if jsonscan.KindAt(fields, op.ValueStart) != jsonscan.Object {
-				return nil, status.Errorf(status.InvalidArgument, "$set takes an object")
+				return nil, apierror.Errorf(apierror.InvalidArgument, "$set takes an object")
 			}
 			ms, _, err := jsondoc.Members(fields, op.ValueStart)
 			if err != nil {
-				return nil, status.Errorf(status.InvalidArgument, "$set: %v", err)
+				return nil, apierror.Errorf(apierror.InvalidArgument, "$set: %v", err)
 			}
 			if u.width()+len(ms) > MaxUpdateFields {
 				return nil, tooWide()
 			}
 			for _, m := range ms {
 				if f, ok := s.Field(m.Key); ok && f.PrimaryKey && jsonscan.KindAt(fields, m.ValueStart) == jsonscan.Null {
-					return nil, status.Errorf(status.InvalidArgument, "primary key field can't be set as null")
+					return nil, apierror.Errorf(apierror.InvalidArgument, "primary key field can't be set as null")
 				}
 				value, err := s.ConformValue(m.Key, fields[m.ValueStart:m.End])
 				if err != nil {
@@ -93,25 +93,25 @@ func parseUpdate(s *schema.Schema, fields []byte) (*update, error) {
 				u.arith = append(u.arith, fs...)
 				break
 			}
-			return nil, status.Errorf(status.InvalidArgument, "unsupported update operator '%s'", op.Key)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "unsupported update operator '%s'", op.Key)
 		}
 	}
 	if u.width() > MaxUpdateFields {
 		return nil, tooWide()
 	}
 	if u.width() == 0 {
-		return nil, status.Errorf(status.InvalidArgument, "empty fields received")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "empty fields received")
 	}
 	for _, path := range u.unset {
 		if f, ok := s.Field(path); ok && f.PrimaryKey {
-			return nil, status.Errorf(status.InvalidArgument, "primary key field can't be unset")
+			return nil, apierror.Errorf(apierror.InvalidArgument, "primary key field can't be unset")
 		}
 	}
 	return u, nil
 }
 
 func tooWide() error {
-	return status.Errorf(status.InvalidArgument, "update changes more than %d fields", MaxUpdateFields)
+	return apierror.Errorf(apierror.InvalidArgument, "update changes more than %d fields", MaxUpdateFields)
 }
 
 func unsetPaths(fields []byte, op jsondoc.Member) ([]string, error) {
@@ -120,7 +120,7 @@ func unsetPaths(fields []byte, op jsondoc.Member) ([]string, error) {
 	case jsonscan.Object:
 		ms, _, err := jsondoc.Members(fields, op.ValueStart)
 		if err != nil {
-			return nil, status.Errorf(status.InvalidArgument, "$unset: %v", err)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "$unset: %v", err)
 		}
 		for _, m := range ms {
 			paths = append(paths, m.Key)
@@ -128,25 +128,25 @@ func unsetPaths(fields []byte, op jsondoc.Member) ([]string, error) {
 	case jsonscan.Array:
 		arr, err := jsonscan.ArrayAt(fields, op.ValueStart)
 		if err != nil {
-			return nil, status.Errorf(status.InvalidArgument, "$unset: %v", err)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "$unset: %v", err)
 		}
 		for {
 			at, ok, err := arr.Next()
 			if err != nil {
-				return nil, status.Errorf(status.InvalidArgument, "$unset: %v", err)
+				return nil, apierror.Errorf(apierror.InvalidArgument, "$unset: %v", err)
 			}
 			if !ok {
 				break
 			}
 			end, _, err := jsonscan.StringEnd(fields, at)
 			if err != nil || jsonscan.KindAt(fields, at) != jsonscan.String {
-				return nil, status.Errorf(status.InvalidArgument, "$unset takes field names")
+				return nil, apierror.Errorf(apierror.InvalidArgument, "$unset takes field names")
 			}
 			paths = append(paths, jsonscan.Unquote(fields[at+1:end-1]))
 			arr.Resume(end)
 		}
 	default:
-		return nil, status.Errorf(status.InvalidArgument, "$unset takes an array of field names")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "$unset takes an array of field names")
 	}
 	return paths, nil
 }

@@ -1,14 +1,14 @@
-package docs
+package documents
 
 import (
 	"math"
 	"math/big"
 	"strconv"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/jsondoc"
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // The final Tigris API's arithmetic update operators:
@@ -48,21 +48,21 @@ type arithField struct {
 // at fields[at].
 func parseArith(s *schema.Schema, name string, op arithOp, fields []byte, at int) ([]arithField, error) {
 	if jsonscan.KindAt(fields, at) != jsonscan.Object {
-		return nil, status.Errorf(status.InvalidArgument, "%s takes an object of fields and numbers", name)
+		return nil, apierror.Errorf(apierror.InvalidArgument, "%s takes an object of fields and numbers", name)
 	}
 	ms, _, err := jsondoc.Members(fields, at)
 	if err != nil {
-		return nil, status.Errorf(status.InvalidArgument, "%s: %v", name, err)
+		return nil, apierror.Errorf(apierror.InvalidArgument, "%s: %v", name, err)
 	}
 	out := make([]arithField, 0, len(ms))
 	for _, m := range ms {
 		f, ok := s.Field(m.Key)
 		if !ok {
-			return nil, status.Errorf(status.InvalidArgument, "%s: field '%s' is not in the schema", name, m.Key)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "%s: field '%s' is not in the schema", name, m.Key)
 		}
 		val := fields[m.ValueStart:m.End]
 		if jsonscan.KindAt(val, 0) != jsonscan.Number {
-			return nil, status.Errorf(status.InvalidArgument, "%s of '%s' takes a number", name, m.Key)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "%s of '%s' takes a number", name, m.Key)
 		}
 		a := arithField{path: m.Key, op: op, typ: f.Type}
 		switch f.Type {
@@ -73,25 +73,25 @@ func parseArith(s *schema.Schema, name string, op arithOp, fields []byte, at int
 				// which rounds past 2^53).
 				r, isRat := new(big.Rat).SetString(string(val))
 				if !isRat || !r.IsInt() || !r.Num().IsInt64() {
-					return nil, status.Errorf(status.InvalidArgument, "floating operations are not allowed on integer field '%s'", m.Key)
+					return nil, apierror.Errorf(apierror.InvalidArgument, "floating operations are not allowed on integer field '%s'", m.Key)
 				}
 				n = r.Num().Int64()
 			}
 			a.integer = n
 			if op == opDivide && n == 0 {
-				return nil, status.Errorf(status.InvalidArgument, "division by 0 is not allowed")
+				return nil, apierror.Errorf(apierror.InvalidArgument, "division by 0 is not allowed")
 			}
 		case schema.Number:
 			x, err := strconv.ParseFloat(string(val), 64)
 			if err != nil {
-				return nil, status.Errorf(status.InvalidArgument, "%s of '%s': %v", name, m.Key, err)
+				return nil, apierror.Errorf(apierror.InvalidArgument, "%s of '%s': %v", name, m.Key, err)
 			}
 			a.number = x
 			if op == opDivide && x == 0 {
-				return nil, status.Errorf(status.InvalidArgument, "division by 0 is not allowed")
+				return nil, apierror.Errorf(apierror.InvalidArgument, "division by 0 is not allowed")
 			}
 		default:
-			return nil, status.Errorf(status.InvalidArgument, "%s applies to integer and number fields, and '%s' is not one", name, m.Key)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "%s applies to integer and number fields, and '%s' is not one", name, m.Key)
 		}
 		out = append(out, a)
 	}
@@ -112,21 +112,21 @@ func (a arithField) apply(doc []byte) ([]byte, error) {
 	case schema.Int32, schema.Int64:
 		n, ok := jsonscan.ParseInt(cur)
 		if !ok {
-			return nil, status.Errorf(status.InvalidArgument, "%s of '%s': the stored value %s is not an integer", arithNames[a.op], a.path, cur)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "%s of '%s': the stored value %s is not an integer", arithNames[a.op], a.path, cur)
 		}
 		r, ok := a.integerResult(n)
 		if !ok || a.typ == schema.Int32 && (r < math.MinInt32 || r > math.MaxInt32) {
-			return nil, status.Errorf(status.InvalidArgument, "%s of '%s' overflows the field: %d %s %d", arithNames[a.op], a.path, n, arithSymbol[a.op], a.integer)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "%s of '%s' overflows the field: %d %s %d", arithNames[a.op], a.path, n, arithSymbol[a.op], a.integer)
 		}
 		out = strconv.AppendInt(nil, r, 10)
 	case schema.Number:
 		x, err := strconv.ParseFloat(string(cur), 64)
 		if err != nil {
-			return nil, status.Errorf(status.InvalidArgument, "%s of '%s': the stored value %s is not a number", arithNames[a.op], a.path, cur)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "%s of '%s': the stored value %s is not a number", arithNames[a.op], a.path, cur)
 		}
 		r := a.numberResult(x)
 		if math.IsInf(r, 0) || math.IsNaN(r) {
-			return nil, status.Errorf(status.InvalidArgument, "%s of '%s' overflows the field: %v %s %v", arithNames[a.op], a.path, x, arithSymbol[a.op], a.number)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "%s of '%s' overflows the field: %v %s %v", arithNames[a.op], a.path, x, arithSymbol[a.op], a.number)
 		}
 		out = strconv.AppendFloat(nil, r, 'g', -1, 64)
 	}
@@ -182,17 +182,17 @@ type pushField struct {
 // parsePush reads $push's object at fields[at].
 func parsePush(s *schema.Schema, fields []byte, at int) ([]pushField, error) {
 	if jsonscan.KindAt(fields, at) != jsonscan.Object {
-		return nil, status.Errorf(status.InvalidArgument, "$push takes an object of fields and values")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "$push takes an object of fields and values")
 	}
 	ms, _, err := jsondoc.Members(fields, at)
 	if err != nil {
-		return nil, status.Errorf(status.InvalidArgument, "$push: %v", err)
+		return nil, apierror.Errorf(apierror.InvalidArgument, "$push: %v", err)
 	}
 	out := make([]pushField, 0, len(ms))
 	for _, m := range ms {
 		f, ok := s.Field(m.Key)
 		if !ok || f.Type != schema.Array {
-			return nil, status.Errorf(status.InvalidArgument, "$push applies to array fields, and '%s' is not one", m.Key)
+			return nil, apierror.Errorf(apierror.InvalidArgument, "$push applies to array fields, and '%s' is not one", m.Key)
 		}
 		// Validate (and conform, e.g. a 64-bit integer sent as a string)
 		// the value as the one element of an array of the field.
@@ -217,7 +217,7 @@ func (p pushField) apply(doc []byte) ([]byte, error) {
 	case cur == nil || jsonscan.KindAt(cur, 0) == jsonscan.Null:
 		arr = append(append([]byte{'['}, p.value...), ']')
 	case jsonscan.KindAt(cur, 0) != jsonscan.Array:
-		return nil, status.Errorf(status.InvalidArgument, "$push: '%s' is not an array in the document", p.path)
+		return nil, apierror.Errorf(apierror.InvalidArgument, "$push: '%s' is not an array in the document", p.path)
 	default:
 		body := cur[1 : len(cur)-1]
 		arr = append(arr, '[')

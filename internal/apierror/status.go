@@ -11,7 +11,7 @@
 // sentinel errors, and the operations layer gives those their codes in one
 // place (ops.apiError). Every error a call of the operations returns has a
 // code; each transport maps codes to its wire's statuses in one place.
-package status
+package apierror
 
 import (
 	"errors"

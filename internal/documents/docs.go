@@ -6,7 +6,7 @@
 // Which documents an operation looks at, and in which order, is the
 // business of the planner (package query); what it does with each is the
 // business of this package.
-package docs
+package documents
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/filter"
@@ -30,7 +31,6 @@ import (
 	"github.com/foliodb/folio/internal/query"
 	"github.com/foliodb/folio/internal/reqinfo"
 	"github.com/foliodb/folio/internal/schema"
-	"github.com/foliodb/folio/internal/status"
 )
 
 // DefaultMaxDocumentSize bounds a document's JSON: it and its record
@@ -72,7 +72,7 @@ type WriteResult struct {
 
 func requireDocuments(coll *catalog.Collection, op string) error {
 	if coll.Schema.CollectionType() != schema.Documents {
-		return status.Errorf(status.InvalidArgument, "%s is only supported on collection type of 'documents'", op)
+		return apierror.Errorf(apierror.InvalidArgument, "%s is only supported on collection type of 'documents'", op)
 	}
 	return nil
 }
@@ -123,7 +123,7 @@ func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 		}
 		key, err := keyspace.Document(coll.ID, pk)
 		if err != nil {
-			invalid = status.Errorf(status.InvalidArgument, "invalid primary key: %v", err)
+			invalid = apierror.Errorf(apierror.InvalidArgument, "invalid primary key: %v", err)
 			break
 		}
 		batch = append(batch, prepared{doc: doc, key: key, pk: pk})
@@ -170,7 +170,7 @@ func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 // generated key values.
 func (s *Service) prepare(coll *catalog.Collection, doc []byte, gen schema.Generator, at time.Time, signedOff bool) ([]byte, []any, error) {
 	if len(doc) > s.MaxDocumentSize {
-		return nil, nil, status.Errorf(status.InvalidArgument, "document of %d bytes exceeds the maximum of %d bytes", len(doc), s.MaxDocumentSize)
+		return nil, nil, apierror.Errorf(apierror.InvalidArgument, "document of %d bytes exceeds the maximum of %d bytes", len(doc), s.MaxDocumentSize)
 	}
 	conform := coll.Schema.Conform
 	if signedOff {
@@ -316,8 +316,8 @@ func logChange(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, data []
 // duplicateKey is the error of an insert whose document's key pk is
 // taken: the original's message, then the key and why.
 func duplicateKey(s *schema.Schema, pk []any, why string) error {
-	key := status.Clip(string(keyJSON(s, pk)), 200)
-	return status.Errorf(status.AlreadyExists, "duplicate key value, violates key constraint: key %s %s", key, why)
+	key := apierror.Clip(string(keyJSON(s, pk)), 200)
+	return apierror.Errorf(apierror.AlreadyExists, "duplicate key value, violates key constraint: key %s %s", key, why)
 }
 
 // keyJSON renders a primary key as the JSON object the API returns in keys.
@@ -359,7 +359,7 @@ func (g *sequences) NextInt32(field string) (int32, error) {
 	}
 	next := kv.DecodeCounter(v) + 1
 	if next > 1<<31-1 {
-		return 0, status.Errorf(status.ResourceExhausted, "int32 key '%s' has run out of values", field)
+		return 0, apierror.Errorf(apierror.ResourceExhausted, "int32 key '%s' has run out of values", field)
 	}
 	return int32(next), g.tx.Set(key, kv.EncodeCounter(next))
 }
@@ -374,7 +374,7 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 		return nil, err
 	}
 	if f.Root == nil {
-		return nil, status.Errorf(status.InvalidArgument, "updating all documents is not allowed")
+		return nil, apierror.Errorf(apierror.InvalidArgument, "updating all documents is not allowed")
 	}
 	u, err := parseUpdate(coll.Schema, fields)
 	if err != nil {
@@ -391,7 +391,7 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 			return false, err
 		}
 		if len(doc) > s.MaxDocumentSize {
-			return false, status.Errorf(status.InvalidArgument, "updated document of %d bytes exceeds the maximum of %d bytes", len(doc), s.MaxDocumentSize)
+			return false, apierror.Errorf(apierror.InvalidArgument, "updated document of %d bytes exceeds the maximum of %d bytes", len(doc), s.MaxDocumentSize)
 		}
 		// Open: members the schema does not know can only come from the
 		// stored document (a signed-off write); what the update set was
@@ -405,7 +405,7 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 		}
 		newKey, err := keyspace.Document(coll.ID, pk)
 		if err != nil {
-			return false, status.Errorf(status.InvalidArgument, "invalid primary key: %v", err)
+			return false, apierror.Errorf(apierror.InvalidArgument, "invalid primary key: %v", err)
 		}
 		res.Modified++
 		updated := encodeRecord(r.CreatedAt, res.Time, doc)
