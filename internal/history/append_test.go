@@ -248,3 +248,32 @@ func TestSearchBudgetReported(t *testing.T) {
 		t.Fatalf("with the default budget: incomplete %v", res.Incomplete)
 	}
 }
+
+// TestAnomalyText: what a run reports is read by people, so each anomaly
+// says its kind and, for a cycle, every edge with the key and version
+// that shows it (none for real time); a value's anomaly, its reason.
+func TestAnomalyText(t *testing.T) {
+	cycle := Anomaly{Kind: GSingleRealtime, Ops: []int{3, 5, 7}, Cycle: []Edge{
+		{From: 3, To: 5, Kind: WW, Key: "x", Value: 2},
+		{From: 5, To: 7, Kind: RW, Key: "y", Value: 9},
+		{From: 7, To: 3, Kind: RT},
+	}}
+	value := Anomaly{Kind: G1a, Ops: []int{1, 2}, Key: "x", Value: 4, Why: "op 2 read 4 in x, appended by op 1, which failed"}
+	res := Result{Anomalies: []Anomaly{cycle, value}, Incomplete: []Kind{G2}}
+	want := "G-single-realtime: op 3 -ww(x 2)-> op 5 -rw(y 9)-> op 7 -rt-> op 3\n" +
+		"G1a: op 2 read 4 in x, appended by op 1, which failed\n" +
+		"search for G2 cycles stopped at its budget\n"
+	if got := res.String(); got != want {
+		t.Errorf("report:\n%s\nwant:\n%s", got, want)
+	}
+
+	// A cycle found is explained by the same text.
+	events := then(
+		together(ok(0, r("x"), app("y", 1)), ok(1, r("y"), app("x", 1))),
+		serial(ok(2, r("x", 1), r("y", 1))),
+	)
+	found := check(t, events, AppendOptions{}).Anomalies
+	if len(found) != 1 || found[0].Why != "G2: op 0 -rw(x 1)-> op 1 -rw(y 1)-> op 0" && found[0].Why != "G2: op 1 -rw(y 1)-> op 0 -rw(x 1)-> op 1" {
+		t.Errorf("write skew reported as %+v", found)
+	}
+}
