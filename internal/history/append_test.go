@@ -81,6 +81,11 @@ func TestCheckAppend(t *testing.T) {
 			together(ok(0, app("x", 1)), ok(1, app("x", 2)), ok(2, r("x", 2))),
 			serial(ok(0, r("x", 2, 1))),
 		)},
+		// The longest read is the order whichever read comes last: a
+		// later, shorter read is serialized before the longer one.
+		{name: "a later read shorter than an earlier one", realtime: true, events: together(
+			ok(0, app("x", 1)), ok(1, app("x", 2)), ok(2, r("x", 1, 2)), ok(3, r("x", 1)), ok(4, r("x")),
+		)},
 		{name: "info ops seen and unseen, failed op unseen", realtime: true, events: then(
 			serial(info(0, app("x", 1)), ok(1, r("x", 1)), info(2, app("x", 2), app("y", 9)), fail(3, app("x", 3))),
 			serial(ok(4, app("x", 4)), ok(4, r("x", 1, 4), r("y"))),
