@@ -282,3 +282,20 @@ func TestAnomalyText(t *testing.T) {
 		t.Errorf("write skew reported as %+v", found)
 	}
 }
+
+// TestDuplicateNamesEachReader: a value read twice is reported once for
+// each op whose read shows it twice, the longest read's and a shorter
+// one's alike.
+func TestDuplicateNamesEachReader(t *testing.T) {
+	events := serial(ok(0, app("x", 1)), ok(1, app("x", 2)), ok(2, r("x", 1, 1)), ok(3, r("x", 1, 1, 2)))
+	var readers []int
+	for _, a := range check(t, events, AppendOptions{}).Anomalies {
+		if a.Kind == DuplicateAppend {
+			readers = append(readers, a.Ops...)
+		}
+	}
+	slices.Sort(readers)
+	if !slices.Equal(readers, []int{2, 3}) {
+		t.Fatalf("duplicate reported for ops %v, want 2 and 3 once each", readers)
+	}
+}
