@@ -762,3 +762,39 @@ func madeWithoutAuth(t *testing.T, f *fixture) []string {
 	slices.Sort(names)
 	return names
 }
+
+// TestOwnerSeenAsAlias: where the owner made or changed an application,
+// any caller but the owner sees "owner" rather than its id (half of its
+// credentials); an application made or changed by nobody signed in (a
+// server without authentication, whose caller has the owner's role) shows
+// nobody, not the alias; the owner sees its own id. The HTTP side is
+// apitest.TestOwnerIDHiddenFromAdmins; this one runs in a moment.
+func TestOwnerSeenAsAlias(t *testing.T) {
+	acme := Namespace{Name: "acme"}
+	admin := Caller{App: "admin-id", Namespace: acme, Role: RoleAdmin}
+	owner := Caller{App: "owner-id", Namespace: Default, Role: RoleOwner}
+	for _, tc := range []struct {
+		name                 string
+		rec                  appRecord
+		by                   Caller
+		createdBy, updatedBy string
+	}{
+		{"owner's hand, seen by an admin", appRecord{CreatedBy: "owner-id", CreatedByOwner: true, UpdatedBy: "owner-id", UpdatedByOwner: true},
+			admin, ownerAlias, ownerAlias},
+		{"owner's hand, seen by the owner", appRecord{CreatedBy: "owner-id", CreatedByOwner: true, UpdatedBy: "owner-id", UpdatedByOwner: true},
+			owner, "owner-id", "owner-id"},
+		{"made by the owner, changed by the admin", appRecord{CreatedBy: "owner-id", CreatedByOwner: true, UpdatedBy: "admin-id"},
+			admin, ownerAlias, "admin-id"},
+		{"made by the admin, changed by the owner", appRecord{CreatedBy: "admin-id", UpdatedBy: "owner-id", UpdatedByOwner: true},
+			admin, "admin-id", ownerAlias},
+		{"made and changed by nobody signed in", appRecord{CreatedByOwner: true, UpdatedByOwner: true},
+			admin, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.rec.seenBy(tc.by, "app-id", acme)
+			if a.CreatedBy != tc.createdBy || a.UpdatedBy != tc.updatedBy {
+				t.Errorf("created_by %q, updated_by %q; want %q, %q", a.CreatedBy, a.UpdatedBy, tc.createdBy, tc.updatedBy)
+			}
+		})
+	}
+}
