@@ -86,6 +86,19 @@ func TestCheckAppend(t *testing.T) {
 		{name: "a later read shorter than an earlier one", realtime: true, events: together(
 			ok(0, app("x", 1)), ok(1, app("x", 2)), ok(2, r("x", 1, 2)), ok(3, r("x", 1)), ok(4, r("x")),
 		)},
+		// Op 0's first ww edge (to op 1) leads nowhere; the cycle takes
+		// its second, of the same kind, to op 2.
+		{name: "write cycle through an op's second edge", events: then(
+			together(ok(0, app("z", 1), app("x", 1), app("y", 2)), ok(1, app("z", 2)), ok(2, app("x", 2), app("y", 1))),
+			serial(ok(3, r("x", 1, 2), r("y", 1, 2), r("z", 1, 2))),
+		), want: []Kind{G0}},
+		// Op 0 precedes op 1 by ww and by real time: only the rt edge
+		// closes the G-single-realtime.
+		{name: "two kinds of edge between the same ops", realtime: true, events: serial(
+			ok(0, app("x", 1), app("y", 1)),
+			ok(1, app("x", 2), r("y")),
+			ok(2, r("x", 1, 2), r("y", 1)),
+		), want: []Kind{GSingle, GSingleRealtime}},
 		{name: "info ops seen and unseen, failed op unseen", realtime: true, events: then(
 			serial(info(0, app("x", 1)), ok(1, r("x", 1)), info(2, app("x", 2), app("y", 9)), fail(3, app("x", 3))),
 			serial(ok(4, app("x", 4)), ok(4, r("x", 1, 4), r("y"))),
