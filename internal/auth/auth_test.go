@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -797,4 +798,22 @@ func TestOwnerSeenAsAlias(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNamespaceIDsToTheLast: the API carries namespace ids as int32, and
+// every one of them up to the largest can be given, asked for or picked;
+// past it, a pick is refused as exhausted.
+func TestNamespaceIDsToTheLast(t *testing.T) {
+	f := newFixture(t, backendtest.OpenPebble)
+	f.run(t, func(tx kv.Tx) error {
+		if ns, err := CreateNamespace(bg, tx, "next_to_last", math.MaxInt32-1); err != nil || ns.ID != math.MaxInt32-1 {
+			t.Fatalf("id %d asked for: %+v, %v", math.MaxInt32-1, ns, err)
+		}
+		if ns, err := CreateNamespace(bg, tx, "last", 0); err != nil || ns.ID != math.MaxInt32 {
+			t.Fatalf("the last id picked: %+v, %v", ns, err)
+		}
+		_, err := CreateNamespace(bg, tx, "past_the_last", 0)
+		wantCode(t, err, status.ResourceExhausted, "no namespace id is left")
+		return nil
+	})
 }
