@@ -164,6 +164,16 @@ func TestCheckAppend(t *testing.T) {
 			ok(1, app("x", 2)),
 			ok(2, r("x", 2, 1)),
 		)},
+		{name: "appends ordered against real time over three transactions", realtime: true, want: []Kind{G0Realtime}, events: serial(
+			ok(0, app("x", 1)),
+			ok(1, app("x", 2)),
+			ok(2, app("x", 3)),
+			ok(3, r("x", 3, 1, 2)),
+		)},
+		{name: "a read of an append that came after it", realtime: true, want: []Kind{G1cRealtime}, events: serial(
+			ok(0, r("x", 1)),
+			ok(1, app("x", 1)),
+		)},
 		{name: "lost append", realtime: true, want: []Kind{LostAppend}, events: serial(
 			ok(0, app("x", 1)),
 			ok(1, app("x", 2)),
