@@ -817,3 +817,20 @@ func TestNamespaceIDsToTheLast(t *testing.T) {
 		return nil
 	})
 }
+
+// TestListSome: a refusal names up to five databases or applications, and
+// says "…" only when there are more.
+func TestListSome(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b", "c", "d", "e"}, "a, b, c, d, e"},
+		{[]string{"a", "b", "c", "d", "e", "f"}, "a, b, c, d, e, …"},
+	} {
+		if got := listSome(tc.names); got != tc.want {
+			t.Errorf("listSome(%q) = %q, want %q", tc.names, got, tc.want)
+		}
+	}
+}
