@@ -48,6 +48,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"short micro-op", `{"process":0,"type":"invoke","f":"txn","value":[["r","x"]]}`, "want [f, key, value]"},
 		{"unknown micro-op", `{"process":0,"type":"invoke","f":"txn","value":[["cas","x",1]]}`, "unknown micro-operation"},
 		{"fractional value", `{"process":0,"type":"invoke","f":"txn","value":[["append","x",1.5]]}`, "int64"},
+		{"read not a list", `{"process":0,"type":"ok","f":"txn","value":[["r","x",{"v":1}]]}`, "[]int64"},
 		{"key not a string", `{"process":0,"type":"invoke","f":"txn","value":[["append",1,1]]}`, "key"},
 		{"transfer field", `{"process":0,"type":"invoke","f":"transfer","value":{"from":"a","too":"b"}}`, "unknown field"},
 		{"second value", `{"process":0,"type":"invoke","f":"read","value":null} {}`, "after the value"},
