@@ -83,9 +83,20 @@ nemesis:
 # to the timeout (with 5, a quarter of its first run). GOFLAGS=-count=1:
 # a coverage pass answered from Go's test cache takes a second, and every
 # mutant then times out.
+# Only the lines changed since a commit (a batch of issues), with the
+# default flags kept:
+#   make mutants MUTANT_PKGS='history auth' \
+#     MUTANT_FLAGS='--workers 1 --timeout-coefficient 10 --diff <commit>'
+# gremlins names a mutant's file relative to the package directory given
+# but reads `git diff` relative to the repository's root, so that on its
+# own --diff matches no file and skips every mutant: gremlins runs from
+# inside the package, with git's diff.relative set. A package whose tests
+# take minutes can skip its long ones: MUTANT_GOFLAGS='-count=1 -short'
+# (history's 100,000-op test: see docs/testing.md).
 MUTANT_PKGS ?= index changelog filter schema query kv kv/pebblekv
 MUTANTS_OUT ?= .mutants
 MUTANT_FLAGS ?= --workers 1 --timeout-coefficient 10
+MUTANT_GOFLAGS ?= -count=1
 GREMLINS = $(shell $(GO) env GOPATH)/bin/gremlins
 mutants:
 	@test -x $(GREMLINS) || $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
@@ -94,7 +105,9 @@ mutants:
 		echo "== internal/$$p"; \
 		ex=; test $$p != kv || ex='--exclude-files=(^|/)(pebblekv|sqlkv|kvtest)/ --timeout-coefficient 3'; \
 		test $$p != kv/pebblekv || ex='--timeout-coefficient 3'; \
-		GOFLAGS=-count=1 $(GREMLINS) unleash $(MUTANT_FLAGS) $$ex -o $(MUTANTS_OUT)/$$(echo $$p | tr / -).json ./internal/$$p || exit 1; \
+		(cd internal/$$p && GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=diff.relative GIT_CONFIG_VALUE_0=true \
+			GOFLAGS='$(MUTANT_GOFLAGS)' $(GREMLINS) unleash $(MUTANT_FLAGS) $$ex \
+			-o $(abspath $(MUTANTS_OUT))/$$(echo $$p | tr / -).json $(CURDIR)/internal/$$p) || exit 1; \
 	done
 
 # Storage benchmarks (see docs/benchmarks.md for recorded results).

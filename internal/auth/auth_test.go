@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -761,4 +762,75 @@ func madeWithoutAuth(t *testing.T, f *fixture) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// TestOwnerSeenAsAlias: where the owner made or changed an application,
+// any caller but the owner sees "owner" rather than its id (half of its
+// credentials); an application made or changed by nobody signed in (a
+// server without authentication, whose caller has the owner's role) shows
+// nobody, not the alias; the owner sees its own id. The HTTP side is
+// apitest.TestOwnerIDHiddenFromAdmins; this one runs in a moment.
+func TestOwnerSeenAsAlias(t *testing.T) {
+	acme := Namespace{Name: "acme"}
+	admin := Caller{App: "admin-id", Namespace: acme, Role: RoleAdmin}
+	owner := Caller{App: "owner-id", Namespace: Default, Role: RoleOwner}
+	for _, tc := range []struct {
+		name                 string
+		rec                  appRecord
+		by                   Caller
+		createdBy, updatedBy string
+	}{
+		{"owner's hand, seen by an admin", appRecord{CreatedBy: "owner-id", CreatedByOwner: true, UpdatedBy: "owner-id", UpdatedByOwner: true},
+			admin, ownerAlias, ownerAlias},
+		{"owner's hand, seen by the owner", appRecord{CreatedBy: "owner-id", CreatedByOwner: true, UpdatedBy: "owner-id", UpdatedByOwner: true},
+			owner, "owner-id", "owner-id"},
+		{"made by the owner, changed by the admin", appRecord{CreatedBy: "owner-id", CreatedByOwner: true, UpdatedBy: "admin-id"},
+			admin, ownerAlias, "admin-id"},
+		{"made by the admin, changed by the owner", appRecord{CreatedBy: "admin-id", UpdatedBy: "owner-id", UpdatedByOwner: true},
+			admin, "admin-id", ownerAlias},
+		{"made and changed by nobody signed in", appRecord{CreatedByOwner: true, UpdatedByOwner: true},
+			admin, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.rec.seenBy(tc.by, "app-id", acme)
+			if a.CreatedBy != tc.createdBy || a.UpdatedBy != tc.updatedBy {
+				t.Errorf("created_by %q, updated_by %q; want %q, %q", a.CreatedBy, a.UpdatedBy, tc.createdBy, tc.updatedBy)
+			}
+		})
+	}
+}
+
+// TestNamespaceIDsToTheLast: the API carries namespace ids as int32, and
+// every one of them up to the largest can be given, asked for or picked;
+// past it, a pick is refused as exhausted.
+func TestNamespaceIDsToTheLast(t *testing.T) {
+	f := newFixture(t, backendtest.OpenPebble)
+	f.run(t, func(tx kv.Tx) error {
+		if ns, err := CreateNamespace(bg, tx, "next_to_last", math.MaxInt32-1); err != nil || ns.ID != math.MaxInt32-1 {
+			t.Fatalf("id %d asked for: %+v, %v", math.MaxInt32-1, ns, err)
+		}
+		if ns, err := CreateNamespace(bg, tx, "last", 0); err != nil || ns.ID != math.MaxInt32 {
+			t.Fatalf("the last id picked: %+v, %v", ns, err)
+		}
+		_, err := CreateNamespace(bg, tx, "past_the_last", 0)
+		wantCode(t, err, apierror.ResourceExhausted, "no namespace id is left")
+		return nil
+	})
+}
+
+// TestListSome: a refusal names up to five databases or applications, and
+// says "…" only when there are more.
+func TestListSome(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b", "c", "d", "e"}, "a, b, c, d, e"},
+		{[]string{"a", "b", "c", "d", "e", "f"}, "a, b, c, d, e, …"},
+	} {
+		if got := listSome(tc.names); got != tc.want {
+			t.Errorf("listSome(%q) = %q, want %q", tc.names, got, tc.want)
+		}
+	}
 }

@@ -81,6 +81,24 @@ func TestCheckAppend(t *testing.T) {
 			together(ok(0, app("x", 1)), ok(1, app("x", 2)), ok(2, r("x", 2))),
 			serial(ok(0, r("x", 2, 1))),
 		)},
+		// The longest read is the order whichever read comes last: a
+		// later, shorter read is serialized before the longer one.
+		{name: "a later read shorter than an earlier one", realtime: true, events: together(
+			ok(0, app("x", 1)), ok(1, app("x", 2)), ok(2, r("x", 1, 2)), ok(3, r("x", 1)), ok(4, r("x")),
+		)},
+		// Op 0's first ww edge (to op 1) leads nowhere; the cycle takes
+		// its second, of the same kind, to op 2.
+		{name: "write cycle through an op's second edge", events: then(
+			together(ok(0, app("z", 1), app("x", 1), app("y", 2)), ok(1, app("z", 2)), ok(2, app("x", 2), app("y", 1))),
+			serial(ok(3, r("x", 1, 2), r("y", 1, 2), r("z", 1, 2))),
+		), want: []Kind{G0}},
+		// Op 0 precedes op 1 by ww and by real time: only the rt edge
+		// closes the G-single-realtime.
+		{name: "two kinds of edge between the same ops", realtime: true, events: serial(
+			ok(0, app("x", 1), app("y", 1)),
+			ok(1, app("x", 2), r("y")),
+			ok(2, r("x", 1, 2), r("y", 1)),
+		), want: []Kind{GSingle, GSingleRealtime}},
 		{name: "info ops seen and unseen, failed op unseen", realtime: true, events: then(
 			serial(info(0, app("x", 1)), ok(1, r("x", 1)), info(2, app("x", 2), app("y", 9)), fail(3, app("x", 3))),
 			serial(ok(4, app("x", 4)), ok(4, r("x", 1, 4), r("y"))),
@@ -145,6 +163,16 @@ func TestCheckAppend(t *testing.T) {
 			ok(0, app("x", 1)),
 			ok(1, app("x", 2)),
 			ok(2, r("x", 2, 1)),
+		)},
+		{name: "appends ordered against real time over three transactions", realtime: true, want: []Kind{G0Realtime}, events: serial(
+			ok(0, app("x", 1)),
+			ok(1, app("x", 2)),
+			ok(2, app("x", 3)),
+			ok(3, r("x", 3, 1, 2)),
+		)},
+		{name: "a read of an append that came after it", realtime: true, want: []Kind{G1cRealtime}, events: serial(
+			ok(0, r("x", 1)),
+			ok(1, app("x", 1)),
 		)},
 		{name: "lost append", realtime: true, want: []Kind{LostAppend}, events: serial(
 			ok(0, app("x", 1)),
@@ -246,5 +274,51 @@ func TestSearchBudgetReported(t *testing.T) {
 	}
 	if res := check(t, events, AppendOptions{}); len(res.Incomplete) > 0 {
 		t.Fatalf("with the default budget: incomplete %v", res.Incomplete)
+	}
+}
+
+// TestAnomalyText: what a run reports is read by people, so each anomaly
+// says its kind and, for a cycle, every edge with the key and version
+// that shows it (none for real time); a value's anomaly, its reason.
+func TestAnomalyText(t *testing.T) {
+	cycle := Anomaly{Kind: GSingleRealtime, Ops: []int{3, 5, 7}, Cycle: []Edge{
+		{From: 3, To: 5, Kind: WW, Key: "x", Value: 2},
+		{From: 5, To: 7, Kind: RW, Key: "y", Value: 9},
+		{From: 7, To: 3, Kind: RT},
+	}}
+	value := Anomaly{Kind: G1a, Ops: []int{1, 2}, Key: "x", Value: 4, Why: "op 2 read 4 in x, appended by op 1, which failed"}
+	res := Result{Anomalies: []Anomaly{cycle, value}, Incomplete: []Kind{G2}}
+	want := "G-single-realtime: op 3 -ww(x 2)-> op 5 -rw(y 9)-> op 7 -rt-> op 3\n" +
+		"G1a: op 2 read 4 in x, appended by op 1, which failed\n" +
+		"search for G2 cycles stopped at its budget\n"
+	if got := res.String(); got != want {
+		t.Errorf("report:\n%s\nwant:\n%s", got, want)
+	}
+
+	// A cycle found is explained by the same text.
+	events := then(
+		together(ok(0, r("x"), app("y", 1)), ok(1, r("y"), app("x", 1))),
+		serial(ok(2, r("x", 1), r("y", 1))),
+	)
+	found := check(t, events, AppendOptions{}).Anomalies
+	if len(found) != 1 || found[0].Why != "G2: op 0 -rw(x 1)-> op 1 -rw(y 1)-> op 0" && found[0].Why != "G2: op 1 -rw(y 1)-> op 0 -rw(x 1)-> op 1" {
+		t.Errorf("write skew reported as %+v", found)
+	}
+}
+
+// TestDuplicateNamesEachReader: a value read twice is reported once for
+// each op whose read shows it twice, the longest read's and a shorter
+// one's alike.
+func TestDuplicateNamesEachReader(t *testing.T) {
+	events := serial(ok(0, app("x", 1)), ok(1, app("x", 2)), ok(2, r("x", 1, 1)), ok(3, r("x", 1, 1, 2)))
+	var readers []int
+	for _, a := range check(t, events, AppendOptions{}).Anomalies {
+		if a.Kind == DuplicateAppend {
+			readers = append(readers, a.Ops...)
+		}
+	}
+	slices.Sort(readers)
+	if !slices.Equal(readers, []int{2, 3}) {
+		t.Fatalf("duplicate reported for ops %v, want 2 and 3 once each", readers)
 	}
 }

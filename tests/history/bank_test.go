@@ -39,6 +39,9 @@ func TestCheckBank(t *testing.T) {
 		{name: "negative balance", opt: BankOptions{Total: 100}, want: []Kind{NegativeBalance}, events: then(
 			balances(0, map[string]int64{"a": -10, "b": 110}),
 		)},
+		{name: "an empty account is not overdrawn", opt: BankOptions{Total: 100}, events: then(
+			balances(0, map[string]int64{"a": 0, "b": 100}),
+		)},
 		{name: "negative balance allowed", opt: BankOptions{Total: 100, AllowNegative: true}, events: then(
 			balances(0, map[string]int64{"a": -10, "b": 110}),
 		)},

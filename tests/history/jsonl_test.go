@@ -48,6 +48,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"short micro-op", `{"process":0,"type":"invoke","f":"txn","value":[["r","x"]]}`, "want [f, key, value]"},
 		{"unknown micro-op", `{"process":0,"type":"invoke","f":"txn","value":[["cas","x",1]]}`, "unknown micro-operation"},
 		{"fractional value", `{"process":0,"type":"invoke","f":"txn","value":[["append","x",1.5]]}`, "int64"},
+		{"read not a list", `{"process":0,"type":"ok","f":"txn","value":[["r","x",{"v":1}]]}`, "[]int64"},
 		{"key not a string", `{"process":0,"type":"invoke","f":"txn","value":[["append",1,1]]}`, "key"},
 		{"transfer field", `{"process":0,"type":"invoke","f":"transfer","value":{"from":"a","too":"b"}}`, "unknown field"},
 		{"second value", `{"process":0,"type":"invoke","f":"read","value":null} {}`, "after the value"},
@@ -90,6 +91,8 @@ func TestPair(t *testing.T) {
 		[]Event{ok(0, Append("x", 1)).invocation(), ok(1, ReadOf("x", 1)).invocation()},
 		[]Event{ok(1, ReadOf("x", 1)).completion(), info(0, Append("x", 1)).completion()},
 		[]Event{ok(2, ReadOf("x")).invocation()},
+		// An ok transfer's completion need not repeat its value.
+		[]Event{{Process: 3, Type: Invoke, F: FTransfer, Transfer: &Transfer{From: "a", To: "b", Amount: 5}}, {Process: 3, Type: OK, F: FTransfer}},
 	)
 	ops, err := Pair(events)
 	if err != nil {
@@ -99,6 +102,7 @@ func TestPair(t *testing.T) {
 		{ID: 0, Process: 0, F: FTxn, Type: Info, Invoke: 0, Complete: 3, Txn: []Mop{Append("x", 1)}},
 		{ID: 1, Process: 1, F: FTxn, Type: OK, Invoke: 1, Complete: 2, Txn: []Mop{ReadOf("x", 1)}},
 		{ID: 2, Process: 2, F: FTxn, Type: Info, Invoke: 4, Complete: -1, Txn: []Mop{Read("x")}},
+		{ID: 3, Process: 3, F: FTransfer, Type: OK, Invoke: 5, Complete: 6, Transfer: &Transfer{From: "a", To: "b", Amount: 5}},
 	}
 	if !reflect.DeepEqual(ops, want) {
 		t.Fatalf("paired\n%+v\nwant\n%+v", ops, want)
