@@ -85,7 +85,7 @@ nemesis:
 # mutant then times out.
 # Only the lines changed since a commit (a batch of issues), with the
 # default flags kept:
-#   make mutants MUTANT_PKGS='history auth' \
+#   make mutants MUTANT_PKGS='tests/history auth' \
 #     MUTANT_FLAGS='--workers 1 --timeout-coefficient 10 --diff <commit>'
 # gremlins names a mutant's file relative to the package directory given
 # but reads `git diff` relative to the repository's root, so that on its
@@ -102,12 +102,13 @@ mutants:
 	@test -x $(GREMLINS) || $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 	@mkdir -p $(MUTANTS_OUT)
 	@for p in $(MUTANT_PKGS); do \
-		echo "== internal/$$p"; \
+		d=internal/$$p; test -d $$d || d=$$p; \
+		echo "== $$d"; \
 		ex=; test $$p != kv || ex='--exclude-files=(^|/)(pebblekv|sqlkv|kvtest)/ --timeout-coefficient 3'; \
 		test $$p != kv/pebblekv || ex='--timeout-coefficient 3'; \
-		(cd internal/$$p && GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=diff.relative GIT_CONFIG_VALUE_0=true \
+		(cd $$d && GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=diff.relative GIT_CONFIG_VALUE_0=true \
 			GOFLAGS='$(MUTANT_GOFLAGS)' $(GREMLINS) unleash $(MUTANT_FLAGS) $$ex \
-			-o $(abspath $(MUTANTS_OUT))/$$(echo $$p | tr / -).json $(CURDIR)/internal/$$p) || exit 1; \
+			-o $(abspath $(MUTANTS_OUT))/$$(echo $$p | tr / -).json $(CURDIR)/$$d) || exit 1; \
 	done
 
 # Storage benchmarks (see docs/benchmarks.md for recorded results).
