@@ -130,6 +130,14 @@ func (s *Store) LogBytes(ctx context.Context, after, upTo kv.Position) (int64, e
 	if n, ok := s.logSizes.between(from-1, upTo); ok {
 		return n, nil
 	}
+	// Once damage was found, no scan: the store takes no writes, so the
+	// log neither grows nor can be trimmed, and each read of a damaged
+	// block costs Pebble's search for a flipped bit (up to 40 KiB times 8
+	// checksums of the block: seconds of CPU), which made the trimmer's
+	// tick and every /metrics scrape wait on it.
+	if err := s.damage.err(); err != nil {
+		return 0, err
+	}
 	it, err := v.snap.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: logKey(from), UpperBound: logKey(upTo + 1)})
 	if err != nil {
 		return 0, readError("size of the log", err)
