@@ -318,7 +318,7 @@ func (g *gatedMerger) ForceMerge(ctx context.Context, mo *mergeplan.MergePlanOpt
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a bound on failure: Bleve merges slowly on a loaded machine
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting: %s", what)

@@ -171,7 +171,7 @@ func TestCounterWriteSkew(t *testing.T) {
 // folio_counter, live ones stay, and an Add after the removal is seen by
 // validation again.
 func TestCounterKeysCollected(t *testing.T) {
-	s := mustOpen(t, Options{URL: pgtest.NewDatabase(t), FoldDelay: time.Millisecond, MaxTxAge: 200 * time.Millisecond})
+	s := mustOpen(t, Options{URL: pgtest.NewDatabase(t), FoldDelay: time.Millisecond, MaxTxAge: 2 * time.Second})
 	run(t, s, func(tx kv.Tx) error {
 		tx.Add([]byte("g/1"), 1)
 		tx.Add([]byte("g/2"), 1)
