@@ -188,7 +188,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw, body := &x.sw, &x.body
 	sw.rc = *http.NewResponseController(sw)
 	body.ReadCloser = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	r = r.WithContext(ctx)
+	r = r.WithContext(withCallerBox(ctx, &x.caller))
 	r.Body = body
 	r = s.serve(x, r, id)
 	s.ops.LogRequest(r.Context(), ops.RequestRecord{
@@ -208,6 +208,7 @@ type exchange struct {
 	sw       statusWriter
 	body     countingBody
 	deadline bodyWithDeadline
+	caller   callerBox
 }
 
 // serve answers a request; it returns the request as its handler saw it
@@ -247,7 +248,7 @@ func (s *Server) serve(x *exchange, r *http.Request, requestID string) *http.Req
 	if s.forward(sw, r, requestID) {
 		return r
 	}
-	r = s.withCaller(r)
+	r = s.authenticate(r)
 	if s.muxAnswersItself(r) {
 		s.noRoute(sw, r)
 		return r
