@@ -69,8 +69,16 @@ func Errorf(code Code, format string, args ...any) error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// From returns the *Error in err's chain, if there is one.
+// From returns the *Error in err's chain, if there is one. No error and an
+// *Error itself, the common cases, are answered without errors.As, whose
+// target escapes: an allocation in every call that asks of a nil error.
 func From(err error) (*Error, bool) {
+	if err == nil {
+		return nil, false
+	}
+	if e, ok := err.(*Error); ok {
+		return e, true
+	}
 	var e *Error
 	ok := errors.As(err, &e)
 	return e, ok

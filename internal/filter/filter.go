@@ -162,7 +162,7 @@ type Filter struct {
 	// Root is the top of the tree; nil for the empty filter {}.
 	Root Node
 
-	paths *pathTree // the paths Matches must extract; nil when Root is nil
+	paths pathTree // the paths Matches must extract; empty when Root is nil
 	// regexes are the tree's $regex nodes, whose cost Matches checks.
 	regexes []*Like
 }

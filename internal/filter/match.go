@@ -15,64 +15,87 @@ import (
 )
 
 // pathTree holds the distinct paths a filter compares, as a tree of their
-// segments, so that one walk over a document finds the value of each.
+// segments, so that one walk over a document finds the value of each. Its
+// nodes lie in one slice and a node's children are a list, found by
+// comparing names: a filter names a few paths, and a filter is parsed for
+// every request, where a map per node cost an allocation each.
 type pathTree struct {
-	root  *pathNode
-	slots int // number of distinct paths
+	nodes []pathNode // nodes[0] is the root
+	slots int        // number of distinct paths
 }
 
 type pathNode struct {
-	children map[string]*pathNode
-	slot     int // index of the path ending here, or -1
+	seg   string // the segment from the parent to here
+	slot  int    // index of the path ending here, or -1
+	first int    // the first child's index in nodes, or 0 for none
+	next  int    // the next sibling's index in nodes, or 0 for none
 }
 
 // newPathTree numbers the distinct paths the nodes under root compare
 // (setting each node's slot) and builds their tree.
-func newPathTree(root Node) *pathTree {
-	t := &pathTree{root: &pathNode{slot: -1}}
-	slots := make(map[string]int)
+func newPathTree(root Node) pathTree {
+	t := pathTree{nodes: make([]pathNode, 1, 4)}
+	t.nodes[0].slot = -1
 	walk(root, func(n Node) {
 		switch n := n.(type) {
 		case *Comparison:
-			n.slot = t.add(slots, n.Path)
+			n.slot = t.add(n.Path)
 		case *Elements:
-			n.slot = t.add(slots, n.Path)
+			n.slot = t.add(n.Path)
 		case *ArrayEquals:
-			n.slot = t.add(slots, n.Path)
+			n.slot = t.add(n.Path)
 		case *Exists:
-			n.slot = t.add(slots, n.Path)
+			n.slot = t.add(n.Path)
 		case *Like:
-			n.slot = t.add(slots, n.Path)
+			n.slot = t.add(n.Path)
 		case *Within:
-			n.slot = t.add(slots, n.array)
+			n.slot = t.add(n.array)
 		}
 	})
-	t.slots = len(slots)
 	return t
 }
 
 // add returns the slot of path, numbering it and adding it to the tree if
 // it is new.
-func (t *pathTree) add(slots map[string]int, path string) int {
-	if slot, ok := slots[path]; ok {
-		return slot
-	}
-	slot := len(slots)
-	slots[path] = slot
-	n := t.root
-	for _, seg := range strings.Split(path, ".") {
-		child := n.children[seg]
-		if child == nil {
-			child = &pathNode{slot: -1}
-			if n.children == nil {
-				n.children = make(map[string]*pathNode)
-			}
-			n.children[seg] = child
+func (t *pathTree) add(path string) int {
+	n := 0
+	for rest, more := path, true; more; {
+		var seg string
+		seg, rest, more = strings.Cut(rest, ".")
+		child := t.child(n, seg)
+		if child == 0 {
+			child = len(t.nodes)
+			t.nodes = append(t.nodes, pathNode{seg: seg, slot: -1, next: t.nodes[n].first})
+			t.nodes[n].first = child
 		}
 		n = child
 	}
-	n.slot = slot
-	return slot
+	if t.nodes[n].slot < 0 {
+		t.nodes[n].slot = t.slots
+		t.slots++
+	}
+	return t.nodes[n].slot
+}
+
+// child returns the index of node n's child named seg, or 0.
+func (t *pathTree) child(n int, seg string) int {
+	for c := t.nodes[n].first; c != 0; c = t.nodes[c].next {
+		if t.nodes[c].seg == seg {
+			return c
+		}
+	}
+	return 0
+}
+
+// childKey is child for a member's unescaped name, as the document holds
+// it (the comparison converts without copying).
+func (t *pathTree) childKey(n int, key []byte) int {
+	for c := t.nodes[n].first; c != 0; c = t.nodes[c].next {
+		if t.nodes[c].seg == string(key) {
+			return c
+		}
+	}
+	return 0
 }
 
 // span is where a value lies in a document; start < 0 when it was not found.
@@ -106,7 +129,7 @@ func (f Filter) MatchesAt(doc []byte, ts Times) (bool, error) {
 	if f.Root == nil {
 		return true, nil
 	}
-	if f.paths == nil {
+	if len(f.paths.nodes) == 0 {
 		return false, errors.New("filter: Matches on a Filter not built by Parse")
 	}
 	var buf [8]span
@@ -125,7 +148,7 @@ func (f Filter) MatchesAt(doc []byte, ts Times) (bool, error) {
 		return false, nil
 	}
 	remaining := f.paths.slots
-	if _, err := collect(doc, start, f.paths.root, spans, &remaining); err != nil && err != errAllFound {
+	if _, err := collect(doc, start, &f.paths, 0, spans, &remaining); err != nil && err != errAllFound {
 		return false, fmt.Errorf("filter: document: %w", err)
 	}
 	if len(f.regexes) > 0 {
@@ -137,8 +160,8 @@ func (f Filter) MatchesAt(doc []byte, ts Times) (bool, error) {
 }
 
 // collect walks the object at doc[i], recording in spans the value of every
-// path under node, and returns where the object ends.
-func collect(doc []byte, i int, node *pathNode, spans []span, remaining *int) (int, error) {
+// path under t's node n, and returns where the object ends.
+func collect(doc []byte, i int, t *pathTree, n int, spans []span, remaining *int) (int, error) {
 	o, err := jsonscan.ObjectAt(doc, i)
 	if err != nil {
 		return 0, err
@@ -151,33 +174,34 @@ func collect(doc []byte, i int, node *pathNode, spans []span, remaining *int) (i
 		if !ok {
 			return o.End(), nil
 		}
-		var child *pathNode
+		var c int
 		if escaped {
-			child = node.children[jsonscan.Unquote(key)]
+			c = t.child(n, jsonscan.Unquote(key))
 		} else {
-			child = node.children[string(key)]
+			c = t.childKey(n, key)
 		}
 		switch {
-		case child == nil:
+		case c == 0:
 			if err := skipMember(&o, doc, v); err != nil {
 				return 0, err
 			}
-		case child.slot >= 0:
+		case t.nodes[c].slot >= 0:
+			slot := t.nodes[c].slot
 			e, err := jsonscan.End(doc, v)
 			if err != nil {
 				return 0, err
 			}
 			// The first occurrence counts, as for key extraction; validated
 			// documents have no duplicate members anyway.
-			if spans[child.slot].start < 0 {
-				spans[child.slot] = span{v, e}
+			if spans[slot].start < 0 {
+				spans[slot] = span{v, e}
 				if *remaining--; *remaining == 0 {
 					return 0, errAllFound
 				}
 			}
 			o.Resume(e)
 		case jsonscan.KindAt(doc, v) == jsonscan.Object:
-			e, err := collect(doc, v, child, spans, remaining)
+			e, err := collect(doc, v, t, c, spans, remaining)
 			if err != nil {
 				return 0, err
 			}

@@ -6,7 +6,6 @@ import (
 	"net"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
 	"github.com/foliodb/folio/internal/apierror"
@@ -46,11 +45,7 @@ func caller2023(ctx context.Context) ops.Caller {
 }
 
 func (s *Server) withCaller(ctx context.Context) context.Context {
-	md, _ := metadata.FromIncomingContext(ctx)
-	var authorization string
-	if v := md.Get("authorization"); len(v) > 0 {
-		authorization = v[0]
-	}
+	authorization, _ := mdFirst(ctx, "authorization")
 	c := s.ops.Authenticate(ctx, authorization)
 	c.Transport = ops.TransportGRPC
 	return context.WithValue(ctx, callerKey{}, c)

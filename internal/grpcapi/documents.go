@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/foliodb/folio/internal/ops"
@@ -157,6 +156,5 @@ func (s *Server) Explain(ctx context.Context, req *api.ReadRequest) (*api.Explai
 // signedOff reads the original's tigris-schema-sign-off metadata (see
 // ops.WriteDocumentsRequest.SchemaSignedOff).
 func signedOff(ctx context.Context) bool {
-	md, _ := metadata.FromIncomingContext(ctx)
-	return mdValue(md, "tigris-schema-sign-off") == "true"
+	return mdValue(ctx, "tigris-schema-sign-off") == "true"
 }

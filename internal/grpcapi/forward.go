@@ -79,8 +79,8 @@ func (s *Server) route(ctx context.Context) (ops.Route, bool, error) {
 	if s.forwarder == nil {
 		return ops.Route{}, false, nil
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	return s.ops.ForwardTo(ctx, txRef(ctx), len(md.Get(mdForwardedBy)) > 0)
+	_, forwarded := mdFirst(ctx, mdForwardedBy)
+	return s.ops.ForwardTo(ctx, txRef(ctx), forwarded)
 }
 
 // outgoing is the relayed call's context: the client's metadata (its

@@ -142,11 +142,8 @@ func (s *Server) logStream(srv any, ss grpc.ServerStream, info *grpc.StreamServe
 }
 
 func incomingRequestID(ctx context.Context) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get(requestIDKey); len(v) > 0 {
-		return v[0]
-	}
-	return ""
+	id, _ := mdFirst(ctx, requestIDKey)
+	return id
 }
 
 // logCall has a call's line written. A call that failed outside the

@@ -24,18 +24,28 @@ const (
 
 // txRef reads the transaction a call names, if any.
 func txRef(ctx context.Context) ops.TxRef {
-	md, _ := metadata.FromIncomingContext(ctx)
-	return ops.TxRef{ID: mdValue(md, mdTxID), Origin: mdValue(md, mdTxOrigin)}
+	return ops.TxRef{ID: mdValue(ctx, mdTxID), Origin: mdValue(ctx, mdTxOrigin)}
 }
 
-func mdValue(md metadata.MD, key string) string {
-	if v := md.Get(key); len(v) > 0 && v[0] != "" {
-		return v[0]
+// mdValue is the first value of the call's metadata entry key (lower
+// case), or else of the entry grpc-gateway's prefix names so.
+func mdValue(ctx context.Context, key string) string {
+	if v, ok := mdFirst(ctx, key); ok && v != "" {
+		return v
 	}
-	if v := md.Get(gatewayMDPrefix + key); len(v) > 0 {
-		return v[0]
+	v, _ := mdFirst(ctx, gatewayMDPrefix+key)
+	return v
+}
+
+// mdFirst is the first value of the call's metadata entry key (lower
+// case), if it has one. It looks up the one entry: metadata.FromIncomingContext
+// copies them all, and a call reads several (its caller's token, its
+// request id, its transaction, whether it was relayed).
+func mdFirst(ctx context.Context, key string) (string, bool) {
+	if v := metadata.ValueFromIncomingContext(ctx, key); len(v) > 0 {
+		return v[0], true
 	}
-	return ""
+	return "", false
 }
 
 func (s *Server) BeginTransaction(ctx context.Context, req *api.BeginTransactionRequest) (*api.BeginTransactionResponse, error) {

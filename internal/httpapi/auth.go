@@ -22,17 +22,39 @@ import (
 
 type callerKey struct{}
 
-// withCaller authenticates a request from its Authorization header, once,
-// for its handler.
-func (s *Server) withCaller(r *http.Request) *http.Request {
-	c := s.ops.Authenticate(r.Context(), r.Header.Get("Authorization"))
-	c.Transport = ops.TransportHTTP
-	return r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
+// callerBox holds a request's caller, in its context from the start (see
+// ServeHTTP): authentication fills it in place rather than adding a value
+// to the context, which cost a copy of the request as well.
+type callerBox struct {
+	c ops.Caller
 }
 
-// caller is who makes the request, and (Projects) in which API's terms.
+// withCallerBox returns ctx with box, for caller to find.
+func withCallerBox(ctx context.Context, box *callerBox) context.Context {
+	return context.WithValue(ctx, callerKey{}, box)
+}
+
+// authenticate authenticates a request from its Authorization header,
+// once, for its handler; it returns r with a box of its own if it had
+// none.
+func (s *Server) authenticate(r *http.Request) *http.Request {
+	c := s.ops.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	c.Transport = ops.TransportHTTP
+	box, _ := r.Context().Value(callerKey{}).(*callerBox)
+	if box == nil {
+		return r.WithContext(withCallerBox(r.Context(), &callerBox{c: c}))
+	}
+	box.c = c
+	return r
+}
+
+// caller is who makes the request, and (Projects) in which API's terms;
+// the zero Caller before authentication.
 func caller(r *http.Request) ops.Caller {
-	c, _ := r.Context().Value(callerKey{}).(ops.Caller)
+	var c ops.Caller
+	if box, _ := r.Context().Value(callerKey{}).(*callerBox); box != nil {
+		c = box.c
+	}
 	c.Projects = isProjectRoute(r)
 	return c
 }

@@ -184,12 +184,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	ctx, id := s.ops.StartRequest(r.Context(), r.Header.Get(requestIDHeader))
 	w.Header().Set(requestIDHeader, id)
-	body := &countingBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)}
-	r = r.WithContext(ctx)
+	x := &exchange{sw: statusWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}}
+	sw, body := &x.sw, &x.body
+	sw.rc = *http.NewResponseController(sw)
+	body.ReadCloser = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	r = r.WithContext(withCallerBox(ctx, &x.caller))
 	r.Body = body
-	sw := &statusWriter{ResponseWriter: w, writeTimeout: s.cfg.WriteTimeout}
-	sw.rc = http.NewResponseController(sw)
-	r = s.serve(sw, r, id)
+	r = s.serve(x, r, id)
 	s.ops.LogRequest(r.Context(), ops.RequestRecord{
 		Transport: "http", Caller: caller(r), Method: r.Method, Path: r.URL.Path, Status: sw.status,
 		Duration: time.Since(start), BytesIn: body.n, BytesOut: sw.bytes,
@@ -201,9 +202,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // one, and every answer carries the one its log line has.
 const requestIDHeader = "X-Request-Id"
 
+// exchange holds the wrappers one request needs around its writer and its
+// body, allocated together: they live exactly as long as the request.
+type exchange struct {
+	sw       statusWriter
+	body     countingBody
+	deadline bodyWithDeadline
+	caller   callerBox
+}
+
 // serve answers a request; it returns the request as its handler saw it
 // (with its caller), for the log line.
-func (s *Server) serve(sw *statusWriter, r *http.Request, requestID string) *http.Request {
+func (s *Server) serve(x *exchange, r *http.Request, requestID string) *http.Request {
+	sw := &x.sw
 	// The mux would redirect a path with an empty segment to its cleaned
 	// form; the API answers it as an invalid name instead, as the original
 	// did. A segment that cannot be a name keeps it routable.
@@ -214,7 +225,8 @@ func (s *Server) serve(sw *statusWriter, r *http.Request, requestID string) *htt
 	sw.deadline() // a deadline left by an earlier request on the connection must not apply
 	if r.ContentLength != 0 {
 		sw.rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
-		r.Body = &bodyWithDeadline{ReadCloser: r.Body, rc: sw.rc}
+		x.deadline = bodyWithDeadline{ReadCloser: r.Body, rc: &sw.rc}
+		r.Body = &x.deadline
 	}
 	// Before anything else, a preflight included: a rebound page's
 	// requests all name another host.
@@ -236,7 +248,7 @@ func (s *Server) serve(sw *statusWriter, r *http.Request, requestID string) *htt
 	if s.forward(sw, r, requestID) {
 		return r
 	}
-	r = s.withCaller(r)
+	r = s.authenticate(r)
 	if s.muxAnswersItself(r) {
 		s.noRoute(sw, r)
 		return r
@@ -305,8 +317,8 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 type statusWriter struct {
 	http.ResponseWriter
 	status       int
-	bytes        int64 // written, for the log line
-	rc           *http.ResponseController
+	bytes        int64                   // written, for the log line
+	rc           http.ResponseController // of this statusWriter
 	writeTimeout time.Duration
 }
 

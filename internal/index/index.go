@@ -90,9 +90,8 @@ func FieldPrefix(collID int64, path string, kind Kind) []byte {
 // encoded in pkSuffix (the part of its document key after the collection's
 // document prefix).
 func Key(collID int64, e Entry, pkSuffix []byte) []byte {
-	p := FieldPrefix(collID, e.Path, e.Kind)
-	k := make([]byte, 0, len(p)+len(e.Value)+len(pkSuffix))
-	k = append(k, p...)
+	k := make([]byte, 0, 24+len(e.Path)+len(e.Value)+len(pkSuffix))
+	k = keyspace.AppendIndexField(k, collID, e.Path, int64(e.Kind))
 	k = append(k, e.Value...)
 	return append(k, pkSuffix...)
 }

@@ -146,7 +146,18 @@ func Documents(collID int64) kv.Range { return prefix(tagDocument, collID) }
 
 // IndexField is the prefix of the index entries of one field and kind.
 func IndexField(collID int64, path string, kind int64) []byte {
-	return pack(tagIndex, collID, path, kind)
+	return AppendIndexField(make([]byte, 0, 24+len(path)), collID, path, kind)
+}
+
+// AppendIndexField appends IndexField(collID, path, kind) to dst. It
+// writes the elements as pack would, without boxing them: an insert builds
+// a key for every field of its document, and the boxes and the separate
+// prefix were three allocations of each.
+func AppendIndexField(dst []byte, collID int64, path string, kind int64) []byte {
+	dst = keyenc.AppendString(dst, tagIndex)
+	dst = keyenc.AppendInt(dst, collID)
+	dst = keyenc.AppendString(dst, path)
+	return keyenc.AppendInt(dst, kind)
 }
 
 // Indexes is the range of every index entry of a collection.
