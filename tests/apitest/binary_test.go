@@ -77,7 +77,7 @@ func TestBinary(t *testing.T) {
 		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 			t.Errorf("a second server on the data directory ended with %v, want exit status 1", err)
 		}
-		want := "folio: pebblekv: data directory " + dir + " is in use by another Folio process (it holds the lock on " +
+		want := "folio serve: pebblekv: data directory " + dir + " is in use by another Folio process (it holds the lock on " +
 			filepath.Join(dir, "LOCK") + "): stop that one, or give this one another --data-dir"
 		if !strings.Contains(string(out), want) {
 			t.Errorf("a second server on the data directory said:\n%s\nwant it to say:\n%s", out, want)
