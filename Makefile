@@ -58,6 +58,10 @@ soak:
 # each history checked for isolation anomalies (tests/history). Ten
 # minutes a setup by default; flags in NEMESIS_FLAGS, e.g.
 #   make nemesis NEMESIS_FLAGS='-duration 20m -runs 3 -setup postgres'
+# Issue 43's long runs (20 of each setup, 100 faults each; about three and a
+# half hours, or two with each setup's -setup in a process of its own side
+# by side: docs/testing.md):
+#   make nemesis NEMESIS_FLAGS='-runs 20 -duration 4m -min-faults 100 -interval 0.5s'
 # (go run ./tests/cmd/nemesis -h lists them). Histories and logs are kept in the
 # directory it names. Installs Debian's postgresql-15 first if its server
 # programs are missing.
