@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -149,9 +150,9 @@ func TestBackendsArePickedInOnePlace(t *testing.T) {
 	}
 }
 
-// packageImports maps each package of the module (by its path inside the
-// module) to what its non-test files import.
-func packageImports(t *testing.T) map[string][]string {
+// fileImports maps each non-test Go file of the module (by its path inside
+// the module) to what it imports.
+func fileImports(t *testing.T) map[string][]string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -179,25 +180,38 @@ func packageImports(t *testing.T) map[string][]string {
 		if ignored(f) {
 			return nil // a program run with go run, in no package (scripts/)
 		}
-		rel, err := filepath.Rel(root, filepath.Dir(path))
+		rel, err := filepath.Rel(root, path)
 		if err != nil {
 			return err
 		}
-		pkg := filepath.ToSlash(rel)
-		if _, ok := out[pkg]; !ok {
-			out[pkg] = nil // a package that imports nothing still counts
-		}
+		rel = filepath.ToSlash(rel)
+		out[rel] = nil // a file that imports nothing still counts
 		for _, spec := range f.Imports {
 			imp, err := strconv.Unquote(spec.Path.Value)
 			if err != nil {
 				return err
 			}
-			out[pkg] = append(out[pkg], imp)
+			out[rel] = append(out[rel], imp)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// packageImports maps each package of the module (by its path inside the
+// module) to what its non-test files import: fileImports by directory.
+func packageImports(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for file, imps := range fileImports(t) {
+		pkg := path.Dir(file)
+		out[pkg] = append(out[pkg], imps...) // a package that imports nothing still counts
+		if out[pkg] == nil {
+			out[pkg] = []string{}
+		}
 	}
 	return out
 }

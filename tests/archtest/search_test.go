@@ -1,12 +1,8 @@
 package archtest
 
 import (
-	"go/parser"
-	"go/token"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -85,51 +81,4 @@ func TestBleveInternalsHaveOneDoor(t *testing.T) {
 	if !seen {
 		t.Fatalf("%s imports none of %v: the rule is out of date", bleveInternalsDoor, bleveInternals)
 	}
-}
-
-// fileImports maps each non-test Go file of the module (by its path inside
-// the module) to what it imports.
-func fileImports(t *testing.T) map[string][]string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]string{}
-	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		if ignored(f) {
-			return nil
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		for _, spec := range f.Imports {
-			imp, err := strconv.Unquote(spec.Path.Value)
-			if err != nil {
-				return err
-			}
-			out[rel] = append(out[rel], imp)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
