@@ -187,6 +187,8 @@ func (q *sequencer) process(pending []*commitRequest) {
 		q.failGroup(b, pending, fmt.Errorf("pebblekv: write: %w", err))
 		return
 	}
+	q.s.batchKeys.Add(int64(b.Count()))
+	q.s.batchBytes.Add(int64(b.Len()))
 	b.Close()
 	q.s.batches.Add(1)
 	q.s.groupSizes.Observe(float64(len(accepted)))

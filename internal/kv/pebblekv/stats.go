@@ -38,6 +38,8 @@ type Stats struct {
 	// it served and those it sent on to Pebble.
 	ValueCacheBytes                  int64
 	ValueCacheHits, ValueCacheMisses int64
+	// Written is what the store has written since it opened.
+	Written Written
 	// DiskFull: commits are refused for want of disk space (see diskfull.go).
 	DiskFull bool
 	// Damaged: Pebble found damaged data, and the store takes no writes
@@ -51,6 +53,11 @@ func (s *Store) TxCounters() *kv.TxCounters { return s.counters }
 // Stats reports the store's commit pipeline and Pebble's metrics now.
 func (s *Store) Stats() Stats {
 	m := s.db.Metrics()
+	var flushed, compacted uint64
+	for _, l := range m.Levels {
+		flushed += l.TableBytesFlushed + l.BlobBytesFlushed
+		compacted += l.TableBytesCompacted + l.BlobBytesCompacted
+	}
 	return Stats{
 		CommitGroupSize:     s.groupSizes.Snapshot(),
 		SyncSeconds:         s.syncTimes.Snapshot(),
@@ -66,7 +73,25 @@ func (s *Store) Stats() Stats {
 		ValueCacheBytes:     s.values.size(),
 		ValueCacheHits:      s.values.hits.Load(),
 		ValueCacheMisses:    s.values.misses.Load(),
-		DiskFull:            isNoSpace(s.failed()) || errors.Is(s.disk.check(), kv.ErrStorageFull),
-		Damaged:             s.damage.err() != nil,
+		Written: Written{
+			BatchKeys:      s.batchKeys.Load(),
+			BatchBytes:     s.batchBytes.Load(),
+			WALBytes:       m.WAL.BytesWritten,
+			FlushedBytes:   flushed,
+			CompactedBytes: compacted,
+		},
+		DiskFull: isNoSpace(s.failed()) || errors.Is(s.disk.check(), kv.ErrStorageFull),
+		Damaged:  s.damage.err() != nil,
 	}
+}
+
+// Written counts what a store wrote since it opened, at each step a write
+// takes: the commit groups' batches (keys and bytes, the store's own
+// position key included), Pebble's WAL, the tables flushed from its
+// memtables, and the tables its compactions wrote. What an insert costs
+// the disk is their sum divided by the inserts (BenchmarkWriteCost in
+// internal/documents).
+type Written struct {
+	BatchKeys, BatchBytes                  int64
+	WALBytes, FlushedBytes, CompactedBytes uint64
 }

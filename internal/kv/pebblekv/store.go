@@ -157,6 +157,9 @@ type Store struct {
 	// batches counts the groups written, so that tests can tell that
 	// groups held several commits.
 	batches atomic.Int64
+	// batchKeys and batchBytes count the entries and bytes of the groups'
+	// batches (Stats.Written).
+	batchKeys, batchBytes atomic.Int64
 	// counters count the transactions' outcomes; groupSizes the commits
 	// of each group written, syncTimes each WAL fsync (Stats).
 	counters   *kv.TxCounters
