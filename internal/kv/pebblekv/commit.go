@@ -155,6 +155,7 @@ func (q *sequencer) process(pending []*commitRequest) {
 		q.conflicts.prune(q.s.oldestReadVersion())
 	}
 	b := q.s.db.NewBatch()
+	var sums counterSums
 	accepted := pending[:0:0]
 	for _, c := range pending {
 		if err := q.conflicts.check(c.req.ReadVersion, c.req.ReadRanges); err != nil {
@@ -164,7 +165,7 @@ func (q *sequencer) process(pending []*commitRequest) {
 		}
 		q.last++
 		c.pos = q.last
-		if err := writeCommit(b, c.req, c.pos, q.s.logSizes, q.s.logTail); err != nil {
+		if err := writeCommit(b, &sums, c.req, c.pos, q.s.logSizes, q.s.logTail); err != nil {
 			// Only a malformed request can fail here; the batch may hold
 			// part of it, so the whole group goes.
 			q.failGroup(b, pending, fmt.Errorf("pebblekv: build batch: %w", err))
@@ -176,6 +177,10 @@ func (q *sequencer) process(pending []*commitRequest) {
 	}
 	if len(accepted) == 0 {
 		b.Close()
+		return
+	}
+	if err := sums.write(b); err != nil {
+		q.failGroup(b, pending, fmt.Errorf("pebblekv: build batch: %w", err))
 		return
 	}
 	var pos [8]byte
@@ -231,9 +236,13 @@ func (q *sequencer) failGroup(b *pebble.Batch, pending []*commitRequest, err err
 
 // writeCommit adds one transaction's writes and log entry to b: cleared
 // ranges first, then single-key mutations (which are newer); it notes the
-// entry's size in sizes, and the entry in tail.
-func writeCommit(b *pebble.Batch, req *kv.CommitRequest, pos kv.Position, sizes *logSizes, tail *logTail) error {
+// entry's size in sizes, and the entry in tail. Its counter deltas go to
+// sums, which the group writes once for all its commits.
+func writeCommit(b *pebble.Batch, sums *counterSums, req *kv.CommitRequest, pos kv.Position, sizes *logSizes, tail *logTail) error {
 	for _, r := range req.Writes.ClearedRanges() {
+		if err := sums.writeRange(b, r); err != nil {
+			return err
+		}
 		if err := b.DeleteRange(r.Begin, r.End, nil); err != nil {
 			return err
 		}
@@ -242,11 +251,15 @@ func writeCommit(b *pebble.Batch, req *kv.CommitRequest, pos kv.Position, sizes 
 	req.Writes.Mutations(func(m *kv.Mutation) bool {
 		switch m.Kind {
 		case kv.OpSet:
-			err = b.Set(m.Key, m.Value, nil)
+			if err = sums.writeKey(b, m.Key); err == nil {
+				err = b.Set(m.Key, m.Value, nil)
+			}
 		case kv.OpClear:
-			err = b.Delete(m.Key, nil)
+			if err = sums.writeKey(b, m.Key); err == nil {
+				err = b.Delete(m.Key, nil)
+			}
 		case kv.OpAdd:
-			err = b.Merge(m.Key, kv.EncodeCounter(m.Delta), nil)
+			sums.add(m.Key, m.Delta)
 		}
 		return err == nil
 	})
