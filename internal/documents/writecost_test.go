@@ -7,7 +7,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/foliodb/folio/internal/keyenc"
 	"github.com/foliodb/folio/internal/kv"
@@ -21,6 +23,9 @@ import (
 // transaction from 16 writers as its insert workload does, durable; then a
 // manual compaction of everything into the bottom level. Per insert:
 //
+//   - cpu-µs/op: the process's CPU time during the load (the inserts and
+//     Pebble's flushes and compactions meanwhile), less moved by the
+//     machine's other work than ns/op;
 //   - keys/op, keybytes/op, valbytes/op: what the transactions wrote
 //     (documents' Set, Clear and Add, and the change log's records),
 //     logged by kind;
@@ -49,6 +54,7 @@ func BenchmarkWriteCost(b *testing.B) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for w := 0; w < 16; w++ {
 		wg.Add(1)
 		go func() {
@@ -72,6 +78,7 @@ func BenchmarkWriteCost(b *testing.B) {
 	}
 	wg.Wait()
 	b.StopTimer()
+	cpu := cpuTime() - cpu0
 	loaded := pebble.Stats().Written
 	if err := pebble.Compact(ctx); err != nil {
 		b.Fatal(err)
@@ -79,6 +86,7 @@ func BenchmarkWriteCost(b *testing.B) {
 	final := pebble.Stats()
 
 	n := float64(b.N)
+	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-µs/op")
 	keys, keyBytes, valBytes := written.total()
 	b.ReportMetric(float64(keys)/n, "keys/op")
 	b.ReportMetric(float64(keyBytes)/n, "keybytes/op")
@@ -103,6 +111,14 @@ func loadgenSchema(tb testing.TB) string {
 		tb.Fatalf("unexpected schema body %s", body)
 	}
 	return strings.TrimSuffix(inner, "}")
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // countingTx counts what a transaction writes, by the kind of key.
