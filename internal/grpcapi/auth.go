@@ -20,8 +20,12 @@ import (
 
 type callerKey struct{}
 
-// caller is who makes the call.
+// caller is who makes the call: in its state (call.go), or else in a
+// context value.
 func caller(ctx context.Context) ops.Caller {
+	if st := stateOf(ctx); st != nil && st.authenticated {
+		return st.caller
+	}
 	c, _ := ctx.Value(callerKey{}).(ops.Caller)
 	return c
 }
@@ -48,6 +52,10 @@ func (s *Server) withCaller(ctx context.Context) context.Context {
 	authorization, _ := mdFirst(ctx, "authorization")
 	c := s.ops.Authenticate(ctx, authorization)
 	c.Transport = ops.TransportGRPC
+	if st := stateOf(ctx); st != nil {
+		st.caller, st.authenticated = c, true
+		return ctx
+	}
 	return context.WithValue(ctx, callerKey{}, c)
 }
 
@@ -56,7 +64,11 @@ func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo
 }
 
 func (s *Server) authStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	return handler(srv, &streamWithContext{ServerStream: ss, ctx: s.withCaller(ss.Context())})
+	ctx := ss.Context()
+	if next := s.withCaller(ctx); next != ctx {
+		ss = &streamWithContext{ServerStream: ss, ctx: next}
+	}
+	return handler(srv, ss)
 }
 
 type streamWithContext struct {

@@ -198,8 +198,10 @@ func (s *Server) Explain(ctx context.Context, req *api.ReadRequest) (*api.Explai
 		Plan: ex.Plan, Candidates: int64(ex.Candidates), Matched: int64(ex.Matched), KeysRead: ex.KeysRead}, nil
 }
 
+const mdSchemaSignOff = "tigris-schema-sign-off"
+
 // signedOff reads the original's tigris-schema-sign-off metadata (see
 // ops.WriteDocumentsRequest.SchemaSignedOff).
 func signedOff(ctx context.Context) bool {
-	return mdValue(ctx, "tigris-schema-sign-off") == "true"
+	return mdValue(ctx, stateOf(ctx), mdSchemaSignOff, gatewayMDPrefix+mdSchemaSignOff) == "true"
 }

@@ -17,20 +17,18 @@ import (
 // cancels it; the interceptors stop the timer once the message is in. A
 // call cancelled so fails with CANCELLED, and gRPC resets its stream.
 
-type messageGuardKey struct{}
-
-// tap arms the call's timer. The context it returns becomes the call's
-// stream's, which the transport watches while it waits for the message.
-func (s *Server) tap(ctx context.Context, _ *tap.Info) (context.Context, error) {
+// tap arms the call's timer in its state (call.go). The context it
+// returns becomes the call's stream's, which the transport watches while
+// it waits for the message.
+func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	timer := time.AfterFunc(s.bodyTimeout, cancel)
-	return context.WithValue(ctx, messageGuardKey{}, timer), nil
+	return &callState{Context: ctx, timer: time.AfterFunc(s.bodyTimeout, cancel), md: info.Header}, nil
 }
 
 // received disarms the timer of the call whose request message is in.
 func received(ctx context.Context) {
-	if timer, ok := ctx.Value(messageGuardKey{}).(*time.Timer); ok {
-		timer.Stop()
+	if c := stateOf(ctx); c != nil {
+		c.timer.Stop()
 	}
 }
 
