@@ -59,25 +59,6 @@ func (s *Server) withCaller(ctx context.Context) context.Context {
 	return context.WithValue(ctx, callerKey{}, c)
 }
 
-func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	return handler(s.withCaller(ctx), req)
-}
-
-func (s *Server) authStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx := ss.Context()
-	if next := s.withCaller(ctx); next != ctx {
-		ss = &streamWithContext{ServerStream: ss, ctx: next}
-	}
-	return handler(srv, ss)
-}
-
-type streamWithContext struct {
-	grpc.ServerStream
-	ctx context.Context
-}
-
-func (s *streamWithContext) Context() context.Context { return s.ctx }
-
 // peerHost is the address a call came from, for the limit on failed token
 // requests.
 func peerHost(ctx context.Context) string {
