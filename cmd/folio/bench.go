@@ -24,7 +24,7 @@ func benchWorkloads() string {
 
 // benchCommand is `folio bench`, the load generator.
 func benchCommand(fs *flag.FlagSet) runFunc {
-	driver := fs.String("driver", "folio", "what to load: folio (the HTTP API at --url) or postgres (--url is a PostgreSQL URL)")
+	driver := fs.String("driver", "folio", "what to load: folio (the HTTP API at --url), folio-grpc (the gRPC API on the same port, as the official clients call it) or postgres (--url is a PostgreSQL URL)")
 	url := fs.String("url", "http://127.0.0.1:8081", "the server's base URL (several, comma-separated: nodes on one PostgreSQL database, sent requests in turn), or with --driver postgres a connection URL")
 	db := fs.String("db", "bench", "database of the collection (folio)")
 	coll := fs.String("collection", "usertable", "collection (table, on postgres) to load and query; dropped and recreated by the load")
@@ -64,12 +64,16 @@ func benchCommand(fs *flag.FlagSet) runFunc {
 			if d, err = loadgen.NewFolio(loadgen.FolioOptions{URL: *url, Database: *db, Collection: *coll, Clients: *clients, HTTPClient: *httpClient}); err != nil {
 				return err
 			}
+		case "folio-grpc":
+			if d, err = loadgen.NewFolioGRPC(loadgen.FolioOptions{URL: *url, Database: *db, Collection: *coll, Clients: *clients}); err != nil {
+				return err
+			}
 		case "postgres":
 			if d, err = loadgen.NewPostgres(ctx, *url, *coll, *clients); err != nil {
 				return err
 			}
 		default:
-			return fmt.Errorf("unknown driver %q (want folio or postgres)", *driver)
+			return fmt.Errorf("unknown driver %q (want folio, folio-grpc or postgres)", *driver)
 		}
 		defer d.Close()
 

@@ -20,8 +20,12 @@ import (
 
 type callerKey struct{}
 
-// caller is who makes the call.
+// caller is who makes the call: in its state (call.go), or else in a
+// context value.
 func caller(ctx context.Context) ops.Caller {
+	if st := stateOf(ctx); st != nil && st.authenticated {
+		return st.caller
+	}
 	c, _ := ctx.Value(callerKey{}).(ops.Caller)
 	return c
 }
@@ -48,23 +52,12 @@ func (s *Server) withCaller(ctx context.Context) context.Context {
 	authorization, _ := mdFirst(ctx, "authorization")
 	c := s.ops.Authenticate(ctx, authorization)
 	c.Transport = ops.TransportGRPC
+	if st := stateOf(ctx); st != nil {
+		st.caller, st.authenticated = c, true
+		return ctx
+	}
 	return context.WithValue(ctx, callerKey{}, c)
 }
-
-func (s *Server) authUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	return handler(s.withCaller(ctx), req)
-}
-
-func (s *Server) authStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	return handler(srv, &streamWithContext{ServerStream: ss, ctx: s.withCaller(ss.Context())})
-}
-
-type streamWithContext struct {
-	grpc.ServerStream
-	ctx context.Context
-}
-
-func (s *streamWithContext) Context() context.Context { return s.ctx }
 
 // peerHost is the address a call came from, for the limit on failed token
 // requests.

@@ -19,6 +19,27 @@ func timestamp(t time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(t)
 }
 
+// setTime sets ts to t and returns it; none when t is unset, as
+// timestamp's.
+func setTime(ts *timestamppb.Timestamp, t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	ts.Seconds, ts.Nanos = t.Unix(), int32(t.Nanosecond())
+	return ts
+}
+
+// written is a write's answer R allocated with its metadata and the
+// metadata's time: one allocation where three were, in every write.
+type written[R any] struct {
+	res  R
+	meta api.ResponseMetadata
+	at   timestamppb.Timestamp
+}
+
+// time is t in w's timestamp; none when unset, as timestamp's.
+func (w *written[R]) time(t time.Time) *timestamppb.Timestamp { return setTime(&w.at, t) }
+
 func collation(c *api.Collation) ops.Collation { return ops.Collation{Case: c.GetCase()} }
 
 // keys turns a write's primary keys (JSON objects) into the response's
@@ -41,7 +62,10 @@ func (s *Server) Insert(ctx context.Context, req *api.InsertRequest) (*api.Inser
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.InsertResponse{Metadata: &api.ResponseMetadata{CreatedAt: timestamp(res.Time)}, Status: "inserted", Keys: keys(res)}, nil
+	w := new(written[api.InsertResponse])
+	w.meta.CreatedAt = w.time(res.Time)
+	w.res.Metadata, w.res.Status, w.res.Keys = &w.meta, "inserted", keys(res)
+	return &w.res, nil
 }
 
 func (s *Server) Replace(ctx context.Context, req *api.ReplaceRequest) (*api.ReplaceResponse, error) {
@@ -50,7 +74,10 @@ func (s *Server) Replace(ctx context.Context, req *api.ReplaceRequest) (*api.Rep
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.ReplaceResponse{Metadata: &api.ResponseMetadata{CreatedAt: timestamp(res.Time)}, Status: "replaced", Keys: keys(res)}, nil
+	w := new(written[api.ReplaceResponse])
+	w.meta.CreatedAt = w.time(res.Time)
+	w.res.Metadata, w.res.Status, w.res.Keys = &w.meta, "replaced", keys(res)
+	return &w.res, nil
 }
 
 func (s *Server) Update(ctx context.Context, req *api.UpdateRequest) (*api.UpdateResponse, error) {
@@ -60,7 +87,10 @@ func (s *Server) Update(ctx context.Context, req *api.UpdateRequest) (*api.Updat
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.UpdateResponse{Metadata: &api.ResponseMetadata{UpdatedAt: timestamp(res.Time)}, Status: "updated", ModifiedCount: int32(res.Modified)}, nil
+	w := new(written[api.UpdateResponse])
+	w.meta.UpdatedAt = w.time(res.Time)
+	w.res.Metadata, w.res.Status, w.res.ModifiedCount = &w.meta, "updated", int32(res.Modified)
+	return &w.res, nil
 }
 
 func (s *Server) Delete(ctx context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
@@ -72,8 +102,10 @@ func (s *Server) Delete(ctx context.Context, req *api.DeleteRequest) (*api.Delet
 	}
 	// The count goes in 2023's field and in Folio's, which its Go client
 	// read before 2023's was defined.
-	return &api.DeleteResponse{Metadata: &api.ResponseMetadata{DeletedAt: timestamp(res.Time)}, Status: "deleted",
-		DeletedCount: int32(res.Modified), ModifiedCount: int64(res.Modified)}, nil
+	w := new(written[api.DeleteResponse])
+	w.meta.DeletedAt = w.time(res.Time)
+	w.res.Metadata, w.res.Status, w.res.DeletedCount, w.res.ModifiedCount = &w.meta, "deleted", int32(res.Modified), int64(res.Modified)
+	return &w.res, nil
 }
 
 // Read streams what a collection holds, one ReadResponse per document (or
@@ -85,11 +117,21 @@ func (s *Server) Read(req *api.ReadRequest, stream api.Tigris_ReadServer) error 
 	r := readRequest(ctx, req)
 	sender := newTimedSender(stream, s.writeTimeout)
 	defer sender.close()
+	// One answer, its metadata and times, for every document: a send has
+	// encoded its message by the time it returns (or the call is over).
+	var a struct {
+		res              api.ReadResponse
+		meta             api.ResponseMetadata
+		created, updated timestamppb.Timestamp
+	}
+	a.res.Metadata = &a.meta
 	err := s.ops.Read(ctx, callerOn(ctx, req.GetBranch()), r, func(item ops.Item) error {
-		// The send encodes the message before it returns, so the item's
-		// bytes, valid only during this call, may be sent as they are.
-		return sender.send(&api.ReadResponse{Data: item.Data, ResumeToken: item.ResumeToken,
-			Metadata: &api.ResponseMetadata{CreatedAt: timestamp(item.CreatedAt), UpdatedAt: timestamp(item.UpdatedAt)}})
+		// The item's bytes, valid only during this call, may be sent as
+		// they are, for the same reason.
+		a.res.Data, a.res.ResumeToken = item.Data, item.ResumeToken
+		a.meta.CreatedAt = setTime(&a.created, item.CreatedAt)
+		a.meta.UpdatedAt = setTime(&a.updated, item.UpdatedAt)
+		return sender.send(&a.res)
 	})
 	if err != nil {
 		return s.fail(ctx, err)
@@ -126,7 +168,10 @@ func (s *Server) Import(ctx context.Context, req *api.ImportRequest) (*api.Impor
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
-	return &api.ImportResponse{Metadata: &api.ResponseMetadata{CreatedAt: timestamp(res.Time)}, Status: "inserted", Keys: keys(res)}, nil
+	w := new(written[api.ImportResponse])
+	w.meta.CreatedAt = w.time(res.Time)
+	w.res.Metadata, w.res.Status, w.res.Keys = &w.meta, "inserted", keys(res)
+	return &w.res, nil
 }
 
 // The original's read types in an explain's answer.
@@ -153,8 +198,10 @@ func (s *Server) Explain(ctx context.Context, req *api.ReadRequest) (*api.Explai
 		Plan: ex.Plan, Candidates: int64(ex.Candidates), Matched: int64(ex.Matched), KeysRead: ex.KeysRead}, nil
 }
 
+const mdSchemaSignOff = "tigris-schema-sign-off"
+
 // signedOff reads the original's tigris-schema-sign-off metadata (see
 // ops.WriteDocumentsRequest.SchemaSignedOff).
 func signedOff(ctx context.Context) bool {
-	return mdValue(ctx, "tigris-schema-sign-off") == "true"
+	return mdValue(ctx, stateOf(ctx), mdSchemaSignOff, gatewayMDPrefix+mdSchemaSignOff) == "true"
 }

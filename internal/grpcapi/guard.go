@@ -14,43 +14,38 @@ import (
 // waiting so: without a bound, a client could hold goroutines by the
 // thousand for nothing. When a call's headers arrive (the tap handle, run
 // before the call's stream is set up), its context gets a timer that
-// cancels it; the interceptors stop the timer once the message is in. A
+// cancels it; the interceptor stops the timer once the message is in. A
 // call cancelled so fails with CANCELLED, and gRPC resets its stream.
 
-type messageGuardKey struct{}
-
-// tap arms the call's timer. The context it returns becomes the call's
-// stream's, which the transport watches while it waits for the message.
-func (s *Server) tap(ctx context.Context, _ *tap.Info) (context.Context, error) {
+// tap arms the call's timer in its state (call.go). The context it
+// returns becomes the call's stream's, which the transport watches while
+// it waits for the message.
+func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	timer := time.AfterFunc(s.bodyTimeout, cancel)
-	return context.WithValue(ctx, messageGuardKey{}, timer), nil
+	return &callState{Context: ctx, timer: time.AfterFunc(s.bodyTimeout, cancel), md: info.Header}, nil
 }
 
 // received disarms the timer of the call whose request message is in.
 func received(ctx context.Context) {
-	if timer, ok := ctx.Value(messageGuardKey{}).(*time.Timer); ok {
-		timer.Stop()
+	if c := stateOf(ctx); c != nil {
+		c.timer.Stop()
 	}
 }
 
-// A unary call's message has been read whole before its interceptors run.
-func guardUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	received(ctx)
-	return handler(ctx, req)
+// guardedStream is a streaming call's stream under its context (its
+// caller, its request id): it ends the call's body timeout once the
+// request message is in.
+type guardedStream struct {
+	grpc.ServerStream
+	ctx context.Context
 }
 
-// A server-streaming call's handler reads its message first.
-func guardStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	return handler(srv, &guardedStream{ServerStream: ss})
-}
-
-type guardedStream struct{ grpc.ServerStream }
+func (g *guardedStream) Context() context.Context { return g.ctx }
 
 func (g *guardedStream) RecvMsg(m any) error {
 	err := g.ServerStream.RecvMsg(m)
 	if err == nil {
-		received(g.Context())
+		received(g.ctx)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/foliodb/folio/internal/ops"
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
@@ -23,7 +24,7 @@ func (s *Server) Events(req *api.EventsRequest, stream api.Tigris_EventsServer) 
 	if err != nil {
 		return s.fail(ctx, err)
 	}
-	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) any {
+	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) proto.Message {
 		return &api.EventsResponse{Event: &api.StreamEvent{TxId: it.TxID[:], Collection: it.Collection, Op: it.Op, Key: it.Key, Data: it.Data, Last: it.Last,
 			Position: it.Position}}
 	})
@@ -45,7 +46,7 @@ func (s *Server) Subscribe(req *api.SubscribeRequest, stream api.Tigris_Subscrib
 	if err != nil {
 		return s.fail(ctx, err)
 	}
-	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) any {
+	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) proto.Message {
 		return &api.SubscribeResponse{Message: it.Data, Position: it.Position}
 	})
 }
@@ -55,7 +56,7 @@ func (s *Server) Subscribe(req *api.SubscribeRequest, stream api.Tigris_Subscrib
 // with the error that says so (UNAVAILABLE, RESOURCE_EXHAUSTED) as the
 // call's status. A client that does not read an item within the write
 // timeout is cut off (timedSender).
-func (s *Server) serveStream(ctx context.Context, stream grpc.ServerStream, src *ops.Stream, message func(*ops.StreamItem) any) error {
+func (s *Server) serveStream(ctx context.Context, stream grpc.ServerStream, src *ops.Stream, message func(*ops.StreamItem) proto.Message) error {
 	defer src.Close()
 	// The headers go out at once, as HTTP's status line does: once a
 	// client has them, everything committed from then on reaches it.

@@ -24,25 +24,41 @@ const (
 
 // txRef reads the transaction a call names, if any.
 func txRef(ctx context.Context) ops.TxRef {
-	return ops.TxRef{ID: mdValue(ctx, mdTxID), Origin: mdValue(ctx, mdTxOrigin)}
+	st := stateOf(ctx)
+	return ops.TxRef{ID: mdValue(ctx, st, mdTxID, gatewayMDPrefix+mdTxID), Origin: mdValue(ctx, st, mdTxOrigin, gatewayMDPrefix+mdTxOrigin)}
 }
 
 // mdValue is the first value of the call's metadata entry key (lower
-// case), or else of the entry grpc-gateway's prefix names so.
-func mdValue(ctx context.Context, key string) string {
-	if v, ok := mdFirst(ctx, key); ok && v != "" {
+// case), or else of gatewayKey, the entry grpc-gateway's prefix names so
+// (a constant: made here, a key that long would be allocated). st is the
+// call's state, if it has one.
+func mdValue(ctx context.Context, st *callState, key, gatewayKey string) string {
+	if v, ok := mdLookup(ctx, st, key); ok && v != "" {
 		return v
 	}
-	v, _ := mdFirst(ctx, gatewayMDPrefix+key)
+	v, _ := mdLookup(ctx, st, gatewayKey)
 	return v
 }
 
 // mdFirst is the first value of the call's metadata entry key (lower
-// case), if it has one. It looks up the one entry: metadata.FromIncomingContext
-// copies them all, and a call reads several (its caller's token, its
-// request id, its transaction, whether it was relayed).
+// case), if it has one.
 func mdFirst(ctx context.Context, key string) (string, bool) {
-	if v := metadata.ValueFromIncomingContext(ctx, key); len(v) > 0 {
+	return mdLookup(ctx, stateOf(ctx), key)
+}
+
+// mdLookup is mdFirst with the call's state found. It reads the entry in
+// the state's metadata, which costs nothing; without a state, it looks up
+// the one entry (metadata.FromIncomingContext copies them all, and a call
+// reads several: its caller's token, its request id, its transaction,
+// whether it was relayed).
+func mdLookup(ctx context.Context, st *callState, key string) (string, bool) {
+	var v []string
+	if st != nil {
+		v = st.md[key]
+	} else {
+		v = metadata.ValueFromIncomingContext(ctx, key)
+	}
+	if len(v) > 0 {
 		return v[0], true
 	}
 	return "", false

@@ -115,13 +115,20 @@ func appendText(b []byte, r *rand.Rand, n int) []byte {
 	return b
 }
 
-// Schema returns the Folio collection schema of the documents (the
-// PostgreSQL driver keeps them in one jsonb column instead).
+// Schema returns the body of the HTTP call that creates the collection:
+// the Folio schema of the documents under "schema" (the PostgreSQL driver
+// keeps them in one jsonb column instead).
 func Schema(collection string) []byte {
-	b := []byte(`{"schema":{"title":"` + collection + `","primary_key":["id"],"properties":{` +
+	return append(append([]byte(`{"schema":`), schemaObject(collection)...), '}')
+}
+
+// schemaObject is the collection's schema itself, as a gRPC request holds
+// it.
+func schemaObject(collection string) []byte {
+	b := []byte(`{"title":"` + collection + `","primary_key":["id"],"properties":{` +
 		`"id":{"type":"integer"},"email":{"type":"string"},"score":{"type":"integer"},"group":{"type":"string"}`)
 	for _, name := range FieldNames {
 		b = append(b, `,"`+name+`":{"type":"string"}`...)
 	}
-	return append(b, "}}}"...)
+	return append(b, "}}"...)
 }

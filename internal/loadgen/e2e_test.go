@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,14 +154,29 @@ func TestFolioAcrossNodes(t *testing.T) {
 		t.Cleanup(func() { n.Close() })
 		urls = append(urls, "http://"+n.Addr().String())
 	}
-	runAll(t, newFolio(t, loadgen.FolioOptions{URL: strings.Join(urls, ","), Clients: 4}), 150*time.Millisecond)
-	res, err := http.Get(urls[1] + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	relayedBy := func(url string) int {
+		t.Helper()
+		res, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		m := regexp.MustCompile(`\nfolio_forwarded_requests_total\{result="relayed"\} ([0-9]+)`).FindSubmatch(b)
+		if m == nil {
+			return 0
+		}
+		n, _ := strconv.Atoi(string(m[1]))
+		return n
 	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if !regexp.MustCompile(`\nfolio_forwarded_requests_total\{result="relayed"\} [1-9]`).Match(b) {
+	runAll(t, newFolio(t, loadgen.FolioOptions{URL: strings.Join(urls, ","), Clients: 4}), 150*time.Millisecond)
+	overHTTP := relayedBy(urls[1])
+	if overHTTP == 0 {
 		t.Errorf("the second node relayed no request of the first's transactions")
+	}
+	// The same over gRPC, whose calls are relayed over gRPC.
+	runAll(t, newFolioGRPC(t, loadgen.FolioOptions{URL: strings.Join(urls, ","), Clients: 4}), 150*time.Millisecond)
+	if relayedBy(urls[1]) == overHTTP {
+		t.Errorf("the second node relayed no gRPC call of the first's transactions")
 	}
 }

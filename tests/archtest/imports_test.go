@@ -38,7 +38,7 @@ var wirePackages = []string{"net/http", "google.golang.org/grpc", "google.golang
 // mayKnowTheWire are the packages above the operations: the Go client,
 // the transports, the node that starts them, the metrics (served over HTTP
 // to a scraper),
-// the load generator (an HTTP client), the benchmarks that run servers
+// the load generator (an HTTP and a gRPC client), the benchmarks that run servers
 // and call them, the tests' runner of `folio serve` (which asks it for its
 // health); and the wire's generated definitions themselves, and the
 // program that writes the client's shapes from them.
@@ -47,8 +47,9 @@ var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", 
 // wireDefinitions is the Go code generated from Folio's .proto files
 // (api/proto): the API's messages and services. Only the packages that
 // speak the wire import it (and tests, which this test does not read):
-// the transports, the Go client, and searchcompare, which calls a server's
-// search over gRPC; and the generator of the client's shapes, which reads
+// the transports, the Go client, searchcompare, which calls a server's
+// search over gRPC, and the load generator, whose gRPC driver calls the
+// API as the official clients do; and the generator of the client's shapes, which reads
 // its descriptors (a program go generate runs: the client itself imports
 // the standard library only).
 const wireDefinitions = "internal/wire/tigrisv1"
@@ -56,7 +57,7 @@ const wireDefinitions = "internal/wire/tigrisv1"
 // clientShapesGenerator writes client/shapes_gen.go from wireDefinitions.
 const clientShapesGenerator = "client/internal/shapegen"
 
-var mayImportWireDefinitions = append([]string{"client", "bench/cmd/searchcompare", clientShapesGenerator}, transports...)
+var mayImportWireDefinitions = append([]string{"client", "bench/cmd/searchcompare", "internal/loadgen", clientShapesGenerator}, transports...)
 
 func TestOnlyTransportsAndTheClientImportTheWireDefinitions(t *testing.T) {
 	imports := packageImports(t)

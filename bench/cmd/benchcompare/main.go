@@ -11,14 +11,17 @@
 // operations per second of each side, their ratio Folio/PostgreSQL, and the
 // geometric mean of the ratios. A yardstick row runs one workload against
 // a trivial Go HTTP handler with the same client: the floor of HTTP and
-// JSON cost under every Folio figure.
+// JSON cost under every Folio figure. A second Folio column runs some
+// workloads (a point read, an insert and a transaction unless told
+// otherwise) on the same server over its gRPC API, the official clients'
+// default, in the same rounds.
 //
 // It runs from the repository's root, where it builds folio and finds docs/
 // (it lives in the bench module, so build it there first):
 //
 //	go build -C bench -o ../benchcompare ./cmd/benchcompare
 //	./benchcompare [-docs 50000] [-clients 16] [-duration 15s] [-rounds 2] [-workloads all]
-//	               [-profile eq,range] [-profile-dir DIR] [-md docs/benchmarks.md] [-svg docs/bench-compare.svg]
+//	               [-grpc-workloads C,insert,tx] [-profile eq,range] [-profile-dir DIR] [-md docs/benchmarks.md] [-svg docs/bench-compare.svg]
 package main
 
 import (
@@ -47,6 +50,7 @@ type config struct {
 	duration        time.Duration
 	rounds          int
 	workloads       []loadgen.Workload
+	grpcWorkloads   []loadgen.Workload // those of workloads also run over gRPC
 	seed            uint64
 	yardstick       string // workload run against the trivial handler; "" for none
 	folioBin        string
@@ -96,6 +100,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.duration, "duration", 15*time.Second, "time per workload per side per round")
 	fs.IntVar(&cfg.rounds, "rounds", 2, "rounds; each runs every workload once on each side")
 	workloads := fs.String("workloads", "all", "workloads, comma-separated, or all")
+	grpcWorkloads := fs.String("grpc-workloads", "C,insert,tx", "those of the workloads also run on Folio over gRPC, as a second Folio column (all: every one; empty: none)")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the documents and the clients")
 	fs.StringVar(&cfg.yardstick, "yardstick", "C", "workload to run against a trivial HTTP handler each round (empty: none)")
 	fs.StringVar(&cfg.folioBin, "folio", "", "folio binary to run (default: build ./cmd/folio)")
@@ -119,6 +124,19 @@ func parseFlags(args []string) (config, error) {
 	var err error
 	if cfg.workloads, err = loadgen.ParseWorkloads(*workloads); err != nil {
 		return cfg, err
+	}
+	if *grpcWorkloads != "" {
+		list, err := loadgen.ParseWorkloads(*grpcWorkloads)
+		if err != nil {
+			return cfg, fmt.Errorf("grpc-workloads: %w", err)
+		}
+		// Only those the run has, in its order, each once.
+		for _, w := range cfg.workloads {
+			if slices.ContainsFunc(list, func(g loadgen.Workload) bool { return g.Name == w.Name }) &&
+				!slices.ContainsFunc(cfg.grpcWorkloads, func(g loadgen.Workload) bool { return g.Name == w.Name }) {
+				cfg.grpcWorkloads = append(cfg.grpcWorkloads, w)
+			}
+		}
 	}
 	if *profile != "" {
 		if cfg.profile, err = loadgen.ParseWorkloads(*profile); err != nil {
@@ -239,6 +257,18 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer folioDriver.Close()
+	// The gRPC side is a second client of the same server: it is loaded
+	// with the HTTP side's documents, and left out of the sides waited for
+	// (its server is theirs).
+	var grpcSide *side
+	if len(cfg.grpcWorkloads) > 0 {
+		grpcDriver, err := loadgen.NewFolioGRPC(loadgen.FolioOptions{URL: folio.URL, Clients: cfg.clients})
+		if err != nil {
+			return err
+		}
+		defer grpcDriver.Close()
+		grpcSide = &side{driver: grpcDriver, results: map[string]*loadgen.Result{}, serverCPU: folio.CPUTime, cpu: map[string]*cpuUse{}}
+	}
 	sides := []*side{
 		{driver: folioDriver, results: map[string]*loadgen.Result{}, serverCPU: folio.CPUTime, cpu: map[string]*cpuUse{}},
 		{driver: pgDriver, results: map[string]*loadgen.Result{}, serverCPU: func() (time.Duration, error) { return benchrun.TreeCPUTime(pg.PID()) },
@@ -284,12 +314,8 @@ func run(ctx context.Context, cfg config) error {
 		all = append(slices.Clone(sides), yardSide)
 	}
 	for round := 1; round <= cfg.rounds; round++ {
-		order := sides
-		if round%2 == 0 {
-			order = []*side{sides[1], sides[0]}
-		}
 		for _, w := range cfg.workloads {
-			for _, s := range order {
+			for _, s := range roundOrder(round, sides[0], grpcSide, sides[1], cfg.overGRPC(w)) {
 				cfg.logf("round %d of %d: workload %s on %s", round, cfg.rounds, w.Name, s.driver.Name())
 				if err := s.run(ctx, cfg, w, data, all); err != nil {
 					return err
@@ -304,7 +330,7 @@ func run(ctx context.Context, cfg config) error {
 			}
 		}
 	}
-	cmp := compare(cfg, sides[0], sides[1], yardSide)
+	cmp := compare(cfg, sides[0], grpcSide, sides[1], yardSide)
 	env.took = time.Since(start)
 
 	for _, w := range append(cfg.profile, cmp.slowest(cfg.profileSlowest)...) {
@@ -330,6 +356,26 @@ func run(ctx context.Context, cfg config) error {
 		cfg.logf("wrote %s and %s", cfg.mdPath, cfg.svgPath)
 	}
 	return nil
+}
+
+// overGRPC reports whether w runs on the gRPC side too.
+func (c config) overGRPC(w loadgen.Workload) bool {
+	return slices.ContainsFunc(c.grpcWorkloads, func(g loadgen.Workload) bool { return g.Name == w.Name })
+}
+
+// roundOrder is the order in which a round runs a workload on the sides:
+// Folio over HTTP, over gRPC if it runs there, then PostgreSQL; backwards
+// in even rounds, so that drift of the machine falls on every side.
+func roundOrder(round int, folio, grpc, pg *side, overGRPC bool) []*side {
+	order := []*side{folio}
+	if overGRPC && grpc != nil {
+		order = append(order, grpc)
+	}
+	order = append(order, pg)
+	if round%2 == 0 {
+		slices.Reverse(order)
+	}
+	return order
 }
 
 // readServerCPU is serverCPU with the side named in its error.

@@ -24,6 +24,11 @@ type row struct {
 	// ratio is Folio's operations per second over PostgreSQL's; 0 when
 	// either side did nothing.
 	ratio float64
+	// grpc, grpcCPU and grpcRatio are the same for Folio over gRPC; grpc
+	// is nil where the workload did not run there.
+	grpc      *loadgen.Result
+	grpcCPU   *cpuUse
+	grpcRatio float64
 }
 
 // comparison is the outcome of the rounds.
@@ -34,9 +39,13 @@ type comparison struct {
 	// PostgreSQL result of the same workload, if it ran.
 	yardstick, yardstickPG *loadgen.Result
 	yardstickCPU           *cpuUse
+	// grpc is whether any workload ran over gRPC: its columns are shown
+	// then only.
+	grpc bool
 }
 
-func compare(cfg config, folio, pg, yard *side) *comparison {
+// compare pairs each side's results by workload; grpc and yard may be nil.
+func compare(cfg config, folio, grpc, pg, yard *side) *comparison {
 	c := &comparison{}
 	var ratios []float64
 	for _, w := range cfg.workloads {
@@ -47,6 +56,13 @@ func compare(cfg config, folio, pg, yard *side) *comparison {
 		if f, p := r.folio.OpsPerSecond(), r.pg.OpsPerSecond(); f > 0 && p > 0 {
 			r.ratio = f / p
 			ratios = append(ratios, r.ratio)
+		}
+		if grpc != nil && grpc.results[w.Name] != nil {
+			r.grpc, r.grpcCPU = grpc.results[w.Name], grpc.cpu[w.Name]
+			if g, p := r.grpc.OpsPerSecond(), r.pg.OpsPerSecond(); g > 0 && p > 0 {
+				r.grpcRatio = g / p
+			}
+			c.grpc = true
 		}
 		c.rows = append(c.rows, r)
 	}
@@ -118,12 +134,24 @@ func failures(r *loadgen.Result) (errs, aborts int64) {
 
 func (c *comparison) writeText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tfolio ops/s\tpostgres ops/s\tfolio/postgres\tfolio p50/p99\tpostgres p50/p99\terrors f/pg\taborts f/pg\t")
+	grpcHead := ""
+	if c.grpc {
+		grpcHead = "folio gRPC ops/s\tgRPC/postgres\tgRPC p50/p99\terrors/aborts gRPC\t"
+	}
+	fmt.Fprintln(tw, "workload\tfolio ops/s\tpostgres ops/s\tfolio/postgres\tfolio p50/p99\tpostgres p50/p99\terrors f/pg\taborts f/pg\t"+grpcHead)
 	for _, r := range c.rows {
 		fe, fa := failures(r.folio)
 		pe, pa := failures(r.pg)
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%s\t%s\t%d/%d\t%d/%d\t\n", r.workload.Name, r.folio.OpsPerSecond(), r.pg.OpsPerSecond(),
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%s\t%s\t%d/%d\t%d/%d\t", r.workload.Name, r.folio.OpsPerSecond(), r.pg.OpsPerSecond(),
 			r.ratio, latencies(r.folio), latencies(r.pg), fe, pe, fa, pa)
+		switch {
+		case r.grpc != nil:
+			ge, ga := failures(r.grpc)
+			fmt.Fprintf(tw, "%.0f\t%.3f\t%s\t%d/%d\t", r.grpc.OpsPerSecond(), r.grpcRatio, latencies(r.grpc), ge, ga)
+		case c.grpc:
+			fmt.Fprint(tw, "–\t–\t–\t–\t")
+		}
+		fmt.Fprintln(tw)
 	}
 	fmt.Fprintf(tw, "geomean\t\t\t%.3f\t\t\t\t\t\n", c.geomean)
 	if c.yardstick != nil {
@@ -135,11 +163,19 @@ func (c *comparison) writeText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "CPU µs/op\tfolio server\t(after)\tfolio's client\tpostgres server\t(after)\tpostgres's client\t")
+	if c.grpc {
+		grpcHead = "folio gRPC server\t(after)\tfolio gRPC's client\t"
+	}
+	fmt.Fprintln(tw, "CPU µs/op\tfolio server\t(after)\tfolio's client\tpostgres server\t(after)\tpostgres's client\t"+grpcHead)
 	for _, r := range c.rows {
 		fs, fa, fc := r.folioCPU.columns()
 		ps, pa, pc := r.pgCPU.columns()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.workload.Name, fs, fa, fc, ps, pa, pc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t", r.workload.Name, fs, fa, fc, ps, pa, pc)
+		if c.grpc {
+			gs, ga, gc := r.grpcCPU.columns()
+			fmt.Fprintf(tw, "%s\t%s\t%s\t", gs, ga, gc)
+		}
+		fmt.Fprintln(tw)
 	}
 	if c.yardstick != nil {
 		ys, ya, yc := c.yardstickCPU.columns()
@@ -167,42 +203,72 @@ func (c *comparison) markdown(cfg config, env *environment, svgPath, mdPath stri
 	fmt.Fprintf(&b, "%d documents of about 1 KB on each side, %d clients (Folio's over %s's HTTP client, PostgreSQL's over pgx), %d round(s) of %v per workload per side, "+
 		"interleaved and alternating which side goes first; seed %d. Load (not compared): %s; then a warm-up of workload A, unreported: %s. Whole run: %.1f minutes.\n\n",
 		cfg.docs, cfg.clients, cfg.httpClient, cfg.rounds, cfg.duration, cfg.seed, strings.Join(env.loadTimes, ", "), orNone(env.warmups), env.took.Minutes())
-	b.WriteString("| workload | operations | Folio ops/s | PostgreSQL ops/s | Folio / PostgreSQL | Folio p50 / p99 | PostgreSQL p50 / p99 | errors Folio / PG | aborted Folio / PG |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	// The gRPC columns, where some workloads ran over gRPC: an empty cell
+	// each in the rows that have none.
+	grpcHead, grpcRule, grpcNone := "", "", ""
+	if c.grpc {
+		grpcHead, grpcRule, grpcNone = " Folio gRPC ops/s | gRPC / PostgreSQL | gRPC p50 / p99 | errors / aborted gRPC |", "---:|---:|---:|---:|", " | | | |"
+	}
+	b.WriteString("| workload | operations | Folio ops/s | PostgreSQL ops/s | Folio / PostgreSQL | Folio p50 / p99 | PostgreSQL p50 / p99 | errors Folio / PG | aborted Folio / PG |" + grpcHead + "\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|" + grpcRule + "\n")
 	for _, r := range c.rows {
 		fe, fa := failures(r.folio)
 		pe, pa := failures(r.pg)
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %s | %s | %s | %d / %d | %d / %d |\n", r.workload.Name, r.workload.Description,
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %s | %s | %s | %d / %d | %d / %d |", r.workload.Name, r.workload.Description,
 			r.folio.OpsPerSecond(), r.pg.OpsPerSecond(), fmtRatio(r.ratio), latencies(r.folio), latencies(r.pg), fe, pe, fa, pa)
+		switch {
+		case r.grpc != nil:
+			ge, ga := failures(r.grpc)
+			fmt.Fprintf(&b, " %.0f | %s | %s | %d / %d |", r.grpc.OpsPerSecond(), fmtRatio(r.grpcRatio), latencies(r.grpc), ge, ga)
+		case c.grpc:
+			b.WriteString(" – | – | – | – |")
+		}
+		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "| **geometric mean** | | | | **%s** | | | | |\n", fmtRatio(c.geomean))
+	fmt.Fprintf(&b, "| **geometric mean** | | | | **%s** | | | | |%s\n", fmtRatio(c.geomean), grpcNone)
 	if c.yardstick != nil {
 		ye, _ := failures(c.yardstick)
 		ceiling := ""
 		if c.yardstickPG != nil && c.yardstickPG.OpsPerSecond() > 0 {
 			ceiling = "(" + fmtRatio(c.yardstick.OpsPerSecond()/c.yardstickPG.OpsPerSecond()) + ")"
 		}
-		fmt.Fprintf(&b, "| yardstick | workload %s against a trivial Go HTTP handler, same client | %.0f | | %s | %s | | %d / – | |\n",
-			c.yardstick.Workload, c.yardstick.OpsPerSecond(), ceiling, latencies(c.yardstick), ye)
+		fmt.Fprintf(&b, "| yardstick | workload %s against a trivial Go HTTP handler, same client | %.0f | | %s | %s | | %d / – | |%s\n",
+			c.yardstick.Workload, c.yardstick.OpsPerSecond(), ceiling, latencies(c.yardstick), ye, grpcNone)
 	}
 	b.WriteString("\nops/s counts successful operations (a transaction, a read-modify-write or a scan is one); latencies are " +
 		"over all operations of the mix. The yardstick's ratio, in parentheses, is over PostgreSQL's figure for the same " +
-		"workload: the most an HTTP/JSON server could reach against PostgreSQL with this client on this machine.\n")
+		"workload: the most an HTTP/JSON server could reach against PostgreSQL with this client on this machine.")
+	if c.grpc {
+		b.WriteString(" The gRPC columns are the same Folio server over its gRPC API on the same port, as the official " +
+			"clients call it by default: the generated stubs, one connection shared by the clients (as the official Go client " +
+			"keeps one), run in the same rounds between the HTTP side and PostgreSQL; the geometric mean is the HTTP side's.")
+	}
+	b.WriteString("\n")
 	b.WriteString("\nCPU per successful operation (aborted and failed ones' CPU included), µs, over the rounds: the server's " +
 		"(Folio's process; PostgreSQL's postmaster and its children, running or ended) and the client's (this benchmark's " +
 		"process, while it drove that side). Before each run the documents earlier runs inserted are deleted (PostgreSQL's " +
 		"table then vacuumed) and every server is left to go idle, unmeasured; after it, the run's server is waited for again " +
 		"and what it spends until idle, in parentheses, is charged to the run. PostgreSQL's timed checkpoints fall where " +
 		"they fall. Client and servers share the machine's cores.\n\n")
-	b.WriteString("| workload | Folio server (after) | Folio's client | PostgreSQL server (after) | PostgreSQL's client |\n|---|---:|---:|---:|---:|\n")
+	grpcHead, grpcRule, grpcNone = "", "", ""
+	if c.grpc {
+		grpcHead, grpcRule, grpcNone = " Folio gRPC server (after) | Folio gRPC's client |", "---:|---:|", " | |"
+	}
+	b.WriteString("| workload | Folio server (after) | Folio's client | PostgreSQL server (after) | PostgreSQL's client |" + grpcHead +
+		"\n|---|---:|---:|---:|---:|" + grpcRule + "\n")
 	for _, r := range c.rows {
 		fs, fa, fc := r.folioCPU.columns()
 		ps, pa, pc := r.pgCPU.columns()
-		fmt.Fprintf(&b, "| %s | %s (%s) | %s | %s (%s) | %s |\n", r.workload.Name, fs, fa, fc, ps, pa, pc)
+		fmt.Fprintf(&b, "| %s | %s (%s) | %s | %s (%s) | %s |", r.workload.Name, fs, fa, fc, ps, pa, pc)
+		if c.grpc {
+			gs, ga, gc := r.grpcCPU.columns()
+			fmt.Fprintf(&b, " %s (%s) | %s |", gs, ga, gc)
+		}
+		b.WriteString("\n")
 	}
 	if c.yardstick != nil {
 		ys, ya, yc := c.yardstickCPU.columns()
-		fmt.Fprintf(&b, "| yardstick (%s) | %s (%s) | %s | | |\n", c.yardstick.Workload, ys, ya, yc)
+		fmt.Fprintf(&b, "| yardstick (%s) | %s (%s) | %s | | |%s\n", c.yardstick.Workload, ys, ya, yc, grpcNone)
 	}
 	if svgPath != "" {
 		rel, err := filepath.Rel(filepath.Dir(mdPath), svgPath)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,7 +104,7 @@ func TestCompareAndRender(t *testing.T) {
 		cpu: map[string]*cpuUse{"A": {server: 30 * time.Millisecond, client: 6 * time.Millisecond, ops: 200}}}
 	yard := &side{results: map[string]*loadgen.Result{"C": result("yardstick", "C", 2000)},
 		cpu: map[string]*cpuUse{"C": {server: 90 * time.Millisecond, client: 80 * time.Millisecond, ops: 4000}}}
-	cmp := compare(cfg, folio, pg, yard)
+	cmp := compare(cfg, folio, nil, pg, yard)
 	if len(cmp.rows) != 2 || cmp.rows[0].ratio != 2 || cmp.rows[1].ratio != 0.1 {
 		t.Fatalf("rows %+v", cmp.rows)
 	}
@@ -118,8 +119,11 @@ func TestCompareAndRender(t *testing.T) {
 			t.Errorf("markdown has no %q:\n%s", want, md)
 		}
 	}
+	if strings.Contains(md, "gRPC") {
+		t.Errorf("gRPC columns without a gRPC side:\n%s", md)
+	}
 	var text strings.Builder
-	if err := cmp.writeText(&text); err != nil || !strings.Contains(text.String(), "geomean") ||
+	if err := cmp.writeText(&text); err != nil || !strings.Contains(text.String(), "geomean") || strings.Contains(text.String(), "gRPC") ||
 		!regexp.MustCompile(`\n +A +125\.0 +50\.0 +25\.0 +150\.0 +0\.0 +30\.0 *\n`).MatchString(text.String()) {
 		t.Errorf("text table (%v):\n%s", err, text.String())
 	}
@@ -143,5 +147,109 @@ func TestCompareAndRender(t *testing.T) {
 	}
 	if rects != 1+4 { // the background, then A, eq, geomean, yardstick
 		t.Errorf("%d rects in the chart, want 5:\n%s", rects, svg)
+	}
+}
+
+// With a gRPC side, its columns show its result and ratio in the rows of
+// the workloads it ran, and a dash in the others; the geometric mean stays
+// the HTTP side's.
+func TestCompareWithGRPC(t *testing.T) {
+	a, _ := loadgen.LookupWorkload("A")
+	c, _ := loadgen.LookupWorkload("C")
+	cfg := config{workloads: []loadgen.Workload{a, c}, grpcWorkloads: []loadgen.Workload{c}, docs: 1000, clients: 4, rounds: 1, duration: time.Second}
+	folio := &side{results: map[string]*loadgen.Result{"A": result("folio", "A", 200), "C": result("folio", "C", 300)}, cpu: map[string]*cpuUse{}}
+	grpc := &side{results: map[string]*loadgen.Result{"C": result("folio-grpc", "C", 450)},
+		cpu: map[string]*cpuUse{"C": {server: 90 * time.Millisecond, after: 9 * time.Millisecond, client: 30 * time.Millisecond, ops: 450}}}
+	pg := &side{results: map[string]*loadgen.Result{"A": result("postgres", "A", 100), "C": result("postgres", "C", 300)}, cpu: map[string]*cpuUse{}}
+	cmp := compare(cfg, folio, grpc, pg, nil)
+	if !cmp.grpc || cmp.rows[0].grpc != nil || cmp.rows[1].grpcRatio != 1.5 {
+		t.Fatalf("rows %+v", cmp.rows)
+	}
+	if want := math.Sqrt(2 * 1); math.Abs(cmp.geomean-want) > 1e-9 {
+		t.Errorf("geomean %v, want %v, the HTTP side's alone", cmp.geomean, want)
+	}
+	env := &environment{Machine: benchrun.Machine{CPU: "Test CPU", Cores: 2}}
+	md := cmp.markdown(cfg, env, "", "docs/benchmarks.md")
+	for _, want := range []string{"| Folio gRPC ops/s | gRPC / PostgreSQL |",
+		"| A | update heavy: 50% read, 50% update | 200 | 100 | 2.00 | 1.0 ms / 1.0 ms | 1.0 ms / 1.0 ms | 0 / 0 | 0 / 0 | – | – | – | – |\n",
+		"| C | read only | 300 | 300 | 1.00 | 1.0 ms / 1.0 ms | 1.0 ms / 1.0 ms | 0 / 0 | 0 / 0 | 450 | 1.50 | 1.0 ms / 1.0 ms | 0 / 0 |\n",
+		"| **geometric mean** | | | | **1.41** | | | | | | | | |\n",
+		"| C | – (–) | – | – (–) | – | 200.0 (20.0) | 66.7 |\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown has no %q:\n%s", want, md)
+		}
+	}
+	// Every row of a table has as many cells as its header.
+	for _, table := range strings.Split(md, "\n\n") {
+		lines := strings.Split(strings.TrimSpace(table), "\n")
+		if !strings.HasPrefix(lines[0], "|") {
+			continue
+		}
+		cells := strings.Count(lines[0], "|")
+		for _, l := range lines[1:] {
+			if strings.Count(l, "|") != cells {
+				t.Errorf("row %q has %d bars, its header %d", l, strings.Count(l, "|"), cells)
+			}
+		}
+	}
+	var text strings.Builder
+	if err := cmp.writeText(&text); err != nil ||
+		!regexp.MustCompile(`\n +C +300 +300 +1\.000 .* 450 +1\.500 +1\.0 ms / 1\.0 ms +0/0 *\n`).MatchString(text.String()) ||
+		!regexp.MustCompile(`\n +C( +–){6} +200\.0 +20\.0 +66\.7 *\n`).MatchString(text.String()) {
+		t.Errorf("text table (%v):\n%s", err, text.String())
+	}
+	if svg := string(cmp.svg()); !strings.Contains(svg, ">C gRPC<") || !strings.Contains(svg, ">1.50<") {
+		t.Errorf("no gRPC bar in the chart:\n%s", svg)
+	}
+}
+
+func TestRoundOrder(t *testing.T) {
+	folio, grpc, pg := &side{}, &side{}, &side{}
+	tests := []struct {
+		round    int
+		grpc     *side
+		overGRPC bool
+		want     []*side
+	}{
+		{1, grpc, true, []*side{folio, grpc, pg}},
+		{2, grpc, true, []*side{pg, grpc, folio}},
+		{1, grpc, false, []*side{folio, pg}},
+		{2, nil, true, []*side{pg, folio}},
+	}
+	for _, tt := range tests {
+		if got := roundOrder(tt.round, folio, tt.grpc, pg, tt.overGRPC); !slices.Equal(got, tt.want) {
+			t.Errorf("round %d, over gRPC %v: %v, want %v", tt.round, tt.overGRPC, got, tt.want)
+		}
+	}
+}
+
+func TestGRPCWorkloadsFlag(t *testing.T) {
+	names := func(ws []loadgen.Workload) string {
+		var out []string
+		for _, w := range ws {
+			out = append(out, w.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	tests := []struct {
+		args []string
+		want string
+		err  bool
+	}{
+		{nil, "C,insert,tx", false},
+		{[]string{"-grpc-workloads", ""}, "", false},
+		{[]string{"-workloads", "tx,C,A", "-grpc-workloads", "all"}, "tx,C,A", false},
+		{[]string{"-workloads", "A,C", "-grpc-workloads", "insert,c,C"}, "C", false},
+		{[]string{"-grpc-workloads", "nope"}, "", true},
+	}
+	for _, tt := range tests {
+		cfg, err := parseFlags(append([]string{"-quiet"}, tt.args...))
+		if (err != nil) != tt.err {
+			t.Errorf("%v: error %v", tt.args, err)
+			continue
+		}
+		if got := names(cfg.grpcWorkloads); err == nil && got != tt.want {
+			t.Errorf("%v: gRPC workloads %q, want %q", tt.args, got, tt.want)
+		}
 	}
 }

@@ -26,6 +26,11 @@ func (c *comparison) svg() []byte {
 	for _, r := range c.rows {
 		bars = append(bars, bar{label: r.workload.Name, ratio: r.ratio})
 	}
+	for _, r := range c.rows {
+		if r.grpc != nil {
+			bars = append(bars, bar{label: r.workload.Name + " gRPC", ratio: r.grpcRatio})
+		}
+	}
 	bars = append(bars, bar{label: "geomean", ratio: c.geomean, total: true})
 	if c.yardstick != nil && c.yardstickPG != nil && c.yardstickPG.OpsPerSecond() > 0 {
 		bars = append(bars, bar{label: "yardstick " + c.yardstick.Workload, ratio: c.yardstick.OpsPerSecond() / c.yardstickPG.OpsPerSecond(), reference: true})
