@@ -59,3 +59,17 @@ func errorJSON(e *apierror.Error) errorBody {
 	}
 	return b
 }
+
+// errSlowBody is the error for a request body that did not arrive within
+// the body timeout.
+func errSlowBody() error {
+	return apierror.Errorf(apierror.InvalidArgument, "the request body did not arrive within the server's body timeout")
+}
+
+// AnswerSlowBody answers a request whose body did not arrive within the
+// body timeout before any handler ran (a server that reads bodies ahead,
+// internal/http1), as a handler answers one whose body read times out.
+func AnswerSlowBody(w http.ResponseWriter) {
+	e, _ := apierror.From(errSlowBody())
+	writeJSON(w, http.StatusBadRequest, errorJSON(e))
+}
