@@ -53,6 +53,10 @@ type Config struct {
 	// BodyTimeout, as the handler answers a body read that times out;
 	// nil: net/http's plain 400.
 	SlowBody func(w http.ResponseWriter)
+	// Refuse answers a request the server refuses before any handler
+	// (malformed, headers too large, an unknown HTTP version) with status;
+	// why says what was wrong. nil: net/http's plain text.
+	Refuse func(w http.ResponseWriter, status int, why string)
 }
 
 // maxHeaderBytes bounds a request's line and headers.
@@ -91,8 +95,8 @@ func New(cfg Config) *Server {
 		MaxRequestBodySize: int(min(cfg.MaxBodyBytes, 1<<31-1)),
 		// The request line and headers must fit in the read buffer:
 		// 64 KiB (net/http's bound is 1 MiB), for long tokens and URLs.
-		ReadBufferSize: maxHeaderBytes,
-		StreamRequestBody:  true,
+		ReadBufferSize:    maxHeaderBytes,
+		StreamRequestBody: true,
 		// A stream hands its connection back to the server (resume).
 		KeepHijackedConns: true,
 		// As net/http: no Server header, no Content-Type the handler did
@@ -143,7 +147,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	switch {
 	case x.refusal != 0:
 		x.stopWatching()
-		refuseWith(ctx, x.refusal)
+		s.refuseWith(ctx, x.refusal)
 		return
 	case x.r.Method == http.MethodOptions && x.r.RequestURI == "*":
 		// net/http answers "OPTIONS *" itself, with nothing.
@@ -188,16 +192,31 @@ func (s *Server) refuse(ctx *fasthttp.RequestCtx, err error) {
 	if _, ok := err.(*fasthttp.ErrSmallBuffer); ok {
 		status = http.StatusRequestHeaderFieldsTooLarge
 	}
-	refuseWith(ctx, status)
+	s.refuseWith(ctx, status)
 }
 
-// refuseWith answers with net/http's own plain refusal, and closes.
-func refuseWith(ctx *fasthttp.RequestCtx, status int) {
+// refuseWith answers with Refuse, or net/http's own plain refusal, and
+// closes.
+func (s *Server) refuseWith(ctx *fasthttp.RequestCtx, status int) {
 	ctx.Response.Reset()
 	ctx.SetConnectionClose()
+	ctx.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	why := map[int]string{
+		http.StatusBadRequest:                  "malformed HTTP request",
+		http.StatusRequestHeaderFieldsTooLarge: fmt.Sprintf("the request line and headers are larger than %d bytes", maxHeaderBytes),
+		http.StatusHTTPVersionNotSupported:     "unsupported HTTP version",
+	}[status]
+	if s.cfg.Refuse != nil {
+		x := &exchange{s: s, ctx: ctx}
+		x.r.ProtoMinor = 1
+		x.w.x = x
+		s.cfg.Refuse(&x.w, status, why)
+		x.w.finish()
+		return
+	}
 	ctx.SetStatusCode(status)
 	ctx.Response.Header.SetContentType("text/plain; charset=utf-8")
-	ctx.Response.SetBodyString(fmt.Sprintf("%d %s", status, http.StatusText(status)))
+	ctx.Response.SetBodyString(fmt.Sprintf("%d %s: %s", status, http.StatusText(status), why))
 }
 
 // fasthttpLogger sends fasthttp's own messages (connections it could not

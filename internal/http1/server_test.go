@@ -306,3 +306,41 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// TestRefusals: what net/http's server refuses before any handler, this
+// one refuses too, through Refuse, and closes the connection.
+func TestRefusals(t *testing.T) {
+	type refusal struct {
+		status int
+		why    string
+	}
+	got := make(chan refusal, 1)
+	refuse := func(w http.ResponseWriter, status int, why string) {
+		got <- refusal{status, why}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `{"error":%q}`, why)
+	}
+	addr := serve(t, http1.Config{Handler: http.HandlerFunc(echo), Refuse: refuse})
+	for _, tc := range []struct {
+		req    string
+		status int
+	}{
+		{"GET * HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+		{"GET /a HTTP/2.0\r\nHost: x\r\n\r\n", 505},
+		{"GET /a%zz HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+		{"GET /a HTTP/1.1\r\nHost: x\r\nBad Name: v\r\n\r\n", 400},
+		{"GET /a HTTP/1.1\r\nHost: x\r\nX-Thing: " + strings.Repeat("v", 70000) + "\r\n\r\n", 431},
+	} {
+		rc := dial(t, addr)
+		rc.send(tc.req)
+		res, body := rc.answer()
+		if res.StatusCode != tc.status || !res.Close || !strings.HasPrefix(body, `{"error":`) {
+			t.Errorf("%.40q: %d %q (close %v), want %d from Refuse, closing", tc.req, res.StatusCode, body, res.Close, tc.status)
+			continue
+		}
+		if r := <-got; r.status != tc.status || r.why == "" {
+			t.Errorf("%.40q: Refuse given %d %q", tc.req, r.status, r.why)
+		}
+	}
+}

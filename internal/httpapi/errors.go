@@ -73,3 +73,15 @@ func AnswerSlowBody(w http.ResponseWriter) {
 	e, _ := apierror.From(errSlowBody())
 	writeJSON(w, http.StatusBadRequest, errorJSON(e))
 }
+
+// AnswerRefused answers a request an HTTP server refused before any
+// handler (internal/http1: malformed, headers too large, an unknown HTTP
+// version) with the API's JSON error rather than plain text.
+func AnswerRefused(w http.ResponseWriter, status int, why string) {
+	code := apierror.InvalidArgument
+	if status == http.StatusHTTPVersionNotSupported {
+		code = apierror.Unimplemented
+	}
+	e, _ := apierror.From(apierror.Errorf(code, "%s", why))
+	writeJSON(w, status, errorJSON(e))
+}

@@ -588,7 +588,7 @@ func (n *Node) serveAPI(context.Context) error {
 	if ownHTTP1 {
 		n.http1 = http1.New(http1.Config{Handler: api, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes,
 			HeaderTimeout: headerTimeout, BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout, IdleTimeout: idleTimeout,
-			LongLived: httpapi.IsStream, SlowBody: httpapi.AnswerSlowBody})
+			LongLived: httpapi.IsStream, SlowBody: httpapi.AnswerSlowBody, Refuse: httpapi.AnswerRefused})
 		serving.Add(1)
 		go func() {
 			defer serving.Done()
