@@ -31,14 +31,29 @@ func (s *Server) resume(c net.Conn) {
 		bare.SetReadDeadline(time.Time{})
 	}
 	if p, ok := bare.(*prefixedConn); ok {
-		// Still holding bytes from an earlier hand-back: one wrapper.
+		// From an earlier hand-back, maybe still holding bytes: one
+		// wrapper.
 		pending = append(pending, p.pending...)
 		bare = p.Conn
 	}
-	if len(pending) > 0 {
-		bare = &prefixedConn{Conn: bare, pending: pending}
+	if len(pending) == 0 {
+		// fasthttp gives a connection's first request the header timeout
+		// to begin, where a keep-alive one has the idle timeout: wait for
+		// the next request's first bytes here, as long as an idle
+		// connection may wait.
+		buf := make([]byte, 4096)
+		if s.cfg.IdleTimeout > 0 {
+			bare.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+		}
+		n, err := bare.Read(buf)
+		bare.SetReadDeadline(time.Time{})
+		if err != nil || n == 0 {
+			bare.Close()
+			return
+		}
+		pending = buf[:n]
 	}
-	s.fs.ServeConn(bare)
+	s.fs.ServeConn(&prefixedConn{Conn: bare, pending: pending})
 }
 
 // prefixedConn is a connection with bytes already read from it in front.

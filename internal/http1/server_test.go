@@ -344,3 +344,20 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleAfterStream: a connection handed back after a streamed answer
+// waits for its next request as long as any idle connection (IdleTimeout),
+// not just a new connection's header timeout.
+func TestIdleAfterStream(t *testing.T) {
+	addr := serve(t, http1.Config{Handler: http.HandlerFunc(echo), HeaderTimeout: 200 * time.Millisecond, IdleTimeout: 10 * time.Second})
+	rc := dial(t, addr)
+	rc.send(post("/stream", ""))
+	if _, body := rc.answer(); body != "line 0\nline 1\nline 2\n" {
+		t.Fatalf("stream: %q", body)
+	}
+	time.Sleep(600 * time.Millisecond)
+	rc.send(post("/later", "x"))
+	if _, body := rc.answer(); body != `POST /later "" x 1 |x` {
+		t.Fatalf("after an idle wait: %q", body)
+	}
+}
