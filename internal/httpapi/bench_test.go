@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -110,6 +111,7 @@ func serveNode(b *testing.B, store kv.Store) string {
 		ncfg.Store = store
 		ncfg.Addr = "127.0.0.1:0"
 		ncfg.Sessions.MaxOpen = benchClients
+		ncfg.HTTP1Server = *http1Server
 	}))
 	if err != nil {
 		b.Fatal(err)
@@ -118,6 +120,10 @@ func serveNode(b *testing.B, store kv.Store) string {
 	benchNode = n
 	return "http://" + n.Addr().String()
 }
+
+// http1Server picks the HTTP/1.1 server the benchmarks run on, to compare
+// the two in one session: -http1-server net/http.
+var http1Server = flag.String("http1-server", node.HTTP1FastHTTP, "the HTTP/1.1 server: fasthttp or net/http")
 
 // benchNode is the node of the benchmark running, benchStore its store if
 // it is PostgreSQL's.

@@ -60,7 +60,7 @@ func decodeFast(r *http.Request, v any, known options, fast func(body []byte) bo
 		}
 		var netErr net.Error
 		if errors.As(err, &netErr) && netErr.Timeout() {
-			return apierror.Errorf(apierror.InvalidArgument, "the request body did not arrive within the server's body timeout")
+			return errSlowBody()
 		}
 		return apierror.Errorf(apierror.InvalidArgument, "reading request body: %v", err)
 	}

@@ -59,3 +59,29 @@ func errorJSON(e *apierror.Error) errorBody {
 	}
 	return b
 }
+
+// errSlowBody is the error for a request body that did not arrive within
+// the body timeout.
+func errSlowBody() error {
+	return apierror.Errorf(apierror.InvalidArgument, "the request body did not arrive within the server's body timeout")
+}
+
+// AnswerSlowBody answers a request whose body did not arrive within the
+// body timeout before any handler ran (a server that reads bodies ahead,
+// internal/http1), as a handler answers one whose body read times out.
+func AnswerSlowBody(w http.ResponseWriter) {
+	e, _ := apierror.From(errSlowBody())
+	writeJSON(w, http.StatusBadRequest, errorJSON(e))
+}
+
+// AnswerRefused answers a request an HTTP server refused before any
+// handler (internal/http1: malformed, headers too large, an unknown HTTP
+// version) with the API's JSON error rather than plain text.
+func AnswerRefused(w http.ResponseWriter, status int, why string) {
+	code := apierror.InvalidArgument
+	if status == http.StatusHTTPVersionNotSupported {
+		code = apierror.Unimplemented
+	}
+	e, _ := apierror.From(apierror.Errorf(code, "%s", why))
+	writeJSON(w, status, errorJSON(e))
+}

@@ -194,7 +194,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.ops.LogRequest(r.Context(), ops.RequestRecord{
 		Transport: "http", Caller: caller(r), Method: r.Method, Path: r.URL.Path, Status: sw.status,
 		Duration: time.Since(start), BytesIn: body.n, BytesOut: sw.bytes,
-		Stream: isStream(r.URL.Path),
+		Stream: IsStream(r.URL.Path),
 	})
 }
 
@@ -274,9 +274,9 @@ func (s *Server) muxAnswersItself(r *http.Request) bool {
 	return pattern == "" || pattern == anyRoute
 }
 
-// isStream reports whether a path is one of the streams (events,
+// IsStream reports whether a path is one of the streams (events,
 // subscribe), which stay open as long as their client wants.
-func isStream(path string) bool {
+func IsStream(path string) bool {
 	return strings.HasSuffix(path, "/events") || strings.HasSuffix(path, "/messages/subscribe")
 }
 

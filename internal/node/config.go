@@ -81,6 +81,10 @@ type Config struct {
 	// Zero takes the default.
 	MaxBodyBytes              int64
 	BodyTimeout, WriteTimeout time.Duration
+	// HTTP1Server is the server of HTTP/1.x connections: HTTP1FastHTTP
+	// (the default, "" too) or HTTP1NetHTTP, Go's own, which serves
+	// HTTP/2 in both cases.
+	HTTP1Server string
 	// TLSCert and TLSKey, both set, serve the API's port (and GRPCAddr's)
 	// over TLS only: HTTPS, HTTP/2 and gRPC.
 	TLSCert, TLSKey string
@@ -161,6 +165,9 @@ const (
 	DefaultSlowRequest     = time.Second
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultMaxConnections  = 4096
+	// The servers of HTTP/1.x connections (Config.HTTP1Server).
+	HTTP1FastHTTP = "fasthttp"
+	HTTP1NetHTTP  = "net/http"
 	// DefaultGCPercent is the garbage collector's target: the heap may grow
 	// to five times what is live before a collection. Go's own 100 made
 	// the collector a tenth of the server's CPU under point reads, whose
@@ -192,6 +199,7 @@ func DefaultConfig() Config {
 		MaxBodyBytes:    httpapi.DefaultMaxBodyBytes,
 		BodyTimeout:     httpapi.DefaultBodyTimeout,
 		WriteTimeout:    httpapi.DefaultWriteTimeout,
+		HTTP1Server:     HTTP1FastHTTP,
 		ShutdownTimeout: DefaultShutdownTimeout,
 		Tokens:          auth.Config{Audience: auth.DefaultIssuer, AccessTTL: auth.DefaultAccessTTL, RefreshTTL: auth.DefaultRefreshTTL},
 		Ops: ops.Options{

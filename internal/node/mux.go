@@ -35,7 +35,10 @@ import (
 type protocolMux struct {
 	root       net.Listener
 	http, grpc *chanListener
-	log        *slog.Logger
+	// http1 takes the HTTP/1.x connections: http itself, unless they have
+	// a server of their own (see Config.HTTP1Server).
+	http1 *chanListener
+	log   *slog.Logger
 	// sniffTimeout bounds how long a connection may take to show what it
 	// is: its preface and first bytes, as ReadHeaderTimeout bounds HTTP's.
 	sniffTimeout time.Duration
@@ -50,9 +53,13 @@ type protocolMux struct {
 // wait before its first request and still be taken for HTTP's.
 const grpcIdleGuess = 2 * time.Second
 
-func newProtocolMux(root net.Listener, sniffTimeout time.Duration, log *slog.Logger) *protocolMux {
+func newProtocolMux(root net.Listener, sniffTimeout time.Duration, splitHTTP1 bool, log *slog.Logger) *protocolMux {
 	m := &protocolMux{root: root, http: newChanListener(root.Addr()), grpc: newChanListener(root.Addr()), log: log,
 		sniffTimeout: sniffTimeout, sniffing: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	m.http1 = m.http
+	if splitHTTP1 {
+		m.http1 = newChanListener(root.Addr())
+	}
 	go m.serve()
 	return m
 }
@@ -75,6 +82,7 @@ func (m *protocolMux) serve() {
 			}
 			// The listener is broken: the servers' Serve return it.
 			m.http.fail(err)
+			m.http1.fail(err)
 			m.grpc.fail(err)
 			return
 		}
@@ -121,6 +129,7 @@ func (m *protocolMux) Close() error {
 	err := m.root.Close()
 	<-m.done
 	m.http.Close()
+	m.http1.Close()
 	m.grpc.Close()
 	return err
 }
@@ -129,49 +138,61 @@ func (m *protocolMux) Close() error {
 func (m *protocolMux) route(c net.Conn) {
 	defer m.untrack(c)
 	c.SetReadDeadline(time.Now().Add(m.sniffTimeout))
-	conn, isGRPC, err := m.sniff(c)
+	conn, proto, err := m.sniff(c)
 	if err != nil {
 		c.Close()
 		return
 	}
 	c.SetReadDeadline(time.Time{})
-	if isGRPC {
+	switch proto {
+	case protoGRPC:
 		m.grpc.hand(conn)
-	} else {
+	case protoHTTP1:
+		m.http1.hand(conn)
+	default:
 		m.http.hand(conn)
 	}
 }
+
+// protocol is what a connection speaks.
+type protocol int
+
+const (
+	protoHTTP1 protocol = iota // HTTP/1.x
+	protoHTTP2                 // HTTP/2 without gRPC
+	protoGRPC
+)
 
 var http2Preface = []byte(http2.ClientPreface)
 
 // sniff reads what tells a connection's protocol and returns the
 // connection to hand on, with what was read put back in front.
-func (m *protocolMux) sniff(c net.Conn) (net.Conn, bool, error) {
+func (m *protocolMux) sniff(c net.Conn) (net.Conn, protocol, error) {
 	rec := &recorder{r: c}
 	var first [len(http2.ClientPreface)]byte
 	for n := 0; n < len(first); {
 		k, err := rec.Read(first[n:])
 		n += k
 		if !bytes.HasPrefix(http2Preface, first[:n]) {
-			return &replayConn{Conn: c, r: io.MultiReader(bytes.NewReader(rec.buf), c)}, false, nil // HTTP/1.x
+			return &replayConn{Conn: c, r: io.MultiReader(bytes.NewReader(rec.buf), c)}, protoHTTP1, nil
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, protoHTTP1, err
 		}
 	}
 	// HTTP/2: let a gRPC client go on to its request.
 	if _, err := c.Write(settingsFrame); err != nil {
-		return nil, false, err
+		return nil, protoHTTP2, err
 	}
 	isGRPC, err := firstRequestIsGRPC(c, rec)
 	if err != nil {
-		return nil, false, err
+		return nil, protoHTTP2, err
 	}
 	replay := io.MultiReader(bytes.NewReader(rec.buf), c)
 	if isGRPC {
-		return &replayConn{Conn: c, r: replay}, true, nil
+		return &replayConn{Conn: c, r: replay}, protoGRPC, nil
 	}
-	return &replayConn{Conn: c, r: &ackFilter{r: replay, prefaceLeft: len(http2Preface)}}, false, nil
+	return &replayConn{Conn: c, r: &ackFilter{r: replay, prefaceLeft: len(http2Preface)}}, protoHTTP2, nil
 }
 
 // settingsFrame is an empty SETTINGS frame: the server's preface.

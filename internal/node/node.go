@@ -53,6 +53,7 @@ import (
 	"github.com/foliodb/folio/internal/cluster"
 	"github.com/foliodb/folio/internal/documents"
 	"github.com/foliodb/folio/internal/grpcapi"
+	"github.com/foliodb/folio/internal/http1"
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
@@ -90,8 +91,11 @@ type Node struct {
 	tls       *tls.Config // nil without TLS
 	ops       *ops.Ops
 	http      *http.Server
-	ln        net.Listener
-	served    chan struct{} // closed when the HTTP server has returned
+	// http1 serves the HTTP/1.x connections, unless HTTP1Server names
+	// net/http, whose server (http) then serves them beside HTTP/2.
+	http1  *http1.Server
+	ln     net.Listener
+	served chan struct{} // closed when the HTTP servers have returned
 	// mux splits the API's port between the HTTP server and grpcShared;
 	// grpcOwn, if GRPCAddr is set, serves gRPC on a listener of its own.
 	mux            *protocolMux
@@ -178,6 +182,13 @@ func settle(cfg Config) (Config, error) {
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = def.WriteTimeout
+	}
+	switch cfg.HTTP1Server {
+	case "":
+		cfg.HTTP1Server = def.HTTP1Server
+	case HTTP1FastHTTP, HTTP1NetHTTP:
+	default:
+		return cfg, fmt.Errorf("HTTP/1.1 server %q: must be %s or %s", cfg.HTTP1Server, HTTP1FastHTTP, HTTP1NetHTTP)
 	}
 	if cfg.Sessions.Origin == "" {
 		cfg.Sessions.Origin = defaultNodeID(cfg.Addr)
@@ -475,6 +486,19 @@ func (n *Node) stopAPI() error {
 			}()
 		}
 	}
+	if n.http1 != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// net/http's server ends the streams on its shutdown
+			// (RegisterOnShutdown); this one's are the same streams.
+			n.endStreams()
+			if err := n.http1.Shutdown(ctx); err != nil {
+				n.log.Warn("HTTP/1.1 requests still running at the shutdown timeout were cut off", "err", err)
+				n.http1.Close()
+			}
+		}()
+	}
 	if err := n.http.Shutdown(ctx); err != nil {
 		n.log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
 		n.http.Close()
@@ -535,11 +559,13 @@ func (n *Node) listenHTTP(addr string) error {
 // gRPC, and gRPC alone on GRPCAddr if set.
 func (n *Node) serveAPI(context.Context) error {
 	ln := n.ln
-	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, n.log)
+	ownHTTP1 := n.cfg.HTTP1Server != HTTP1NetHTTP
+	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, ownHTTP1, n.log)
+	api := n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, Hosts: n.hosts(), HTTPS: n.tls != nil, ForwardTLS: n.forwardTLS(),
+		BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout}))
 	n.http = &http.Server{
-		Handler: n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, Hosts: n.hosts(), HTTPS: n.tls != nil, ForwardTLS: n.forwardTLS(),
-			BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout})),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           api,
+		ReadHeaderTimeout: headerTimeout,
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
 		// HTTP/2 without TLS, with prior knowledge (curl
@@ -551,11 +577,29 @@ func (n *Node) serveAPI(context.Context) error {
 	n.http.Protocols.SetUnencryptedHTTP2(true)
 	n.http.RegisterOnShutdown(n.endStreams)
 	n.served = make(chan struct{})
+	var serving sync.WaitGroup
+	serving.Add(1)
 	go func() {
-		defer close(n.served)
+		defer serving.Done()
 		if err := n.http.Serve(n.mux.http); !errors.Is(err, http.ErrServerClosed) {
 			n.failures.fail(fmt.Errorf("the API's listener: %w", err))
 		}
+	}()
+	if ownHTTP1 {
+		n.http1 = http1.New(http1.Config{Handler: api, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes,
+			HeaderTimeout: headerTimeout, BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout, IdleTimeout: idleTimeout,
+			LongLived: httpapi.IsStream, SlowBody: httpapi.AnswerSlowBody, Refuse: httpapi.AnswerRefused})
+		serving.Add(1)
+		go func() {
+			defer serving.Done()
+			if err := n.http1.Serve(n.mux.http1); err != nil {
+				n.failures.fail(fmt.Errorf("the API's listener (HTTP/1.1): %w", err))
+			}
+		}()
+	}
+	go func() {
+		serving.Wait()
+		close(n.served)
 	}()
 	n.grpcShared = n.serveGRPCOn(n.mux.grpc, "the API's listener (gRPC)")
 	protocols := "HTTP/1.1, h2c, gRPC"
@@ -584,8 +628,12 @@ func (n *Node) withTLS(ln net.Listener) net.Listener {
 	return tls.NewListener(ln, n.tls)
 }
 
-// idleTimeout is how long a connection with no request open stays open.
-const idleTimeout = 2 * time.Minute
+// idleTimeout is how long a connection with no request open stays open;
+// headerTimeout how long a request's headers may take to arrive.
+const (
+	idleTimeout   = 2 * time.Minute
+	headerTimeout = 10 * time.Second
+)
 
 // beyondLoopback reports whether a listener's address can be reached from
 // other machines: any address but a loopback one, the unspecified address

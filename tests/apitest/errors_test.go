@@ -263,7 +263,21 @@ func TestRouting(t *testing.T) {
 // or 405, as any unknown route, not the mux's plain text or a redirect;
 // an unclean path to a route is still redirected to it.
 func TestRoutingOfRequestsOnTheWire(t *testing.T) {
-	c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfig())
+	for _, server := range []string{node.HTTP1FastHTTP, node.HTTP1NetHTTP} {
+		t.Run(server, func(t *testing.T) {
+			c := startServer(t, backendtest.OpenPebble(t), node.DefaultConfigWith(func(nc *node.Config) { nc.HTTP1Server = server }))
+			// The asterisk form is for OPTIONS only (RFC 9112, 3.2.4):
+			// fasthttp refuses it elsewhere, net/http hands it on.
+			asterisk, asteriskCode := 404, "NOT_FOUND"
+			if server == node.HTTP1FastHTTP {
+				asterisk, asteriskCode = 400, "INVALID_ARGUMENT"
+			}
+			routeOnTheWire(t, c, asterisk, asteriskCode)
+		})
+	}
+}
+
+func routeOnTheWire(t *testing.T, c *client, asterisk int, asteriskCode string) {
 	for _, tc := range []struct {
 		requestLine string
 		status      int
@@ -272,7 +286,7 @@ func TestRoutingOfRequestsOnTheWire(t *testing.T) {
 	}{
 		{requestLine: "CONNECT localhost:443 HTTP/1.1", status: 404, code: "NOT_FOUND"},
 		{requestLine: "CONNECT /v1/health HTTP/1.1", status: 405, code: "METHOD_NOT_ALLOWED", allow: "GET"},
-		{requestLine: "GET * HTTP/1.1", status: 404, code: "NOT_FOUND"},
+		{requestLine: "GET * HTTP/1.1", status: asterisk, code: asteriskCode},
 		{requestLine: "GET /v1/./nope HTTP/1.1", status: 404, code: "NOT_FOUND"},
 		{requestLine: "GET /v1/../x HTTP/1.1", status: 404, code: "NOT_FOUND"},
 		{requestLine: "POST /v1/./health HTTP/1.1", status: 405, code: "METHOD_NOT_ALLOWED", allow: "GET"},

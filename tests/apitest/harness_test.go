@@ -30,11 +30,19 @@ func eachBackend(t *testing.T, fn func(t *testing.T, c *client)) {
 }
 
 // eachBackendWith is eachBackend with server settings (Store and Addr are
-// filled in).
+// filled in). Besides a subtest per backend, on the default HTTP/1.1
+// server (fasthttp), it runs one on net/http's (--http1-server net/http)
+// over the embedded engine: the test sees no difference between them.
 func eachBackendWith(t *testing.T, cfg node.Config, fn func(t *testing.T, c *client)) {
 	t.Helper()
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		fn(t, startServer(t, b.Open(t), cfg))
+	})
+	t.Run("pebble-net-http", func(t *testing.T) {
+		t.Parallel()
+		std := cfg
+		std.HTTP1Server = node.HTTP1NetHTTP
+		fn(t, startServer(t, backendtest.OpenPebble(t), std))
 	})
 }
 

@@ -1,0 +1,317 @@
+package http1
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// responseWriter is the http.ResponseWriter of an exchange. Until the
+// handler flushes, the answer is gathered: in fasthttp's response body, or
+// for a chunked one (the handler set Transfer-Encoding: chunked, as the
+// API's streams do) in a buffer that fasthttp then writes chunked. Once
+// flushed it is live: written on the connection as the handler writes.
+type responseWriter struct {
+	x      *exchange
+	header http.Header
+	status int
+	// chunked: the handler asked for a chunked answer; gathered holds it
+	// until fasthttp writes it or it goes live.
+	chunked  bool
+	gathered *gatheredBody
+	// live: the status line and headers are on the connection; the body
+	// goes there too, chunked unless its length was given (liveChunked).
+	live, liveChunked bool
+	// deadline is the write deadline the handler asked for, applied once
+	// the answer is live.
+	deadline time.Time
+	// failed: a write on the connection failed; the connection is done.
+	failed error
+}
+
+func (w *responseWriter) Header() http.Header {
+	if w.header == nil {
+		w.header = make(http.Header, 4)
+	}
+	return w.header
+}
+
+func (w *responseWriter) WriteHeader(code int) {
+	if w.status != 0 || code < 200 {
+		// A second status is ignored, as net/http ignores it; 1xx ones
+		// are not an answer (fasthttp sends 100 Continue itself).
+		return
+	}
+	w.status = code
+	w.chunked = slices.Contains(w.header["Transfer-Encoding"], "chunked")
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !bodyAllowed(w.status) {
+		return 0, http.ErrBodyNotAllowed
+	}
+	switch {
+	case w.live:
+		return w.writeLive(p)
+	case w.chunked:
+		if w.gathered == nil {
+			w.gathered = gatheredBodies.Get().(*gatheredBody)
+		}
+		w.gathered.b = append(w.gathered.b, p...)
+	default:
+		w.x.ctx.Response.AppendBody(p)
+	}
+	return len(p), nil
+}
+
+// Flush puts what is gathered on the connection, and makes the answer
+// live.
+func (w *responseWriter) Flush() { w.FlushError() }
+
+// FlushError is Flush with its error, for http.ResponseController.
+func (w *responseWriter) FlushError() error {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.live {
+		w.goLive()
+	}
+	return w.failed
+}
+
+// SetWriteDeadline applies to the writes on the connection, once live;
+// until then the answer is written after the handler returns, within the
+// server's write timeout.
+func (w *responseWriter) SetWriteDeadline(t time.Time) error {
+	w.deadline = t
+	if w.live {
+		return w.x.ctx.Conn().SetWriteDeadline(t)
+	}
+	return nil
+}
+
+// SetReadDeadline does nothing: the body was read (or is streamed) within
+// the server's body timeout.
+func (w *responseWriter) SetReadDeadline(time.Time) error { return nil }
+
+// goLive writes the status line, the headers and what is gathered on the
+// connection, as net/http would.
+func (w *responseWriter) goLive() {
+	ctx := w.x.ctx
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
+	b := append((*buf)[:0], "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(w.status), 10)
+	b = append(b, ' ')
+	if text := http.StatusText(w.status); text != "" {
+		b = append(b, text...)
+	} else {
+		b = append(b, "status code "...)
+		b = strconv.AppendInt(b, int64(w.status), 10)
+	}
+	b = append(b, "\r\n"...)
+	h := w.Header()
+	delete(h, "Transfer-Encoding")
+	w.liveChunked = bodyAllowed(w.status) && h.Get("Content-Length") == "" && w.x.r.ProtoMinor == 1
+	if h.Get("Date") == "" {
+		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	}
+	if w.liveChunked {
+		h.Set("Transfer-Encoding", "chunked")
+	}
+	if w.closesConnection() {
+		h.Set("Connection", "close")
+	}
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = append(b, strings.Map(newlineToSpace, strings.TrimSpace(v))...)
+			b = append(b, "\r\n"...)
+		}
+	}
+	b = append(b, "\r\n"...)
+	*buf = b
+	w.live = true
+	if w.deadline.IsZero() {
+		w.deadline = time.Now().Add(w.x.s.cfg.WriteTimeout)
+	}
+	if err := ctx.Conn().SetWriteDeadline(w.deadline); err != nil {
+		w.failed = err
+		return
+	}
+	if _, err := ctx.Conn().Write(b); err != nil {
+		w.failed = err
+		return
+	}
+	var body []byte
+	if w.gathered != nil {
+		body = w.gathered.b
+	} else {
+		body = ctx.Response.Body()
+	}
+	if len(body) > 0 {
+		w.writeLive(body)
+	}
+	if w.gathered != nil {
+		w.gathered.Close()
+		w.gathered = nil
+	}
+	ctx.Response.ResetBody()
+}
+
+// newlineToSpace keeps a header value on its line, as net/http does.
+func newlineToSpace(r rune) rune {
+	if r == '\r' || r == '\n' {
+		return ' '
+	}
+	return r
+}
+
+// writeLive writes p on the connection, as a chunk of a chunked answer.
+func (w *responseWriter) writeLive(p []byte) (int, error) {
+	if w.failed != nil {
+		return 0, w.failed
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	conn := w.x.ctx.Conn()
+	if !w.liveChunked {
+		n, err := conn.Write(p)
+		w.failed = err
+		return n, err
+	}
+	buf := scratch.Get().(*[]byte)
+	defer scratch.Put(buf)
+	b := strconv.AppendInt((*buf)[:0], int64(len(p)), 16)
+	b = append(b, "\r\n"...)
+	b = append(b, p...)
+	b = append(b, "\r\n"...)
+	*buf = b
+	if _, err := conn.Write(b); err != nil {
+		w.failed = err
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// closesConnection reports whether the connection ends with this answer.
+func (w *responseWriter) closesConnection() bool {
+	r := &w.x.r
+	return w.x.longLived || r.Close || r.ProtoMinor == 0 ||
+		strings.EqualFold(w.header.Get("Connection"), "close")
+}
+
+// finish hands the answer to fasthttp to write, or ends a live one and
+// hands the connection back to the server.
+func (w *responseWriter) finish() {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	ctx := w.x.ctx
+	if w.live {
+		if w.liveChunked && w.failed == nil {
+			_, w.failed = ctx.Conn().Write([]byte("0\r\n\r\n"))
+		}
+		keep := w.failed == nil && !w.closesConnection()
+		s := w.x.s
+		ctx.HijackSetNoResponse(true)
+		ctx.Hijack(func(c net.Conn) {
+			if keep {
+				s.resume(c)
+			} else {
+				c.Close()
+			}
+		})
+		return
+	}
+	// A deadline set by the handler makes fasthttp write the answer out
+	// before it reads the next request (see the package's comment).
+	ctx.SetWriteDeadline(time.Now().Add(w.x.s.cfg.WriteTimeout))
+	ctx.SetStatusCode(w.status)
+	rh := &ctx.Response.Header
+	for k, vs := range w.header {
+		switch k {
+		case "Content-Length", "Transfer-Encoding":
+			continue // fasthttp frames the body
+		}
+		for _, v := range vs {
+			rh.Add(k, v)
+		}
+	}
+	if w.x.longLived {
+		ctx.SetConnectionClose()
+	}
+	if w.chunked && bodyAllowed(w.status) {
+		g := w.gathered
+		if g == nil {
+			g = gatheredBodies.Get().(*gatheredBody)
+		}
+		w.gathered = nil
+		ctx.Response.SetBodyStream(g, -1)
+	}
+}
+
+// abort drops the connection without an answer (a handler panicked).
+func (w *responseWriter) abort() {
+	if w.gathered != nil {
+		w.gathered.Close()
+		w.gathered = nil
+	}
+	ctx := w.x.ctx
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(func(c net.Conn) { c.Close() })
+}
+
+// bodyAllowed reports whether an answer with this status may have a body
+// (RFC 9110: not 1xx, 204 or 304).
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+// gatheredBody is a chunked answer gathered whole, read by fasthttp when
+// it writes the answer, and back to its pool when fasthttp closes it.
+type gatheredBody struct {
+	b   []byte
+	off int
+}
+
+var gatheredBodies = sync.Pool{New: func() any { return new(gatheredBody) }}
+
+// maxPooledBody: a buffer grown past this by one large answer is left to
+// the garbage collector rather than kept.
+const maxPooledBody = 1 << 20
+
+func (g *gatheredBody) Read(p []byte) (int, error) {
+	if g.off >= len(g.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, g.b[g.off:])
+	g.off += n
+	return n, nil
+}
+
+func (g *gatheredBody) Close() error {
+	g.b, g.off = g.b[:0], 0
+	if cap(g.b) <= maxPooledBody {
+		gatheredBodies.Put(g)
+	}
+	return nil
+}
+
+// scratch holds the bytes of a live write: a chunk's framing with its data.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}

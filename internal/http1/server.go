@@ -1,0 +1,228 @@
+// Package http1 serves HTTP/1.x connections with fasthttp, a server built
+// for cost per request, running a net/http Handler for each request: the
+// API's handlers, limits, logs and error bodies stay the ones net/http
+// serves, and only the connection's work (parsing, buffers, framing) is
+// fasthttp's. Measured on the API's point read, net/http's own work per
+// request was about as much as PostgreSQL's whole point read
+// (docs/benchmarks.md, issue 44).
+//
+// An answer is gathered whole and handed to fasthttp to write after the
+// handler returns, which is what almost every answer is. One that the
+// handler flushes (a stream: events, subscribe, a read larger than its
+// batch) goes out on the connection at once from then on, chunked; the
+// connection is then handed back to the server to serve its next request.
+// fasthttp holds no answer unsent when a handler starts (every answer sets
+// a write deadline, after which fasthttp flushes it), so that a stream's
+// bytes cannot overtake an earlier answer on the same connection.
+package http1
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Handler answers every request.
+	Handler http.Handler
+	Logger  *slog.Logger
+	// MaxBodyBytes: a body up to this size is read before the handler
+	// runs; a larger one is streamed to it, for the handler's own limit to
+	// refuse with its own error.
+	MaxBodyBytes int64
+	// HeaderTimeout bounds a request's headers; BodyTimeout its body;
+	// WriteTimeout each write of an answer (the handler may set its own
+	// deadlines through http.ResponseController); IdleTimeout how long a
+	// connection may wait for its next request.
+	HeaderTimeout, BodyTimeout, WriteTimeout, IdleTimeout time.Duration
+	// LongLived reports whether the answer to a request on path may stay
+	// open as long as its client wants (events, subscribe). Such a request
+	// has a context cancelled when its client goes away, as net/http's
+	// are, and its connection is closed after it.
+	LongLived func(path string) bool
+	// SlowBody answers a request whose body did not arrive within
+	// BodyTimeout, as the handler answers a body read that times out;
+	// nil: net/http's plain 400.
+	SlowBody func(w http.ResponseWriter)
+	// Refuse answers a request the server refuses before any handler
+	// (malformed, headers too large, an unknown HTTP version) with status;
+	// why says what was wrong. nil: net/http's plain text.
+	Refuse func(w http.ResponseWriter, status int, why string)
+}
+
+// maxHeaderBytes bounds a request's line and headers.
+const maxHeaderBytes = 64 << 10
+
+// Server serves HTTP/1.x connections.
+type Server struct {
+	cfg Config
+	fs  *fasthttp.Server
+	log *slog.Logger
+	// base is every request's context; cancelled by Close.
+	base   context.Context
+	cancel context.CancelFunc
+}
+
+// New returns a server for cfg.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LongLived == nil {
+		cfg.LongLived = func(string) bool { return false }
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	s.base, s.cancel = context.WithCancel(context.Background())
+	s.fs = &fasthttp.Server{
+		Handler:      s.serve,
+		ErrorHandler: s.refuse,
+		// The body's own deadline once its headers are in.
+		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{ReadTimeout: cfg.BodyTimeout}
+		},
+		ReadTimeout:        cfg.HeaderTimeout,
+		WriteTimeout:       cfg.WriteTimeout,
+		IdleTimeout:        cfg.IdleTimeout,
+		MaxRequestBodySize: int(min(cfg.MaxBodyBytes, 1<<31-1)),
+		// The request line and headers must fit in the read buffer:
+		// 64 KiB (net/http's bound is 1 MiB), for long tokens and URLs.
+		ReadBufferSize:    maxHeaderBytes,
+		StreamRequestBody: true,
+		// A stream hands its connection back to the server (resume).
+		KeepHijackedConns: true,
+		// As net/http: no Server header, no Content-Type the handler did
+		// not set, the header names as sent (net/http canonicalizes them;
+		// fasthttp does too unless told not to).
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		// A multipart body is the handler's to read, as it is on net/http.
+		DisablePreParseMultipartForm: true,
+		CloseOnShutdown:              true,
+		Logger:                       fasthttpLogger{cfg.Logger},
+	}
+	return s
+}
+
+// Serve serves the connections ln accepts until Shutdown or Close.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.fs.Serve(ln)
+	if err == nil || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting and waits for the requests in flight until ctx
+// is done.
+func (s *Server) Shutdown(ctx context.Context) error {
+	return s.fs.ShutdownWithContext(ctx)
+}
+
+// Close cancels every request's context: the handlers still running end.
+func (s *Server) Close() {
+	s.cancel()
+}
+
+// serve answers one request.
+func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	x := newExchange(s, ctx)
+	defer func() {
+		if p := recover(); p != nil {
+			// As net/http: the panic is logged and the connection dropped;
+			// the server goes on.
+			s.log.Error("http: panic serving request", "remote", x.r.RemoteAddr, "path", x.r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			x.stopWatching()
+			x.w.abort()
+		}
+	}()
+	switch {
+	case x.refusal != 0:
+		x.stopWatching()
+		s.refuseWith(ctx, x.refusal)
+		return
+	case x.r.Method == http.MethodOptions && x.r.RequestURI == "*":
+		// net/http answers "OPTIONS *" itself, with nothing.
+		x.stopWatching()
+		return
+	}
+	s.cfg.Handler.ServeHTTP(&x.w, x.req)
+	x.stopWatching()
+	x.w.finish()
+}
+
+// refuse answers a request fasthttp could not read, as net/http's server
+// does: a body that did not arrive within the body timeout (fasthttp
+// reads a short body before the handler runs, and has forgotten the
+// request by then) with SlowBody's answer, which net/http's handler gives;
+// a connection that ended before a request or failed (timed out, reset)
+// in the headers with no answer; one that ended within a request with a
+// 400; a
+// request line or headers too long with 431; anything else with a plain
+// 400. The connection closes.
+func (s *Server) refuse(ctx *fasthttp.RequestCtx, err error) {
+	ctx.Response.Reset()
+	ctx.SetConnectionClose()
+	ctx.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	if ne, ok := err.(net.Error); ok && ne.Timeout() && s.cfg.SlowBody != nil {
+		// Unwrapped: from the body; fasthttp wraps the headers' errors.
+		s.log.Warn("http: a request body did not arrive within the body timeout", "remote", ctx.RemoteAddr().String(), "timeout", s.cfg.BodyTimeout)
+		x := &exchange{s: s, ctx: ctx}
+		x.r.ProtoMinor = 1
+		x.w.x = x
+		s.cfg.SlowBody(&x.w)
+		x.w.finish()
+		return
+	}
+	var nothing fasthttp.ErrNothingRead
+	var netErr net.Error
+	if err == io.EOF || errors.As(err, &nothing) || errors.As(err, &netErr) {
+		ctx.Conn().Close() // what fasthttp then writes goes nowhere
+		return
+	}
+	status := http.StatusBadRequest
+	if _, ok := err.(*fasthttp.ErrSmallBuffer); ok {
+		status = http.StatusRequestHeaderFieldsTooLarge
+	}
+	s.refuseWith(ctx, status)
+}
+
+// refuseWith answers with Refuse, or net/http's own plain refusal, and
+// closes.
+func (s *Server) refuseWith(ctx *fasthttp.RequestCtx, status int) {
+	ctx.Response.Reset()
+	ctx.SetConnectionClose()
+	ctx.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	why := map[int]string{
+		http.StatusBadRequest:                  "malformed HTTP request",
+		http.StatusRequestHeaderFieldsTooLarge: fmt.Sprintf("the request line and headers are larger than %d bytes", maxHeaderBytes),
+		http.StatusHTTPVersionNotSupported:     "unsupported HTTP version",
+	}[status]
+	if s.cfg.Refuse != nil {
+		x := &exchange{s: s, ctx: ctx}
+		x.r.ProtoMinor = 1
+		x.w.x = x
+		s.cfg.Refuse(&x.w, status, why)
+		x.w.finish()
+		return
+	}
+	ctx.SetStatusCode(status)
+	ctx.Response.Header.SetContentType("text/plain; charset=utf-8")
+	ctx.Response.SetBodyString(fmt.Sprintf("%d %s: %s", status, http.StatusText(status), why))
+}
+
+// fasthttpLogger sends fasthttp's own messages (connections it could not
+// serve) to the node's log, as net/http's ErrorLog does.
+type fasthttpLogger struct{ log *slog.Logger }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.log.Warn("http: " + fmt.Sprintf(format, args...))
+}
