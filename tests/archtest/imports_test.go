@@ -36,13 +36,14 @@ var transportMayImport = []string{"internal/ops", "internal/apierror", "internal
 var wirePackages = []string{"net/http", "google.golang.org/grpc", "google.golang.org/protobuf"}
 
 // mayKnowTheWire are the packages above the operations: the Go client,
-// the transports, the node that starts them, the metrics (served over HTTP
-// to a scraper),
+// the transports, the HTTP/1.1 server the HTTP transport runs on (which
+// imports no Folio package), the node that starts them, the metrics
+// (served over HTTP to a scraper),
 // the load generator (an HTTP and a gRPC client), the benchmarks that run servers
 // and call them, the tests' runner of `folio serve` (which asks it for its
 // health); and the wire's generated definitions themselves, and the
 // program that writes the client's shapes from them.
-var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/node", "internal/metrics", "internal/loadgen", "bench/benchrun", "tests/servetest", "cmd/folio", "bench/cmd/benchcompare", "bench/cmd/searchcompare", wireDefinitions, clientShapesGenerator}
+var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/http1", "internal/node", "internal/metrics", "internal/loadgen", "bench/benchrun", "tests/servetest", "cmd/folio", "bench/cmd/benchcompare", "bench/cmd/searchcompare", wireDefinitions, clientShapesGenerator}
 
 // wireDefinitions is the Go code generated from Folio's .proto files
 // (api/proto): the API's messages and services. Only the packages that
@@ -282,4 +283,14 @@ func ignored(f *ast.File) bool {
 		}
 	}
 	return false
+}
+
+// TestTheHTTPServerKnowsNoFolio: internal/http1 serves HTTP/1.1 for any
+// net/http handler; what the API answers is httpapi's, given to it.
+func TestTheHTTPServerKnowsNoFolio(t *testing.T) {
+	for _, imp := range packageImports(t)["internal/http1"] {
+		if strings.HasPrefix(imp, module) {
+			t.Errorf("internal/http1 imports %s: it serves any handler, and is given what it answers", imp)
+		}
+	}
 }
