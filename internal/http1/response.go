@@ -1,7 +1,6 @@
 package http1
 
 import (
-	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -12,18 +11,16 @@ import (
 )
 
 // responseWriter is the http.ResponseWriter of an exchange. Until the
-// handler flushes, the answer is gathered: in fasthttp's response body, or
-// for a chunked one (the handler set Transfer-Encoding: chunked, as the
-// API's streams do) in a buffer that fasthttp then writes chunked. Once
-// flushed it is live: written on the connection as the handler writes.
+// handler flushes, the answer is gathered in fasthttp's response body, for
+// fasthttp to write when the handler returns (chunked if the handler set
+// Transfer-Encoding: chunked, as the API's streams do). Once flushed it is
+// live: written on the connection as the handler writes.
 type responseWriter struct {
 	x      *exchange
 	header http.Header
 	status int
-	// chunked: the handler asked for a chunked answer; gathered holds it
-	// until fasthttp writes it or it goes live.
-	chunked  bool
-	gathered *gatheredBody
+	// chunked: the handler asked for a chunked answer.
+	chunked bool
 	// live: the status line and headers are on the connection; the body
 	// goes there too, chunked unless its length was given (liveChunked).
 	live, liveChunked bool
@@ -58,17 +55,10 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	if !bodyAllowed(w.status) {
 		return 0, http.ErrBodyNotAllowed
 	}
-	switch {
-	case w.live:
+	if w.live {
 		return w.writeLive(p)
-	case w.chunked:
-		if w.gathered == nil {
-			w.gathered = gatheredBodies.Get().(*gatheredBody)
-		}
-		w.gathered.b = append(w.gathered.b, p...)
-	default:
-		w.x.ctx.Response.AppendBody(p)
 	}
+	w.x.ctx.Response.AppendBody(p)
 	return len(p), nil
 }
 
@@ -157,18 +147,8 @@ func (w *responseWriter) goLive() {
 		w.failed = err
 		return
 	}
-	var body []byte
-	if w.gathered != nil {
-		body = w.gathered.b
-	} else {
-		body = ctx.Response.Body()
-	}
-	if len(body) > 0 {
+	if body := ctx.Response.Body(); len(body) > 0 {
 		w.writeLive(body)
-	}
-	if w.gathered != nil {
-		w.gathered.Close()
-		w.gathered = nil
 	}
 	ctx.Response.ResetBody()
 }
@@ -256,22 +236,21 @@ func (w *responseWriter) finish() {
 	if w.x.longLived {
 		ctx.SetConnectionClose()
 	}
-	if w.chunked && bodyAllowed(w.status) {
-		g := w.gathered
-		if g == nil {
-			g = gatheredBodies.Get().(*gatheredBody)
-		}
-		w.gathered = nil
-		ctx.Response.SetBodyStream(g, -1)
+	if w.chunked && bodyAllowed(w.status) && w.x.r.ProtoMinor == 1 {
+		// fasthttp writes a body stream chunk by chunk, flushing each: a
+		// point read would take two writes to the socket where net/http
+		// takes one. A body with a trailer it writes chunked and whole,
+		// so the answer announces one (and sends it empty).
+		rh.SetTrailer(streamTrailer)
 	}
 }
 
+// streamTrailer is the trailer a gathered chunked answer announces (see
+// finish).
+const streamTrailer = "X-Folio-End"
+
 // abort drops the connection without an answer (a handler panicked).
 func (w *responseWriter) abort() {
-	if w.gathered != nil {
-		w.gathered.Close()
-		w.gathered = nil
-	}
 	ctx := w.x.ctx
 	ctx.HijackSetNoResponse(true)
 	ctx.Hijack(func(c net.Conn) { c.Close() })
@@ -281,36 +260,6 @@ func (w *responseWriter) abort() {
 // (RFC 9110: not 1xx, 204 or 304).
 func bodyAllowed(status int) bool {
 	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
-}
-
-// gatheredBody is a chunked answer gathered whole, read by fasthttp when
-// it writes the answer, and back to its pool when fasthttp closes it.
-type gatheredBody struct {
-	b   []byte
-	off int
-}
-
-var gatheredBodies = sync.Pool{New: func() any { return new(gatheredBody) }}
-
-// maxPooledBody: a buffer grown past this by one large answer is left to
-// the garbage collector rather than kept.
-const maxPooledBody = 1 << 20
-
-func (g *gatheredBody) Read(p []byte) (int, error) {
-	if g.off >= len(g.b) {
-		return 0, io.EOF
-	}
-	n := copy(p, g.b[g.off:])
-	g.off += n
-	return n, nil
-}
-
-func (g *gatheredBody) Close() error {
-	g.b, g.off = g.b[:0], 0
-	if cap(g.b) <= maxPooledBody {
-		gatheredBodies.Put(g)
-	}
-	return nil
 }
 
 // scratch holds the bytes of a live write: a chunk's framing with its data.

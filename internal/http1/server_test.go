@@ -361,3 +361,50 @@ func TestIdleAfterStream(t *testing.T) {
 		t.Fatalf("after an idle wait: %q", body)
 	}
 }
+
+// countingListener counts the writes on the connections it accepts.
+type countingListener struct {
+	net.Listener
+	writes *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestGatheredAnswerIsOneWrite: an answer that is whole when its handler
+// returns goes out in one write to the socket, chunked or not (fasthttp
+// flushes every chunk of a body stream: a point read took two).
+func TestGatheredAnswerIsOneWrite(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes atomic.Int64
+	s := http1.New(http1.Config{Handler: http.HandlerFunc(echo), WriteTimeout: 5 * time.Second, HeaderTimeout: 5 * time.Second, BodyTimeout: 5 * time.Second, MaxBodyBytes: 1 << 20})
+	go s.Serve(countingListener{ln, &writes})
+	defer s.Shutdown(context.Background())
+	rc := dial(t, ln.Addr().String())
+	for _, path := range []string{"/gathered", "/plain"} {
+		before := writes.Load()
+		rc.send(post(path, "x"))
+		res, _ := rc.answer()
+		if n := writes.Load() - before; n != 1 {
+			t.Errorf("%s (chunked %v): %d writes, want 1", path, res.TransferEncoding, n)
+		}
+	}
+}
