@@ -53,9 +53,13 @@ func branchRule(name string) bool {
 // name is main's, as in a request without a branch.
 func CheckBranchName(name string) error {
 	if name != "" && !branchRule(name) {
-		return apierror.Errorf(apierror.InvalidArgument, "invalid branch name '%s': a branch name is 1 to %d letters, digits, '_', '-' or '.', starting with a letter or digit", name, MaxBranchNameLength)
+		return invalidBranch(name)
 	}
 	return nil
+}
+
+func invalidBranch(name string) error {
+	return apierror.Errorf(apierror.InvalidArgument, "invalid branch name '%s': a branch name is 1 to %d letters, digits, '_', '-' or '.', starting with a letter or digit", name, MaxBranchNameLength)
 }
 
 // IsMainBranch reports whether branch names main: "" or "main".
@@ -84,14 +88,15 @@ func IsBranch(stored string) bool { return strings.Contains(stored, branchSepara
 
 // checkStoredName refuses a stored database name that is neither a
 // database's nor a branch's: the catalog's own guard, since names reach it
-// from the API and from BranchDatabase.
+// from the API and from BranchDatabase. A branch part of "" or main is
+// refused too: BranchDatabase stores main as the database itself.
 func checkStoredName(stored string) error {
-	db, branch := SplitBranch(stored)
+	db, branch, isBranch := strings.Cut(stored, branchSeparator)
 	if err := CheckDatabaseName(db); err != nil {
 		return err
 	}
-	if branch != MainBranch && !branchRule(branch) {
-		return CheckBranchName(branch)
+	if isBranch && (IsMainBranch(branch) || !branchRule(branch)) {
+		return invalidBranch(branch)
 	}
 	return nil
 }

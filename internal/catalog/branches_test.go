@@ -22,6 +22,10 @@ func TestBranchNames(t *testing.T) {
 		{"feat", true},
 		{"f", true},
 		{"7", true},
+		{"0", true}, // the digits' ends, first and after a letter
+		{"9", true},
+		{"b0", true},
+		{"b9", true},
 		{"v1.2", true},
 		{"feature-1_b", true},
 		{"Select", true}, // no reserved words: a branch names no code
@@ -133,6 +137,17 @@ func TestBranches(t *testing.T) {
 		wantStatus(t, err, apierror.InvalidArgument, "'main' database cannot be deleted.")
 		_, err = kv.Run(ctx, s, func(tx kv.Tx) error { return cat.DeleteBranch(ctx, tx, ns, "shop", "nope") })
 		wantStatus(t, err, apierror.NotFound, "database branch doesn't exist 'nope'")
+		// The catalog's own guard: a stored name whose branch part no
+		// branch could have is refused, whoever built it (BranchDatabase
+		// never makes one for "" or main).
+		for _, bad := range []string{"shop_$branch$_-x", "shop_$branch$_a b", "shop_$branch$_", "shop_$branch$_main"} {
+			t.Run(bad, func(t *testing.T) {
+				_, err := kv.Run(ctx, s, func(tx kv.Tx) error { return cat.CreateDatabase(ctx, tx, ns, bad) })
+				wantStatus(t, err, apierror.InvalidArgument, "invalid branch name")
+				_, err = kv.Run(ctx, s, func(tx kv.Tx) error { _, err := cat.Database(ctx, tx, ns, bad); return err })
+				wantStatus(t, err, apierror.InvalidArgument, "invalid branch name")
+			})
+		}
 
 		run(t, s, func(tx kv.Tx) error { return cat.DeleteBranch(ctx, tx, ns, "shop", "alpha") })
 		_, all = listed()

@@ -234,6 +234,17 @@ func TestCollections(t *testing.T) {
 			_, err := kv.Run(ctx, s, inShop(tc.fn))
 			t.Run(tc.name, func(t *testing.T) { wantStatus(t, err, tc.code, tc.msg) })
 		}
+		// ops tells a drop's missing collection apart (to reword it for
+		// the 2023 API) by IsNoCollectionToDrop: that error, of that name.
+		_, dropErr := kv.Run(ctx, s, inShop(func(tx kv.Tx, db *catalog.Database) error { return cat.DropCollection(ctx, tx, db, "things") }))
+		_, getErr := kv.Run(ctx, s, inShop(func(tx kv.Tx, db *catalog.Database) error {
+			_, err := cat.Collection(ctx, tx, db, "things")
+			return err
+		}))
+		if !catalog.IsNoCollectionToDrop(dropErr, "things") || catalog.IsNoCollectionToDrop(dropErr, "thing") ||
+			catalog.IsNoCollectionToDrop(getErr, "things") || catalog.IsNoCollectionToDrop(nil, "things") {
+			t.Errorf("IsNoCollectionToDrop: the drop's %v and the read's %v told apart wrongly", dropErr, getErr)
+		}
 
 		run(t, s, inShop(func(tx kv.Tx, db *catalog.Database) error {
 			colls, err := cat.ListCollections(ctx, tx, db)

@@ -162,6 +162,8 @@ func TestSchemaVersions(t *testing.T) {
 		{db: "app", coll: "bb", variant: "base"}, // b at 1
 		{db: "app", coll: "bb", variant: "one"},  // b at 2
 		{db: "app", coll: "aa", variant: "one", version: 1, code: inv, want: "next schema version should be 3"},
+		// The first version must pass every collection's own, not equal it.
+		{db: "app", coll: "aa", variant: "one", version: 2, code: inv, want: "next schema version should be 3"},
 		{db: "app", coll: "aa", variant: "one", version: 5, stored: 5}, // the database starts at 5
 		{db: "app", coll: "aa", variant: "two", version: 6, stored: 6},
 		{db: "app", coll: "bb", variant: "two", version: 7, stored: 7},

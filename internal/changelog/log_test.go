@@ -494,6 +494,39 @@ func TestTrimmerMaxBytesAfterABurst(t *testing.T) {
 	})
 }
 
+// The byte bound one entry at a time, with entries of one size and a bound
+// of two: each tick keeps the two newest, and a quiet tick keeps them too.
+// On the way the oldest note ends exactly at the floor (its last entry is
+// all that is left of it, and it still counts) and then just below it (all
+// of it trimmed, and it counts nothing).
+func TestTrimmerMaxBytesEntryByEntry(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		s := b.Open(t)
+		e := []kv.Position{commit(t, s, "a")}
+		size, err := s.LogBytes(ctx, e[0]-1, e[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := changelog.NewLog(s, changelog.Options{MaxBytes: 2 * size})
+		// first is the oldest entry the log must hold after each tick.
+		step := func(at time.Duration, first int) {
+			t.Helper()
+			tick(t, l, at)
+			if !keeps(t, s, e[first]-1) || first > 0 && keeps(t, s, e[first-1]-1) {
+				t.Fatalf("after the tick at %v the log does not begin at entry %d of %d", at, first, len(e))
+			}
+		}
+		e = append(e, commit(t, s, "b"), commit(t, s, "c"))
+		step(0, 1) // one note of three entries, cut after its first
+		e = append(e, commit(t, s, "d"))
+		step(time.Second, 2) // that note keeps its last entry: it ends at the floor
+		e = append(e, commit(t, s, "e"))
+		step(2*time.Second, 3) // and now none: it ends just below the floor
+		step(3*time.Second, 3) // nothing new: nothing trimmed
+		wantExact(t, "after the quiet tick", s, l)
+	})
+}
+
 // trimsRefused is a store whose TrimLog fails while refuse is set, as the
 // embedded store's does on a full disk.
 type trimsRefused struct {

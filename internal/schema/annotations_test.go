@@ -46,6 +46,14 @@ func TestAnnotations(t *testing.T) {
 		{name: "vector", field: `{"type":"array","format":"vector","dimensions":3}`, check: func(f *Field) bool { return f.Vector && f.Dimensions == 3 && f.Items.Type == Number }},
 		{name: "vector with items", field: `{"type":"array","format":"vector","dimensions":2,"items":{"type":"number"}}`, check: func(f *Field) bool { return f.Vector }},
 		{name: "dimensions not positive", field: `{"type":"array","format":"vector","dimensions":0}`, err: "dimensions of field 'f' must be a positive integer"},
+		// The bounds at their edges: 1 and 2^31-1 are the first and last
+		// dimensions, as 0 and 2^31-1 are for maxItems.
+		{name: "one dimension", field: `{"type":"array","format":"vector","dimensions":1}`, check: func(f *Field) bool { return f.Dimensions == 1 }},
+		{name: "most dimensions", field: `{"type":"array","format":"vector","dimensions":2147483647}`, check: func(f *Field) bool { return f.Dimensions == 1<<31-1 }},
+		{name: "dimensions past 2^31-1", field: `{"type":"array","format":"vector","dimensions":2147483648}`, err: "dimensions of field 'f' must be a positive integer"},
+		{name: "maxItems 0", field: `{"type":"array","items":{"type":"integer"},"maxItems":0}`, check: func(f *Field) bool { return f.LimitItems && f.MaxItems == 0 }},
+		{name: "maxItems 2^31-1", field: `{"type":"array","items":{"type":"integer"},"maxItems":2147483647}`, check: func(f *Field) bool { return f.LimitItems && f.MaxItems == 1<<31-1 }},
+		{name: "maxItems past 2^31-1", field: `{"type":"array","items":{"type":"integer"},"maxItems":2147483648}`, err: "maxItems of field 'f' must be a non-negative integer"},
 		{name: "maxItems on a string", field: `{"type":"string","maxItems":3}`, err: "maxItems is only supported on array fields"},
 		{name: "vector format on a string", field: `{"type":"string","format":"vector"}`, err: "unsupported format 'vector'"},
 	} {
@@ -111,6 +119,92 @@ func TestFillDefaults(t *testing.T) {
 	doc := []byte(`{"id":1}`)
 	if got, _ := plain.FillDefaults(doc, at); &got[0] != &doc[0] {
 		t.Error("FillDefaults copied a document its schema gives no default")
+	}
+}
+
+// Which fields make FillDefaults do anything: a default, a default
+// function or createdAt, at the top or inside an object, each alone in its
+// schema (beside the key, which has a default of its own where it can), so
+// that no other field turns the filling on for it.
+func TestFillDefaultsOnlyOneSource(t *testing.T) {
+	at := time.Date(2023, 6, 1, 2, 3, 4, 0, time.UTC)
+	const stamp = `"2023-06-01T02:03:04Z"`
+	for _, tc := range []struct{ name, props, doc, want string }{
+		{"literal default", `"id":{"type":"integer","default":1},"n":{"type":"integer","default":7}`, `{}`, `{"id":1,"n":7}`},
+		{"default function", `"id":{"type":"string","format":"date-time","default":"now()"},"t":{"type":"string","format":"date-time","default":"now()"}`,
+			`{}`, `{"id":` + stamp + `,"t":` + stamp + `}`},
+		{"inside an object", `"id":{"type":"integer"},"o":{"type":"object","properties":{"n":{"type":"integer","default":7}}}`, `{"id":1}`, `{"id":1,"o":{"n":7}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse("c", []byte(`{"title":"c","primary_key":["id"],"properties":{`+tc.props+`}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.FillDefaults([]byte(tc.doc), at)
+			if err != nil || string(got) != tc.want {
+				t.Errorf("FillDefaults(%s) = %s, %v; want %s", tc.doc, got, err, tc.want)
+			}
+		})
+	}
+}
+
+// fill's edits in the order of the document, whatever the order of the
+// schema's fields; a nested null replaced by a default of the same length;
+// and a document that lacks nothing is returned as it came, not copied.
+func TestFillDefaultsEdits(t *testing.T) {
+	s, err := Parse("c", []byte(`{"title":"c","primary_key":["id"],"properties":{"id":{"type":"integer"},
+		"n":{"type":"integer","default":7},"o":{"type":"object","properties":{"b":{"type":"boolean","default":true},"k":{"type":"integer"}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2023, 6, 1, 2, 3, 4, 0, time.UTC)
+	for _, tc := range []struct{ doc, want string }{
+		{`{"o":null,"n":null,"id":1}`, `{"o":{"b":true},"n":7,"id":1}`},
+		{`{"o":{"k":1},"n":null,"id":1}`, `{"o":{"k":1,"b":true},"n":7,"id":1}`},
+		{`{"id":1,"n":1,"o":{"b":null}}`, `{"id":1,"n":1,"o":{"b":true}}`},
+		{`{"id":1,"n":1,"o":{"b":false}}`, `{"id":1,"n":1,"o":{"b":false}}`},
+	} {
+		got, err := s.FillDefaults([]byte(tc.doc), at)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("FillDefaults(%s) = %s, %v; want %s", tc.doc, got, err, tc.want)
+		}
+	}
+	doc := []byte(`{"id":1,"n":1,"o":{"b":false}}`)
+	if got, _ := s.FillDefaults(doc, at); &got[0] != &doc[0] {
+		t.Error("FillDefaults copied a document that lacks no default")
+	}
+}
+
+// A cuid's parts: a counter of 4 base-36 digits that counts on from call to
+// call and wraps at 36^4, and 12 digits of randomness that use all 12.
+func TestCUIDParts(t *testing.T) {
+	saved := cuidCounter.Load()
+	t.Cleanup(func() { cuidCounter.Store(saved) })
+	for _, tc := range []struct {
+		next  uint32
+		count string
+	}{
+		{1, "0001"},
+		{35, "000z"},
+		{36 * 36, "0100"},
+		{36*36*36*36 - 1, "zzzz"},
+		{36 * 36 * 36 * 36, "0000"},
+		{36*36*36*36 + 37, "0011"},
+	} {
+		cuidCounter.Store(tc.next - 1)
+		if got := newCUID()[9:13]; got != tc.count {
+			t.Errorf("cuid made as call %d has counter %q, want %q", tc.next, got, tc.count)
+		}
+	}
+	// Randomness over 36^12 values begins with "0" one time in 36; over a
+	// smaller range (36^10) always with "00". 200 cuids whose random parts
+	// all begin alike would be a chance of 36^-199.
+	first := map[byte]bool{}
+	for range 200 {
+		first[newCUID()[13]] = true
+	}
+	if len(first) < 2 {
+		t.Errorf("200 cuids' random parts all begin with %v", first)
 	}
 }
 
