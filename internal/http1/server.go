@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -70,6 +71,11 @@ type Server struct {
 	// base is every request's context; cancelled by Close.
 	base   context.Context
 	cancel context.CancelFunc
+	// readingBody holds the headers (one per connection) of the requests
+	// whose body fasthttp is reading before the handler runs, so that a
+	// timeout there can be told from one before any request: fasthttp
+	// forgets the request, and gives both the same error.
+	readingBody sync.Map
 }
 
 // New returns a server for cfg.
@@ -86,7 +92,10 @@ func New(cfg Config) *Server {
 		Handler:      s.serve,
 		ErrorHandler: s.refuse,
 		// The body's own deadline once its headers are in.
-		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+		HeaderReceived: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+			if h.ContentLength() > 0 {
+				s.readingBody.Store(h, struct{}{})
+			}
 			return fasthttp.RequestConfig{ReadTimeout: cfg.BodyTimeout}
 		},
 		ReadTimeout:        cfg.HeaderTimeout,
@@ -134,6 +143,9 @@ func (s *Server) Close() {
 
 // serve answers one request.
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	if ctx.Request.Header.ContentLength() > 0 {
+		s.readingBody.Delete(&ctx.Request.Header)
+	}
 	x := newExchange(s, ctx)
 	defer func() {
 		if p := recover(); p != nil {
@@ -172,8 +184,8 @@ func (s *Server) refuse(ctx *fasthttp.RequestCtx, err error) {
 	ctx.Response.Reset()
 	ctx.SetConnectionClose()
 	ctx.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-	if ne, ok := err.(net.Error); ok && ne.Timeout() && s.cfg.SlowBody != nil {
-		// Unwrapped: from the body; fasthttp wraps the headers' errors.
+	_, inBody := s.readingBody.LoadAndDelete(&ctx.Request.Header)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() && inBody && s.cfg.SlowBody != nil {
 		s.log.Warn("http: a request body did not arrive within the body timeout", "remote", ctx.RemoteAddr().String(), "timeout", s.cfg.BodyTimeout)
 		x := &exchange{s: s, ctx: ctx}
 		x.r.ProtoMinor = 1

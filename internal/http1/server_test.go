@@ -408,3 +408,19 @@ func TestGatheredAnswerIsOneWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestSilentConnectionTimesOut: a connection that sends nothing within the
+// header timeout is closed without an answer, as net/http closes it, not
+// answered as a request whose body did not arrive.
+func TestSilentConnectionTimesOut(t *testing.T) {
+	slow := func(w http.ResponseWriter) {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, "slow body")
+	}
+	addr := serve(t, http1.Config{Handler: http.HandlerFunc(echo), HeaderTimeout: 200 * time.Millisecond, SlowBody: slow})
+	rc := dial(t, addr)
+	b, err := io.ReadAll(rc.c)
+	if err != nil || len(b) != 0 {
+		t.Fatalf("a silent connection got %q, %v; want it closed without a word", b, err)
+	}
+}
