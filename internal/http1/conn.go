@@ -2,8 +2,44 @@ package http1
 
 import (
 	"net"
+	"sync/atomic"
 	"time"
 )
+
+// listener gives the server its connections as conns.
+type listener struct{ net.Listener }
+
+func (l listener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &conn{Conn: c}, nil
+}
+
+// conn is an accepted connection that knows whether its client has sent
+// anything.
+type conn struct {
+	net.Conn
+	heard atomic.Bool
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.heard.Load() {
+		c.heard.Store(true)
+	}
+	return n, err
+}
+
+// heardFrom reports whether c's client has sent anything on it.
+func heardFrom(c net.Conn) bool {
+	if p, ok := c.(*prefixedConn); ok {
+		c = p.Conn
+	}
+	cc, ok := c.(*conn)
+	return ok && cc.heard.Load()
+}
 
 // resume serves the next requests of a connection whose last answer went
 // out live. c is fasthttp's hijacked connection: its reads go through the

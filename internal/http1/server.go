@@ -25,7 +25,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -71,11 +70,6 @@ type Server struct {
 	// base is every request's context; cancelled by Close.
 	base   context.Context
 	cancel context.CancelFunc
-	// readingBody holds the headers (one per connection) of the requests
-	// whose body fasthttp is reading before the handler runs, so that a
-	// timeout there can be told from one before any request: fasthttp
-	// forgets the request, and gives both the same error.
-	readingBody sync.Map
 }
 
 // New returns a server for cfg.
@@ -92,10 +86,7 @@ func New(cfg Config) *Server {
 		Handler:      s.serve,
 		ErrorHandler: s.refuse,
 		// The body's own deadline once its headers are in.
-		HeaderReceived: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-			if h.ContentLength() > 0 {
-				s.readingBody.Store(h, struct{}{})
-			}
+		HeaderReceived: func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 			return fasthttp.RequestConfig{ReadTimeout: cfg.BodyTimeout}
 		},
 		ReadTimeout:        cfg.HeaderTimeout,
@@ -123,7 +114,7 @@ func New(cfg Config) *Server {
 
 // Serve serves the connections ln accepts until Shutdown or Close.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.fs.Serve(ln)
+	err := s.fs.Serve(listener{ln})
 	if err == nil || errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -143,9 +134,6 @@ func (s *Server) Close() {
 
 // serve answers one request.
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
-	if ctx.Request.Header.ContentLength() > 0 {
-		s.readingBody.Delete(&ctx.Request.Header)
-	}
 	x := newExchange(s, ctx)
 	defer func() {
 		if p := recover(); p != nil {
@@ -184,8 +172,10 @@ func (s *Server) refuse(ctx *fasthttp.RequestCtx, err error) {
 	ctx.Response.Reset()
 	ctx.SetConnectionClose()
 	ctx.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-	_, inBody := s.readingBody.LoadAndDelete(&ctx.Request.Header)
-	if ne, ok := err.(net.Error); ok && ne.Timeout() && inBody && s.cfg.SlowBody != nil {
+	// fasthttp gives a connection that sent nothing before the header
+	// timeout the same bare timeout as a body that stopped arriving; the
+	// connection knows whether anything came.
+	if ne, ok := err.(net.Error); ok && ne.Timeout() && heardFrom(ctx.Conn()) && s.cfg.SlowBody != nil {
 		s.log.Warn("http: a request body did not arrive within the body timeout", "remote", ctx.RemoteAddr().String(), "timeout", s.cfg.BodyTimeout)
 		x := &exchange{s: s, ctx: ctx}
 		x.r.ProtoMinor = 1
