@@ -2,26 +2,34 @@ package http1
 
 import (
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// listener gives the server its connections as conns.
-type listener struct{ net.Listener }
+// listener gives the server its connections as conns, which it tracks.
+type listener struct {
+	net.Listener
+	s *Server
+}
 
 func (l listener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: c}, nil
+	cc := &conn{Conn: c, s: l.s}
+	l.s.conns.add(cc)
+	return cc, nil
 }
 
 // conn is an accepted connection that knows whether its client has sent
-// anything.
+// anything, and leaves the server's set when closed.
 type conn struct {
 	net.Conn
+	s     *Server
 	heard atomic.Bool
+	once  sync.Once
 }
 
 func (c *conn) Read(p []byte) (int, error) {
@@ -30,6 +38,67 @@ func (c *conn) Read(p []byte) (int, error) {
 		c.heard.Store(true)
 	}
 	return n, err
+}
+
+func (c *conn) Close() error {
+	c.once.Do(func() { c.s.conns.remove(c) })
+	return c.Conn.Close()
+}
+
+// connSet is the server's open connections, and which of them wait idle
+// in resume, for Shutdown and Close: fasthttp no longer counts a
+// connection it handed over (hijacked), nor one waiting to be handed back.
+type connSet struct {
+	mu   sync.Mutex
+	all  map[*conn]struct{}
+	idle map[*conn]struct{}
+}
+
+func (cs *connSet) add(c *conn) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.all == nil {
+		cs.all, cs.idle = map[*conn]struct{}{}, map[*conn]struct{}{}
+	}
+	cs.all[c] = struct{}{}
+}
+
+func (cs *connSet) remove(c *conn) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.all, c)
+	delete(cs.idle, c)
+}
+
+// setIdle marks c as waiting for its next request (or not).
+func (cs *connSet) setIdle(c *conn, idle bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if _, open := cs.all[c]; !open {
+		return
+	}
+	if idle {
+		cs.idle[c] = struct{}{}
+	} else {
+		delete(cs.idle, c)
+	}
+}
+
+// close closes the idle connections, or all of them.
+func (cs *connSet) close(all bool) {
+	cs.mu.Lock()
+	set := cs.idle
+	if all {
+		set = cs.all
+	}
+	var cs2 []*conn
+	for c := range set {
+		cs2 = append(cs2, c)
+	}
+	cs.mu.Unlock()
+	for _, c := range cs2 {
+		c.Close()
+	}
 }
 
 // heardFrom reports whether c's client has sent anything on it.
@@ -49,6 +118,7 @@ func heardFrom(c net.Conn) bool {
 // connection back with them in front, and a connection that answers many
 // streams is not wrapped once per stream.
 func (s *Server) resume(c net.Conn) {
+	defer s.resuming.Done()
 	bare := c
 	if u, ok := c.(interface{ UnsafeConn() net.Conn }); ok {
 		bare = u.UnsafeConn()
@@ -72,18 +142,33 @@ func (s *Server) resume(c net.Conn) {
 		pending = append(pending, p.pending...)
 		bare = p.Conn
 	}
+	if s.closing.Load() {
+		bare.Close()
+		return
+	}
 	if len(pending) == 0 {
 		// fasthttp gives a connection's first request the header timeout
 		// to begin, where a keep-alive one has the idle timeout: wait for
 		// the next request's first bytes here, as long as an idle
-		// connection may wait.
+		// connection may wait (Shutdown closes it meanwhile).
+		cc, _ := bare.(*conn)
+		if cc != nil {
+			s.conns.setIdle(cc, true)
+			if s.closing.Load() {
+				bare.Close()
+				return
+			}
+		}
 		buf := make([]byte, 4096)
 		if s.cfg.IdleTimeout > 0 {
 			bare.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
 		}
 		n, err := bare.Read(buf)
 		bare.SetReadDeadline(time.Time{})
-		if err != nil || n == 0 {
+		if cc != nil {
+			s.conns.setIdle(cc, false)
+		}
+		if err != nil || n == 0 || s.closing.Load() {
 			bare.Close()
 			return
 		}

@@ -72,6 +72,9 @@ func newExchange(s *Server, ctx *fasthttp.RequestCtx) *exchange {
 		}
 	}
 	r.Host = string(h.Host())
+	if x.url.Host != "" {
+		r.Host = x.url.Host // the absolute form's authority wins (RFC 9112, 3.2.2)
+	}
 	r.Close = h.ConnectionClose()
 	r.RemoteAddr = ctx.RemoteAddr().String()
 	switch cl := h.ContentLength(); {
@@ -85,7 +88,9 @@ func newExchange(s *Server, ctx *fasthttp.RequestCtx) *exchange {
 	} else {
 		x.body.b = ctx.Request.Body()
 	}
-	if r.ContentLength == 0 && len(x.body.b) == 0 && x.body.stream == nil {
+	if r.ContentLength == 0 {
+		// No length and no chunks: no body (fasthttp may still give an
+		// empty stream).
 		r.Body = http.NoBody
 	} else {
 		r.Body = &x.body
@@ -99,7 +104,13 @@ func newExchange(s *Server, ctx *fasthttp.RequestCtx) *exchange {
 		var ctx context.Context
 		ctx, x.cancel = context.WithCancel(s.base)
 		x.req = r.WithContext(ctx)
-		x.watch()
+		// Watched once the body is in (as net/http's background read
+		// starts): a read of the connection before would take body bytes.
+		if r.Body == http.NoBody {
+			x.watch()
+		} else {
+			x.body.atEOF = x.watch
+		}
 	}
 	x.w.x = x
 	return x
@@ -177,9 +188,21 @@ type body struct {
 	off    int
 	stream io.Reader
 	err    error
+	// atEOF, if set, runs once the body has been read to its end.
+	atEOF func()
 }
 
 func (b *body) Read(p []byte) (int, error) {
+	n, err := b.read(p)
+	if err == io.EOF && b.atEOF != nil {
+		f := b.atEOF
+		b.atEOF = nil
+		f()
+	}
+	return n, err
+}
+
+func (b *body) read(p []byte) (int, error) {
 	switch {
 	case b.err != nil:
 		return 0, b.err
@@ -217,7 +240,11 @@ func (x *exchange) watch() {
 
 // stopWatching ends the watch: a read deadline in the past ends the read.
 func (x *exchange) stopWatching() {
+	x.body.atEOF = nil
 	if x.watcher == nil {
+		if x.cancel != nil {
+			x.cancel()
+		}
 		return
 	}
 	x.ctx.Conn().SetReadDeadline(time.Unix(1, 0))
@@ -229,4 +256,25 @@ func (x *exchange) stopWatching() {
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
+}
+
+// maxDrain is how much of a body its handler left unread is read and
+// dropped after a live answer, for the connection to serve its next
+// request; past it the connection closes (fasthttp's own bound for the
+// answers it writes).
+const maxDrain = 256 << 10
+
+// drainBody reads what the handler left of the body after a live answer
+// (fasthttp drains it only for the answers it writes itself), and reports
+// whether the connection can serve another request: whatever is left
+// would otherwise be read as one.
+func (x *exchange) drainBody() bool {
+	if x.body.err != nil {
+		return false
+	}
+	if x.body.stream == nil {
+		return true
+	}
+	n, err := io.CopyN(io.Discard, x.body.stream, maxDrain+1)
+	return err == io.EOF && n <= maxDrain
 }

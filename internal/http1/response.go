@@ -29,6 +29,9 @@ type responseWriter struct {
 	deadline time.Time
 	// failed: a write on the connection failed; the connection is done.
 	failed error
+	// liveLength is the length a live answer declared (-1: none);
+	// liveWritten what it has written of it.
+	liveLength, liveWritten int64
 }
 
 func (w *responseWriter) Header() http.Header {
@@ -110,7 +113,15 @@ func (w *responseWriter) goLive() {
 	b = append(b, "\r\n"...)
 	h := w.Header()
 	delete(h, "Transfer-Encoding")
-	w.liveChunked = bodyAllowed(w.status) && h.Get("Content-Length") == "" && w.x.r.ProtoMinor == 1
+	w.liveLength = -1
+	if cl := h.Get("Content-Length"); cl != "" {
+		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n >= 0 {
+			w.liveLength = n
+		} else {
+			delete(h, "Content-Length")
+		}
+	}
+	w.liveChunked = bodyAllowed(w.status) && w.liveLength < 0 && w.x.r.ProtoMinor == 1 && !w.isHead()
 	if h.Get("Date") == "" {
 		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	}
@@ -136,7 +147,7 @@ func (w *responseWriter) goLive() {
 	b = append(b, "\r\n"...)
 	*buf = b
 	w.live = true
-	if w.deadline.IsZero() {
+	if w.deadline.IsZero() && w.x.s.cfg.WriteTimeout > 0 {
 		w.deadline = time.Now().Add(w.x.s.cfg.WriteTimeout)
 	}
 	if err := ctx.Conn().SetWriteDeadline(w.deadline); err != nil {
@@ -169,9 +180,16 @@ func (w *responseWriter) writeLive(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if w.isHead() {
+		return len(p), nil // as net/http: a HEAD's answer has no body
+	}
 	conn := w.x.ctx.Conn()
 	if !w.liveChunked {
+		if w.liveLength >= 0 && w.liveWritten+int64(len(p)) > w.liveLength {
+			return 0, http.ErrContentLength
+		}
 		n, err := conn.Write(p)
+		w.liveWritten += int64(n)
 		w.failed = err
 		return n, err
 	}
@@ -189,10 +207,13 @@ func (w *responseWriter) writeLive(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// isHead reports whether the answer is to a HEAD request.
+func (w *responseWriter) isHead() bool { return w.x.r.Method == http.MethodHead }
+
 // closesConnection reports whether the connection ends with this answer.
 func (w *responseWriter) closesConnection() bool {
 	r := &w.x.r
-	return w.x.longLived || r.Close || r.ProtoMinor == 0 ||
+	return w.x.longLived || r.Close || r.ProtoMinor == 0 || w.x.s.closing.Load() ||
 		strings.EqualFold(w.header.Get("Connection"), "close")
 }
 
@@ -205,23 +226,37 @@ func (w *responseWriter) finish() {
 	ctx := w.x.ctx
 	if w.live {
 		if w.liveChunked && w.failed == nil {
+			if w.x.s.cfg.WriteTimeout > 0 {
+				// The stream may have lifted its deadline (an idle one).
+				ctx.Conn().SetWriteDeadline(time.Now().Add(w.x.s.cfg.WriteTimeout))
+			}
 			_, w.failed = ctx.Conn().Write([]byte("0\r\n\r\n"))
 		}
-		keep := w.failed == nil && !w.closesConnection()
+		// A declared length not all written leaves the client waiting
+		// for the rest: the connection ends.
+		short := w.liveLength >= 0 && w.liveWritten != w.liveLength && !w.isHead()
+		keep := w.failed == nil && !short && !w.closesConnection() && w.x.drainBody()
 		s := w.x.s
+		s.resuming.Add(1)
 		ctx.HijackSetNoResponse(true)
 		ctx.Hijack(func(c net.Conn) {
 			if keep {
 				s.resume(c)
 			} else {
+				s.resuming.Done()
 				c.Close()
 			}
 		})
 		return
 	}
 	// A deadline set by the handler makes fasthttp write the answer out
-	// before it reads the next request (see the package's comment).
-	ctx.SetWriteDeadline(time.Now().Add(w.x.s.cfg.WriteTimeout))
+	// before it reads the next request (see the package's comment); with
+	// no write timeout, a zero one does that alone.
+	var deadline time.Time
+	if w.x.s.cfg.WriteTimeout > 0 {
+		deadline = time.Now().Add(w.x.s.cfg.WriteTimeout)
+	}
+	ctx.SetWriteDeadline(deadline)
 	ctx.SetStatusCode(w.status)
 	rh := &ctx.Response.Header
 	for k, vs := range w.header {

@@ -25,6 +25,8 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -59,8 +61,9 @@ type Config struct {
 	Refuse func(w http.ResponseWriter, status int, why string)
 }
 
-// maxHeaderBytes bounds a request's line and headers.
-const maxHeaderBytes = 64 << 10
+// maxHeaderBytes bounds a request's line and headers: fasthttp's read
+// buffer, which every open connection holds (16 MiB at 1,024 of them).
+const maxHeaderBytes = 16 << 10
 
 // Server serves HTTP/1.x connections.
 type Server struct {
@@ -70,6 +73,12 @@ type Server struct {
 	// base is every request's context; cancelled by Close.
 	base   context.Context
 	cancel context.CancelFunc
+	// closing: Shutdown or Close has begun; every answer from then on
+	// closes its connection.
+	closing atomic.Bool
+	conns   connSet
+	// resuming counts the connections being handed back after a stream.
+	resuming sync.WaitGroup
 }
 
 // New returns a server for cfg.
@@ -94,7 +103,7 @@ func New(cfg Config) *Server {
 		IdleTimeout:        cfg.IdleTimeout,
 		MaxRequestBodySize: int(min(cfg.MaxBodyBytes, 1<<31-1)),
 		// The request line and headers must fit in the read buffer:
-		// 64 KiB (net/http's bound is 1 MiB), for long tokens and URLs.
+		// 16 KiB (net/http's bound is 1 MiB), room for long tokens.
 		ReadBufferSize:    maxHeaderBytes,
 		StreamRequestBody: true,
 		// A stream hands its connection back to the server (resume).
@@ -107,14 +116,16 @@ func New(cfg Config) *Server {
 		// A multipart body is the handler's to read, as it is on net/http.
 		DisablePreParseMultipartForm: true,
 		CloseOnShutdown:              true,
-		Logger:                       fasthttpLogger{cfg.Logger},
+		// Its errors quote no request bytes (headers carry tokens).
+		SecureErrorLogMessage: true,
+		Logger:                fasthttpLogger{cfg.Logger},
 	}
 	return s
 }
 
 // Serve serves the connections ln accepts until Shutdown or Close.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.fs.Serve(listener{ln})
+	err := s.fs.Serve(listener{ln, s})
 	if err == nil || errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -122,23 +133,51 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops accepting and waits for the requests in flight until ctx
-// is done.
+// is done; from then on no connection serves another request.
 func (s *Server) Shutdown(ctx context.Context) error {
-	return s.fs.ShutdownWithContext(ctx)
+	s.closing.Store(true)
+	s.conns.close(false)
+	err := s.fs.ShutdownWithContext(ctx)
+	resumed := make(chan struct{})
+	go func() {
+		s.resuming.Wait()
+		close(resumed)
+	}()
+	select {
+	case <-resumed:
+	case <-ctx.Done():
+		if err == nil {
+			err = ctx.Err()
+		}
+	}
+	return err
 }
 
-// Close cancels every request's context: the handlers still running end.
+// Close closes every connection and cancels the long-lived requests'
+// context, as net/http's Close does: the handlers still running end.
 func (s *Server) Close() {
+	s.closing.Store(true)
 	s.cancel()
+	s.conns.close(true)
 }
 
 // serve answers one request.
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	if s.closing.Load() {
+		// fasthttp's own flag is lifted once its Shutdown returns.
+		ctx.SetConnectionClose()
+	}
 	x := newExchange(s, ctx)
 	defer func() {
 		if p := recover(); p != nil {
-			// As net/http: the panic is logged and the connection dropped;
-			// the server goes on.
+			// As net/http: the panic is logged (unless it is the panic that
+			// means "abort", as the reverse proxy's) and the connection
+			// dropped; the server goes on.
+			if p == http.ErrAbortHandler {
+				x.stopWatching()
+				x.w.abort()
+				return
+			}
 			s.log.Error("http: panic serving request", "remote", x.r.RemoteAddr, "path", x.r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			x.stopWatching()
 			x.w.abort()
@@ -152,6 +191,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	case x.r.Method == http.MethodOptions && x.r.RequestURI == "*":
 		// net/http answers "OPTIONS *" itself, with nothing.
 		x.stopWatching()
+		x.w.finish()
 		return
 	}
 	s.cfg.Handler.ServeHTTP(&x.w, x.req)
@@ -171,7 +211,6 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 func (s *Server) refuse(ctx *fasthttp.RequestCtx, err error) {
 	ctx.Response.Reset()
 	ctx.SetConnectionClose()
-	ctx.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 	// fasthttp gives a connection that sent nothing before the header
 	// timeout the same bare timeout as a body that stopped arriving; the
 	// connection knows whether anything came.
@@ -202,7 +241,6 @@ func (s *Server) refuse(ctx *fasthttp.RequestCtx, err error) {
 func (s *Server) refuseWith(ctx *fasthttp.RequestCtx, status int) {
 	ctx.Response.Reset()
 	ctx.SetConnectionClose()
-	ctx.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 	why := map[int]string{
 		http.StatusBadRequest:                  "malformed HTTP request",
 		http.StatusRequestHeaderFieldsTooLarge: fmt.Sprintf("the request line and headers are larger than %d bytes", maxHeaderBytes),
@@ -222,9 +260,10 @@ func (s *Server) refuseWith(ctx *fasthttp.RequestCtx, status int) {
 }
 
 // fasthttpLogger sends fasthttp's own messages (connections it could not
-// serve) to the node's log, as net/http's ErrorLog does.
+// serve, mostly malformed requests, which net/http does not log) to the
+// node's log at debug level: a client must not be able to fill the log.
 type fasthttpLogger struct{ log *slog.Logger }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
-	l.log.Warn("http: " + fmt.Sprintf(format, args...))
+	l.log.Debug("http: " + fmt.Sprintf(format, args...))
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -100,6 +101,12 @@ func post(path, body string) string {
 // echo answers with what it was asked, so that tests can see the request
 // as the handler saw it; /stream answers chunked in three flushed lines.
 func echo(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/flushfirst" {
+		// Answers live before it reads its body, and never does.
+		fmt.Fprint(w, "flushed")
+		w.(http.Flusher).Flush()
+		return
+	}
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		// The words of a broken body's error are the body parser's,
@@ -424,3 +431,123 @@ func TestSilentConnectionTimesOut(t *testing.T) {
 		t.Fatalf("a silent connection got %q, %v; want it closed without a word", b, err)
 	}
 }
+
+// TestLiveAnswerLeavesNoBodyBehind: a handler that answers live without
+// reading its body must not leave the body to be read as the next request
+// (it would be served, and its answer sent to whoever asks next).
+func TestLiveAnswerLeavesNoBodyBehind(t *testing.T) {
+	addr := serve(t, http1.Config{Handler: http.HandlerFunc(echo)})
+	smuggled := "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+	for _, body := range []string{strings.Repeat("p", 9000) + smuggled, smuggled} {
+		rc := dial(t, addr)
+		rc.send(post("/flushfirst", body))
+		if _, got := rc.answer(); got != "flushed" {
+			t.Fatalf("answer %q", got)
+		}
+		rc.send(post("/next", "n"))
+		if _, got := rc.answer(); got != `POST /next "" x 1 |n` {
+			t.Fatalf("after a live answer with its body unread, the next answer is %q", got)
+		}
+	}
+}
+
+// TestLongLivedBodyIntact: the watch of a long-lived request's connection
+// starts once its body is in, and takes none of it.
+func TestLongLivedBodyIntact(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%d %v", len(b), err)
+	})
+	addr := serve(t, http1.Config{Handler: h, LongLived: func(string) bool { return true }})
+	for range 20 {
+		rc := dial(t, addr)
+		rc.send("POST /events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+		time.Sleep(time.Millisecond)
+		rc.send("5\r\nabcde\r\n0\r\n\r\n")
+		if _, got := rc.answer(); got != "5 <nil>" {
+			t.Fatalf("body read %q", got)
+		}
+	}
+}
+
+// TestPipelinedOrder: an answer fasthttp writes and a live one after it,
+// pipelined, go out in order.
+func TestPipelinedOrder(t *testing.T) {
+	addr := serve(t, http1.Config{Handler: http.HandlerFunc(echo)})
+	rc := dial(t, addr)
+	rc.send("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n" + post("/stream", ""))
+	if res, got := rc.answer(); res.StatusCode != 200 || got != "" {
+		t.Fatalf("first answer %d %q, want OPTIONS *'s empty 200", res.StatusCode, got)
+	}
+	if _, got := rc.answer(); got != "line 0\nline 1\nline 2\n" {
+		t.Fatalf("second answer %q", got)
+	}
+}
+
+// TestHeadLive: a live answer to HEAD sends headers only, and the
+// connection goes on.
+func TestHeadLive(t *testing.T) {
+	addr := serve(t, http1.Config{Handler: http.HandlerFunc(echo)})
+	rc := dial(t, addr)
+	rc.send("HEAD /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+	res, err := http.ReadResponse(rc.br, &http.Request{Method: http.MethodHead})
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("HEAD: %v %v", res, err)
+	}
+	res.Body.Close()
+	rc.send(post("/next", "n"))
+	if _, got := rc.answer(); got != `POST /next "" x 1 |n` {
+		t.Fatalf("after HEAD: %q", got)
+	}
+}
+
+// TestShutdownEndsHandedBackConnections: after Shutdown no connection
+// serves another request, those handed back after a stream included.
+func TestShutdownEndsHandedBackConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := http1.New(http1.Config{Handler: http.HandlerFunc(echo), WriteTimeout: 5 * time.Second, HeaderTimeout: 5 * time.Second, BodyTimeout: 5 * time.Second, IdleTimeout: time.Minute, MaxBodyBytes: 1 << 20})
+	go s.Serve(ln)
+	rc := dial(t, ln.Addr().String())
+	rc.send(post("/stream", ""))
+	rc.answer()
+	time.Sleep(50 * time.Millisecond) // handed back, waiting idle
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	rc.c.SetDeadline(time.Now().Add(2 * time.Second))
+	io.WriteString(rc.c, post("/after", "a"))
+	if res, err := http.ReadResponse(rc.br, nil); err == nil {
+		t.Fatalf("a request after Shutdown was answered %d", res.StatusCode)
+	}
+}
+
+// TestRefusalsLogNoRequestBytes: fasthttp's messages about a malformed
+// request quote none of it (its headers may carry a token).
+func TestRefusalsLogNoRequestBytes(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	addr := serve(t, http1.Config{Handler: http.HandlerFunc(echo), Logger: log})
+	rc := dial(t, addr)
+	rc.send("GET /a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer SECRET-TOKEN\r\nBad\x01Header: v\r\n\r\n")
+	io.ReadAll(rc.c)
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(logs.String(), "SECRET") {
+		t.Fatalf("the log quotes the request:\n%s", logs.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
