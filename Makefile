@@ -15,11 +15,11 @@ $(GOTESTSUM):
 	$(GO) install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
 
 # The whole test suite, with the race detector, on every backend
-# available: about 17 minutes on two cores (more on a cold build cache).
+# available: about 20 minutes on two cores (more on a cold build cache).
 # bench/ is a module of its own (the comparison tools and SQLite stay out
 # of the server's requirements): its tests run after the server's.
 test: vet $(GOTESTSUM)
-	@echo "== go test: every package, with the race detector (about 17 minutes on two cores)"
+	@echo "== go test: every package, with the race detector (about 20 minutes on two cores)"
 	$(GOTESTSUM) $(GOTESTSUM_FLAGS) -- -race -count=1 -timeout 30m ./...
 	@echo "== go test: the bench module"
 	cd bench && $(GOTESTSUM) $(GOTESTSUM_FLAGS) -- -race -count=1 -timeout 10m ./...
