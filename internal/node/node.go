@@ -606,7 +606,7 @@ func (n *Node) serveAPI(context.Context) error {
 	if n.tls != nil {
 		protocols = "HTTPS (HTTP/1.1, HTTP/2), gRPC over TLS"
 	}
-	n.log.Info("folio listening", "addr", ln.Addr().String(), "protocols", protocols, "auth", n.cfg.Auth, "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
+	n.log.Info("folio listening", "addr", ln.Addr().String(), "protocols", protocols, "http1_server", n.cfg.HTTP1Server, "auth", n.cfg.Auth, "engine", n.engineName(), "data_dir", n.cfg.DataDir, "version", n.cfg.Version)
 	if beyondLoopback(ln.Addr()) && !n.cfg.Auth {
 		n.log.Warn("listening beyond loopback without authentication: anyone who can reach this address can read and change every database; listen on localhost, or put the server behind an authenticating proxy", "addr", ln.Addr().String())
 	}
