@@ -333,13 +333,21 @@ func (d *FolioDriver) Setup(ctx context.Context) error {
 	return nil
 }
 
-// retryAborted makes a call, again while it is aborted (up to 10 times,
-// backing off from 10 ms).
+// retryAborted makes a call, again while it is aborted (see
+// retryWhileAborted).
 func (d *FolioDriver) retryAborted(ctx context.Context, method, url string, body []byte) error {
+	return retryWhileAborted(ctx, func() error { return d.call(ctx, method, url, body, nil, nil) },
+		func(err error) bool { return errors.Is(err, ErrAborted) })
+}
+
+// retryWhileAborted makes a call, again while aborted says its error is
+// an abort (up to 10 times, backing off from 10 ms): the set-up calls of
+// both Folio drivers, which meet the schema changes of other runs.
+func retryWhileAborted(ctx context.Context, call func() error, aborted func(error) bool) error {
 	wait := 10 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := d.call(ctx, method, url, body, nil, nil)
-		if !errors.Is(err, ErrAborted) || attempt == 10 {
+		err := call()
+		if !aborted(err) || attempt == 10 {
 			return err
 		}
 		select {

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -311,22 +310,10 @@ func (d *FolioGRPCDriver) Setup(ctx context.Context) error {
 	return nil
 }
 
-// retryAborted makes a call, again while it is aborted (up to 10 times,
-// backing off from 10 ms).
+// retryAborted makes a call, again while it is aborted (see
+// retryWhileAborted).
 func (d *FolioGRPCDriver) retryAborted(ctx context.Context, call func() error) error {
-	wait := 10 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := call()
-		if grpcstatus.Code(err) != codes.Aborted || attempt == 10 {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait):
-		}
-		wait *= 2
-	}
+	return retryWhileAborted(ctx, call, func(err error) bool { return grpcstatus.Code(err) == codes.Aborted })
 }
 
 // FinishLoad implements Driver; Folio needs nothing once the data is in.
