@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // listener gives the server its connections as conns, which it tracks.
@@ -30,6 +32,9 @@ type conn struct {
 	s     *Server
 	heard atomic.Bool
 	once  sync.Once
+	// remote is the client's address as a string, made once for all the
+	// connection's requests (r.RemoteAddr).
+	remote string
 }
 
 func (c *conn) Read(p []byte) (int, error) {
@@ -101,13 +106,32 @@ func (cs *connSet) close(all bool) {
 	}
 }
 
-// heardFrom reports whether c's client has sent anything on it.
-func heardFrom(c net.Conn) bool {
+// ownConn is the conn under c (a connection handed back is wrapped), or
+// nil.
+func ownConn(c net.Conn) *conn {
 	if p, ok := c.(*prefixedConn); ok {
 		c = p.Conn
 	}
-	cc, ok := c.(*conn)
-	return ok && cc.heard.Load()
+	cc, _ := c.(*conn)
+	return cc
+}
+
+// remoteAddr is the address of the request's client, as net/http gives it.
+func remoteAddr(ctx *fasthttp.RequestCtx) string {
+	cc := ownConn(ctx.Conn())
+	if cc == nil {
+		return ctx.RemoteAddr().String()
+	}
+	if cc.remote == "" {
+		cc.remote = cc.RemoteAddr().String() // only the connection's serving goroutine is here
+	}
+	return cc.remote
+}
+
+// heardFrom reports whether c's client has sent anything on it.
+func heardFrom(c net.Conn) bool {
+	cc := ownConn(c)
+	return cc != nil && cc.heard.Load()
 }
 
 // resume serves the next requests of a connection whose last answer went

@@ -58,17 +58,18 @@ func newExchange(s *Server, ctx *fasthttp.RequestCtx) *exchange {
 	}
 	r.Header = make(http.Header, 8)
 	for k, v := range h.All() {
+		name, value := headerName(k), string(v)
 		// net/http refuses what fasthttp lets through here: names that
 		// are not tokens, values with control bytes.
-		if !httpguts.ValidHeaderFieldName(string(k)) || !httpguts.ValidHeaderFieldValue(string(v)) {
+		if !httpguts.ValidHeaderFieldName(name) || !httpguts.ValidHeaderFieldValue(value) {
 			x.refusal = http.StatusBadRequest
 		}
-		switch name := headerName(k); name {
+		switch name {
 		case "Host", "Transfer-Encoding":
 			// net/http takes these out of the map: r.Host and the body's
 			// framing say them.
 		default:
-			r.Header[name] = append(r.Header[name], string(v))
+			r.Header[name] = append(r.Header[name], value)
 		}
 	}
 	r.Host = string(h.Host())
@@ -76,7 +77,7 @@ func newExchange(s *Server, ctx *fasthttp.RequestCtx) *exchange {
 		r.Host = x.url.Host // the absolute form's authority wins (RFC 9112, 3.2.2)
 	}
 	r.Close = h.ConnectionClose()
-	r.RemoteAddr = ctx.RemoteAddr().String()
+	r.RemoteAddr = remoteAddr(ctx)
 	switch cl := h.ContentLength(); {
 	case cl > 0:
 		r.ContentLength = int64(cl)
