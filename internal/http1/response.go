@@ -100,7 +100,7 @@ func (w *responseWriter) SetReadDeadline(time.Time) error { return nil }
 func (w *responseWriter) goLive() {
 	ctx := w.x.ctx
 	buf := scratch.Get().(*[]byte)
-	defer scratch.Put(buf)
+	defer putScratch(buf)
 	b := append((*buf)[:0], "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(w.status), 10)
 	b = append(b, ' ')
@@ -194,7 +194,7 @@ func (w *responseWriter) writeLive(p []byte) (int, error) {
 		return n, err
 	}
 	buf := scratch.Get().(*[]byte)
-	defer scratch.Put(buf)
+	defer putScratch(buf)
 	b := strconv.AppendInt((*buf)[:0], int64(len(p)), 16)
 	b = append(b, "\r\n"...)
 	b = append(b, p...)
@@ -299,3 +299,13 @@ func bodyAllowed(status int) bool {
 
 // scratch holds the bytes of a live write: a chunk's framing with its data.
 var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// maxPooledScratch: a buffer grown past this by one large chunk (a search
+// page of big documents) is left to the garbage collector, not kept.
+const maxPooledScratch = 64 << 10
+
+func putScratch(b *[]byte) {
+	if cap(*b) <= maxPooledScratch {
+		scratch.Put(b)
+	}
+}
