@@ -109,8 +109,7 @@ func New(cfg Config) *Server {
 		// A stream hands its connection back to the server (resume).
 		KeepHijackedConns: true,
 		// As net/http: no Server header, no Content-Type the handler did
-		// not set, the header names as sent (net/http canonicalizes them;
-		// fasthttp does too unless told not to).
+		// not set (header names are canonicalized by both).
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		// A multipart body is the handler's to read, as it is on net/http.
@@ -173,12 +172,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 			// As net/http: the panic is logged (unless it is the panic that
 			// means "abort", as the reverse proxy's) and the connection
 			// dropped; the server goes on.
-			if p == http.ErrAbortHandler {
-				x.stopWatching()
-				x.w.abort()
-				return
+			if p != http.ErrAbortHandler {
+				s.log.Error("http: panic serving request", "remote", x.r.RemoteAddr, "path", x.r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			}
-			s.log.Error("http: panic serving request", "remote", x.r.RemoteAddr, "path", x.r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			x.stopWatching()
 			x.w.abort()
 		}
@@ -204,10 +200,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 // reads a short body before the handler runs, and has forgotten the
 // request by then) with SlowBody's answer, which net/http's handler gives;
 // a connection that ended before a request or failed (timed out, reset)
-// in the headers with no answer; one that ended within a request with a
-// 400; a
-// request line or headers too long with 431; anything else with a plain
-// 400. The connection closes.
+// in the headers with no answer; a request line or headers too long with
+// 431; anything else (a request cut short among them) with 400, through
+// Refuse. The connection closes.
 func (s *Server) refuse(ctx *fasthttp.RequestCtx, err error) {
 	ctx.Response.Reset()
 	ctx.SetConnectionClose()
@@ -216,11 +211,7 @@ func (s *Server) refuse(ctx *fasthttp.RequestCtx, err error) {
 	// connection knows whether anything came.
 	if ne, ok := err.(net.Error); ok && ne.Timeout() && heardFrom(ctx.Conn()) && s.cfg.SlowBody != nil {
 		s.log.Warn("http: a request body did not arrive within the body timeout", "remote", ctx.RemoteAddr().String(), "timeout", s.cfg.BodyTimeout)
-		x := &exchange{s: s, ctx: ctx}
-		x.r.ProtoMinor = 1
-		x.w.x = x
-		s.cfg.SlowBody(&x.w)
-		x.w.finish()
+		answerUnread(s, ctx, s.cfg.SlowBody)
 		return
 	}
 	var nothing fasthttp.ErrNothingRead
@@ -247,11 +238,7 @@ func (s *Server) refuseWith(ctx *fasthttp.RequestCtx, status int) {
 		http.StatusHTTPVersionNotSupported:     "unsupported HTTP version",
 	}[status]
 	if s.cfg.Refuse != nil {
-		x := &exchange{s: s, ctx: ctx}
-		x.r.ProtoMinor = 1
-		x.w.x = x
-		s.cfg.Refuse(&x.w, status, why)
-		x.w.finish()
+		answerUnread(s, ctx, func(w http.ResponseWriter) { s.cfg.Refuse(w, status, why) })
 		return
 	}
 	ctx.SetStatusCode(status)
@@ -266,4 +253,15 @@ type fasthttpLogger struct{ log *slog.Logger }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
 	l.log.Debug("http: " + fmt.Sprintf(format, args...))
+}
+
+// answerUnread has answer write the answer to a request that was not read
+// (fasthttp forgot it, or refused it), through the same writer as every
+// answer.
+func answerUnread(s *Server, ctx *fasthttp.RequestCtx, answer func(w http.ResponseWriter)) {
+	x := &exchange{s: s, ctx: ctx}
+	x.r.ProtoMinor = 1
+	x.w.x = x
+	answer(&x.w)
+	x.w.finish()
 }
