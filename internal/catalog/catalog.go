@@ -102,6 +102,9 @@ type collRecord struct {
 	Version   int64           `json:"version,omitempty"`
 	Schema    json.RawMessage `json:"schema"`
 	CreatedAt time.Time       `json:"created_at"`
+	// Source is a search index's schema as its client sent it (Schema is
+	// the collection's it became: indexes.go); collections have none.
+	Source json.RawMessage `json:"source,omitempty"`
 }
 
 // getJSON reads the record under key into into (a *dbRecord or a
@@ -382,6 +385,15 @@ func (c *Catalog) DropDatabase(ctx context.Context, tx kv.Tx, ns int64, name str
 	}
 	for _, coll := range colls {
 		if err := c.dropCollection(tx, coll); err != nil {
+			return err
+		}
+	}
+	idxs, err := c.ListIndexes(ctx, tx, db)
+	if err != nil {
+		return err
+	}
+	for _, idx := range idxs {
+		if err := c.dropIndex(tx, idx); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,8 @@
 //
 //	("c", "d", namespace id, db name)        → database record (JSON)
 //	("c", "c", db id, collection name)       → collection record (JSON)
+//	("c", "x", db id, search index name)     → search index record (JSON, as a
+//	                                           collection's; see catalog)
 //	("c", "id")                              → the last id handed out
 //	("c", "v", collection id, version)       → a schema the collection had at
 //	                                           that schema version (see catalog)
@@ -106,6 +108,15 @@ func Collection(dbID int64, name string) []byte { return pack(tagCatalog, "c", d
 
 // Collections is the range of every collection record of a database.
 func Collections(dbID int64) kv.Range { return prefix(tagCatalog, "c", dbID) }
+
+// SearchIndex is the key of a search index's record: a catalog entity of
+// its own kind, whose names are apart from the collections' and which no
+// collection call reaches. Its documents are keyed by its id as a
+// collection's are (Document and the other data keys).
+func SearchIndex(dbID int64, name string) []byte { return pack(tagCatalog, "x", dbID, name) }
+
+// SearchIndexes is the range of every search index record of a database.
+func SearchIndexes(dbID int64) kv.Range { return prefix(tagCatalog, "x", dbID) }
 
 // SchemaVersion is the key of the schema a collection had at a schema
 // version, kept when a later version replaced it.

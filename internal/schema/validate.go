@@ -431,6 +431,9 @@ func validateValue(doc []byte, i int, f *Field, fixes *pass) (int, error) {
 				if f.LimitItems && n > f.MaxItems {
 					return 0, failf("maximum %d items required, but found %d items", f.MaxItems, n)
 				}
+				if f.Vector && f.Dimensions > 0 && n != f.Dimensions {
+					return 0, failf("a vector of %d dimensions is required, but found %d", f.Dimensions, n)
+				}
 				return a.End(), nil
 			}
 			n++

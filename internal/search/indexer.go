@@ -374,6 +374,11 @@ func (ix *Indexer) catalogAt(ctx context.Context) (kv.Position, []*catalog.Colle
 				return err
 			}
 			colls = append(colls, cs...)
+			// A search index's documents are a collection's, indexed alike.
+			if cs, err = ix.cat.IndexCollections(ctx, tx, db); err != nil {
+				return err
+			}
+			colls = append(colls, cs...)
 		}
 		return nil
 	})

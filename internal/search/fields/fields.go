@@ -200,7 +200,10 @@ func (b *builder) add(f *schema.Field, v any, pos []uint64) {
 		}
 	case schema.Array:
 		items, ok := v.([]any)
-		if !ok || f.Items == nil {
+		// A vector is no searchable text, nor a value to filter or facet
+		// on: its numbers would only cost terms (the vector index is its
+		// own structure).
+		if !ok || f.Items == nil || f.Vector {
 			return
 		}
 		for i, item := range items {
