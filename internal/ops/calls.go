@@ -67,6 +67,10 @@ var calls = map[string]call{
 	"RollbackTransaction": {role: auth.RoleReader},
 	"ListProjects":        {role: auth.RoleReader},
 	"ListBranches":        {role: auth.RoleReader},
+	"GetIndex":            {role: auth.RoleReader},
+	"ListIndexes":         {role: auth.RoleReader},
+	"IndexGet":            {role: auth.RoleReader},
+	"IndexSearch":         {role: auth.RoleReader},
 
 	"CreateDatabase":           {role: auth.RoleEditor},
 	"DropDatabase":             {role: auth.RoleEditor},
@@ -89,6 +93,15 @@ var calls = map[string]call{
 	"CreateBranch":              {role: auth.RoleEditor},
 	"DeleteBranch":              {role: auth.RoleEditor},
 	"CreateOrUpdateCollections": {role: auth.RoleEditor},
+	// Search indexes: their schemas and documents, as collections'.
+	"CreateOrUpdateIndex":  {role: auth.RoleEditor},
+	"DeleteIndex":          {role: auth.RoleEditor},
+	"IndexCreate":          {role: auth.RoleEditor},
+	"IndexCreateByID":      {role: auth.RoleEditor},
+	"IndexCreateOrReplace": {role: auth.RoleEditor},
+	"IndexUpdate":          {role: auth.RoleEditor},
+	"IndexDelete":          {role: auth.RoleEditor},
+	"IndexDeleteByQuery":   {role: auth.RoleEditor},
 
 	"CreateApplication":       {role: auth.RoleAdmin},
 	"UpdateApplication":       {role: auth.RoleAdmin},

@@ -87,6 +87,15 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	if err != nil {
 		return err
 	}
+	return o.searchIn(ctx, c, db, req, func(tx kv.Tx) (*catalog.Collection, error) {
+		return o.catalog.Lookup(ctx, tx, c.ns(), db.stored, req.Collection)
+	}, emit)
+}
+
+// searchIn is a search of the collection lookup finds in database db: a
+// collection's (Search) or a search index's (IndexSearch), whose
+// documents are stored and indexed alike.
+func (o *Ops) searchIn(ctx context.Context, c Caller, db target, req SearchRequest, lookup func(kv.Tx) (*catalog.Collection, error), emit func(SearchPage) error) error {
 	if err := checkSearchRequest(&req); err != nil {
 		return err
 	}
@@ -113,7 +122,7 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	var f filter.Filter
 	var prepared *search.Prepared
 	err = o.inTx(ctx, c, db, TxRef{}, func(tx kv.Tx) (err error) {
-		coll, err = o.catalog.Lookup(ctx, tx, c.ns(), db.stored, req.Collection)
+		coll, err = lookup(tx)
 		if err != nil {
 			return err
 		}
