@@ -129,6 +129,7 @@ func (s *Server) routes() {
 	handle("POST "+coll+"/messages/search", s.search)
 
 	s.projectRoutes(handle)
+	s.searchIndexRoutes(handle)
 
 	// Calls of the API that Folio does not serve yet: 501, so that a
 	// client can tell "not built" from "no such path".
