@@ -91,6 +91,7 @@ func (s *Server) Register(g grpc.ServiceRegistrar) {
 	api.RegisterUserServer(g, userService{s: s})
 	api.RegisterAdminServer(g, adminService{s: s})
 	api.RegisterManagementServer(g, managementService{s: s})
+	api.RegisterSearchServer(g, searchService{s: s})
 	s.registerUnbuiltServices(g)
 }
 

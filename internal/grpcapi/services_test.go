@@ -50,7 +50,6 @@ var unbuilt = map[string]string{
 	"tigrisdata.management.v1.Management/InsertNamespaceMetadata":      "",
 	"tigrisdata.management.v1.Management/GetNamespaceMetadata":         "",
 	"tigrisdata.management.v1.Management/UpdateNamespaceMetadata":      "",
-	"tigrisdata.search.v1.Search/*":                                    "",
 	"tigrisdata.cache.v1.Cache/*":                                      "",
 }
 

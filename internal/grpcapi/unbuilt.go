@@ -16,7 +16,7 @@ import (
 // "unknown method", so that a client can tell "not built" from "no such
 // call": a method of a service served in part (Tigris, Auth, User) is a
 // method below, which building the call moves to its file; a service
-// served not at all (Search, Cache) or all but one method
+// served not at all (Cache) or all but one method
 // (Observability) is registered by registerUnbuilt.
 
 func unbuiltError(what string) error {
@@ -148,8 +148,6 @@ func (s *Server) registerUnbuiltServices(g grpc.ServiceRegistrar) {
 	// methods answer as their HTTP paths do.
 	s.registerUnbuilt(g, &api.Observability_ServiceDesc, api.UnimplementedObservabilityServer{}, "metrics queries",
 		grpc.MethodDesc{MethodName: "GetInfo", Handler: s.observabilityGetInfo})
-	// 2023's search indexes (part 2 of issue 36).
-	s.registerUnbuilt(g, &api.Search_ServiceDesc, api.UnimplementedSearchServer{}, "")
 	// 2023's caches.
 	s.registerUnbuilt(g, &api.Cache_ServiceDesc, api.UnimplementedCacheServer{}, "")
 }
