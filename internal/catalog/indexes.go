@@ -298,3 +298,22 @@ func checkVectorFields(fields []*schema.Field) error {
 	}
 	return nil
 }
+
+// LookupSearchable is Lookup for a reader that follows collections and
+// search indexes alike by their Collection.Name (the search indexer): a
+// name that begins with IndexPrefix finds the index's collection.
+func (c *Catalog) LookupSearchable(ctx context.Context, tx kv.Tx, ns int64, db, name string) (*Collection, error) {
+	index, isIndex := strings.CutPrefix(name, IndexPrefix)
+	if !isIndex {
+		return c.Lookup(ctx, tx, ns, db, name)
+	}
+	d, err := c.Database(ctx, tx, ns, db)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := c.Index(ctx, tx, d, index)
+	if err != nil {
+		return nil, err
+	}
+	return idx.Coll, nil
+}

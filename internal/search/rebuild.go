@@ -205,7 +205,7 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 		var keys, datas [][]byte
 		_, err := kv.Run(ctx, ix.store, func(tx kv.Tx) error {
 			keys, datas = keys[:0], datas[:0]
-			coll, err := ix.cat.Lookup(ctx, tx, ci.ns, ci.db, ci.name)
+			coll, err := ix.cat.LookupSearchable(ctx, tx, ci.ns, ci.db, ci.name)
 			switch {
 			case apierror.CodeOf(err) == apierror.NotFound:
 				return nil // dropped: the log will say so
