@@ -162,6 +162,7 @@ func TestRolesAgainstCalls(t *testing.T) {
 			c.createColl(t, "shop", "items", authItemsSchema)
 			c.createColl(t, "shop", "msgs", messagesSchema)
 			c.insert(t, "shop", "items", `{"id":"x","v":1}`)
+			c.ok(t, "PUT", indexPath("shop", "idx"), strings.Replace(productsIndex, "products", "idx", 1))
 		}
 		// An application of acme for each caller to update, rotate and
 		// delete.
@@ -217,6 +218,19 @@ func TestRolesAgainstCalls(t *testing.T) {
 				{op: "CreateBranch", method: "POST", path: p23Path("shop", "branches/b_"+w+"/create")},
 				{op: "DeleteBranch", method: "DELETE", path: p23Path("shop", "branches/b_"+w+"/delete")},
 				{op: "CreateOrUpdateCollections", method: "POST", path: p23Path("shop", "collections/createOrUpdate"), body: `{"schemas":[` + strings.Replace(authItemsSchema, "items", "cs_"+w, 1) + `]}`},
+
+				{op: "ListIndexes", method: "GET", path: "/v1/projects/shop/search/indexes"},
+				{op: "GetIndex", method: "GET", path: indexPath("shop", "idx")},
+				{op: "IndexGet", method: "GET", path: indexDocs("shop", "idx") + "?ids=x"},
+				{op: "IndexSearch", method: "POST", path: indexDocs("shop", "idx") + "/search", body: `{"q":"x"}`},
+				{op: "CreateOrUpdateIndex", method: "PUT", path: indexPath("shop", "i_"+w), body: strings.Replace(productsIndex, "products", "i_"+w, 1)},
+				{op: "IndexCreate", method: "POST", path: indexDocs("shop", "idx"), body: `{"documents":[{"id":"` + w + `"}]}`},
+				{op: "IndexCreateByID", method: "POST", path: indexDocs("shop", "idx") + "/by_" + w, body: `{"document":{}}`},
+				{op: "IndexCreateOrReplace", method: "PUT", path: indexDocs("shop", "idx"), body: `{"documents":[{"id":"` + w + `","name":"n"}]}`},
+				{op: "IndexUpdate", method: "PATCH", path: indexDocs("shop", "idx"), body: `{"documents":[{"id":"` + w + `","name":"m"}]}`},
+				{op: "IndexDelete", method: "DELETE", path: indexDocs("shop", "idx"), body: `{"ids":["` + w + `"]}`},
+				{op: "IndexDeleteByQuery", method: "DELETE", path: indexDocs("shop", "idx") + "/deleteByQuery", body: `{"filter":{"id":"by_` + w + `"}}`},
+				{op: "DeleteIndex", method: "DELETE", path: indexPath("shop", "i_"+w)},
 
 				{op: "ListApplications", method: "POST", path: "/v1/management/applications/list"},
 				{op: "ListApplications", method: "POST", path: "/v1/users/applications/list"},
