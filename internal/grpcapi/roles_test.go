@@ -71,6 +71,7 @@ func TestRolesOverGRPC(t *testing.T) {
 			}
 			return created.App.ID, tokenOf(created.App.ID, created.App.Secret)
 		}
+		searchClient := api.NewSearchClient(s.conn)
 		for id, name := range map[int32]string{5: "acme", 6: "beta"} {
 			if _, err := admins.CreateNamespace(as(ctx(t), ownerToken), &api.CreateNamespaceRequest2022{Id: id, Name: name}); err != nil {
 				t.Fatal(err)
@@ -93,6 +94,10 @@ func TestRolesOverGRPC(t *testing.T) {
 				if _, err := s.rpc.CreateOrUpdateCollection(c, &api.CreateOrUpdateCollectionRequest{Project: "shop", Collection: name, Schema: []byte(schema)}); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if _, err := searchClient.CreateOrUpdateIndex(c, &api.CreateOrUpdateIndexRequest{Project: "shop", Name: "idx",
+				Schema: []byte(`{"title":"idx","properties":{"name":{"type":"string"}}}`)}); err != nil {
+				t.Fatal(err)
 			}
 		}
 		// An application of acme for each caller to update, rotate and
@@ -266,6 +271,60 @@ func TestRolesOverGRPC(t *testing.T) {
 				{"CreateOrUpdateCollections", func(c context.Context) error {
 					_, err := rpc.CreateOrUpdateCollections(c, &api.CreateOrUpdateCollectionsRequest{Project: "shop", Branch: "main",
 						Schemas: [][]byte{[]byte(`{"title":"cs_` + w + `","properties":{"id":{"type":"string"}},"primary_key":["id"]}`)}})
+					return err
+				}},
+
+				{"ListIndexes", func(c context.Context) error {
+					_, err := searchClient.ListIndexes(c, &api.ListIndexesRequest{Project: "shop"})
+					return err
+				}},
+				{"GetIndex", func(c context.Context) error {
+					_, err := searchClient.GetIndex(c, &api.GetIndexRequest{Project: "shop", Name: "idx"})
+					return err
+				}},
+				{"IndexGet", func(c context.Context) error {
+					_, err := searchClient.Get(c, &api.GetDocumentRequest{Project: "shop", Index: "idx", Ids: []string{"x"}})
+					return err
+				}},
+				{"IndexSearch", func(c context.Context) error {
+					st, err := searchClient.Search(c, &api.SearchIndexRequest{Project: "shop", Index: "idx", Q: "x"})
+					if err != nil {
+						return err
+					}
+					_, err = st.Recv()
+					return err
+				}},
+				{"CreateOrUpdateIndex", func(c context.Context) error {
+					_, err := searchClient.CreateOrUpdateIndex(c, &api.CreateOrUpdateIndexRequest{Project: "shop", Name: "i_" + w,
+						Schema: []byte(`{"title":"i_` + w + `","properties":{"name":{"type":"string"}}}`)})
+					return err
+				}},
+				{"IndexCreate", func(c context.Context) error {
+					_, err := searchClient.Create(c, &api.CreateDocumentRequest{Project: "shop", Index: "idx", Documents: [][]byte{[]byte(`{"id":"` + w + `"}`)}})
+					return err
+				}},
+				{"IndexCreateByID", func(c context.Context) error {
+					_, err := searchClient.CreateById(c, &api.CreateByIdRequest{Project: "shop", Index: "idx", Id: "by_" + w, Document: []byte(`{}`)})
+					return err
+				}},
+				{"IndexCreateOrReplace", func(c context.Context) error {
+					_, err := searchClient.CreateOrReplace(c, &api.CreateOrReplaceDocumentRequest{Project: "shop", Index: "idx", Documents: [][]byte{[]byte(`{"id":"` + w + `","name":"n"}`)}})
+					return err
+				}},
+				{"IndexUpdate", func(c context.Context) error {
+					_, err := searchClient.Update(c, &api.UpdateDocumentRequest{Project: "shop", Index: "idx", Documents: [][]byte{[]byte(`{"id":"` + w + `","name":"m"}`)}})
+					return err
+				}},
+				{"IndexDelete", func(c context.Context) error {
+					_, err := searchClient.Delete(c, &api.DeleteDocumentRequest{Project: "shop", Index: "idx", Ids: []string{w}})
+					return err
+				}},
+				{"IndexDeleteByQuery", func(c context.Context) error {
+					_, err := searchClient.DeleteByQuery(c, &api.DeleteByQueryRequest{Project: "shop", Index: "idx", Filter: []byte(`{"id":"by_` + w + `"}`)})
+					return err
+				}},
+				{"DeleteIndex", func(c context.Context) error {
+					_, err := searchClient.DeleteIndex(c, &api.DeleteIndexRequest{Project: "shop", Name: "i_" + w})
 					return err
 				}},
 
