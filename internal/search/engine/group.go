@@ -199,11 +199,11 @@ func keep(d *bsearch.DocumentMatch) *bsearch.DocumentMatch {
 // kept if among the best so far, the match among its hits if it is among
 // the group's first.
 func (g *grouping) first(d *bsearch.DocumentMatch, key groupKey) error {
-	g.seen[maphash.String(g.seed, key.id)] = struct{}{}
+	g.seen[maphash.Bytes(g.seed, key.id)] = struct{}{}
 	if len(g.seen) > MaxGroups {
 		return ErrTooManyGroups
 	}
-	if hg := g.tracked[key.id]; hg != nil {
+	if hg := g.tracked[string(key.id)]; hg != nil {
 		if g.compare(d, hg.best) < 0 {
 			hg.best = keep(d)
 			g.fix(hg.at)
@@ -229,11 +229,11 @@ func (g *grouping) first(d *bsearch.DocumentMatch, key groupKey) error {
 			g.fix(0)
 		}
 	}
-	hg := &hitGroup{id: key.id, keys: key.render(), best: keep(d)}
+	hg := &hitGroup{id: string(key.id), keys: key.render(), best: keep(d)}
 	if g.keepHits {
 		hg.hits = []*bsearch.DocumentMatch{hg.best}
 	}
-	g.tracked[key.id] = hg
+	g.tracked[hg.id] = hg
 	hg.at = len(g.heap)
 	g.heap = append(g.heap, hg)
 	g.fix(hg.at)
@@ -243,7 +243,7 @@ func (g *grouping) first(d *bsearch.DocumentMatch, key groupKey) error {
 // second takes a match in the second pass: among its group's hits if the
 // group is on the page.
 func (g *grouping) second(d *bsearch.DocumentMatch, key groupKey) error {
-	if hg := g.pageOnly[key.id]; hg != nil {
+	if hg := g.pageOnly[string(key.id)]; hg != nil {
 		g.addHit(hg, d)
 	}
 	return nil
@@ -291,14 +291,16 @@ func (g *grouping) fix(i int) {
 // groupKey is a match's values of the grouped fields: each field's
 // distinct terms of its `$kw.` shadow, in byte order.
 type groupKey struct {
-	id     string // each field's terms, counted and each length-prefixed
+	// id is each field's terms, counted and each length-prefixed; it is
+	// valid until the next match's key is read (no allocation a match).
+	id     []byte
 	fields int
 }
 
 // render is the key's values as HitGroup.Keys has them.
 func (k groupKey) render() []string {
 	out := make([]string, 0, k.fields)
-	b := []byte(k.id)
+	b := k.id
 	for range k.fields {
 		n, w := binary.Uvarint(b)
 		b = b[w:]
@@ -422,5 +424,5 @@ func (gk *groupKeys) of(id index.IndexInternalID) (groupKey, error) {
 		}
 	}
 	gk.buf = b
-	return groupKey{id: string(b), fields: len(gk.paths)}, nil
+	return groupKey{id: b, fields: len(gk.paths)}, nil
 }
