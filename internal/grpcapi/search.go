@@ -6,14 +6,14 @@ import (
 )
 
 // Search streams a search's pages, as documents/search does: one
-// SearchResponse per page. The facet and sort are JSON bytes, read by ops
-// as HTTP's are.
+// SearchResponse per page. The facet, sort and group_by are JSON bytes,
+// read by ops as HTTP's are; a grouped page's groups are its group.
 func (s *Server) Search(req *api.SearchRequest, stream api.Tigris_SearchServer) error {
 	ctx := stream.Context()
 	r := ops.SearchRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Q: req.GetQ(), SearchFields: req.GetSearchFields(),
 		Filter: req.GetFilter(), Facet: req.GetFacet(), Sort: req.GetSort(),
 		IncludeFields: req.GetIncludeFields(), ExcludeFields: req.GetExcludeFields(),
-		PageSize: int(req.GetPageSize()), Page: int(req.GetPage()), Collation: collation(req.GetCollation())}
+		PageSize: int(req.GetPageSize()), Page: int(req.GetPage()), Collation: collation(req.GetCollation()), GroupBy: req.GetGroupBy()}
 	sender := newTimedSender(stream, s.writeTimeout)
 	defer sender.close()
 	err := s.ops.Search(ctx, callerOn(ctx, req.GetBranch()), r, func(p ops.SearchPage) error {
@@ -29,7 +29,14 @@ func searchResponse(p ops.SearchPage) *api.SearchResponse {
 	out := &api.SearchResponse{Hits: make([]*api.SearchHit, len(p.Hits)), Facets: make(map[string]*api.SearchFacet, len(p.Facets)),
 		Meta: &api.SearchMetadata{Found: p.Found, TotalPages: p.TotalPages, Page: &api.Page{Current: p.Page, Size: p.Size}}}
 	for i, h := range p.Hits {
-		out.Hits[i] = &api.SearchHit{Data: h.Data, Metadata: &api.SearchHitMeta{CreatedAt: timestamp(h.CreatedAt), UpdatedAt: timestamp(h.UpdatedAt)}}
+		out.Hits[i] = searchHit(h)
+	}
+	for _, g := range p.Groups {
+		gh := &api.GroupedSearchHits{GroupKeys: g.Keys, Hits: make([]*api.SearchHit, len(g.Hits))}
+		for i, h := range g.Hits {
+			gh.Hits[i] = searchHit(h)
+		}
+		out.Group = append(out.Group, gh)
 	}
 	for name, f := range p.Facets {
 		fc := &api.SearchFacet{Counts: make([]*api.FacetCount, len(f.Counts)),
@@ -40,4 +47,8 @@ func searchResponse(p ops.SearchPage) *api.SearchResponse {
 		out.Facets[name] = fc
 	}
 	return out
+}
+
+func searchHit(h ops.SearchHit) *api.SearchHit {
+	return &api.SearchHit{Data: h.Data, Metadata: &api.SearchHitMeta{CreatedAt: timestamp(h.CreatedAt), UpdatedAt: timestamp(h.UpdatedAt)}}
 }

@@ -34,6 +34,9 @@ type SearchRequest struct {
 	// page.
 	PageSize, Page int
 	Collation      Collation
+	// GroupBy is the group_by of the 2023 API, as the wire has it:
+	// {"fields":["city"],"limit":3}; none: the hits are not grouped.
+	GroupBy []byte
 }
 
 // SearchHit is one document of a search page.
@@ -49,12 +52,27 @@ type SearchFacet = search.FacetResult
 // SearchPage is one page of a search, with the facets and the number of
 // matches.
 type SearchPage struct {
-	Hits       []SearchHit
+	Hits []SearchHit
+	// Groups are the page's groups, for a search with a group_by (Hits
+	// is then empty, and Found and the pages count groups).
+	Groups     []SearchGroup
 	Facets     map[string]SearchFacet
 	Found      int64
 	TotalPages int32
 	Page, Size int32
 }
+
+// SearchGroup is one group of a grouped search page: the group's value of
+// each group_by field, and its first hits.
+type SearchGroup struct {
+	Keys []string
+	Hits []SearchHit
+}
+
+// MaxGroupedPageHits bounds the hits of a grouped page (page_size groups
+// of at most the group_by limit each), as MaxSearchWindow bounds those of
+// a search.
+const MaxGroupedPageHits = MaxSearchWindow
 
 // Search limits: a page holds at most MaxSearchPageSize hits, and no hit
 // past MaxSearchWindow (page × page size) is served, so that a search
@@ -103,6 +121,10 @@ func (o *Ops) searchIn(ctx context.Context, c Caller, db target, req SearchReque
 	if err != nil {
 		return err
 	}
+	groupBy, err := parseGroupBy(req.GroupBy, req.PageSize)
+	if err != nil {
+		return err
+	}
 	// The body's shape before the collection, as a read checks it.
 	sort, err := parseSort(req.Sort)
 	if err != nil {
@@ -129,7 +151,7 @@ func (o *Ops) searchIn(ctx context.Context, c Caller, db target, req SearchReque
 		if f, err = parseSearchFilter(req.Filter, coll.Schema, req.Collation); err != nil {
 			return err
 		}
-		sreq := search.Request{Q: req.Q, SearchFields: req.SearchFields, Filter: f, Facets: facets}
+		sreq := search.Request{Q: req.Q, SearchFields: req.SearchFields, Filter: f, Facets: facets, GroupBy: groupBy}
 		for _, s := range sort {
 			sreq.Sort = append(sreq.Sort, search.SortField{Path: s.Path, Desc: s.Desc})
 		}
@@ -158,9 +180,13 @@ func (o *Ops) searchIn(ctx context.Context, c Caller, db target, req SearchReque
 	if err != nil {
 		return err
 	}
-	ps := &pageSearch{o: o, req: req, coll: coll, filter: f, prepared: prepared, searcher: searcher, emit: emit,
-		docBuf: fetchBuffers.Get().(*[]byte)}
-	err = o.run(ctx, func(tx kv.Tx) error { return ps.run(ctx, tx) })
+	ps := &pageSearch{o: o, req: req, coll: coll, filter: f, docBuf: fetchBuffers.Get().(*[]byte)}
+	ps.include, ps.exclude = fieldSet(req.IncludeFields), fieldSet(req.ExcludeFields)
+	err = o.run(ctx, func(tx kv.Tx) error {
+		return servePages(ctx, searchPages{searcher: searcher, prepared: prepared, page: req.Page, pageSize: req.PageSize, emit: emit,
+			fetch: func(ctx context.Context, keys [][]byte) ([]SearchHit, []bool, error) { return ps.fetch(ctx, tx, keys) },
+			keep:  ps.keep})
+	})
 	// An emit that failed may have left its consumer still reading the
 	// page (a gRPC send past its timeout): that buffer is not reused.
 	if err == nil && cap(*ps.docBuf) <= maxPooledFetch {
@@ -258,15 +284,12 @@ func parseSearchFilter(raw []byte, s *schema.Schema, c Collation) (filter.Filter
 	return f, nil
 }
 
-// pageSearch serves the pages of one search.
+// pageSearch reads the hits of a collection's search from the store.
 type pageSearch struct {
-	o        *Ops
-	req      SearchRequest
-	coll     *catalog.Collection
-	filter   filter.Filter
-	prepared *search.Prepared
-	searcher *search.Searcher
-	emit     func(SearchPage) error
+	o      *Ops
+	req    SearchRequest
+	coll   *catalog.Collection
+	filter filter.Filter
 	// docBuf holds the documents of the page being read; a page's hits
 	// alias it until the next page is read.
 	docBuf *[]byte
@@ -274,18 +297,51 @@ type pageSearch struct {
 	include, exclude map[string]bool
 }
 
-func (ps *pageSearch) run(ctx context.Context, tx kv.Tx) error {
-	ps.include, ps.exclude = fieldSet(ps.req.IncludeFields), fieldSet(ps.req.ExcludeFields)
-	if ps.req.Page > 0 {
-		page, _, err := ps.page(ctx, tx, ps.req.Page, true)
+// keep checks a hit's document and projects it. The index answers some
+// filters loosely (array elements, numbers past 2^53): the document
+// itself decides.
+func (ps *pageSearch) keep(hit *SearchHit) (bool, error) {
+	if match, err := ps.filter.Matches(hit.Data); err != nil || !match {
+		return false, nil
+	}
+	var err error
+	hit.Data, err = jsondoc.Project(hit.Data, ps.include, ps.exclude)
+	return err == nil, err
+}
+
+// searchPages is a search ready to serve: what servePages needs of any
+// search, of a collection's documents or messages or of a search index's
+// documents.
+type searchPages struct {
+	searcher *search.Searcher
+	prepared *search.Prepared
+	// page is the page asked for (from 1); 0: every page. pageSize counts
+	// hits, or groups for a grouped search.
+	page, pageSize int
+	// fetch reads the hits' documents by their storage keys, in one read;
+	// found[i] is false for a key deleted since it was indexed.
+	fetch func(ctx context.Context, keys [][]byte) (hits []SearchHit, found []bool, err error)
+	// keep checks a fetched hit (the filter on the document itself) and
+	// projects it, and reports whether it stays.
+	keep func(hit *SearchHit) (bool, error)
+	emit func(SearchPage) error
+}
+
+// servePages emits the page asked for, or, without one, every page from
+// the first until the index has no more: hits, or groups of hits when
+// the request has a group_by (the same pages, each holding pageSize
+// groups). The facets of the first page go with every page.
+func servePages(ctx context.Context, sp searchPages) error {
+	if sp.page > 0 {
+		page, _, err := sp.read(ctx, sp.page, true)
 		if err != nil {
 			return err
 		}
-		return ps.emit(page)
+		return sp.emit(page)
 	}
 	var facets map[string]search.FacetResult
-	for n := 1; int64(n)*int64(ps.req.PageSize) <= MaxSearchWindow; n++ {
-		page, indexed, err := ps.page(ctx, tx, n, n == 1)
+	for n := 1; int64(n)*int64(sp.pageSize) <= MaxSearchWindow; n++ {
+		page, indexed, err := sp.read(ctx, n, n == 1)
 		if err != nil {
 			return err
 		}
@@ -298,23 +354,24 @@ func (ps *pageSearch) run(ctx context.Context, tx kv.Tx) error {
 		// indexed, or matched only loosely): the next page may hold real
 		// ones. Such an emptied page is not sent, but the first page always
 		// is, as the one answer to a search that found nothing.
-		if len(page.Hits) > 0 || n == 1 {
-			if err := ps.emit(page); err != nil {
+		if len(page.Hits) > 0 || len(page.Groups) > 0 || n == 1 {
+			if err := sp.emit(page); err != nil {
 				return err
 			}
 		}
-		if indexed == 0 || int64(n)*int64(ps.req.PageSize) >= page.Found {
+		if indexed == 0 || int64(n)*int64(sp.pageSize) >= page.Found {
 			return nil
 		}
 	}
 	return nil
 }
 
-// page searches page n (1-based) and reads its documents; indexed is how
-// many hits the index gave for it, before the documents' own check.
-func (ps *pageSearch) page(ctx context.Context, tx kv.Tx, n int, withFacets bool) (_ SearchPage, indexed int, _ error) {
-	size := ps.req.PageSize
-	res, err := ps.searcher.Page(ctx, ps.prepared, (n-1)*size, size, withFacets)
+// read searches page n (1-based) and reads its documents; indexed is how
+// many hits (or groups) the index gave for it, before the documents' own
+// check.
+func (sp *searchPages) read(ctx context.Context, n int, withFacets bool) (_ SearchPage, indexed int, _ error) {
+	size := sp.pageSize
+	res, err := sp.searcher.Page(ctx, sp.prepared, (n-1)*size, size, withFacets)
 	if err != nil {
 		return SearchPage{}, 0, err
 	}
@@ -323,25 +380,68 @@ func (ps *pageSearch) page(ctx context.Context, tx kv.Tx, n int, withFacets bool
 	if page.Facets == nil {
 		page.Facets = map[string]search.FacetResult{}
 	}
-	hits, found, err := ps.fetch(ctx, tx, res.Keys)
-	if err != nil {
-		return SearchPage{}, 0, err
+	if res.Groups != nil || sp.prepared.Group != nil {
+		page.Groups, err = sp.readGroups(ctx, res.Groups)
+		return page, len(res.Groups), err
 	}
-	for i, hit := range hits {
+	page.Hits, err = sp.readHits(ctx, res.Keys)
+	return page, len(res.Keys), err
+}
+
+// readHits reads the documents of keys and keeps those that pass.
+func (sp *searchPages) readHits(ctx context.Context, keys [][]byte) ([]SearchHit, error) {
+	hits, found, err := sp.fetch(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := hits[:0]
+	for i := range hits {
 		if !found[i] {
 			continue // deleted since it was indexed
 		}
-		// The index answers some filters loosely (array elements, numbers
-		// past 2^53): the document itself decides.
-		if match, err := ps.filter.Matches(hit.Data); err != nil || !match {
-			continue
+		switch ok, err := sp.keep(&hits[i]); {
+		case err != nil:
+			return nil, err
+		case ok:
+			out = append(out, hits[i])
 		}
-		if hit.Data, err = jsondoc.Project(hit.Data, ps.include, ps.exclude); err != nil {
-			return SearchPage{}, 0, err
-		}
-		page.Hits = append(page.Hits, hit)
 	}
-	return page, len(res.Keys), nil
+	return out, nil
+}
+
+// readGroups reads the documents of every group's hits in one fetch; a
+// group none of whose hits pass is left out, as an ungrouped page leaves
+// out its hits.
+func (sp *searchPages) readGroups(ctx context.Context, groups []search.HitGroup) ([]SearchGroup, error) {
+	var keys [][]byte
+	for _, g := range groups {
+		keys = append(keys, g.Hits...)
+	}
+	hits, found, err := sp.fetch(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := []SearchGroup{}
+	at := 0
+	for _, g := range groups {
+		sg := SearchGroup{Keys: g.Keys, Hits: []SearchHit{}}
+		for i := at; i < at+len(g.Hits); i++ {
+			if !found[i] {
+				continue
+			}
+			switch ok, err := sp.keep(&hits[i]); {
+			case err != nil:
+				return nil, err
+			case ok:
+				sg.Hits = append(sg.Hits, hits[i])
+			}
+		}
+		at += len(g.Hits)
+		if len(sg.Hits) > 0 {
+			out = append(out, sg)
+		}
+	}
+	return out, nil
 }
 
 // fetch reads a page's hits from the store, in one read: documents, or
@@ -362,6 +462,41 @@ func (ps *pageSearch) fetch(ctx context.Context, tx kv.Tx, keys [][]byte) (hits 
 		hits[i] = SearchHit{Data: rec.Data, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt}
 	}
 	return hits, found, err
+}
+
+// parseGroupBy reads the group_by of a search, {"fields":["city"],
+// "limit":3}, the limit a number or a string holding one, and bounds the
+// hits of a page of pageSize groups (0: the default page size).
+func parseGroupBy(raw []byte, pageSize int) (*search.GroupBy, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var g struct {
+		Fields []string    `json:"fields"`
+		Limit  json.Number `json:"limit"`
+	}
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return nil, apierror.Errorf(apierror.InvalidArgument, "group_by must be an object such as {\"fields\":[\"city\"],\"limit\":3}")
+	}
+	out := &search.GroupBy{Fields: g.Fields}
+	if g.Limit != "" {
+		limit, err := g.Limit.Int64()
+		if err != nil {
+			return nil, apierror.Errorf(apierror.InvalidArgument, "group_by limit must be an integer, got %s", g.Limit)
+		}
+		out.Limit = int(max(min(limit, 1<<31-1), -1<<31))
+	}
+	hits := out.Limit
+	if hits <= 0 || hits > search.MaxGroupHits {
+		hits = search.DefaultGroupHits // refused by the search's own check if out of range
+	}
+	if pageSize == 0 {
+		pageSize = DefaultSearchPageSize
+	}
+	if int64(pageSize)*int64(hits) > MaxGroupedPageHits {
+		return nil, apierror.Errorf(apierror.InvalidArgument, "page_size %d of groups of up to %d hits is %d hits, above the %d a grouped page holds", pageSize, hits, pageSize*hits, MaxGroupedPageHits)
+	}
+	return out, nil
 }
 
 func fieldSet(names []string) map[string]bool {

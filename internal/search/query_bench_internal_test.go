@@ -89,6 +89,7 @@ func BenchmarkQueryKinds(b *testing.B) {
 		facets          bool
 		sort            bool
 		from            int
+		group           []string
 	}{
 		{name: "rare", q: "w4321"},
 		{name: "common", q: "bako"},
@@ -96,8 +97,15 @@ func BenchmarkQueryKinds(b *testing.B) {
 		{name: "filter", filter: `{"$and":[{"tag":"tag3"},{"size":{"$gte":300,"$lt":600}}]}`},
 		{name: "facets", q: "tila", filter: `{"size":{"$gte":300,"$lt":600}}`, facets: true, sort: true},
 		{name: "deep", q: "bako", from: 1000},
+		// common's matches grouped: by a field of 10 values, and of one
+		// value a document (every match its own group: two passes).
+		{name: "group-tag", q: "bako", group: []string{"tag"}},
+		{name: "group-id", q: "bako", group: []string{"id"}},
 	} {
 		req := Request{Q: k.q, Filter: parse(k.filter)}
+		if k.group != nil {
+			req.GroupBy = &GroupBy{Fields: k.group}
+		}
 		if k.facets {
 			req.Facets = map[string]int{"tag": 10, "rank": 10, "size": 10}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/search/engine"
 	"github.com/foliodb/folio/internal/search/translate"
@@ -20,12 +21,24 @@ type Request = translate.Request
 // SortField is one sort key.
 type SortField = translate.SortField
 
+// GroupBy is a request's group_by: the hits grouped by fields' values.
+type GroupBy = translate.GroupBy
+
+// HitGroup is one group of a grouped page: its keys and its hits.
+type HitGroup = engine.HitGroup
+
 // Bounds of a request (see translate).
 const (
 	MaxSortFields    = translate.MaxSortFields
 	DefaultFacetSize = translate.DefaultFacetSize
 	MaxQueryBytes    = translate.MaxQueryBytes
 	MaxQueryTerms    = translate.MaxQueryTerms
+	MaxGroupFields   = translate.MaxGroupFields
+	DefaultGroupHits = translate.DefaultGroupHits
+	MaxGroupHits     = translate.MaxGroupHits
+	// MaxGroups is the most groups a grouped search counts among its
+	// matches; more fail with INVALID_ARGUMENT.
+	MaxGroups = engine.MaxGroups
 )
 
 // Prepared is a checked request, ready to run: the engine's plan.
@@ -72,11 +85,16 @@ func (ix *Indexer) Searcher(collID int64) (*Searcher, error) {
 
 // Page returns the hits from `from` (0-based), at most size of them, and,
 // if withFacets, the request's facets: counts, and numeric fields' stats,
-// gathered in the same pass over the matches.
+// gathered in the same pass over the matches. For a request with a
+// group_by, from and size count groups, Result.Groups holds them and
+// Found is their number.
 func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFacets bool) (*Result, error) {
 	res, err := s.engine.Page(ctx, p, from, size, withFacets)
-	if errors.Is(err, engine.ErrClosed) {
+	switch {
+	case errors.Is(err, engine.ErrClosed):
 		return nil, ErrNoIndex
+	case errors.Is(err, engine.ErrTooManyGroups):
+		return nil, apierror.Errorf(apierror.InvalidArgument, "group_by: the matches fall into more than %d groups, the most a search groups; narrow the search with q or a filter", MaxGroups)
 	}
 	return res, err
 }

@@ -32,6 +32,8 @@ type Plan struct {
 	Score string
 	// Facets are the facets to count, when a page asks for them.
 	Facets []Facet
+	// Group, if set, groups the hits by fields' values (group.go).
+	Group *Group
 }
 
 // Facet is one facet of a plan.
@@ -56,6 +58,9 @@ type Result struct {
 	Found uint64
 	// Facets is set when the page was asked for with facets.
 	Facets map[string]FacetResult
+	// Groups are the page's groups, for a plan with a Group: Found then
+	// counts groups, and Keys is empty.
+	Groups []HitGroup
 }
 
 // FacetResult is a facet's counts and, for numeric fields, its stats.
@@ -113,11 +118,49 @@ func (s *Searcher) Page(ctx context.Context, p *Plan, from, size int, withFacets
 		return nil, ErrClosed // closed before the snapshot was taken
 	}
 	defer r.Close()
+	if p.Group != nil {
+		return s.groupPage(ctx, r, snap, ok, p, from, size, withFacets)
+	}
 	if ok {
 		if res, done, err := s.keyOrderPage(ctx, snap, p, from, size, withFacets); done || err != nil {
 			return res, err
 		}
 	}
+	ran, err := s.prepareRun(ctx, r, snap, ok, p, size, from, withFacets)
+	if err != nil {
+		return nil, err
+	}
+	defer ran.searcher.Close()
+	if err := ran.coll.Collect(ran.ctx, ran.searcher, r); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	out := ran.result(p)
+	for _, h := range ran.coll.Results() {
+		k, err := fields.KeyOf(h.ID)
+		if err != nil {
+			return nil, fmt.Errorf("search: hit id %q: %w", h.ID, err)
+		}
+		out.Keys = append(out.Keys, k)
+	}
+	return out, nil
+}
+
+// run is a search ready to be collected: its searcher (to be closed), its
+// collector and the order that collector sorts by, and what counts its
+// facets.
+type run struct {
+	ctx      context.Context
+	searcher bsearch.Searcher
+	coll     *collector.TopNCollector
+	order    bsearch.SortOrder
+	facets   *facetCounter
+	stats    map[string]*statsBuilder
+}
+
+// prepareRun makes the searcher and the collector of a page of size hits
+// from `from`: the sort keys and facets read from columns where they fit,
+// Bleve's own where they do not.
+func (s *Searcher) prepareRun(ctx context.Context, r bindex.IndexReader, snap *indexSnapshot, ok bool, p *Plan, size, from int, withFacets bool) (*run, error) {
 	if s.Columns != nil {
 		ctx = withColumns(ctx, s.columns())
 	}
@@ -127,58 +170,54 @@ func (s *Searcher) Page(ctx context.Context, p *Plan, from, size int, withFacets
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	defer searcher.Close()
-	order := p.Sort
+	ran := &run{ctx: ctx, searcher: searcher, order: p.Sort}
+	fail := func(err error) (*run, error) {
+		ran.searcher.Close()
+		return nil, fmt.Errorf("search: %w", err)
+	}
 	if ok && s.Columns != nil {
 		switch so, err := columnSortOrder(snap, p.Sort, s.columns()); {
 		case err == nil:
-			order = so
+			ran.order = so
 		case err != errColumnBudget: // over the budget, Bleve's sort serves
-			return nil, fmt.Errorf("search: %w", err)
+			return fail(err)
 		}
 	}
-	coll := collector.NewTopNCollector(size, from, order)
-	var stats map[string]*statsBuilder
-	var facets *facetCounter
+	ran.coll = collector.NewTopNCollector(size, from, ran.order)
 	if withFacets && len(p.Facets) > 0 && ok && s.Columns != nil {
-		facets, err = newFacetCounter(snap, p.Facets, s.columns())
+		ran.facets, err = newFacetCounter(snap, p.Facets, s.columns())
 		switch {
 		case err == errColumnBudget: // Bleve's facets below
 		case err != nil:
-			return nil, fmt.Errorf("search: %w", err)
+			return fail(err)
 		default:
-			searcher = &facetSearcher{Searcher: searcher, fc: facets}
+			ran.searcher = &facetSearcher{Searcher: ran.searcher, fc: ran.facets}
 		}
 	}
-	if withFacets && len(p.Facets) > 0 && facets == nil {
+	if withFacets && len(p.Facets) > 0 && ran.facets == nil {
 		fb := bsearch.NewFacetsBuilder(r)
-		stats = map[string]*statsBuilder{}
+		ran.stats = map[string]*statsBuilder{}
 		for _, f := range p.Facets {
 			fb.Add(f.Path, facet.NewTermsFacetBuilder(fields.Keyword(f.Path), f.Size))
 			if f.Numeric {
-				stats[f.Path] = &statsBuilder{field: fields.Number(f.Path)}
-				fb.Add(statsPrefix+f.Path, stats[f.Path])
+				ran.stats[f.Path] = &statsBuilder{field: fields.Number(f.Path)}
+				fb.Add(statsPrefix+f.Path, ran.stats[f.Path])
 			}
 		}
-		coll.SetFacetsBuilder(fb)
+		ran.coll.SetFacetsBuilder(fb)
 	}
-	if err := coll.Collect(ctx, searcher, r); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+	return ran, nil
+}
+
+// result is a collected run's count of matches and facets.
+func (ran *run) result(p *Plan) *Result {
+	out := &Result{Found: ran.coll.Total()}
+	if ran.facets != nil {
+		out.Facets = ran.facets.results()
+	} else if ran.stats != nil {
+		out.Facets = facetResults(p, ran.coll.FacetResults(), ran.stats)
 	}
-	out := &Result{Found: coll.Total()}
-	for _, h := range coll.Results() {
-		k, err := fields.KeyOf(h.ID)
-		if err != nil {
-			return nil, fmt.Errorf("search: hit id %q: %w", h.ID, err)
-		}
-		out.Keys = append(out.Keys, k)
-	}
-	if facets != nil {
-		out.Facets = facets.results()
-	} else if stats != nil {
-		out.Facets = facetResults(p, coll.FacetResults(), stats)
-	}
-	return out, nil
+	return out
 }
 
 // statsPrefix names a numeric field's stats among the facets, apart from

@@ -38,7 +38,25 @@ type Request struct {
 	// count.
 	Facets map[string]int
 	Sort   []SortField
+	// GroupBy, if set, groups the hits by the values of fields.
+	GroupBy *GroupBy
 }
+
+// GroupBy is a request's group_by: {"fields":["city"],"limit":3}.
+type GroupBy struct {
+	Fields []string
+	// Limit is the most hits a group shows; 0: DefaultGroupHits.
+	Limit int
+}
+
+// Bounds of group_by. A group shows 3 hits unless asked, at most 99, as
+// the original's search engine (Typesense's group_limit); the fields are
+// few, each a term column the search holds.
+const (
+	MaxGroupFields   = 3
+	DefaultGroupHits = 3
+	MaxGroupHits     = 99
+)
 
 // SortField is one sort key.
 type SortField struct {
@@ -105,6 +123,9 @@ func Prepare(s *schema.Schema, req Request) (*engine.Plan, error) {
 		}
 		p.Sort = append(p.Sort, key)
 	}
+	if p.Group, err = groupBy(s, req.GroupBy); err != nil {
+		return nil, err
+	}
 	_, noText := p.Text.(*query.MatchAllQuery)
 	p.Score = "none"
 	if len(p.Sort) == 0 && !noText {
@@ -131,6 +152,56 @@ func Prepare(s *schema.Schema, req Request) (*engine.Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// groupBy checks a group_by against the schema: the fields a facet takes,
+// and arrays of them (grouped by their set of values), each once.
+func groupBy(s *schema.Schema, g *GroupBy) (*engine.Group, error) {
+	if g == nil {
+		return nil, nil
+	}
+	if len(g.Fields) == 0 {
+		return nil, apierror.Errorf(apierror.InvalidArgument, "group_by needs at least one field in 'fields'")
+	}
+	if len(g.Fields) > MaxGroupFields {
+		return nil, apierror.Errorf(apierror.InvalidArgument, "group_by takes at most %d fields, got %d", MaxGroupFields, len(g.Fields))
+	}
+	if g.Limit < 0 || g.Limit > MaxGroupHits {
+		return nil, apierror.Errorf(apierror.InvalidArgument, "group_by limit %d is out of range: a group shows 1 to %d hits", g.Limit, MaxGroupHits)
+	}
+	out := &engine.Group{Hits: g.Limit}
+	if out.Hits == 0 {
+		out.Hits = DefaultGroupHits
+	}
+	for _, path := range g.Fields {
+		f, ok := s.Field(path)
+		if !ok {
+			return nil, apierror.Errorf(apierror.InvalidArgument, "group_by field '%s' is not in the collection's schema", path)
+		}
+		t := f.Type
+		if t == schema.Array && f.Items != nil && !f.Vector {
+			t = f.Items.Type
+		}
+		if !facetable(t) {
+			return nil, apierror.Errorf(apierror.InvalidArgument, "group_by field '%s' is of type %s: hits are grouped by string, integer and number fields, and arrays of them", path, describeType(f))
+		}
+		if slices.Contains(out.Paths, path) {
+			return nil, apierror.Errorf(apierror.InvalidArgument, "group_by field '%s' is given twice", path)
+		}
+		out.Paths = append(out.Paths, path)
+	}
+	return out, nil
+}
+
+// describeType names a field's type in an error: an array by its items.
+func describeType(f *schema.Field) string {
+	switch {
+	case f.Vector:
+		return "vector"
+	case f.Type == schema.Array && f.Items != nil:
+		return "array of " + f.Items.Type.String()
+	}
+	return f.Type.String()
 }
 
 func facetable(t schema.Type) bool {

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -150,4 +151,63 @@ func queryJSON(t *testing.T, q query.Query) string {
 		return fmt.Sprintf("%#v", q)
 	}
 	return string(b)
+}
+
+// TestGroupBy: group_by takes string, integer and number fields (nested
+// by dot path) and arrays of them, at most MaxGroupFields of them each
+// once, and a limit from 1 to MaxGroupHits (0: DefaultGroupHits); every
+// other request is an INVALID_ARGUMENT naming what is wrong.
+func TestGroupBy(t *testing.T) {
+	s, err := schema.Parse("docs", []byte(`{"title":"docs","properties":{"id":{"type":"integer"},`+
+		`"city":{"type":"string"},"n":{"type":"integer"},"x":{"type":"number"},"tags":{"type":"array","items":{"type":"string"}},`+
+		`"ns":{"type":"array","items":{"type":"integer"}},"ok":{"type":"boolean"},"at":{"type":"string","format":"date-time"},`+
+		`"addr":{"type":"object","properties":{"zip":{"type":"string"}}},"vec":{"type":"array","format":"vector","dimensions":3},`+
+		`"objs":{"type":"array","items":{"type":"object","properties":{"a":{"type":"string"}}}}},"primary_key":["id"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		group     GroupBy
+		wantPaths []string
+		wantHits  int
+		err       string // a part of the message; "" for none
+	}{
+		{"string", GroupBy{Fields: []string{"city"}}, []string{"city"}, DefaultGroupHits, ""},
+		{"numbers and a limit", GroupBy{Fields: []string{"n", "x"}, Limit: 7}, []string{"n", "x"}, 7, ""},
+		{"nested and arrays", GroupBy{Fields: []string{"addr.zip", "tags", "ns"}, Limit: MaxGroupHits}, []string{"addr.zip", "tags", "ns"}, MaxGroupHits, ""},
+		{"no fields", GroupBy{}, nil, 0, "at least one field"},
+		{"too many fields", GroupBy{Fields: []string{"city", "n", "x", "tags"}}, nil, 0, "at most 3 fields, got 4"},
+		{"twice", GroupBy{Fields: []string{"city", "city"}}, nil, 0, "'city' is given twice"},
+		{"unknown", GroupBy{Fields: []string{"nope"}}, nil, 0, "'nope' is not in the collection's schema"},
+		{"inside an array of objects", GroupBy{Fields: []string{"objs.a"}}, nil, 0, "'objs.a' is not in the collection's schema"},
+		{"boolean", GroupBy{Fields: []string{"ok"}}, nil, 0, "'ok' is of type bool"},
+		{"date-time", GroupBy{Fields: []string{"at"}}, nil, 0, "'at' is of type"},
+		{"object", GroupBy{Fields: []string{"addr"}}, nil, 0, "'addr' is of type object"},
+		{"vector", GroupBy{Fields: []string{"vec"}}, nil, 0, "'vec' is of type vector"},
+		{"array of objects", GroupBy{Fields: []string{"objs"}}, nil, 0, "'objs' is of type array of object"},
+		{"limit too large", GroupBy{Fields: []string{"city"}, Limit: MaxGroupHits + 1}, nil, 0, "limit 100 is out of range"},
+		{"negative limit", GroupBy{Fields: []string{"city"}, Limit: -1}, nil, 0, "limit -1 is out of range"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := tc.group
+			p, err := Prepare(s, Request{GroupBy: &g})
+			if tc.err != "" {
+				var ae *apierror.Error
+				if err == nil || !errors.As(err, &ae) || ae.Code != apierror.InvalidArgument || !strings.Contains(ae.Message, tc.err) {
+					t.Fatalf("got %v, want INVALID_ARGUMENT with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Group == nil || !reflect.DeepEqual(p.Group.Paths, tc.wantPaths) || p.Group.Hits != tc.wantHits {
+				t.Fatalf("group %+v, want %v with %d hits", p.Group, tc.wantPaths, tc.wantHits)
+			}
+		})
+	}
+	if p, err := Prepare(s, Request{}); err != nil || p.Group != nil {
+		t.Fatalf("no group_by: %+v, %v", p, err)
+	}
 }
