@@ -431,6 +431,9 @@ func validateValue(doc []byte, i int, f *Field, fixes *pass) (int, error) {
 				if f.LimitItems && n > f.MaxItems {
 					return 0, failf("maximum %d items required, but found %d items", f.MaxItems, n)
 				}
+				if f.Vector && f.Distance == DistanceCosine && zeroVector(doc[i:a.End()]) {
+					return 0, failf("a vector of only zeros has no direction, so no cosine distance to another")
+				}
 				return a.End(), nil
 			}
 			n++
@@ -597,4 +600,27 @@ func (s *Schema) inFreeForm(path string) bool {
 		}
 	}
 	return false
+}
+
+// zeroVector reports whether the array of numbers holds only zeros (or
+// nothing); its elements have been validated as numbers.
+func zeroVector(array []byte) bool {
+	a, err := jsonscan.ArrayAt(array, 0)
+	if err != nil {
+		return false
+	}
+	for {
+		v, ok, err := a.Next()
+		if err != nil || !ok {
+			return err == nil
+		}
+		e, _, err := jsonscan.NumberEnd(array, v)
+		if err != nil {
+			return false
+		}
+		if x, err := strconv.ParseFloat(string(array[v:e]), 64); err != nil || x != 0 {
+			return false
+		}
+		a.Resume(e)
+	}
 }
