@@ -80,3 +80,14 @@ func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFa
 	}
 	return res, err
 }
+
+// Matches calls visit with the id of every document p matches (the
+// storage key in hex, fields.DocID), in no particular order, and returns
+// how many: the allowed set of a filtered vector search.
+func (s *Searcher) Matches(ctx context.Context, p *Prepared, visit func(id string) error) (int, error) {
+	n, err := s.engine.Matches(ctx, p, visit)
+	if errors.Is(err, engine.ErrClosed) {
+		return n, ErrNoIndex
+	}
+	return n, err
+}
