@@ -60,4 +60,3 @@ func (s *Searcher) Matches(ctx context.Context, p *Plan, visit func(id string) e
 		n++
 	}
 }
-
