@@ -431,8 +431,10 @@ func validateValue(doc []byte, i int, f *Field, fixes *pass) (int, error) {
 				if f.LimitItems && n > f.MaxItems {
 					return 0, failf("maximum %d items required, but found %d items", f.MaxItems, n)
 				}
-				if f.Vector && f.Distance == DistanceCosine && zeroVector(doc[i:a.End()]) {
-					return 0, failf("a vector of only zeros has no direction, so no cosine distance to another")
+				if f.Vector {
+					if err := checkVectorValues(doc[i:a.End()], f.Distance); err != nil {
+						return 0, err
+					}
 				}
 				return a.End(), nil
 			}
@@ -602,25 +604,37 @@ func (s *Schema) inFreeForm(path string) bool {
 	return false
 }
 
-// zeroVector reports whether the array of numbers holds only zeros (or
-// nothing); its elements have been validated as numbers.
-func zeroVector(array []byte) bool {
+// checkVectorValues refuses what a vector index cannot hold: a component
+// past float32's range (vectors are kept as float32), and under cosine
+// distance a vector of zero length (no direction). Its elements have been
+// validated as numbers.
+func checkVectorValues(array []byte, distance string) error {
 	a, err := jsonscan.ArrayAt(array, 0)
 	if err != nil {
-		return false
+		return err
 	}
+	var norm float64
 	for {
 		v, ok, err := a.Next()
-		if err != nil || !ok {
-			return err == nil
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
 		}
 		e, _, err := jsonscan.NumberEnd(array, v)
 		if err != nil {
-			return false
+			return err
 		}
-		if x, err := strconv.ParseFloat(string(array[v:e]), 64); err != nil || x != 0 {
-			return false
+		x, err := strconv.ParseFloat(string(array[v:e]), 32)
+		if err != nil {
+			return failf("%s is out of the range of a vector's components (32-bit floating point numbers)", quote(string(array[v:e])))
 		}
+		norm += x * x
 		a.Resume(e)
 	}
+	if distance == DistanceCosine && norm == 0 {
+		return failf("a vector of length zero has no direction, so no cosine distance to another")
+	}
+	return nil
 }
