@@ -52,7 +52,7 @@ func TestZeroVectors(t *testing.T) {
 		{"cosine", `{"id":1,"v":[0,-0.0,0e5]}`, true},
 		{"cosine", `{"id":1,"v":[0,0,1e-30]}`, false},
 		{"cosine", `{"id":1,"v":[0,0,1e-50]}`, true}, // zero as a float32
-		{"dot", `{"id":1,"v":[0,0,1e39]}`, true},    // past float32's range
+		{"dot", `{"id":1,"v":[0,0,1e39]}`, true},     // past float32's range
 		{"euclidean", `{"id":1,"v":[0,0,0]}`, false},
 		{"dot", `{"id":1,"v":[0,0,0]}`, false},
 	} {
