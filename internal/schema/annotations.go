@@ -71,6 +71,9 @@ func parseAnnotations(raw []byte, ms members, f *Field, where string) error {
 			f.Dimensions = int(n)
 		}
 	}
+	if err := parseDistance(raw, ms, f, where); err != nil {
+		return err
+	}
 	for _, name := range []string{"tags", "required"} {
 		if m, ok := ms.get(name); ok && !stringArray(raw, m) {
 			return invalidf("%s of field '%s' must be an array of strings", name, where)
@@ -190,4 +193,35 @@ func hasDefaults(fields []*Field) (defaults, stamps bool) {
 		}
 	}
 	return defaults, stamps
+}
+
+// The distances a vector field may be searched by (its "distance"
+// annotation, Folio's own). Cosine is the original's, and the default.
+const (
+	DistanceCosine    = "cosine"
+	DistanceEuclidean = "euclidean"
+	DistanceDot       = "dot"
+)
+
+// parseDistance reads a vector field's distance, cosine when absent.
+func parseDistance(raw []byte, ms members, f *Field, where string) error {
+	m, ok := ms.get("distance")
+	if !ok {
+		if f.Vector {
+			f.Distance = DistanceCosine
+		}
+		return nil
+	}
+	if !f.Vector {
+		return invalidf("distance is only supported on vector fields (an array of format vector), not on field '%s'", where)
+	}
+	d, isString := m.str(raw)
+	switch {
+	case !isString:
+		return invalidf("distance of field '%s' must be a string", where)
+	case d == DistanceCosine, d == DistanceEuclidean, d == DistanceDot:
+		f.Distance = d
+		return nil
+	}
+	return invalidf("distance of field '%s' must be %q, %q or %q, not %s", where, DistanceCosine, DistanceEuclidean, DistanceDot, quote(d))
 }

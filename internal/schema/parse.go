@@ -65,6 +65,8 @@ var fieldKeys = map[string]bool{
 	"index": true, "searchIndex": true, "sort": true, "facet": true, "id": true,
 	"tags": true, "required": true, "additionalProperties": true, "maxItems": true,
 	"default": true, "createdAt": true, "updatedAt": true, "dimensions": true,
+	// Folio's own: how a vector field's neighbours are measured.
+	"distance": true,
 }
 
 // fieldKeyList is fieldKeys in a fixed order, for suggestions.

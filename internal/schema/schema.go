@@ -122,9 +122,12 @@ type Field struct {
 	// to the update's time on every update.
 	CreatedAt, UpdatedAt bool
 	// Vector marks an array of numbers declared with format "vector", of
-	// Dimensions elements (stored; searching it is a later issue's).
+	// Dimensions elements, whose nearest neighbours a search finds by
+	// Distance: DistanceCosine (the original's, and the default),
+	// DistanceEuclidean or DistanceDot.
 	Vector     bool
 	Dimensions int
+	Distance   string
 	// Items describes the elements of an Array field.
 	Items *Field
 	// Properties are the fields of an Object field, in schema order.

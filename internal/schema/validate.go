@@ -434,6 +434,11 @@ func validateValue(doc []byte, i int, f *Field, fixes *pass) (int, error) {
 				if f.Vector && f.Dimensions > 0 && n != f.Dimensions {
 					return 0, failf("a vector of %d dimensions is required, but found %d", f.Dimensions, n)
 				}
+				if f.Vector {
+					if err := checkVectorValues(doc[i:a.End()], f.Distance); err != nil {
+						return 0, err
+					}
+				}
 				return a.End(), nil
 			}
 			n++
@@ -600,4 +605,39 @@ func (s *Schema) inFreeForm(path string) bool {
 		}
 	}
 	return false
+}
+
+// checkVectorValues refuses what a vector index cannot hold: a component
+// past float32's range (vectors are kept as float32), and under cosine
+// distance a vector of zero length (no direction). Its elements have been
+// validated as numbers.
+func checkVectorValues(array []byte, distance string) error {
+	a, err := jsonscan.ArrayAt(array, 0)
+	if err != nil {
+		return err
+	}
+	var norm float64
+	for {
+		v, ok, err := a.Next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		e, _, err := jsonscan.NumberEnd(array, v)
+		if err != nil {
+			return err
+		}
+		x, err := strconv.ParseFloat(string(array[v:e]), 32)
+		if err != nil {
+			return failf("%s is out of the range of a vector's components (32-bit floating point numbers)", quote(string(array[v:e])))
+		}
+		norm += x * x
+		a.Resume(e)
+	}
+	if distance == DistanceCosine && norm == 0 {
+		return failf("a vector of length zero has no direction, so no cosine distance to another")
+	}
+	return nil
 }

@@ -86,6 +86,7 @@ func (ix *Indexer) follow(ctx context.Context) error {
 		if err := ix.apply(ctx, entries, r.Position()); err != nil {
 			return err
 		}
+		ix.keepVectors(time.Now())
 	}
 }
 
@@ -377,6 +378,13 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 		ix.mu.Lock()
 		if rec.Rev > ci.rev {
 			ci.schema, ci.rev = s, rec.Rev
+			// Vector fields added, removed or changed: their graphs
+			// are built anew from the documents (Bleve's fields follow
+			// the schema from the next write on; a graph cannot).
+			if ci.idx != nil && !ci.rebuilding && !ci.dropped && !ci.vectors.sameFields(s) {
+				ix.log.Info("search: the vector fields of a collection changed: rebuilding its index", "db", ci.db, "collection", ci.name)
+				ix.startRebuildLocked(ci)
+			}
 		}
 		ix.mu.Unlock()
 	case changelog.CollectionDropped:
@@ -401,8 +409,9 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 		skip := ci == nil || !eligible[ci] || ci.rebuilding || ci.idx == nil || pos <= ci.applied
 		var s *schema.Schema
 		var idx bleve.Index
+		var vs *vectorSet
 		if !skip {
-			s, idx = ci.schema, ci.idx
+			s, idx, vs = ci.schema, ci.idx, ci.vectors
 		}
 		ix.mu.Unlock()
 		if skip {
@@ -414,15 +423,21 @@ func (ix *Indexer) applyRecord(pos kv.Position, rec changelog.Record, eligible m
 			batches[ci] = b
 		}
 		b.bytes += len(rec.Key) + len(rec.Data)
+		id := fields.DocID(rec.Key)
 		if rec.Op == changelog.Delete {
-			b.Delete(fields.DocID(rec.Key))
+			b.Delete(id)
+			vs.remove(id)
 			return nil
 		}
 		d, err := fields.BuildDocument(rec.Key, rec.Data, s, an)
 		if err != nil {
 			ix.log.Error("search: a logged document does not parse; it is not indexed", "db", rec.DB, "collection", rec.Collection, "err", err)
-			b.Delete(fields.DocID(rec.Key))
+			b.Delete(id)
+			vs.remove(id)
 			return nil
+		}
+		if err := vs.put(id, rec.Data); err != nil {
+			ix.log.Warn("search: a logged document's vector cannot be indexed; vector searches do not find it", "db", rec.DB, "collection", rec.Collection, "err", err)
 		}
 		return b.IndexAdvanced(d)
 	}

@@ -12,7 +12,7 @@ import (
 
 // newSearcher searches idx, from cols (nil: through Bleve alone).
 func newSearcher(idx bleve.Index, cols *engine.Columns) *Searcher {
-	return &Searcher{engine.Searcher{Index: idx, Columns: cols, ColumnsIndex: 1}}
+	return &Searcher{engine: engine.Searcher{Index: idx, Columns: cols, ColumnsIndex: 1}}
 }
 
 // newTestIndex parses a schema and creates an empty index for it on disk,

@@ -229,6 +229,13 @@ type collIndex struct {
 	schema *schema.Schema
 	rev    int64
 	idx    bleve.Index // nil while rebuilding or dormant
+	// vectors are the vector fields' indexes (vectors.go), set with idx;
+	// nil when the schema has none.
+	vectors *vectorSet
+	// saving is held by whoever writes the vectors' snapshot into dir or
+	// makes dir anew (a rebuild), so that a snapshot of a set being
+	// replaced never lands in the new index's directory.
+	saving sync.Mutex
 	// columnsIndex is idx's number among the number columns' indexes.
 	columnsIndex uint64
 	rebuilding   bool
@@ -407,6 +414,18 @@ func (ix *Indexer) Close() error {
 	defer ix.mu.Unlock()
 	var errs []error
 	for _, ci := range ix.colls {
+		if vs := ci.vectors; ci.idx != nil && vs != nil && ci.dir != "" && ci.applied > vs.savedPos {
+			// The last snapshot: the next start replays nothing for it.
+			var err error
+			if vs.changes == 0 && vs.savedPos != 0 {
+				err = moveVectorsPosition(ci.dir, ci.applied)
+			} else {
+				err = vs.save(ci.dir, ci.applied)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("search: save the vectors of %s.%s: %w", ci.db, ci.name, err))
+			}
+		}
 		if ci.idx != nil {
 			if err := ci.idx.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("search: close the index of %s.%s: %w", ci.db, ci.name, err))
@@ -556,11 +575,21 @@ func (ix *Indexer) open(ci *collIndex) error {
 			err = fmt.Errorf("the index's fields are of format %d, not %d (%v)", f, indexFormat, ferr)
 		}
 	}
+	var vs *vectorSet
+	applied := wm
+	if err == nil && len(vectorFieldsOf(ci.schema)) > 0 {
+		var at kv.Position
+		if vs, at, err = loadVectors(ci.dir, ci.schema); err == nil {
+			// Both go back to the older of the two: the replay
+			// converges the other.
+			applied = min(wm, at)
+		}
+	}
 	if err != nil {
 		idx.Close()
 		return err
 	}
-	ci.idx, ci.applied, ci.persisted, ci.persistAt = idx, wm, wm, time.Now()
+	ci.idx, ci.vectors, ci.applied, ci.persisted, ci.persistAt = idx, vs, applied, wm, time.Now()
 	ci.columnsIndex = ix.columns.NewIndex()
 	return nil
 }

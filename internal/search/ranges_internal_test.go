@@ -162,6 +162,15 @@ func TestNumberRangesMatchTheFilter(t *testing.T) {
 			if !slices.Equal(got, want) || res.Found != uint64(len(want)) {
 				t.Fatalf("%s, %s: %d hits (found %d), the filter matches %d", raw, name, len(got), res.Found, len(want))
 			}
+			// Every match at once, as a vector search's filter takes them.
+			var all []string
+			n, err := searcher.Matches(context.Background(), p, func(id string) error { all = append(all, id); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Sort(all); !slices.Equal(all, want) || n != len(want) {
+				t.Fatalf("%s, %s: Matches gave %d (said %d), the filter matches %d", raw, name, len(all), n, len(want))
+			}
 			// A page from the middle: the same hits, in key order.
 			from, size := rng.IntN(len(want)+2), 1+rng.IntN(9)
 			page, err := searcher.Page(context.Background(), p, from, size, false)

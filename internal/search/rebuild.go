@@ -137,11 +137,27 @@ func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) 
 			ix.closeReader(hold)
 		}
 	}()
+	// The directory is made anew while no snapshot of the vectors is
+	// being saved into it (saveVectors).
+	ci.saving.Lock()
 	idx, err := ix.create(ci, 0)
+	ci.saving.Unlock()
 	if err != nil {
 		return 0, err
 	}
-	n, err := ix.indexDocuments(ctx, ci, idx)
+	ix.mu.Lock()
+	vs := newVectorSet(ci.schema)
+	ix.mu.Unlock()
+	n, err := ix.indexDocuments(ctx, ci, idx, vs)
+	if err == nil {
+		// The vectors' snapshot first: an index found without its
+		// watermark (a crash between the two) is rebuilt whole.
+		ci.saving.Lock()
+		if err = vs.save(ci.dir, last); err == nil && vs != nil {
+			vs.changes, vs.savedAt, vs.savedPos = 0, time.Now(), last
+		}
+		ci.saving.Unlock()
+	}
 	if err == nil {
 		b := idx.NewBatch()
 		b.SetInternal(watermarkKey, encodePosition(last))
@@ -153,6 +169,11 @@ func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) 
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if !ci.dropped && !ix.closed && !vs.sameFields(ci.schema) {
+		// The schema's vector fields changed during the build.
+		discardIndex(idx)
+		return 0, errVectorFieldsChanged
+	}
 	if ci.dropped {
 		discardIndex(idx)
 		if ci.dir != "" {
@@ -165,7 +186,7 @@ func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) 
 		idx.Close()
 		return n, nil
 	}
-	ci.idx, ci.rebuilding, ci.firstBuild = idx, false, false
+	ci.idx, ci.vectors, ci.rebuilding, ci.firstBuild = idx, vs, false, false
 	ci.columnsIndex = ix.columns.NewIndex()
 	ci.applied, ci.persisted, ci.persistAt = last, last, time.Now()
 	// The main reader goes back to last if it is past it; until then this
@@ -190,7 +211,7 @@ func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) 
 // indexDocuments indexes every document of ci in chunks, each read in a
 // transaction of its own (a long scan must not outlive the store's
 // transaction age), with the collection's current schema.
-func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.Index) (int, error) {
+func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.Index, vs *vectorSet) (int, error) {
 	an, err := ix.analyzers()
 	if err != nil {
 		return 0, err
@@ -245,6 +266,9 @@ func (ix *Indexer) indexDocuments(ctx context.Context, ci *collIndex, idx bleve.
 			if err := b.IndexAdvanced(d); err != nil {
 				return total, err
 			}
+			if err := vs.put(d.ID(), datas[i]); err != nil {
+				ix.log.Warn("search: a stored document's vector cannot be indexed; vector searches do not find it", "db", ci.db, "collection", ci.name, "err", err)
+			}
 		}
 		if err := writeBatch(idx, b, bytes); err != nil {
 			return total, fmt.Errorf("search: index the documents of %s.%s: %w", ci.db, ci.name, err)
@@ -262,3 +286,7 @@ func decodeDocument(v []byte) ([]byte, error) {
 	r, err := documents.DecodeRecord(v)
 	return r.Data, err
 }
+
+// errVectorFieldsChanged fails a rebuild whose schema's vector fields
+// changed while it read the documents: it starts again.
+var errVectorFieldsChanged = errors.New("search: the vector fields changed during the rebuild")

@@ -3,11 +3,14 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/schema"
 	"github.com/foliodb/folio/internal/search/engine"
+	"github.com/foliodb/folio/internal/search/fields"
 	"github.com/foliodb/folio/internal/search/translate"
+	"github.com/foliodb/folio/internal/vector"
 )
 
 // A search is translated (package translate) and run by the engine
@@ -65,7 +68,8 @@ type FacetStats = engine.FacetStats
 
 // Searcher runs searches on one collection's index.
 type Searcher struct {
-	engine engine.Searcher
+	engine  engine.Searcher
+	vectors *vectorSet
 }
 
 // Searcher returns the searcher of a collection's index, once WaitFor has
@@ -80,7 +84,7 @@ func (ix *Indexer) Searcher(collID int64) (*Searcher, error) {
 	case ci.rebuilding || ci.idx == nil:
 		return nil, ErrRebuilding
 	}
-	return &Searcher{engine.Searcher{Index: ci.idx, Columns: ix.columns, ColumnsIndex: ci.columnsIndex}}, nil
+	return &Searcher{engine: engine.Searcher{Index: ci.idx, Columns: ix.columns, ColumnsIndex: ci.columnsIndex}, vectors: ci.vectors}, nil
 }
 
 // Page returns the hits from `from` (0-based), at most size of them, and,
@@ -97,4 +101,70 @@ func (s *Searcher) Page(ctx context.Context, p *Prepared, from, size int, withFa
 		return nil, apierror.Errorf(apierror.InvalidArgument, "group_by: the matches fall into more than %d groups, the most a search groups; narrow the search with q or a filter", MaxGroups)
 	}
 	return res, err
+}
+
+// Matches calls visit with the id of every document p matches (the
+// storage key in hex, fields.DocID), in no particular order, and returns
+// how many: the allowed set of a filtered vector search.
+func (s *Searcher) Matches(ctx context.Context, p *Prepared, visit func(id string) error) (int, error) {
+	n, err := s.engine.Matches(ctx, p, visit)
+	if errors.Is(err, engine.ErrClosed) {
+		return n, ErrNoIndex
+	}
+	return n, err
+}
+
+// VectorQuery is a vector search checked against the schema
+// (PrepareVector): the k nearest neighbours of Vector on Field.
+type VectorQuery struct {
+	Field  string
+	Vector []float32
+	// TopK is the request's top_k; 0 when it gave none (the caller then
+	// takes as many as its pages reach).
+	TopK int
+}
+
+// VectorHit is a neighbour: its storage key and its distance to the query
+// as the field's distance names it (cosine: 1 - cos, in [0, 2];
+// euclidean: the L2 distance; dot: the negated dot product).
+type VectorHit struct {
+	Key      []byte
+	Distance float32
+}
+
+// MaxTopK bounds a vector search's k (top_k, or the pages it reaches).
+const MaxTopK = 10_000
+
+// Nearest returns the k documents whose vectors on q's field are nearest
+// q's vector, nearest first. With a filter (not nil), the neighbours are
+// chosen among the documents it matches: k of them whenever k match and
+// have a vector.
+func (s *Searcher) Nearest(ctx context.Context, q *VectorQuery, k int, filter *Prepared) ([]VectorHit, error) {
+	f := s.vectors.field(q.Field)
+	if f == nil {
+		// The schema has the field (PrepareVector), the index not yet:
+		// a schema change's rebuild is under way.
+		return nil, ErrRebuilding
+	}
+	var allowed vector.Filter
+	if filter != nil {
+		set := vector.Set{}
+		if _, err := s.Matches(ctx, filter, func(id string) error { set[id] = struct{}{}; return nil }); err != nil {
+			return nil, err
+		}
+		allowed = set
+	}
+	hits, err := f.idx.Search(q.Vector, k, allowed)
+	if err != nil {
+		return nil, apierror.Errorf(apierror.InvalidArgument, "vector search on field '%s': %v", q.Field, err)
+	}
+	out := make([]VectorHit, 0, len(hits))
+	for _, h := range hits {
+		key, err := fields.KeyOf(h.Key)
+		if err != nil {
+			return nil, fmt.Errorf("search: vector hit id %q: %w", h.Key, err)
+		}
+		out = append(out, VectorHit{Key: key, Distance: h.Distance})
+	}
+	return out, ctx.Err()
 }

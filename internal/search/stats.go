@@ -37,6 +37,10 @@ type IndexStats struct {
 	Applied        kv.Position // its watermark in memory
 	Documents      uint64
 	DiskBytes      int64 // its directory's size; 0 in memory
+	// Vectors is how many vectors its vector fields' graphs hold, and
+	// VectorBytes their memory (vectors, links, keys).
+	Vectors     int
+	VectorBytes int64
 }
 
 // Stats reports the indexer's lag and its indexes' sizes. It walks the
@@ -54,10 +58,11 @@ func (ix *Indexer) Stats(ctx context.Context) Stats {
 		s   IndexStats
 		idx bleve.Index
 		dir string
+		vs  *vectorSet
 	}
 	var snaps []snap
 	for _, ci := range ix.colls {
-		snaps = append(snaps, snap{IndexStats{DB: ci.db, Collection: ci.name, CollectionID: ci.id, Ready: !ci.rebuilding && !ci.dormant, Dormant: ci.dormant, Rebuilds: ci.rebuilds, Applied: ci.applied}, ci.idx, ci.dir})
+		snaps = append(snaps, snap{IndexStats{DB: ci.db, Collection: ci.name, CollectionID: ci.id, Ready: !ci.rebuilding && !ci.dormant, Dormant: ci.dormant, Rebuilds: ci.rebuilds, Applied: ci.applied}, ci.idx, ci.dir, ci.vectors})
 	}
 	ix.mu.Unlock()
 	for _, sn := range snaps {
@@ -66,6 +71,13 @@ func (ix *Indexer) Stats(ctx context.Context) Stats {
 		}
 		if sn.dir != "" {
 			sn.s.DiskBytes = dirSize(sn.dir)
+		}
+		if sn.vs != nil {
+			for _, f := range sn.vs.fields {
+				vst := f.idx.Stats()
+				sn.s.Vectors += vst.Live
+				sn.s.VectorBytes += int64(vst.Bytes)
+			}
 		}
 		st.Indexes = append(st.Indexes, sn.s)
 	}
