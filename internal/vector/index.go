@@ -19,8 +19,9 @@ const (
 	// 31 comes once in 2^31 insertions, and the cap keeps a damaged
 	// snapshot from asking for more.
 	maxLevel = 31
-	// maxM bounds Options.M (links per node: 2M at layer 0).
-	maxM = 256
+	// maxM bounds Options.M (links per node: 2M at layer 0; hnswlib
+	// advises 2 to 100, and 16 to 48 serve most data).
+	maxM = 64
 	// maxEf bounds EfConstruction and EfSearch.
 	maxEf = 1 << 16
 )

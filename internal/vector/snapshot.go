@@ -15,17 +15,19 @@ import (
 //
 //	"FOLIOVEC" version:u32
 //	dims:u32 metric:u8 M:u32 efConstruction:u32 efSearch:u32 seed:i64
-//	slots:u32 entry:u32
-//	per slot: state:u8, and unless free:
-//	    keyLen:u16 key level:u8 vector:dims×f32
-//	    per layer 0..level: count:u16 ids:count×u32
+//	nodes:u32 entry:u32
+//	per node: state:u8 (live or tombstone) keyLen:u16 key level:u8
+//	    vector:dims×f32, per layer 0..level: count:u16 ids:count×u32
 //	crc:u32, CRC-32C of every byte before it
 //
 // Tombstones are written as they are (with their links), so that the
-// graph read back is the graph written. ReadIndex checks every count and
-// id against the limits and the header before it uses it, and allocates
-// only as bytes arrive, so that a damaged file costs an error, never a
-// panic or an allocation out of proportion to its length.
+// graph read back is the graph written; free slots are left out and the
+// nodes numbered again in order. ReadIndex checks every count and id
+// against the limits and the header before it uses it, and allocates
+// only as records arrive (a record of at least 4·dims+10 bytes for a
+// node of 4·dims+4·(2M+1)+70, M at most 64), so that a damaged file
+// costs an error, never a panic or an allocation out of proportion to
+// its length.
 const (
 	snapshotMagic   = "FOLIOVEC"
 	snapshotVersion = 1
@@ -50,17 +52,26 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	e.u32(uint32(x.opt.EfConstruction))
 	e.u32(uint32(x.opt.EfSearch))
 	e.u64(uint64(x.opt.Seed))
-	e.u32(uint32(len(x.keys)))
+	// Nodes are numbered again without the free slots.
+	number := make([]uint32, len(x.state))
+	nodes := uint32(0)
+	for slot, st := range x.state {
+		if st != free {
+			number[slot] = nodes
+			nodes++
+		}
+	}
+	e.u32(nodes)
 	entry := uint32(math.MaxUint32)
 	if x.hasEntry {
-		entry = x.entry
+		entry = number[x.entry]
 	}
 	e.u32(entry)
 	for slot, st := range x.state {
-		e.u8(st)
 		if st == free {
 			continue
 		}
+		e.u8(st)
 		s := uint32(slot)
 		e.u16(uint16(len(x.keys[s])))
 		e.bytes([]byte(x.keys[s]))
@@ -72,7 +83,7 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 			ls := x.links(s, lc)
 			e.u16(uint16(len(ls)))
 			for _, id := range ls {
-				e.u32(id)
+				e.u32(number[id])
 			}
 		}
 	}
@@ -239,18 +250,8 @@ func (d *decoder) slot(x *Index, slot, slots uint32) error {
 	if d.err != nil {
 		return d.err
 	}
-	if st > free {
+	if st != live && st != tombstone {
 		return bad("slot %d: state %d", slot, st)
-	}
-	if st == free {
-		x.vecs = append(x.vecs, make([]float32, x.dims)...)
-		x.links0 = append(x.links0, make([]uint32, x.m0+1)...)
-		x.upper = append(x.upper, nil)
-		x.keys = append(x.keys, "")
-		x.level = append(x.level, 0)
-		x.state = append(x.state, free)
-		x.free = append(x.free, slot)
-		return nil
 	}
 	key := string(d.bytes(int(d.u16())))
 	lvl := int(d.u8())
@@ -310,13 +311,10 @@ func (d *decoder) slot(x *Index, slot, slots uint32) error {
 // every link reaches a linked node of the link's layer, and that the
 // entry point is a node of the top level.
 func (x *Index) checkGraph(entry uint32) error {
-	for slot, st := range x.state {
-		if st == free {
-			continue
-		}
+	for slot := range x.state {
 		for lc := 0; lc <= int(x.level[slot]); lc++ {
 			for _, id := range x.links(uint32(slot), lc) {
-				if x.state[id] == free || int(x.level[id]) < lc {
+				if int(x.level[id]) < lc {
 					return bad("slot %d: link to %d at layer %d", slot, id, lc)
 				}
 			}

@@ -34,6 +34,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -63,6 +64,8 @@ type config struct {
 	profileDir     string
 	profileSeconds int
 	progress       io.Writer
+	vectors        vectorConfig
+	vectorsMD      string
 }
 
 func main() {
@@ -85,6 +88,15 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if len(cfg.vectors.sizes) > 0 {
+		if err := vectors(ctx, cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "searchcompare: vectors:", err)
+			os.Exit(1)
+		}
+	}
+	if len(cfg.corpora) == 0 {
+		return
+	}
 	if err := run(ctx, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "searchcompare:", err)
 		os.Exit(1)
@@ -118,10 +130,29 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.profileDir, "profile-dir", filepath.Join(os.TempDir(), "folio-searchcompare-profiles"), "where the CPU profiles go")
 	fs.IntVar(&cfg.profileSeconds, "profile-seconds", 10, "seconds of each profile")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	vectorSizes := fs.String("vectors", "100000", "sizes of the vector workloads against hnswlib, comma-separated (empty: none; 1000000 takes about an hour)")
+	fs.IntVar(&cfg.vectors.dims, "vector-dims", 128, "dimensions of the generated vectors")
+	fs.IntVar(&cfg.vectors.queries, "vector-queries", 1000, "queries of each vector workload")
+	fs.IntVar(&cfg.vectors.clusters, "vector-clusters", 100, "clusters of the generated vectors")
+	fs.IntVar(&cfg.vectors.m, "vector-m", 16, "HNSW M, both sides")
+	fs.IntVar(&cfg.vectors.efC, "vector-ef-construction", 200, "HNSW efConstruction, both sides")
+	fs.IntVar(&cfg.vectors.efS, "vector-ef-search", 64, "HNSW efSearch, both sides")
+	fs.IntVar(&cfg.vectors.runs, "vector-runs", 2, "runs of each side of a vector workload, alternated")
+	fs.StringVar(&cfg.vectors.hnswcompare, "hnswcompare", "./hnswcompare", "the hnswlib side (bench/hnswcompare, built by make search-compare)")
+	fs.StringVar(&cfg.vectorsMD, "vectors-md", "", "file the vector workloads' markdown goes to (empty: standard output)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	cfg.corpora = splitList(*corpora)
+	for _, n := range splitList(*vectorSizes) {
+		size, err := strconv.Atoi(n)
+		if err != nil || size < 1000 {
+			return cfg, fmt.Errorf("vectors: %q is no size of at least 1000", n)
+		}
+		cfg.vectors.sizes = append(cfg.vectors.sizes, size)
+	}
+	cfg.vectors.k, cfg.vectors.seed = 10, cfg.seed
+	cfg.vectors.filterFractions = []float64{0.01, 0.10}
 	for _, c := range cfg.corpora {
 		if c != "generated" && c != "spam" {
 			return cfg, fmt.Errorf("corpora: unknown corpus %q (generated, spam)", c)
@@ -151,7 +182,7 @@ func parseFlags(args []string) (config, error) {
 			return cfg, fmt.Errorf("profile: unknown query kind %q", k)
 		}
 	}
-	if cfg.docs < 1000 || cfg.rounds < 1 || cfg.runs < 1 || cfg.writers < 1 || cfg.loadClients < 1 || cfg.batch < 1 || len(cfg.corpora) == 0 {
+	if cfg.docs < 1000 || cfg.rounds < 1 || cfg.runs < 1 || cfg.writers < 1 || cfg.loadClients < 1 || cfg.batch < 1 || len(cfg.corpora) == 0 && len(cfg.vectors.sizes) == 0 {
 		return cfg, errors.New("docs must be at least 1000; rounds, runs, writers, load-clients and batch positive; corpora not empty")
 	}
 	cfg.progress = os.Stderr
