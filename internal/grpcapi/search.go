@@ -13,7 +13,7 @@ func (s *Server) Search(req *api.SearchRequest, stream api.Tigris_SearchServer) 
 	r := ops.SearchRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Q: req.GetQ(), SearchFields: req.GetSearchFields(),
 		Filter: req.GetFilter(), Facet: req.GetFacet(), Sort: req.GetSort(),
 		IncludeFields: req.GetIncludeFields(), ExcludeFields: req.GetExcludeFields(),
-		PageSize: int(req.GetPageSize()), Page: int(req.GetPage()), Collation: collation(req.GetCollation()), GroupBy: req.GetGroupBy()}
+		PageSize: int(req.GetPageSize()), Page: int(req.GetPage()), Collation: collation(req.GetCollation()), GroupBy: req.GetGroupBy(), Vector: req.GetVector()}
 	sender := newTimedSender(stream, s.writeTimeout)
 	defer sender.close()
 	err := s.ops.Search(ctx, callerOn(ctx, req.GetBranch()), r, func(p ops.SearchPage) error {
@@ -50,5 +50,9 @@ func searchResponse(p ops.SearchPage) *api.SearchResponse {
 }
 
 func searchHit(h ops.SearchHit) *api.SearchHit {
-	return &api.SearchHit{Data: h.Data, Metadata: &api.SearchHitMeta{CreatedAt: timestamp(h.CreatedAt), UpdatedAt: timestamp(h.UpdatedAt)}}
+	meta := &api.SearchHitMeta{CreatedAt: timestamp(h.CreatedAt), UpdatedAt: timestamp(h.UpdatedAt)}
+	if h.VectorDistance != nil {
+		meta.Match = &api.Match{VectorDistance: h.VectorDistance}
+	}
+	return &api.SearchHit{Data: h.Data, Metadata: meta}
 }

@@ -136,8 +136,8 @@ func (v searchService) DeleteByQuery(ctx context.Context, req *api.DeleteByQuery
 // the collections' Search does.
 func (v searchService) Search(req *api.SearchIndexRequest, stream api.Search_SearchServer) error {
 	ctx := stream.Context()
-	r := ops.IndexSearchRequest{Index: req.GetIndex(), GroupBy: req.GetGroupBy(), Vector: req.GetVector(),
-		SearchRequest: ops.SearchRequest{DB: req.GetProject(), Q: req.GetQ(), SearchFields: req.GetSearchFields(),
+	r := ops.IndexSearchRequest{Index: req.GetIndex(),
+		SearchRequest: ops.SearchRequest{DB: req.GetProject(), Q: req.GetQ(), SearchFields: req.GetSearchFields(), GroupBy: req.GetGroupBy(), Vector: req.GetVector(),
 			Filter: req.GetFilter(), Facet: req.GetFacet(), Sort: req.GetSort(),
 			IncludeFields: req.GetIncludeFields(), ExcludeFields: req.GetExcludeFields(),
 			PageSize: int(req.GetPageSize()), Page: int(req.GetPage()), Collation: collation(req.GetCollation())}}
@@ -145,7 +145,7 @@ func (v searchService) Search(req *api.SearchIndexRequest, stream api.Search_Sea
 	defer sender.close()
 	err := v.s.ops.IndexSearch(ctx, caller2023(ctx), r, func(p ops.SearchPage) error {
 		page := searchResponse(p)
-		return sender.send(&api.SearchIndexResponse{Hits: page.Hits, Facets: page.Facets, Meta: page.Meta})
+		return sender.send(&api.SearchIndexResponse{Hits: page.Hits, Facets: page.Facets, Meta: page.Meta, Group: page.Group})
 	})
 	if err != nil {
 		return v.s.fail(ctx, err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"sort"
 	"testing"
 
@@ -103,12 +104,24 @@ func TestSearchIndexService(t *testing.T) {
 		if found != 2 || len(ids) != 2 || ids[0] != "c" || ids[1] != "a" {
 			t.Errorf("search: found %d, ids %v", found, ids)
 		}
-		vec, err := sc.Search(c, &api.SearchIndexRequest{Project: "shop", Index: "items", Vector: []byte(`{"v":[1,0]}`)})
+		// The one document with a vector is the nearest, at its cosine
+		// distance (1 - cos 45°), in the hit's match; a wrong query is
+		// INVALID_ARGUMENT.
+		vec, err := sc.Search(c, &api.SearchIndexRequest{Project: "shop", Index: "items", Vector: []byte(`{"v":[1,1]}`), Page: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vp, err := vec.Recv()
+		if err != nil || len(vp.Hits) != 1 || vp.Hits[0].Metadata.GetMatch() == nil ||
+			math.Abs(vp.Hits[0].Metadata.GetMatch().GetVectorDistance()-(1-math.Sqrt2/2)) > 1e-6 {
+			t.Fatalf("vector search: %v %v", vp, err)
+		}
+		vec, err = sc.Search(c, &api.SearchIndexRequest{Project: "shop", Index: "items", Vector: []byte(`{"v":[1,0,0]}`)})
 		if err == nil {
 			_, err = vec.Recv()
 		}
-		if code, msg, _ := rpcError(t, err); code != codes.Unimplemented || msg != "vector search is not built yet" {
-			t.Errorf("vector: %v %q", code, msg)
+		if code, msg, _ := rpcError(t, err); code != codes.InvalidArgument || msg != "the query vector has 3 dimensions, field 'v' has 2" {
+			t.Errorf("vector of 3 dimensions: %v %q", code, msg)
 		}
 
 		del, err := sc.Delete(c, &api.DeleteDocumentRequest{Project: "shop", Index: "items", Ids: []string{"a", "zz"}})

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/foliodb/folio/internal/apierror"
@@ -22,9 +23,10 @@ type searchBody struct {
 	PageSize      int64Option     `json:"page_size"`
 	Collation     collation       `json:"collation"`
 	Branch        string          `json:"branch"`
-	// GroupBy is the 2023 API's; a 2022 path leaves it unread, as it
-	// does branch.
+	// GroupBy and Vector are the 2023 API's; a 2022 path leaves them
+	// unread, as it does branch.
 	GroupBy json.RawMessage `json:"group_by"`
+	Vector  json.RawMessage `json:"vector"`
 }
 
 // search streams a search's pages, one {"result":...} line per page.
@@ -36,7 +38,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 		IncludeFields: body.IncludeFields, ExcludeFields: body.ExcludeFields,
 		Page: clampInt(int64(body.Page)), PageSize: clampInt(int64(body.PageSize)), Collation: body.Collation.ops()}
 	if isProjectRoute(r) {
-		req.GroupBy = body.GroupBy
+		req.GroupBy, req.Vector = body.GroupBy, body.Vector
 	}
 	stream := searchStream(w, s.publicFor(r), req.Page > 0)
 	err := s.ops.Search(r.Context(), caller(r), req, func(p ops.SearchPage) error {
@@ -156,6 +158,14 @@ func appendSearchHits(b []byte, hits []ops.SearchHit) []byte {
 			b = append(b, `"updated_at":"`...)
 			b = h.UpdatedAt.UTC().AppendFormat(b, time.RFC3339Nano)
 			b = append(b, '"')
+		}
+		if h.VectorDistance != nil {
+			if !h.CreatedAt.IsZero() || !h.UpdatedAt.IsZero() {
+				b = append(b, ',')
+			}
+			b = append(b, `"match":{"vector_distance":`...)
+			b = strconv.AppendFloat(b, *h.VectorDistance, 'g', -1, 64)
+			b = append(b, '}')
 		}
 		b = append(b, "}}"...)
 	}

@@ -208,21 +208,13 @@ func (s *Server) indexDeleteByQuery(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-// indexSearchBody is a collection search's body with the final API's
-// group_by and vector.
-type indexSearchBody struct {
-	searchBody
-	GroupBy json.RawMessage `json:"group_by"`
-	Vector  json.RawMessage `json:"vector"`
-}
-
 // indexSearch streams a search's pages, one {"result":...} line per page,
 // as a collection's search does.
 func (s *Server) indexSearch(w http.ResponseWriter, r *http.Request) error {
-	var body indexSearchBody
+	var body searchBody
 	malformed := decode(r, &body, nil)
-	req := ops.IndexSearchRequest{Index: r.PathValue("index"), GroupBy: body.GroupBy, Vector: body.Vector,
-		SearchRequest: ops.SearchRequest{Malformed: malformed, DB: r.PathValue("db"),
+	req := ops.IndexSearchRequest{Index: r.PathValue("index"),
+		SearchRequest: ops.SearchRequest{Malformed: malformed, DB: r.PathValue("db"), GroupBy: body.GroupBy, Vector: body.Vector,
 			Q: body.Q, SearchFields: body.SearchFields, Filter: body.Filter, Facet: body.Facet, Sort: body.Sort,
 			IncludeFields: body.IncludeFields, ExcludeFields: body.ExcludeFields,
 			Page: clampInt(int64(body.Page)), PageSize: clampInt(int64(body.PageSize)), Collation: body.Collation.ops()}}

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,12 +38,19 @@ type SearchRequest struct {
 	// GroupBy is the group_by of the 2023 API, as the wire has it:
 	// {"fields":["city"],"limit":3}; none: the hits are not grouped.
 	GroupBy []byte
+	// Vector is the 2023 API's vector query, {"field":[numbers]} with an
+	// optional "top_k": the nearest documents on a vector field, by its
+	// distance, among those the filter matches (search.PrepareVector).
+	Vector []byte
 }
 
 // SearchHit is one document of a search page.
 type SearchHit struct {
 	Data                 []byte
 	CreatedAt, UpdatedAt time.Time
+	// VectorDistance is a vector search's hit's distance to the query
+	// (nil in other searches), as a float32 computed it.
+	VectorDistance *float64
 }
 
 // SearchFacet is a facet's counts and stats (an alias: the transports
@@ -143,6 +151,7 @@ func (o *Ops) searchIn(ctx context.Context, c Caller, db target, req SearchReque
 	var coll *catalog.Collection
 	var f filter.Filter
 	var prepared *search.Prepared
+	var nearest *search.VectorQuery
 	err = o.inTx(ctx, c, db, TxRef{}, func(tx kv.Tx) (err error) {
 		coll, err = lookup(tx)
 		if err != nil {
@@ -154,6 +163,14 @@ func (o *Ops) searchIn(ctx context.Context, c Caller, db target, req SearchReque
 		sreq := search.Request{Q: req.Q, SearchFields: req.SearchFields, Filter: f, Facets: facets, GroupBy: groupBy}
 		for _, s := range sort {
 			sreq.Sort = append(sreq.Sort, search.SortField{Path: s.Path, Desc: s.Desc})
+		}
+		if !isNull(req.Vector) {
+			if nearest, err = prepareNearest(coll, req, sreq); err != nil {
+				return err
+			}
+			// The plan finds the filter's matches (and counts their
+			// facets); the graph orders them.
+			sreq = search.Request{Filter: f, Facets: facets}
 		}
 		prepared, err = search.Prepare(coll.Schema, sreq)
 		return err
@@ -180,12 +197,22 @@ func (o *Ops) searchIn(ctx context.Context, c Caller, db target, req SearchReque
 	if err != nil {
 		return err
 	}
+	var neighbours []search.VectorHit
+	if nearest != nil {
+		var within *search.Prepared
+		if !f.MatchesAll() {
+			within = prepared
+		}
+		if neighbours, err = searcher.Nearest(ctx, nearest, nearestK(nearest, req), within); err != nil {
+			return err
+		}
+	}
 	ps := &pageSearch{o: o, req: req, coll: coll, filter: f, docBuf: fetchBuffers.Get().(*[]byte)}
 	ps.include, ps.exclude = fieldSet(req.IncludeFields), fieldSet(req.ExcludeFields)
 	err = o.run(ctx, func(tx kv.Tx) error {
 		return servePages(ctx, searchPages{searcher: searcher, prepared: prepared, page: req.Page, pageSize: req.PageSize, emit: emit,
 			fetch: func(ctx context.Context, keys [][]byte) ([]SearchHit, []bool, error) { return ps.fetch(ctx, tx, keys) },
-			keep:  ps.keep})
+			keep:  ps.keep, nearest: neighbours, vector: nearest != nil})
 	})
 	// An emit that failed may have left its consumer still reading the
 	// page (a gRPC send past its timeout): that buffer is not reused.
@@ -325,6 +352,10 @@ type searchPages struct {
 	// projects it, and reports whether it stays.
 	keep func(hit *SearchHit) (bool, error)
 	emit func(SearchPage) error
+	// vector marks a vector search, whose hits are nearest, in order
+	// (searched once, paged here).
+	vector  bool
+	nearest []search.VectorHit
 }
 
 // servePages emits the page asked for, or, without one, every page from
@@ -371,6 +402,9 @@ func servePages(ctx context.Context, sp searchPages) error {
 // check.
 func (sp *searchPages) read(ctx context.Context, n int, withFacets bool) (_ SearchPage, indexed int, _ error) {
 	size := sp.pageSize
+	if sp.vector {
+		return sp.readNearest(ctx, n, withFacets)
+	}
 	res, err := sp.searcher.Page(ctx, sp.prepared, (n-1)*size, size, withFacets)
 	if err != nil {
 		return SearchPage{}, 0, err
@@ -508,4 +542,75 @@ func fieldSet(names []string) map[string]bool {
 		m[n] = true
 	}
 	return m
+}
+
+// prepareNearest checks a vector search (req.Vector) against the
+// collection's schema and what else the request asks: its hits are
+// ordered by distance, so it takes no words to rank by, no sort and no
+// groups.
+func prepareNearest(coll *catalog.Collection, req SearchRequest, sreq search.Request) (*search.VectorQuery, error) {
+	q, err := search.PrepareVector(coll.Schema, req.Vector)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case strings.TrimSpace(req.Q) != "" && req.Q != "*":
+		return nil, apierror.Errorf(apierror.InvalidArgument, "a vector search takes no q: its hits are ordered by their distance to the query vector (use a filter to narrow them)")
+	case len(sreq.Sort) > 0:
+		return nil, apierror.Errorf(apierror.InvalidArgument, "a vector search takes no sort: its hits are ordered by their distance to the query vector")
+	case sreq.GroupBy != nil:
+		return nil, apierror.Errorf(apierror.InvalidArgument, "a vector search takes no group_by")
+	}
+	return q, nil
+}
+
+// nearestK is how many neighbours a vector search takes: its top_k, or
+// else as many as the page asked for reaches (one page when none is).
+func nearestK(q *search.VectorQuery, req SearchRequest) int {
+	if q.TopK > 0 {
+		return q.TopK
+	}
+	return min(max(req.Page, 1)*req.PageSize, search.MaxTopK)
+}
+
+// readNearest serves page n of a vector search's neighbours, each hit
+// with its distance; the facets count the filter's matches.
+func (sp *searchPages) readNearest(ctx context.Context, n int, withFacets bool) (SearchPage, int, error) {
+	size := sp.pageSize
+	found := int64(len(sp.nearest))
+	page := SearchPage{Hits: []SearchHit{}, Facets: map[string]search.FacetResult{}, Found: found, Page: int32(n), Size: int32(size),
+		TotalPages: int32((found + int64(size) - 1) / int64(size))}
+	if withFacets && len(sp.prepared.Facets) > 0 {
+		res, err := sp.searcher.Page(ctx, sp.prepared, 0, 0, true)
+		if err != nil {
+			return SearchPage{}, 0, err
+		}
+		if res.Facets != nil {
+			page.Facets = res.Facets
+		}
+	}
+	from := min((n-1)*size, len(sp.nearest))
+	on := sp.nearest[from:min(from+size, len(sp.nearest))]
+	keys := make([][]byte, len(on))
+	for i, h := range on {
+		keys[i] = h.Key
+	}
+	hits, found2, err := sp.fetch(ctx, keys)
+	if err != nil {
+		return SearchPage{}, 0, err
+	}
+	for i := range hits {
+		if !found2[i] {
+			continue // deleted since it was indexed
+		}
+		d := float64(on[i].Distance)
+		hits[i].VectorDistance = &d
+		switch ok, err := sp.keep(&hits[i]); {
+		case err != nil:
+			return SearchPage{}, 0, err
+		case ok:
+			page.Hits = append(page.Hits, hits[i])
+		}
+	}
+	return page, len(on), nil
 }

@@ -522,14 +522,11 @@ func (o *Ops) IndexDeleteByQuery(ctx context.Context, c Caller, req IndexDocumen
 	return n, err
 }
 
-// IndexSearchRequest is a search of a search index: a collection's search,
-// with the final API's group_by and vector.
+// IndexSearchRequest is a search of a search index: a collection's search
+// (with the final API's group_by and vector as a collection's has them).
 type IndexSearchRequest struct {
 	SearchRequest // DB is the project; Collection and Branch unused
 	Index         string
-	// GroupBy is {"fields":[...]} (the final API): hits grouped by those
-	// fields' values. Vector is {"field":[numbers]}: the nearest documents.
-	GroupBy, Vector []byte
 }
 
 // IndexSearch searches a search index, as Search does a collection: every
@@ -544,12 +541,6 @@ func (o *Ops) IndexSearch(ctx context.Context, c Caller, req IndexSearchRequest,
 	if err != nil {
 		return err
 	}
-	if !isNull(req.Vector) {
-		return indexVectorSearch(req)
-	}
-	if !isNull(req.GroupBy) {
-		return indexGroupedSearch(req)
-	}
 	return o.searchIn(ctx, c, db, req.SearchRequest, func(tx kv.Tx) (*catalog.Collection, error) {
 		d, err := o.catalog.Database(ctx, tx, c.ns(), db.stored)
 		if err != nil {
@@ -561,16 +552,4 @@ func (o *Ops) IndexSearch(ctx context.Context, c Caller, req IndexSearchRequest,
 		}
 		return idx.Coll, nil
 	}, emit)
-}
-
-// indexVectorSearch is where the vector index (internal/vector) plugs in:
-// the k nearest documents to req.Vector, filtered first by req.Filter.
-func indexVectorSearch(IndexSearchRequest) error {
-	return apierror.Errorf(apierror.Unimplemented, "vector search is not built yet")
-}
-
-// indexGroupedSearch is where grouped results (group_by) plug in, through
-// the function collections' searches share.
-func indexGroupedSearch(IndexSearchRequest) error {
-	return apierror.Errorf(apierror.Unimplemented, "group_by is not built yet")
 }

@@ -28,6 +28,10 @@ type searchChunk struct {
 		Metadata struct {
 			CreatedAt string `json:"created_at"`
 			UpdatedAt string `json:"updated_at"`
+			// Match is a vector search's.
+			Match *struct {
+				VectorDistance *float64 `json:"vector_distance"`
+			} `json:"match"`
 		} `json:"metadata"`
 	} `json:"hits"`
 	Facets map[string]struct {
