@@ -124,13 +124,21 @@ func l2sqGo(a, b []float32) float32 {
 // normalise scales v in place to length 1; it reports false for a vector
 // of length zero.
 func normalise(v []float32) bool {
-	n := math.Sqrt(float64(dotGo(v, v)))
+	// The length in float64: squares of small components (1e-30) are
+	// zero in float32, and a vector the schema took as not zero must not
+	// be refused here.
+	var sq float64
+	for _, x := range v {
+		sq += float64(x) * float64(x)
+	}
+	n := math.Sqrt(sq)
 	if n == 0 {
 		return false
 	}
-	inv := float32(1 / n)
+	// Divided in float64 too: 1/n of a subnormal length is past
+	// float32's range.
 	for i := range v {
-		v[i] *= inv
+		v[i] = float32(float64(v[i]) / n)
 	}
 	return true
 }

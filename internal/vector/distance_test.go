@@ -47,6 +47,14 @@ func TestNormaliseRefusesZero(t *testing.T) {
 	if !normalise(v) || math.Abs(float64(v[0]-0.6)) > 1e-6 || math.Abs(float64(v[1]-0.8)) > 1e-6 {
 		t.Errorf("normalise(3,4) = %v", v)
 	}
+	// Tiny components, whose squares are zero in float32: a direction all
+	// the same (the schema takes such a vector under cosine).
+	for _, x := range []float32{1e-30, 1e-40} { // 1e-40 is subnormal
+		tiny := []float32{x, 0, x}
+		if !normalise(tiny) || math.Abs(float64(tiny[0])-math.Sqrt2/2) > 1e-6 {
+			t.Errorf("normalise(%g, 0, %g) = %v", x, x, tiny)
+		}
+	}
 }
 
 // TestKernelsAgree runs the assembly kernels against the portable ones on
