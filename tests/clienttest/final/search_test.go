@@ -633,6 +633,13 @@ func (f *searchFlow) vectorSearch(ctx context.Context, t *testing.T) {
 	if cs := noteContents(pages); !slices.Equal(cs, []string{"green", "blue"}) {
 		t.Errorf("the 2 nearest cold ones to %v: %q, want green then blue", query, cs)
 	}
+	// As the client's own example asks: a Request with the vector alone,
+	// no page. k is then the default page, 20: every note, nearest first,
+	// streamed as one page.
+	pages = searchAll(ctx, t, idx, "the example's request", &search.Request{Vector: search.VectorType{"embedding": query}})
+	if cs := noteContents(pages); len(pages) != 1 || !slices.Equal(cs, []string{"red", "orange", "green", "blue"}) {
+		t.Errorf("a vector search without a page: %d pages, %q; want one page of red, orange, green, blue", len(pages), cs)
+	}
 	// A vector search with a facet counts the filter's matches.
 	pages = searchAll(ctx, t, idx, "the nearest with a facet", search.NewRequestBuilder().WithVectorSearch("embedding", query).
 		WithFacetFields("colour").WithOptions(&search.Options{Page: 1, PageSize: 3}).Build())
