@@ -30,7 +30,9 @@ var tsFinal = npmtest.Project{Name: "clienttest-final", Dir: "tsfinal",
 // tigris_grpc), and @tigrisdata/core 1.3.0 (tsfinal/flow.js) under node.
 // Each runs an application's whole flow on a project of its own and
 // checks every answer; a failure shows the client's output and the
-// server's request log.
+// server's request log. The Go client runs two flows on each transport:
+// TestApplicationFlow (collections) and TestSearchFlow (its search
+// package: indexes of their own, words, facets, vectors).
 func TestFinalClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds folio and two client test binaries, installs an npm package: not in -short")
@@ -50,10 +52,16 @@ func TestFinalClients(t *testing.T) {
 		s := servetest.Start(t, servetest.Options{Backend: b, Args: []string{"--log-requests"}})
 		// One project per client, so that the flows do not meet.
 		t.Run("go over gRPC", func(t *testing.T) {
-			runGoFlow(t, s, goFlows.grpc, "grpc://"+s.Addr, "shop_go_grpc")
+			runGoFlow(t, s, goFlows.grpc, "TestApplicationFlow", "grpc://"+s.Addr, "shop_go_grpc")
 		})
 		t.Run("go over HTTP", func(t *testing.T) {
-			runGoFlow(t, s, goFlows.http, "http://"+s.Addr, "shop_go_http")
+			runGoFlow(t, s, goFlows.http, "TestApplicationFlow", "http://"+s.Addr, "shop_go_http")
+		})
+		t.Run("go search over gRPC", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.grpc, "TestSearchFlow", "grpc://"+s.Addr, "search_go_grpc")
+		})
+		t.Run("go search over HTTP", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.http, "TestSearchFlow", "http://"+s.Addr, "search_go_http")
 		})
 		t.Run("typescript", func(t *testing.T) {
 			runTSFlow(t, s, nodeBin, modules, tsFlow, "shop_ts", 19)
@@ -126,22 +134,23 @@ func clientEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// runGoFlow runs the compiled flow against url with the project.
-func runGoFlow(t *testing.T, s *servetest.Server, bin, url, project string) {
+// runGoFlow runs the compiled flow named test against url with the
+// project.
+func runGoFlow(t *testing.T, s *servetest.Server, bin, test, url, project string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.v", "-test.count=1", "-test.run", "^TestApplicationFlow$")
+	cmd := exec.CommandContext(ctx, bin, "-test.v", "-test.count=1", "-test.run", "^"+test+"$")
 	cmd.Dir = t.TempDir()
 	cmd.Env = clientEnv("FOLIO_URL="+url, "FOLIO_PROJECT="+project)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Errorf("the final Go client's flow against %s failed: %v\n%s", url, err, out)
+		t.Errorf("the final Go client's %s against %s failed: %v\n%s", test, url, err, out)
 		t.Logf("folio's log:\n%s", s.Output())
 		return
 	}
 	// A flow that skipped ran nothing.
-	if !strings.Contains(string(out), "--- PASS: TestApplicationFlow") {
-		t.Errorf("the final Go client's flow did not run:\n%s", out)
+	if !strings.Contains(string(out), "--- PASS: "+test+" ") {
+		t.Errorf("the final Go client's %s did not run:\n%s", test, out)
 	}
 }
 
