@@ -31,7 +31,7 @@ const IndexPrefix = "$index."
 
 // MaxVectorDimensions bounds a vector field's dimensions in an index's
 // schema: 4,096 floats (about 50 KB of JSON) per vector.
-const MaxVectorDimensions = 4096
+const MaxVectorDimensions = schema.MaxVectorDimensions
 
 // SearchIndex is a search index as stored: the collection that holds its
 // documents, and its schema as the client gave it.

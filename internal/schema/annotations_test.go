@@ -49,7 +49,10 @@ func TestAnnotations(t *testing.T) {
 		// The bounds at their edges: 1 and 2^31-1 are the first and last
 		// dimensions, as 0 and 2^31-1 are for maxItems.
 		{name: "one dimension", field: `{"type":"array","format":"vector","dimensions":1}`, check: func(f *Field) bool { return f.Dimensions == 1 }},
-		{name: "most dimensions", field: `{"type":"array","format":"vector","dimensions":2147483647}`, check: func(f *Field) bool { return f.Dimensions == 1<<31-1 }},
+		{name: "most dimensions", field: `{"type":"array","format":"vector","dimensions":4096}`, check: func(f *Field) bool { return f.Dimensions == 4096 }},
+		{name: "dimensions past the limit", field: `{"type":"array","format":"vector","dimensions":4097}`, err: "field 'f' has 4097 dimensions, above the limit of 4096"},
+		{name: "dimensions past 2^31-2", field: `{"type":"array","format":"vector","dimensions":2147483647}`, err: "above the limit of 4096"},
+		{name: "no dimensions", field: `{"type":"array","format":"vector"}`, err: "Field 'f' type 'vector' is missing dimensions"},
 		{name: "dimensions past 2^31-1", field: `{"type":"array","format":"vector","dimensions":2147483648}`, err: "dimensions of field 'f' must be a positive integer"},
 		{name: "maxItems 0", field: `{"type":"array","items":{"type":"integer"},"maxItems":0}`, check: func(f *Field) bool { return f.LimitItems && f.MaxItems == 0 }},
 		{name: "maxItems 2^31-1", field: `{"type":"array","items":{"type":"integer"},"maxItems":2147483647}`, check: func(f *Field) bool { return f.LimitItems && f.MaxItems == 1<<31-1 }},

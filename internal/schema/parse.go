@@ -506,8 +506,22 @@ func parseField(raw []byte, def member, name, path, where string, isKey bool, b 
 	if err := parseAnnotations(raw, ms, f, where); err != nil {
 		return nil, err
 	}
+	// A vector's dimensions size its graph: required and bounded on what
+	// a client sends (a schema stored before they were, read back, keeps
+	// its field, which the search indexer then leaves out of its graphs).
+	if f.Vector && b.strict {
+		switch {
+		case f.Dimensions == 0:
+			return nil, invalidf("Field '%s' type 'vector' is missing dimensions", where)
+		case f.Dimensions > MaxVectorDimensions:
+			return nil, invalidf("field '%s' has %d dimensions, above the limit of %d", where, f.Dimensions, MaxVectorDimensions)
+		}
+	}
 	return f, nil
 }
+
+// MaxVectorDimensions bounds a vector field's dimensions.
+const MaxVectorDimensions = 4096
 
 // fieldType maps a JSON schema type, format and contentEncoding to a Type.
 func fieldType(typ, format string, hasFormat bool, encoding string, hasEncoding bool, where string) (Type, error) {

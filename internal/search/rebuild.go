@@ -146,8 +146,9 @@ func (ix *Indexer) rebuildOnce(ctx context.Context, ci *collIndex) (int, error) 
 		return 0, err
 	}
 	ix.mu.Lock()
-	vs := newVectorSet(ci.schema)
+	s := ci.schema
 	ix.mu.Unlock()
+	vs := newVectorSet(s)
 	n, err := ix.indexDocuments(ctx, ci, idx, vs)
 	if err == nil {
 		// The vectors' snapshot first: an index found without its

@@ -58,7 +58,10 @@ type vectorField struct {
 }
 
 // vectorFieldsOf lists the vector fields of s: at the top level and in
-// nested objects, not inside arrays (an element has no path of its own).
+// nested objects, not inside arrays (an element has no path of its own),
+// and with dimensions a graph can take (a schema stored before they were
+// required and bounded may have a vector field without: it has no graph,
+// and a search on it is refused).
 func vectorFieldsOf(s *schema.Schema) []*schema.Field {
 	if s == nil {
 		return nil
@@ -68,8 +71,9 @@ func vectorFieldsOf(s *schema.Schema) []*schema.Field {
 	walk = func(fs []*schema.Field) {
 		for _, f := range fs {
 			switch {
-			case f.Vector:
+			case f.Vector && f.Dimensions >= 1 && f.Dimensions <= vector.MaxDims:
 				out = append(out, f)
+			case f.Vector:
 			case f.Type == schema.Object:
 				walk(f.Properties)
 			}
@@ -484,6 +488,9 @@ func PrepareVector(s *schema.Schema, raw []byte) (*VectorQuery, error) {
 		vec, err := parseVector(v)
 		if err != nil {
 			return nil, apierror.Errorf(apierror.InvalidArgument, "the query vector of field '%s' must be an array of numbers within a 32-bit float's range", name)
+		}
+		if f.Dimensions < 1 || f.Dimensions > vector.MaxDims {
+			return nil, apierror.Errorf(apierror.InvalidArgument, "vector field '%s' has %d dimensions, none a search can use (1 to %d): give it dimensions in the schema", name, f.Dimensions, vector.MaxDims)
 		}
 		if len(vec) != f.Dimensions {
 			return nil, apierror.Errorf(apierror.InvalidArgument, "the query vector has %d dimensions, field '%s' has %d", len(vec), name, f.Dimensions)
