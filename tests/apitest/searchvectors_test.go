@@ -237,5 +237,10 @@ func TestVectorSearchOfACollection(t *testing.T) {
 		ch = c.searchAt(t, p23Doc(p, "items", "search"), `{"vector":{"emb":[1,0,0],"top_k":2}}`)
 		equalStrings(t, "after the commit", hitIDs(t, ch), []string{"1", "5"})
 		wantError(t, c.do(t, "POST", p23Doc(p, "items", "insert"), `{"documents":[{"id":6,"emb":[1,0]}]}`), http.StatusBadRequest, "INVALID_ARGUMENT", anyMessage)
+		// A collection's vector field needs its dimensions, as an index's.
+		wantError(t, c.do(t, "POST", p23Coll(p, "nodims", "createOrUpdate"), `{"schema":{"title":"nodims","properties":{"id":{"type":"integer"},"v":{"type":"array","format":"vector"}},"primary_key":["id"]}}`),
+			http.StatusBadRequest, "INVALID_ARGUMENT", "Field 'v' type 'vector' is missing dimensions")
+		wantError(t, c.do(t, "POST", p23Coll(p, "nodims", "createOrUpdate"), `{"schema":{"title":"nodims","properties":{"id":{"type":"integer"},"v":{"type":"array","format":"vector","dimensions":4097}},"primary_key":["id"]}}`),
+			http.StatusBadRequest, "INVALID_ARGUMENT", "field 'v' has 4097 dimensions, above the limit of 4096")
 	})
 }
