@@ -94,6 +94,9 @@ func (c *Catalog) CreateOrUpdateIndex(ctx context.Context, tx kv.Tx, db *Databas
 		if bytes.Equal(rec.Source, source) {
 			return false, nil
 		}
+		if err := checkSameID(name, rec.Schema, raw); err != nil {
+			return false, err
+		}
 		rec.Rev++
 		rec.Version++
 		rec.Schema, rec.Source = raw, bytes.Clone(source)
@@ -316,4 +319,23 @@ func (c *Catalog) LookupSearchable(ctx context.Context, tx kv.Tx, ns int64, db, 
 		return nil, err
 	}
 	return idx.Coll, nil
+}
+
+// checkSameID refuses a schema change that moves an index's id field to
+// another field or type: the stored documents are keyed by the old one,
+// and would no longer be found, replaced or deleted by their ids.
+func checkSameID(name string, old, next []byte) error {
+	before, err := schema.ParseStored(IndexPrefix+name, old)
+	if err != nil {
+		return nil // an unreadable stored schema: nothing to keep
+	}
+	after, err := schema.ParseStored(IndexPrefix+name, next)
+	if err != nil {
+		return err
+	}
+	a, b := before.PrimaryKey(), after.PrimaryKey()
+	if len(a) == 1 && len(b) == 1 && (a[0].Path != b[0].Path || a[0].Type != b[0].Type) {
+		return apierror.Errorf(apierror.InvalidArgument, "the id field of search index '%s' cannot change ('%s' to '%s'): its documents are stored by it; create a new index", name, a[0].Path, b[0].Path)
+	}
+	return nil
 }

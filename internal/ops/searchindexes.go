@@ -231,7 +231,7 @@ func (o *Ops) IndexCreate(ctx context.Context, c Caller, req IndexDocumentsReque
 	if err != nil {
 		return nil, err
 	}
-	return o.writeIndexDocuments(ctx, c, req, indexCreate)
+	return o.writeIndexDocuments(ctx, c, req, indexCreate, "")
 }
 
 // IndexCreateByID adds one document under the id the request's path gives.
@@ -244,12 +244,7 @@ func (o *Ops) IndexCreateByID(ctx context.Context, c Caller, req IndexDocumentsR
 	if len(req.Documents) != 1 || len(req.IDs) != 1 {
 		return apierror.Errorf(apierror.InvalidArgument, "a document and its id are required")
 	}
-	doc, err := withID(req.Documents[0], "id", req.IDs[0])
-	if err != nil {
-		return err
-	}
-	req.Documents = [][]byte{doc}
-	statuses, err := o.writeIndexDocuments(ctx, c, req, indexCreate)
+	statuses, err := o.writeIndexDocuments(ctx, c, req, indexCreate, req.IDs[0])
 	if err != nil {
 		return err
 	}
@@ -266,7 +261,7 @@ func (o *Ops) IndexCreateOrReplace(ctx context.Context, c Caller, req IndexDocum
 	if err != nil {
 		return nil, err
 	}
-	return o.writeIndexDocuments(ctx, c, req, indexReplace)
+	return o.writeIndexDocuments(ctx, c, req, indexReplace, "")
 }
 
 // IndexUpdate changes stored documents: each document's fields replace
@@ -277,14 +272,15 @@ func (o *Ops) IndexUpdate(ctx context.Context, c Caller, req IndexDocumentsReque
 	if err != nil {
 		return nil, err
 	}
-	return o.writeIndexDocuments(ctx, c, req, indexUpdate)
+	return o.writeIndexDocuments(ctx, c, req, indexUpdate, "")
 }
 
 // writeIndexDocuments writes each document of req in one transaction: a
 // document that is refused (its schema, its id) gets its error in its
 // status and nothing of it is written, the others are. An error of the
-// store fails the whole request, with nothing written.
-func (o *Ops) writeIndexDocuments(ctx context.Context, c Caller, req IndexDocumentsRequest, how indexWrite) ([]DocStatus, error) {
+// store fails the whole request, with nothing written. A byID (create by
+// id: one document) is set as the document's id, in the index's id field.
+func (o *Ops) writeIndexDocuments(ctx context.Context, c Caller, req IndexDocumentsRequest, how indexWrite, byID string) ([]DocStatus, error) {
 	db, err := o.indexTarget(req.Project, req.Index, req.Malformed)
 	if err != nil {
 		return nil, err
@@ -296,6 +292,12 @@ func (o *Ops) writeIndexDocuments(ctx context.Context, c Caller, req IndexDocume
 	err = o.inIndex(ctx, c, db, req.Index, func(tx kv.Tx, idx *catalog.SearchIndex) error {
 		out = make([]DocStatus, len(req.Documents))
 		for i, doc := range req.Documents {
+			if byID != "" {
+				var err error
+				if doc, err = withID(doc, idx.IDField, byID); err != nil {
+					return err
+				}
+			}
 			id, err := o.writeIndexDocument(ctx, tx, idx, doc, how)
 			out[i].ID = id
 			if err == nil {

@@ -346,3 +346,31 @@ func TestSearchIndexRoles(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchIndexIDField: an index whose id field is not "id" takes a
+// document created by id in that field, and its id field cannot move to
+// another field by a schema change (its documents are stored by it).
+func TestSearchIndexIDField(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client) {
+		const p = "idfield"
+		c.ok(t, "POST", "/v1/projects/"+p+"/create", "")
+		c.ok(t, "PUT", indexPath(p, "skus"), `{"schema":{"title":"skus","properties":{"sku":{"type":"string","id":true},"name":{"type":"string"}}}}`)
+		got := c.okObject(t, "POST", indexDocs(p, "skus")+"/abc", `{"document":{"name":"hat"}}`)
+		if got["id"] != "abc" {
+			t.Errorf("create by id: %v", got)
+		}
+		if docs := c.getIndexDocs(t, p, "skus", "abc"); docs[0] == nil || docs[0]["sku"] != "abc" || docs[0]["name"] != "hat" {
+			t.Errorf("the document created by id: %v", docs)
+		}
+
+		c.ok(t, "PUT", indexPath(p, "items"), `{"schema":{"title":"items","properties":{"id":{"type":"string"},"sku":{"type":"string"}}}}`)
+		c.ok(t, "POST", indexDocs(p, "items"), `{"documents":[{"id":"a","sku":"x"}]}`)
+		wantError(t, c.do(t, "PUT", indexPath(p, "items"), `{"schema":{"title":"items","properties":{"id":{"type":"string"},"sku":{"type":"string","id":true}}}}`),
+			http.StatusBadRequest, "INVALID_ARGUMENT", "the id field of search index 'items' cannot change ('id' to 'sku'): its documents are stored by it; create a new index")
+		// Other changes are taken.
+		c.ok(t, "PUT", indexPath(p, "items"), `{"schema":{"title":"items","properties":{"id":{"type":"string"},"sku":{"type":"string"},"n":{"type":"integer"}}}}`)
+		if docs := c.getIndexDocs(t, p, "items", "a"); docs[0] == nil {
+			t.Errorf("the document is gone after a schema change")
+		}
+	})
+}
