@@ -63,3 +63,15 @@ func BenchmarkFilterCrossing(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPut inserts b.N clustered vectors of 128 dimensions into a
+// fresh index (the defaults): the build rate is 1/(ns/op).
+func BenchmarkPut(b *testing.B) {
+	data, _ := clustered(b.N, 0, 128, 100, 12)
+	x := New(128, Euclidean, Options{Seed: 1})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		x.Put(key(i), data[i])
+	}
+}

@@ -40,20 +40,25 @@ func (s Set) Keys() iter.Seq[string] {
 	}
 }
 
-// The choice between scanning the allowed keys and searching the graph
-// (measured in docs/benchmarks.md, "Issue 37: vector search"). A scan
-// costs one distance per allowed key; the graph, with a filter that
-// keeps a fraction s of the nodes, reaches about ef/s nodes and computes
-// a distance for each of their links that is new. The scan is taken
-// when the allowed keys are at most scanAlways, or at most scanFraction
-// of the live keys.
+// The choice between scanning the allowed keys and searching the graph.
+// A scan costs one distance (and a key looked up) per allowed key: s·n
+// for a filter keeping a share s of n keys. The graph, which takes only
+// allowed nodes as results, reaches about ef/s nodes before it holds ef
+// of them, and computes a distance for each new link of each: a cost
+// that grows as 1/s and hardly with n. The two cross where
+// s·n = c·ef/s, at allowed = s·n = sqrt(c·ef·n): measured
+// (BenchmarkFilterCrossing, 50,000 vectors of 128 dimensions, ef 64;
+// docs/benchmarks.md) between 10% (scan 1.2 ms, graph 1.3 ms) and 20%
+// (3.0 against 0.4), so c = 12. Below scanAlways keys the scan is taken
+// whatever the size and ef: tens of µs, as long as a graph search.
 const (
-	scanAlways   = 2000
-	scanFraction = 0.03
+	scanAlways = 256
+	scanCost   = 12
 )
 
 // scanIsCheaper reports whether a filter allowing allowed of live keys
-// is better scanned than searched in the graph.
-func scanIsCheaper(allowed, live int) bool {
-	return allowed <= scanAlways || float64(allowed) <= scanFraction*float64(live)
+// is better scanned than searched in the graph with breadth ef.
+func scanIsCheaper(allowed, live, ef int) bool {
+	a := float64(allowed)
+	return allowed <= scanAlways || a*a <= scanCost*float64(ef)*float64(live)
 }

@@ -46,13 +46,14 @@ func (x *Index) linkBack(n, to uint32, d float32, lc int) {
 		x.setLinks(n, lc, x.scratch.tmp)
 		return
 	}
-	cands := make([]cand, 0, len(ls)+1)
+	cands := x.scratch.shrink[:0]
 	base := x.vec(n)
 	for _, id := range ls {
 		cands = append(cands, cand{x.graphMetric.distance(base, x.vec(id)), id})
 	}
 	cands = append(cands, cand{d, to})
 	x.setShrunk(n, lc, cands)
+	x.scratch.shrink = cands
 }
 
 // setShrunk sets n's links at layer lc to those the heuristic keeps of
@@ -67,12 +68,13 @@ func (x *Index) setShrunk(n uint32, lc int, cands []cand) {
 		}
 		return 0
 	})
-	sel := x.selectNeighbours(cands, x.capacity(lc), nil)
-	ids := make([]uint32, len(sel))
-	for i, c := range sel {
-		ids[i] = c.id
+	x.scratch.shrunk = x.selectNeighbours(cands, x.capacity(lc), x.scratch.shrunk)
+	ids := x.scratch.tmp[:0]
+	for _, c := range x.scratch.shrunk {
+		ids = append(ids, c.id)
 	}
 	x.setLinks(n, lc, ids)
+	x.scratch.tmp = ids
 }
 
 // selectNeighbours is the heuristic of the paper's Algorithm 4: of cands

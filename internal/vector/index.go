@@ -130,13 +130,14 @@ type Index struct {
 
 // scratch holds the buffers a Put reuses.
 type scratch struct {
-	cands minHeap
-	res   maxHeap
-	sort  []cand
-	sel   []cand
-	ids   []uint32
-	tmp   []uint32
-	eps   []cand
+	cands          minHeap
+	res            maxHeap
+	sort           []cand
+	sel            []cand
+	ids            []uint32
+	tmp            []uint32
+	eps            []cand
+	shrink, shrunk []cand // a full node's links chosen again
 }
 
 // New returns an empty index of vectors of dims dimensions. It panics

@@ -36,7 +36,7 @@ func (x *Index) search(q []float32, k int, f Filter, exact bool) ([]Hit, error) 
 	switch {
 	case exact && f == nil:
 		x.scanAll(c, k, &res)
-	case exact || f != nil && scanIsCheaper(f.Len(), len(x.ids)):
+	case exact || f != nil && scanIsCheaper(f.Len(), len(x.ids), max(x.opt.EfSearch, k)):
 		x.scanAllowed(c, k, f, &res)
 	default:
 		x.searchGraph(c, k, f, &res)
