@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 )
 
@@ -246,6 +247,11 @@ func (x *Index) Put(key string, v []float32) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if old, ok := x.ids[key]; ok {
+		if slices.Equal(x.vec(old), c) {
+			// The same vector again (a write of the document's other
+			// fields, or the log replayed): the graph has it already.
+			return nil
+		}
 		x.bury(old)
 	}
 	slot := x.allocate(key, c)

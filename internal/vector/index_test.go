@@ -2,6 +2,7 @@ package vector
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -287,5 +288,34 @@ func TestEmptyIndex(t *testing.T) {
 	x.Put("b", []float32{3, 4})
 	if hits := must(x.Search([]float32{1, 2}, 5, nil)); len(hits) != 1 || hits[0].Key != "b" {
 		t.Errorf("after a put into the emptied index: %v", hits)
+	}
+}
+
+// TestPutSameVectorKeepsTheNode: a put of the vector a key holds already
+// (a write of a document's other fields, a replay of the log) leaves the
+// graph as it is: no tombstone, no new slot.
+func TestPutSameVectorKeepsTheNode(t *testing.T) {
+	for _, m := range []Metric{Cosine, Euclidean, Dot} {
+		x := New(3, m, Options{Seed: 1})
+		for i := range 50 {
+			if err := x.Put(fmt.Sprint(i), []float32{float32(i) + 1, 2, 3}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := x.Stats()
+		for i := range 50 {
+			if err := x.Put(fmt.Sprint(i), []float32{float32(i) + 1, 2, 3}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if after := x.Stats(); after != before {
+			t.Errorf("%v: the same vectors put again changed the index: %+v, was %+v", m, after, before)
+		}
+		if err := x.Put("7", []float32{9, 9, 9}); err != nil {
+			t.Fatal(err)
+		}
+		if st := x.Stats(); st.Tombstones != 1 {
+			t.Errorf("%v: a changed vector left %d tombstones, want 1", m, st.Tombstones)
+		}
 	}
 }
