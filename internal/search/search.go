@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"iter"
+	"math"
 
 	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/schema"
@@ -148,8 +151,8 @@ func (s *Searcher) Nearest(ctx context.Context, q *VectorQuery, k int, filter *P
 	}
 	var allowed vector.Filter
 	if filter != nil {
-		set := vector.Set{}
-		if _, err := s.Matches(ctx, filter, func(id string) error { set[id] = struct{}{}; return nil }); err != nil {
+		set := newMatchSet()
+		if _, err := s.Matches(ctx, filter, func(id string) error { set.add(id); return nil }); err != nil {
 			return nil, err
 		}
 		allowed = set
@@ -167,4 +170,68 @@ func (s *Searcher) Nearest(ctx context.Context, q *VectorQuery, k int, filter *P
 		out = append(out, VectorHit{Key: key, Distance: h.Distance})
 	}
 	return out, ctx.Err()
+}
+
+// matchSet is the allowed set of a filtered vector search: the matches'
+// ids while there are few (a scan of them reads them back), and past
+// matchKeysKept, 8-byte fingerprints of them that answer membership
+// alone, so that a filter matching millions of documents holds about 20
+// bytes a match rather than its id's hex and a map entry (about 100).
+// A set of fingerprints says it is too large to scan (Len), so the graph,
+// which asks membership only, is searched. Two ids sharing a fingerprint
+// (once in about 2^64/n) would let a non-match be a candidate, which the
+// documents' own check of the filter then leaves out.
+type matchSet struct {
+	keys   map[string]struct{}
+	prints map[uint64]struct{}
+}
+
+// matchKeysKept is how many ids a matchSet keeps before fingerprints: past
+// the scan/graph crossing of any index below ten million vectors
+// (internal/vector's rule).
+var matchKeysKept = 100_000 // a var for tests
+
+var matchSeed = maphash.MakeSeed()
+
+func newMatchSet() *matchSet { return &matchSet{keys: map[string]struct{}{}} }
+
+func (m *matchSet) add(id string) {
+	if m.prints == nil && len(m.keys) < matchKeysKept {
+		m.keys[id] = struct{}{}
+		return
+	}
+	if m.prints == nil {
+		m.prints = make(map[uint64]struct{}, 2*matchKeysKept)
+		for k := range m.keys {
+			m.prints[maphash.String(matchSeed, k)] = struct{}{}
+		}
+		m.keys = nil
+	}
+	m.prints[maphash.String(matchSeed, id)] = struct{}{}
+}
+
+func (m *matchSet) Allows(key string) bool {
+	if m.prints != nil {
+		_, ok := m.prints[maphash.String(matchSeed, key)]
+		return ok
+	}
+	_, ok := m.keys[key]
+	return ok
+}
+
+func (m *matchSet) Len() int {
+	if m.prints != nil {
+		return math.MaxInt // never scanned: the fingerprints give no keys back
+	}
+	return len(m.keys)
+}
+
+func (m *matchSet) Keys() iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for k := range m.keys {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }

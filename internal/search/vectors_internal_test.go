@@ -1,10 +1,14 @@
 package search
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/foliodb/folio/internal/schema"
+	"github.com/foliodb/folio/internal/vector"
 )
 
 // A schema stored before vector dimensions were required and bounded may
@@ -34,5 +38,49 @@ func TestStoredVectorFieldWithoutDimensions(t *testing.T) {
 	}
 	if _, err := PrepareVector(s, []byte(`{"ok":[1,2]}`)); err != nil {
 		t.Error(err)
+	}
+}
+
+// A filter's matches past matchKeysKept are kept as fingerprints: the same
+// members, and a search through the graph that returns allowed keys only,
+// the nearest of them.
+func TestMatchSetFingerprints(t *testing.T) {
+	defer func(n int) { matchKeysKept = n }(matchKeysKept)
+	matchKeysKept = 10
+	x := vector.New(2, vector.Euclidean, vector.Options{Seed: 3})
+	set := newMatchSet()
+	for i := range 400 {
+		key := fmt.Sprintf("k%03d", i)
+		if err := x.Put(key, []float32{float32(i % 20), float32(i / 20)}); err != nil {
+			t.Fatal(err)
+		}
+		if i%4 == 0 {
+			set.add(key)
+		}
+	}
+	if set.prints == nil || set.keys != nil || set.Len() != math.MaxInt {
+		t.Fatalf("a set of 100 matches past a bound of 10: keys %d, prints %d, len %d", len(set.keys), len(set.prints), set.Len())
+	}
+	for i := range 400 {
+		if got := set.Allows(fmt.Sprintf("k%03d", i)); got != (i%4 == 0) {
+			t.Fatalf("Allows(k%03d) = %v", i, got)
+		}
+	}
+	hits, err := x.Search([]float32{0.1, 0.2}, 5, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := x.SearchExact([]float32{0.1, 0.2}, 5, vector.Set(func() map[string]struct{} {
+		m := map[string]struct{}{}
+		for i := 0; i < 400; i += 4 {
+			m[fmt.Sprintf("k%03d", i)] = struct{}{}
+		}
+		return m
+	}()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 5 || !slices.Equal(hits, exact) {
+		t.Fatalf("hits %v, want %v", hits, exact)
 	}
 }
