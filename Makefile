@@ -149,6 +149,9 @@ bench-compare:
 # built with g++), 100,000 vectors of 128 dimensions by default (about ten
 # minutes); only them, at both sizes (1,000,000 is about an hour):
 #   make search-compare SEARCH_COMPARE_FLAGS='-corpora "" -vectors 100000,1000000'
+# and recall against query time, each side building once and querying at
+# each efSearch in turn:
+#   make search-compare SEARCH_COMPARE_FLAGS='-corpora "" -vectors 1000000 -vector-runs 1 -vector-ef-search 64,128,256,512'
 search-compare:
 	@test -x $(PG_BIN)/postgres || { echo "installing postgresql-15"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15; }

@@ -3,18 +3,22 @@
 // vector workloads (bench/cmd/searchcompare/vector.go), which writes the
 // files, runs this in a process of its own and compares the answers.
 //
-//   hnswcompare DATA QUERIES RESULTS M EF_CONSTRUCTION EF_SEARCH K
+//   hnswcompare DATA QUERIES RESULTS M EF_CONSTRUCTION EF_SEARCH[,EF_SEARCH...] K
 //
 // DATA and QUERIES: n:u32 dims:u32 then n*dims float32, little-endian.
-// RESULTS: the k labels (u32) of each query's hits, nearest first.
+// Several efSearch values: one build, the queries run at each in turn.
+// RESULTS: for each efSearch in order, the k labels (u32) of each
+// query's hits, nearest first.
 // It prints one line: build_seconds mem_bytes then each query's
-// microseconds.
+// microseconds, efSearch by efSearch.
 #include <hnswlib/hnswlib.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 static std::vector<float> readVectors(const char *path, uint32_t &n, uint32_t &dims) {
@@ -38,14 +42,22 @@ static long residentBytes() {
 
 int main(int argc, char **argv) {
     if (argc != 8) {
-        std::fprintf(stderr, "usage: hnswcompare DATA QUERIES RESULTS M EF_CONSTRUCTION EF_SEARCH K\n");
+        std::fprintf(stderr, "usage: hnswcompare DATA QUERIES RESULTS M EF_CONSTRUCTION EF_SEARCH[,EF_SEARCH...] K\n");
         return 2;
     }
     uint32_t n, dims, nq, qdims;
     std::vector<float> data = readVectors(argv[1], n, dims);
     std::vector<float> queries = readVectors(argv[2], nq, qdims);
-    size_t M = std::atoi(argv[4]), efc = std::atoi(argv[5]), efs = std::atoi(argv[6]), k = std::atoi(argv[7]);
+    size_t M = std::atoi(argv[4]), efc = std::atoi(argv[5]), k = std::atoi(argv[7]);
     if (qdims != dims) { std::fprintf(stderr, "hnswcompare: dimensions differ\n"); return 1; }
+    std::vector<size_t> efs;
+    std::stringstream list(argv[6]);
+    for (std::string e; std::getline(list, e, ',');) {
+        int ef = std::atoi(e.c_str());
+        if (ef < 1) { std::fprintf(stderr, "hnswcompare: efSearch %s\n", e.c_str()); return 2; }
+        efs.push_back(size_t(ef));
+    }
+    if (efs.empty()) { std::fprintf(stderr, "hnswcompare: no efSearch\n"); return 2; }
 
     hnswlib::L2Space space(dims);
     long before = residentBytes();
@@ -54,17 +66,20 @@ int main(int argc, char **argv) {
     for (uint32_t i = 0; i < n; i++) index->addPoint(&data[size_t(i) * dims], i);
     double build = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     long mem = residentBytes() - before;
-    index->setEf(efs);
 
-    std::vector<uint32_t> results(size_t(nq) * k);
-    std::vector<double> micros(nq);
-    for (uint32_t q = 0; q < nq; q++) {
-        auto t0 = std::chrono::steady_clock::now();
-        auto res = index->searchKnn(&queries[size_t(q) * dims], k);
-        micros[q] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-        for (size_t i = res.size(); i > 0; i--) {  // the queue pops the farthest first
-            results[size_t(q) * k + i - 1] = uint32_t(res.top().second);
-            res.pop();
+    std::vector<uint32_t> results(efs.size() * nq * k);
+    std::vector<double> micros(efs.size() * nq);
+    for (size_t e = 0; e < efs.size(); e++) {
+        index->setEf(efs[e]);
+        for (uint32_t q = 0; q < nq; q++) {
+            size_t at = e * nq + q;
+            auto t0 = std::chrono::steady_clock::now();
+            auto res = index->searchKnn(&queries[size_t(q) * dims], k);
+            micros[at] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+            for (size_t i = res.size(); i > 0; i--) {  // the queue pops the farthest first
+                results[at * k + i - 1] = uint32_t(res.top().second);
+                res.pop();
+            }
         }
     }
     std::ofstream out(argv[3], std::ios::binary);

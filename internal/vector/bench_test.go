@@ -55,7 +55,7 @@ func BenchmarkFilterCrossing(b *testing.B) {
 					if how == "scan" {
 						x.scanAllowed(q, 10, f, &res)
 					} else {
-						x.searchGraph(q, 10, f, &res)
+						x.searchGraph(q, 10, x.opt.EfSearch, f, &res)
 					}
 					x.mu.RUnlock()
 				}

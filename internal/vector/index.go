@@ -73,6 +73,7 @@ var (
 	ErrNotFinite  = errors.New("vector: a component is NaN or infinite")
 	ErrZero       = errors.New("vector: a zero vector has no cosine distance")
 	ErrKey        = errors.New("vector: key empty or too long")
+	ErrEfSearch   = errors.New("vector: efSearch out of range")
 )
 
 // A slot's state: live (its key maps to it), a tombstone (deleted or

@@ -130,7 +130,7 @@ func (x *Index) graphOnly(q []float32, k int, f Filter) []Hit {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	var res maxHeap
-	x.searchGraph(c, k, f, &res)
+	x.searchGraph(c, k, max(x.opt.EfSearch, k), f, &res)
 	var hits []Hit
 	for _, r := range res.sorted(nil) {
 		hits = append(hits, Hit{x.keys[r.id], x.metric.reported(r.d)})
@@ -316,6 +316,57 @@ func TestPutSameVectorKeepsTheNode(t *testing.T) {
 		}
 		if st := x.Stats(); st.Tombstones != 1 {
 			t.Errorf("%v: a changed vector left %d tombstones, want 1", m, st.Tombstones)
+		}
+	}
+}
+
+// TestSearchEf: a query's breadth trades its time for recall, so on a
+// sparse graph (M 4, efConstruction 16), where the default breadth
+// misses, each larger ef must not lower the mean recall and the largest
+// must raise it well; ef 0 is the index's own, and one below k still
+// returns k hits.
+func TestSearchEf(t *testing.T) {
+	data, qs := clustered(5_000, 100, 32, 20, 5)
+	x := build(Euclidean, Options{M: 4, EfConstruction: 16, EfSearch: 10, Seed: 1}, data)
+	var wants [][]Hit
+	for _, q := range qs {
+		wants = append(wants, must(x.SearchExact(q, 10, nil)))
+	}
+	meanRecall := func(ef int) float64 {
+		var sum float64
+		for i, q := range qs {
+			got, err := x.SearchEf(q, 10, ef, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 10 {
+				t.Fatalf("ef %d: %d hits", ef, len(got))
+			}
+			sum += recall(got, wants[i])
+		}
+		return sum / float64(len(qs))
+	}
+	prev := meanRecall(1)
+	first := prev
+	for _, ef := range []int{10, 20, 40, 80, 160, 320} {
+		r := meanRecall(ef)
+		t.Logf("ef %d: recall@10 %.3f", ef, r)
+		if r < prev {
+			t.Errorf("ef %d: recall@10 %.3f, below the smaller ef's %.3f", ef, r, prev)
+		}
+		prev = r
+	}
+	if prev < first+0.2 {
+		t.Errorf("recall@10 %.3f at ef 320 against %.3f at ef 1: the breadth does nothing", prev, first)
+	}
+	for _, q := range qs[:10] {
+		if a, b := must(x.SearchEf(q, 10, 0, nil)), must(x.Search(q, 10, nil)); fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("ef 0 gave %v, Search %v", a, b)
+		}
+	}
+	for _, ef := range []int{-1, 1<<16 + 1} {
+		if _, err := x.SearchEf(qs[0], 10, ef, nil); !errors.Is(err, ErrEfSearch) {
+			t.Errorf("ef %d: %v, want ErrEfSearch", ef, err)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package vector
 
+import "fmt"
+
 // Hit is a key found by a search and its distance to the query, as the
 // metric names it (Metric).
 type Hit struct {
@@ -13,16 +15,27 @@ type Hit struct {
 // depends on EfSearch (a small filter is scanned exactly). A q of the
 // wrong dimensions, not finite, or zero under Cosine is an error.
 func (x *Index) Search(q []float32, k int, f Filter) ([]Hit, error) {
-	return x.search(q, k, f, false)
+	return x.search(q, k, 0, f, false)
+}
+
+// SearchEf is Search with a breadth ef in place of the index's
+// EfSearch (0: the index's): the one parameter that trades a query's
+// time for its recall, so a caller can choose it per query without
+// rebuilding. An ef out of [0, 65536] is an error.
+func (x *Index) SearchEf(q []float32, k, ef int, f Filter) ([]Hit, error) {
+	if ef < 0 || ef > maxEf {
+		return nil, fmt.Errorf("%w: efSearch %d out of [0, %d]", ErrEfSearch, ef, maxEf)
+	}
+	return x.search(q, k, ef, f, false)
 }
 
 // SearchExact is Search by comparing q with every allowed vector: the
 // exact answer, for tests and for measuring the graph's recall.
 func (x *Index) SearchExact(q []float32, k int, f Filter) ([]Hit, error) {
-	return x.search(q, k, f, true)
+	return x.search(q, k, 0, f, true)
 }
 
-func (x *Index) search(q []float32, k int, f Filter, exact bool) ([]Hit, error) {
+func (x *Index) search(q []float32, k, ef int, f Filter, exact bool) ([]Hit, error) {
 	c, err := x.checkVector(q)
 	if err != nil || k <= 0 {
 		return nil, err
@@ -32,14 +45,18 @@ func (x *Index) search(q []float32, k int, f Filter, exact bool) ([]Hit, error) 
 	if len(x.ids) == 0 {
 		return nil, nil
 	}
+	if ef == 0 {
+		ef = x.opt.EfSearch
+	}
+	ef = max(ef, k)
 	var res maxHeap
 	switch {
 	case exact && f == nil:
 		x.scanAll(c, k, &res)
-	case exact || f != nil && scanIsCheaper(f.Len(), len(x.ids), max(x.opt.EfSearch, k)):
+	case exact || f != nil && scanIsCheaper(f.Len(), len(x.ids), ef):
 		x.scanAllowed(c, k, f, &res)
 	default:
-		x.searchGraph(c, k, f, &res)
+		x.searchGraph(c, k, ef, f, &res)
 	}
 	sorted := res.sorted(nil)
 	hits := make([]Hit, len(sorted))
@@ -50,9 +67,9 @@ func (x *Index) search(q []float32, k int, f Filter, exact bool) ([]Hit, error) 
 }
 
 // searchGraph is the paper's Algorithm 5: down the upper layers greedily,
-// then layer 0 with ef = max(EfSearch, k), taking only live nodes that f
+// then layer 0 with breadth ef (at least k), taking only live nodes that f
 // allows as results.
-func (x *Index) searchGraph(q []float32, k int, f Filter, res *maxHeap) {
+func (x *Index) searchGraph(q []float32, k, ef int, f Filter, res *maxHeap) {
 	var accept func(uint32) bool
 	switch {
 	case f != nil:
@@ -64,7 +81,7 @@ func (x *Index) searchGraph(q []float32, k int, f Filter, res *maxHeap) {
 	vis := getVisited(len(x.keys))
 	defer vis.release()
 	var cands minHeap
-	x.searchLayer(q, x.metric, []cand{ep}, max(x.opt.EfSearch, k), 0, vis, accept, &cands, res)
+	x.searchLayer(q, x.metric, []cand{ep}, ef, 0, vis, accept, &cands, res)
 	for len(*res) > k {
 		res.pop()
 	}

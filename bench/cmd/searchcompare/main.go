@@ -136,7 +136,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.vectors.clusters, "vector-clusters", 100, "clusters of the generated vectors")
 	fs.IntVar(&cfg.vectors.m, "vector-m", 16, "HNSW M, both sides")
 	fs.IntVar(&cfg.vectors.efC, "vector-ef-construction", 200, "HNSW efConstruction, both sides")
-	fs.IntVar(&cfg.vectors.efS, "vector-ef-search", 64, "HNSW efSearch, both sides")
+	efSearch := fs.String("vector-ef-search", "64", "HNSW efSearch, both sides; several, comma-separated (64,128,256): each side builds once and queries at each in turn, the first also the filters'")
 	fs.IntVar(&cfg.vectors.runs, "vector-runs", 2, "runs of each side of a vector workload, alternated")
 	fs.StringVar(&cfg.vectors.hnswcompare, "hnswcompare", "./hnswcompare", "the hnswlib side (bench/hnswcompare, built by make search-compare)")
 	fs.StringVar(&cfg.vectorsMD, "vectors-md", "", "file the vector workloads' markdown goes to (empty: standard output)")
@@ -152,6 +152,17 @@ func parseFlags(args []string) (config, error) {
 		cfg.vectors.sizes = append(cfg.vectors.sizes, size)
 	}
 	cfg.vectors.k, cfg.vectors.seed = 10, cfg.seed
+	cfg.vectors.efSearch = nil
+	for _, e := range splitList(*efSearch) {
+		ef, err := strconv.Atoi(e)
+		if err != nil || ef < cfg.vectors.k || ef > 1<<16 {
+			return cfg, fmt.Errorf("vector-ef-search: %q is no efSearch in [%d, 65536]", e, cfg.vectors.k)
+		}
+		cfg.vectors.efSearch = append(cfg.vectors.efSearch, ef)
+	}
+	if len(cfg.vectors.efSearch) == 0 {
+		return cfg, fmt.Errorf("vector-ef-search: none given")
+	}
 	cfg.vectors.filterFractions = []float64{0.01, 0.10}
 	for _, c := range cfg.corpora {
 		if c != "generated" && c != "spam" {

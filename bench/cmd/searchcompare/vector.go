@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -27,13 +26,18 @@ import (
 // efSearch, both single-threaded. For each size: recall@10 against exact
 // search, query p50 and p99, build rate, memory per vector; and Folio's
 // recall and p50 with filters keeping 1% and 10% of the keys (hnswlib
-// 0.6.2, Debian's, has no filtered search).
+// 0.6.2, Debian's, has no filtered search). Given several efSearch
+// values, each side builds once and runs the queries at each in turn:
+// recall against query time on the same graph, which is what finding the
+// efSearch that reaches a recall needs (a build at 1,000,000 vectors
+// takes tens of minutes).
 
 type vectorConfig struct {
 	sizes           []int
 	dims, queries   int
 	clusters        int
-	m, efC, efS, k  int
+	m, efC, k       int
+	efSearch        []int // the first is the index's own, the filters' too
 	runs            int
 	hnswcompare     string
 	seed            uint64
@@ -47,10 +51,16 @@ type vectorRun struct {
 	side        string
 	build       time.Duration
 	memPerVec   float64
-	lat         latencies
-	recall      float64
+	byEf        []vectorAtEf // in vectorConfig.efSearch's order
 	filtered    map[float64]vectorFiltered
 	statsPerVec float64
+}
+
+// vectorAtEf is the unfiltered queries' figures at one efSearch.
+type vectorAtEf struct {
+	ef     int
+	recall float64
+	lat    latencies
 }
 
 type vectorFiltered struct {
@@ -115,10 +125,15 @@ func runVectors(ctx context.Context, vc vectorConfig) (string, error) {
 	m := benchrun.DescribeMachine()
 	fmt.Fprintf(&md, "Machine: %s, %d cores, %s, %s, %s; %s. Load average before: %s.\n\n", m.CPU, m.Cores, m.Memory, m.OS, m.GoVersion,
 		m.Date.Format("2006-01-02"), benchrun.LoadAverage())
-	fmt.Fprintf(&md, "%d dimensions, %d clusters, Euclidean, k = %d, M = %d, efConstruction = %d, efSearch = %d, %d queries, both sides single-threaded; %d runs of each side, alternated (Folio, hnswlib, Folio, ...), each run a fresh build.\n\n",
-		vc.dims, vc.clusters, vc.k, vc.m, vc.efC, vc.efS, vc.queries, vc.runs)
-	md.WriteString("| Vectors | Side | Run | Recall@10 | Query p50 | Query p99 | Build (vectors/s) | Memory per vector |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&md, "%d dimensions, %d clusters, Euclidean, k = %d, M = %d, efConstruction = %d, efSearch = %s, %d queries, both sides single-threaded; %d runs of each side, alternated (Folio, hnswlib, Folio, ...), each run a fresh build",
+		vc.dims, vc.clusters, vc.k, vc.m, vc.efC, joinInts(vc.efSearch, ", "), vc.queries, vc.runs)
+	if len(vc.efSearch) > 1 {
+		fmt.Fprintf(&md, ", queried at each efSearch in turn (the filters at %d)", vc.efSearch[0])
+	}
+	md.WriteString(".\n\n")
+	md.WriteString("| Vectors | Side | Run | efSearch | Recall@10 | Query p50 | Query p99 | Build (vectors/s) | Memory per vector |\n|---|---|---|---|---|---|---|---|---|\n")
 	var filteredRows strings.Builder
+	var runs []vectorSummaryRun
 	for _, n := range vc.sizes {
 		vc.progress("vectors: generating %d and %d queries, and their exact neighbours", n, vc.queries)
 		d, err := generateVectors(vc, n)
@@ -148,10 +163,13 @@ func runVectors(ctx context.Context, vc vectorConfig) (string, error) {
 				if r.statsPerVec > 0 {
 					mem += fmt.Sprintf(" (Stats: %.0f B)", r.statsPerVec)
 				}
-				row := fmt.Sprintf("| %d | %s | %d | %.3f | %s | %s | %.0f | %s |", n, side, run, r.recall,
-					fmtMicros(r.lat.percentile(50)), fmtMicros(r.lat.percentile(99)), float64(n)/r.build.Seconds(), mem)
-				vc.progress("%s", row)
-				md.WriteString(row + "\n")
+				for _, e := range r.byEf {
+					row := fmt.Sprintf("| %d | %s | %d | %d | %.3f | %s | %s | %.0f | %s |", n, side, run, e.ef, e.recall,
+						fmtMicros(e.lat.percentile(50)), fmtMicros(e.lat.percentile(99)), float64(n)/r.build.Seconds(), mem)
+					vc.progress("%s", row)
+					md.WriteString(row + "\n")
+				}
+				runs = append(runs, vectorSummaryRun{n, r})
 				for _, frac := range vc.filterFractions {
 					if f, ok := r.filtered[frac]; ok {
 						fmt.Fprintf(&filteredRows, "| %d | %g%% (%d keys) | %d | %.3f | %s | %s |\n", n, frac*100, len(d.filters[frac]), run, f.recall,
@@ -166,8 +184,69 @@ func runVectors(ctx context.Context, vc vectorConfig) (string, error) {
 	md.WriteString("\nFolio with a filter (a set of keys drawn at random; recall against the exact 10 nearest allowed keys):\n\n")
 	md.WriteString("| Vectors | Filter keeps | Run | Recall@10 | Query p50 | Query p99 |\n|---|---|---|---|---|---|\n")
 	md.WriteString(filteredRows.String())
+	if len(vc.efSearch) > 1 {
+		md.WriteString("\nBy efSearch (recall: mean of the runs; p50: median of the runs' p50s):\n\n")
+		md.WriteString(summarizeByEf(runs, vc.efSearch))
+	}
 	fmt.Fprintf(&md, "\nLoad average after: %s.\n", benchrun.LoadAverage())
 	return md.String(), nil
+}
+
+// vectorSummaryRun is one side's run at one size, for summarizeByEf.
+type vectorSummaryRun struct {
+	n int
+	r vectorRun
+}
+
+// summarizeByEf tabulates, per size and efSearch, each side's recall
+// and p50 and the ratio of the p50s: where the recall aim is reached and
+// what it costs against hnswlib.
+func summarizeByEf(runs []vectorSummaryRun, efs []int) string {
+	type key struct {
+		n, ef int
+		side  string
+	}
+	recalls, p50s := map[key][]float64{}, map[key]latencies{}
+	var sizes []int
+	for _, sr := range runs {
+		if len(sizes) == 0 || sizes[len(sizes)-1] != sr.n {
+			sizes = append(sizes, sr.n)
+		}
+		for _, e := range sr.r.byEf {
+			k := key{sr.n, e.ef, sr.r.side}
+			recalls[k] = append(recalls[k], e.recall)
+			p50s[k] = append(p50s[k], e.lat.percentile(50))
+		}
+	}
+	mean := func(xs []float64) float64 {
+		var s float64
+		for _, x := range xs {
+			s += x
+		}
+		return s / float64(len(xs))
+	}
+	var b strings.Builder
+	b.WriteString("| Vectors | efSearch | Recall@10 Folio | Recall@10 hnswlib | p50 Folio | p50 hnswlib | p50 ratio |\n|---|---|---|---|---|---|---|\n")
+	for _, n := range sizes {
+		for _, ef := range efs {
+			f, h := key{n, ef, "folio"}, key{n, ef, "hnswlib"}
+			if len(recalls[f]) == 0 || len(recalls[h]) == 0 {
+				continue
+			}
+			fp, hp := p50s[f].percentile(50), p50s[h].percentile(50)
+			fmt.Fprintf(&b, "| %d | %d | %.3f | %.3f | %s | %s | %.2f× |\n", n, ef, mean(recalls[f]), mean(recalls[h]),
+				fmtMicros(fp), fmtMicros(hp), float64(fp)/float64(hp))
+		}
+	}
+	return b.String()
+}
+
+func joinInts(xs []int, sep string) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, sep)
 }
 
 func fmtMicros(d time.Duration) string {
@@ -258,7 +337,7 @@ func runFolioVectors(vc vectorConfig, d *vectorData) vectorRun {
 	}
 	before := heapInUse()
 	start := time.Now()
-	x := vector.New(vc.dims, vector.Euclidean, vector.Options{M: vc.m, EfConstruction: vc.efC, EfSearch: vc.efS, Seed: 1})
+	x := vector.New(vc.dims, vector.Euclidean, vector.Options{M: vc.m, EfConstruction: vc.efC, EfSearch: vc.efSearch[0], Seed: 1})
 	for i, v := range d.data {
 		if err := x.Put(keys[i], v); err != nil {
 			panic(err)
@@ -268,12 +347,12 @@ func runFolioVectors(vc vectorConfig, d *vectorData) vectorRun {
 	// The keys' bytes are shared with keys, which the index holds too.
 	r.memPerVec = float64(heapInUse()-before) / float64(len(d.data))
 	r.statsPerVec = float64(x.Stats().Bytes) / float64(len(d.data))
-	search := func(f vector.Filter, truth [][]int) (float64, latencies) {
+	search := func(ef int, f vector.Filter, truth [][]int) (float64, latencies) {
 		var sum float64
 		lat := make(latencies, 0, len(d.queries))
 		for i, q := range d.queries {
 			t0 := time.Now()
-			hits, err := x.Search(q, vc.k, f)
+			hits, err := x.SearchEf(q, vc.k, ef, f)
 			lat = append(lat, time.Since(t0))
 			if err != nil {
 				panic(err)
@@ -286,9 +365,12 @@ func runFolioVectors(vc vectorConfig, d *vectorData) vectorRun {
 		}
 		return sum / float64(len(d.queries)), lat
 	}
-	r.recall, r.lat = search(nil, d.truth)
+	for _, ef := range vc.efSearch {
+		rec, lat := search(ef, nil, d.truth)
+		r.byEf = append(r.byEf, vectorAtEf{ef, rec, lat})
+	}
 	for _, frac := range vc.filterFractions {
-		rec, lat := search(d.filters[frac], d.filterTruth[frac])
+		rec, lat := search(0, d.filters[frac], d.filterTruth[frac])
 		r.filtered[frac] = vectorFiltered{rec, lat}
 	}
 	runtime.KeepAlive(keys)
@@ -299,42 +381,48 @@ func runHnswlib(ctx context.Context, vc vectorConfig, d *vectorData, dataPath, q
 	r := vectorRun{side: "hnswlib"}
 	resPath := filepath.Join(vc.tmp, "hnswlib-results")
 	cmd := exec.CommandContext(ctx, vc.hnswcompare, dataPath, queryPath, resPath,
-		strconv.Itoa(vc.m), strconv.Itoa(vc.efC), strconv.Itoa(vc.efS), strconv.Itoa(vc.k))
+		strconv.Itoa(vc.m), strconv.Itoa(vc.efC), joinInts(vc.efSearch, ","), strconv.Itoa(vc.k))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
 		return r, fmt.Errorf("hnswcompare: %w", err)
 	}
 	fields := strings.Fields(string(out))
-	if len(fields) != 2+len(d.queries) {
-		return r, fmt.Errorf("hnswcompare: %d figures, want %d", len(fields), 2+len(d.queries))
+	nq := len(d.queries)
+	if len(fields) != 2+len(vc.efSearch)*nq {
+		return r, fmt.Errorf("hnswcompare: %d figures, want %d", len(fields), 2+len(vc.efSearch)*nq)
 	}
 	secs, _ := strconv.ParseFloat(fields[0], 64)
 	mem, _ := strconv.ParseFloat(fields[1], 64)
 	r.build = time.Duration(secs * float64(time.Second))
 	r.memPerVec = mem / float64(len(d.data))
-	for _, f := range fields[2:] {
-		us, _ := strconv.ParseFloat(f, 64)
-		r.lat = append(r.lat, time.Duration(us*float64(time.Microsecond)))
-	}
 	f, err := os.Open(resPath)
 	if err != nil {
 		return r, err
 	}
 	defer f.Close()
-	ids := make([]uint32, len(d.queries)*vc.k)
-	if err := binary.Read(bufio.NewReader(f), binary.LittleEndian, ids); err != nil && err != io.EOF {
+	ids := make([]uint32, len(vc.efSearch)*nq*vc.k)
+	if err := binary.Read(bufio.NewReader(f), binary.LittleEndian, ids); err != nil {
 		return r, fmt.Errorf("hnswcompare results: %w", err)
 	}
-	var sum float64
-	for i := range d.queries {
-		got := make([]int, vc.k)
-		for j := range got {
-			got[j] = int(ids[i*vc.k+j])
+	// Both come ef by ef, each ef's queries in order.
+	for e, ef := range vc.efSearch {
+		at := vectorAtEf{ef: ef}
+		for _, f := range fields[2+e*nq : 2+(e+1)*nq] {
+			us, _ := strconv.ParseFloat(f, 64)
+			at.lat = append(at.lat, time.Duration(us*float64(time.Microsecond)))
 		}
-		sum += recallOf(got, d.truth[i])
+		var sum float64
+		for i := range nq {
+			got := make([]int, vc.k)
+			for j := range got {
+				got[j] = int(ids[(e*nq+i)*vc.k+j])
+			}
+			sum += recallOf(got, d.truth[i])
+		}
+		at.recall = sum / float64(nq)
+		r.byEf = append(r.byEf, at)
 	}
-	r.recall = sum / float64(len(d.queries))
 	return r, nil
 }
 

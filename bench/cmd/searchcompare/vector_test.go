@@ -2,14 +2,16 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
 func smallVectorConfig(t *testing.T) vectorConfig {
-	return vectorConfig{dims: 16, queries: 30, clusters: 10, m: 8, efC: 64, efS: 32, k: 10, runs: 1, seed: 1,
+	return vectorConfig{dims: 16, queries: 30, clusters: 10, m: 8, efC: 64, efSearch: []int{32}, k: 10, runs: 1, seed: 1,
 		tmp: t.TempDir(), progress: func(string, ...any) {}, filterFractions: []float64{0.01, 0.10}}
 }
 
@@ -25,8 +27,8 @@ func TestFolioVectorSide(t *testing.T) {
 		t.Fatalf("truth: %d queries, %d each", len(d.truth), len(d.truth[0]))
 	}
 	r := runFolioVectors(vc, d)
-	if r.recall < 0.95 || r.build <= 0 || len(r.lat) != vc.queries || r.memPerVec <= 0 {
-		t.Errorf("folio: recall %.3f, build %v, %d latencies, %.0f B a vector", r.recall, r.build, len(r.lat), r.memPerVec)
+	if len(r.byEf) != 1 || r.byEf[0].recall < 0.95 || r.build <= 0 || len(r.byEf[0].lat) != vc.queries || r.memPerVec <= 0 {
+		t.Fatalf("folio: %+v, build %v, %.0f B a vector", r.byEf, r.build, r.memPerVec)
 	}
 	for _, frac := range vc.filterFractions {
 		if f := r.filtered[frac]; f.recall < 0.95 {
@@ -35,11 +37,9 @@ func TestFolioVectorSide(t *testing.T) {
 	}
 }
 
-// TestHnswlibVectorSide builds bench/hnswcompare with g++ (skipped when
-// g++ or hnswlib's header is missing, but under CI, which installs both)
-// and checks its answers are read back as the same keys the exact search
-// finds.
-func TestHnswlibVectorSide(t *testing.T) {
+// hnswlibVectorConfig builds bench/hnswcompare with g++ (skipped when
+// g++ or hnswlib's header is missing, but under CI, which installs both).
+func hnswlibVectorConfig(t *testing.T) vectorConfig {
 	missing := func(what string) {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("%s: CI installs it (.ci/run)", what)
@@ -58,6 +58,13 @@ func TestHnswlibVectorSide(t *testing.T) {
 	if out, err := exec.Command(gxx, "-O2", "-std=c++17", "-o", vc.hnswcompare, "../../hnswcompare/hnswcompare.cpp").CombinedOutput(); err != nil {
 		t.Fatalf("g++: %v\n%s", err, out)
 	}
+	return vc
+}
+
+// TestHnswlibVectorSide: hnswlib's answers are read back as the same keys
+// the exact search finds.
+func TestHnswlibVectorSide(t *testing.T) {
+	vc := hnswlibVectorConfig(t)
 	d, err := generateVectors(vc, 2000)
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +80,61 @@ func TestHnswlibVectorSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.recall < 0.95 || len(r.lat) != vc.queries || r.build <= 0 {
-		t.Errorf("hnswlib: recall %.3f, %d latencies, build %v", r.recall, len(r.lat), r.build)
+	if len(r.byEf) != 1 || r.byEf[0].recall < 0.95 || len(r.byEf[0].lat) != vc.queries || r.build <= 0 {
+		t.Errorf("hnswlib: %+v, build %v", r.byEf, r.build)
+	}
+}
+
+// TestVectorEfSearchSweep: with several efSearch values each side reports
+// each, in order, from one build, and on a sparse graph (M 4,
+// efConstruction 16) where a narrow search misses, the widest finds
+// more on both sides and a wider one never finds less; the markdown has
+// a row per side, run and ef, and the summary by ef.
+func TestVectorEfSearchSweep(t *testing.T) {
+	vc := hnswlibVectorConfig(t)
+	vc.m, vc.efC, vc.efSearch = 4, 16, []int{10, 40, 160}
+	vc.sizes, vc.queries, vc.dims, vc.clusters = []int{4000}, 50, 32, 20
+	d, err := generateVectors(vc, 4000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataPath, queryPath := filepath.Join(vc.tmp, "v"), filepath.Join(vc.tmp, "q")
+	if err := writeVectorFile(dataPath, d.data); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeVectorFile(queryPath, d.queries); err != nil {
+		t.Fatal(err)
+	}
+	h, err := runHnswlib(context.Background(), vc, d, dataPath, queryPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []vectorRun{runFolioVectors(vc, d), h} {
+		if len(r.byEf) != len(vc.efSearch) {
+			t.Fatalf("%s: %d efSearch figures, want %d", r.side, len(r.byEf), len(vc.efSearch))
+		}
+		for i, e := range r.byEf {
+			t.Logf("%s ef %d: recall %.3f", r.side, e.ef, e.recall)
+			if e.ef != vc.efSearch[i] || len(e.lat) != vc.queries {
+				t.Errorf("%s: figure %d is ef %d with %d latencies", r.side, i, e.ef, len(e.lat))
+			}
+			if i > 0 && e.recall < r.byEf[i-1].recall {
+				t.Errorf("%s: recall %.3f at ef %d, below %.3f at ef %d", r.side, e.recall, e.ef, r.byEf[i-1].recall, r.byEf[i-1].ef)
+			}
+		}
+		if first, last := r.byEf[0].recall, r.byEf[len(r.byEf)-1].recall; last < first+0.1 {
+			t.Errorf("%s: recall %.3f at ef 10, %.3f at ef 160: the efSearch is not applied", r.side, first, last)
+		}
+	}
+	md, err := runVectors(context.Background(), vc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"efSearch = 10, 40, 160", "| 4000 | folio | 1 | 40 |", "| 4000 | hnswlib | 1 | 160 |",
+		"By efSearch", "| 4000 | 160 | "} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
 	}
 }
 
@@ -94,6 +154,38 @@ func TestVectorFlags(t *testing.T) {
 		}
 		if tc.ok && (len(cfg.vectors.sizes) != 2 || cfg.vectors.sizes[1] != 1_000_000) {
 			t.Errorf("%q: sizes %v", tc.args, cfg.vectors.sizes)
+		}
+	}
+	for _, tc := range []struct {
+		arg  string
+		want []int // nil: refused
+	}{
+		{"", nil},
+		{"64,128,256,512", []int{64, 128, 256, 512}},
+		{" 100 ", []int{100}},
+		{"64,,128", []int{64, 128}},
+		{"9", nil}, // below k
+		{"65537", nil},
+		{"64,many", nil},
+		{",", nil},
+	} {
+		args := []string{"-corpora", ""}
+		if tc.arg != "" {
+			args = append(args, "-vector-ef-search", tc.arg)
+		}
+		cfg, err := parseFlags(args)
+		want := tc.want
+		if tc.arg == "" {
+			want = []int{64} // the default: one efSearch, as before
+		}
+		if want == nil {
+			if err == nil {
+				t.Errorf("-vector-ef-search %q: accepted as %v", tc.arg, cfg.vectors.efSearch)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(cfg.vectors.efSearch) != fmt.Sprint(want) {
+			t.Errorf("-vector-ef-search %q: %v, %v; want %v", tc.arg, cfg.vectors.efSearch, err, want)
 		}
 	}
 }
