@@ -157,7 +157,7 @@ func (s *Searcher) Nearest(ctx context.Context, q *VectorQuery, k int, filter *P
 		}
 		allowed = set
 	}
-	hits, err := f.idx.Search(q.Vector, k, allowed)
+	hits, err := f.idx.SearchEf(q.Vector, k, searchBreadth(f.idx.Len()), allowed)
 	if err != nil {
 		return nil, apierror.Errorf(apierror.InvalidArgument, "vector search on field '%s': %v", q.Field, err)
 	}
@@ -234,4 +234,13 @@ func (m *matchSet) Keys() iter.Seq[string] {
 			}
 		}
 	}
+}
+
+// searchBreadth is the efSearch a vector search of a graph of n vectors
+// takes: 80 up to 100,000 vectors, then growing as the square root of n,
+// to 512 from about 4,000,000. With efSearch fixed at 64, recall@10 fell
+// from 0.988 at 100,000 clustered vectors of 128 dimensions to 0.77 at a
+// million; 256 held it at 0.96 there (docs/benchmarks.md, issue 37).
+func searchBreadth(n int) int {
+	return min(max(int(80*math.Sqrt(float64(n)/100_000)), 80), 512)
 }

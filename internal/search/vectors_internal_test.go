@@ -84,3 +84,13 @@ func TestMatchSetFingerprints(t *testing.T) {
 		t.Fatalf("hits %v, want %v", hits, exact)
 	}
 }
+
+func TestSearchBreadth(t *testing.T) {
+	for _, c := range []struct{ n, ef int }{
+		{0, 80}, {1_000, 80}, {100_000, 80}, {400_000, 160}, {1_000_000, 252}, {4_000_000, 505}, {10_000_000, 512},
+	} {
+		if got := searchBreadth(c.n); got != c.ef {
+			t.Errorf("searchBreadth(%d) = %d, want %d", c.n, got, c.ef)
+		}
+	}
+}
