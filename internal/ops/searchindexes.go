@@ -338,6 +338,11 @@ func (o *Ops) writeIndexDocument(ctx context.Context, tx kv.Tx, idx *catalog.Sea
 			return "", apierror.Errorf(apierror.InvalidArgument, "wrong type of '%s' field", idx.IDField)
 		}
 	}
+	if id == "" && idx.IDField != "id" {
+		// An id field the schema names (not the default "id") is the
+		// application's to give, as the original required.
+		return "", apierror.Errorf(apierror.InvalidArgument, "index has explicitly marked '%s' field as 'id' but document is missing that field", idx.IDField)
+	}
 	if id == "" {
 		if how == indexUpdate {
 			return "", apierror.Errorf(apierror.InvalidArgument, "the '%s' field is required to update a document", idx.IDField)

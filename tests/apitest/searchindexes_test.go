@@ -355,6 +355,12 @@ func TestSearchIndexIDField(t *testing.T) {
 		const p = "idfield"
 		c.ok(t, "POST", "/v1/projects/"+p+"/create", "")
 		c.ok(t, "PUT", indexPath(p, "skus"), `{"schema":{"title":"skus","properties":{"sku":{"type":"string","id":true},"name":{"type":"string"}}}}`)
+		// A document without the id field the schema marks is refused
+		// (no id is made for it), as the original refused it.
+		for _, m := range []string{"POST", "PUT", "PATCH"} {
+			r := c.ok(t, m, indexDocs(p, "skus"), `{"documents":[{"sku":"s1","name":"cap"},{"name":"no sku"}]}`)
+			wantStatuses(t, statuses(t, r), [3]string{"s1", "", ""}, [3]string{"", "400", "index has explicitly marked 'sku' field as 'id' but document is missing that field"})
+		}
 		got := c.okObject(t, "POST", indexDocs(p, "skus")+"/abc", `{"document":{"name":"hat"}}`)
 		if got["id"] != "abc" {
 			t.Errorf("create by id: %v", got)
