@@ -539,28 +539,37 @@ func (c *Catalog) parsed(rec collRecord, name string) (*schema.Schema, error) {
 
 // ListCollections returns the collections of db in name order.
 func (c *Catalog) ListCollections(ctx context.Context, tx kv.Tx, db *Database) ([]*Collection, error) {
-	it := tx.Scan(ctx, keyspace.Collections(db.ID), kv.ScanOptions{})
+	return listRecords(ctx, tx, keyspace.Collections(db.ID), "collection",
+		func(name string, rec collRecord) (*Collection, error) { return c.collection(db, name, rec) },
+		func(coll *Collection) string { return coll.Name })
+}
+
+// listRecords reads the collection records of a range (a database's
+// collections, or its search indexes), each made into a T by build, in
+// the order of their names.
+func listRecords[T any](ctx context.Context, tx kv.Tx, rng kv.Range, what string, build func(string, collRecord) (T, error), nameOf func(T) string) ([]T, error) {
+	it := tx.Scan(ctx, rng, kv.ScanOptions{})
 	defer it.Close()
-	var out []*Collection
+	var out []T
 	for it.Next() {
 		var rec collRecord
 		if err := json.Unmarshal(it.Value(), &rec); err != nil {
-			return nil, fmt.Errorf("catalog: corrupt collection record: %w", err)
+			return nil, fmt.Errorf("catalog: corrupt %s record: %w", what, err)
 		}
 		name, err := keyspaceName(it.Key())
 		if err != nil {
 			return nil, err
 		}
-		coll, err := c.collection(db, name, rec)
+		v, err := build(name, rec)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, coll)
+		out = append(out, v)
 	}
 	if err := it.Err(); err != nil {
 		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool { return nameOf(out[i]) < nameOf(out[j]) })
 	return out, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -148,29 +147,9 @@ func (c *Catalog) searchIndex(db *Database, name string, rec collRecord) (*Searc
 
 // ListIndexes returns the search indexes of db in name order.
 func (c *Catalog) ListIndexes(ctx context.Context, tx kv.Tx, db *Database) ([]*SearchIndex, error) {
-	it := tx.Scan(ctx, keyspace.SearchIndexes(db.ID), kv.ScanOptions{})
-	defer it.Close()
-	var out []*SearchIndex
-	for it.Next() {
-		var rec collRecord
-		if err := json.Unmarshal(it.Value(), &rec); err != nil {
-			return nil, fmt.Errorf("catalog: corrupt search index record: %w", err)
-		}
-		name, err := keyspaceName(it.Key())
-		if err != nil {
-			return nil, err
-		}
-		idx, err := c.searchIndex(db, name, rec)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, idx)
-	}
-	if err := it.Err(); err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return listRecords(ctx, tx, keyspace.SearchIndexes(db.ID), "search index",
+		func(name string, rec collRecord) (*SearchIndex, error) { return c.searchIndex(db, name, rec) },
+		func(idx *SearchIndex) string { return idx.Name })
 }
 
 // IndexCollections returns the collections holding db's search indexes'
