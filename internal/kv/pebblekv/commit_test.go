@@ -1,9 +1,15 @@
 package pebblekv
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/foliodb/folio/internal/kv"
 )
 
 // A group holds at most maxGroup commits: one more queued behind a busy
@@ -38,5 +44,57 @@ func TestGroupBound(t *testing.T) {
 	}
 	if over := sizes.Counts[len(sizes.Counts)-1]; over != 0 {
 		t.Errorf("%d groups held more than maxGroup (%d) commits", over, maxGroup)
+	}
+}
+
+// A commit queued behind a busy sequencer is checked again when its group
+// is processed: a store that failed, or a disk that fell under the reserve,
+// in the meantime refuses it then, and nothing of it is written.
+func TestQueuedCommitCheckedAtItsGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(s *Store)
+		want   error
+	}{
+		{"the store failed", func(s *Store) { s.fail(errors.New("a planted write failure")) }, errors.New("a planted write failure")},
+		{"the disk fell under the reserve", func(s *Store) {
+			s.disk.mu.Lock()
+			s.disk.reserve, s.disk.checked = math.MaxUint64, time.Time{}
+			s.disk.mu.Unlock()
+		}, kv.ErrStorageFull},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hold := newHeldStat(t)
+			dir := t.TempDir()
+			s, err := Open(Options{Dir: dir, FS: hold})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			checkpointed := make(chan error, 1)
+			go func() {
+				_, err := s.Checkpoint(bg, hold.name)
+				checkpointed <- err
+			}()
+			<-hold.entered // the sequencer is in the checkpoint
+			committed := make(chan error, 1)
+			go func() {
+				_, err := commitKey(s, "queued")
+				committed <- err
+			}()
+			for deadline := time.Now().Add(10 * time.Second); len(s.commits) < 1; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the commit was never queued")
+				}
+			}
+			tc.change(s)
+			close(hold.release)
+			<-checkpointed
+			err = <-committed
+			if err == nil || !strings.Contains(err.Error(), tc.want.Error()) && !errors.Is(err, tc.want) {
+				t.Fatalf("the queued commit: %v, want it refused with %v", err, tc.want)
+			}
+			mustNotSee(t, s, "queued", 0, "after the refused commit")
+		})
 	}
 }

@@ -37,6 +37,11 @@ func TestGroupCounterSums(t *testing.T) {
 		{"clear between deltas", [][]write{{add("a", 4)}, {clear("a")}, {add("a", 2)}}, 2},
 		{"cleared range between deltas", [][]write{{add("a", 4), add("z", 1)}, {clearRange("a", "b")}, {add("a", 2), add("z", 1)}}, 3},
 		{"cleared range elsewhere", [][]write{{add("a", 4)}, {clearRange("m", "n")}, {add("a", 2)}}, 1},
+		// A range's end is not in it: the counter there keeps one sum.
+		{"cleared range ending at a counter", [][]write{{add("b", 4)}, {clearRange("a", "b")}, {add("b", 2)}}, 1},
+		// Every counter of a cleared range is written before the clear,
+		// not only the first.
+		{"cleared range over two counters", [][]write{{add("a", 4), add("a2", 5)}, {clearRange("a", "b")}, {add("a", 2), add("a2", 1)}}, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			grouped, separate := memPebble(t), memPebble(t)

@@ -181,3 +181,14 @@ func TestBlockCache(t *testing.T) {
 		s.Close()
 	}
 }
+
+// The two caches share CacheSize: the value cache a quarter, Pebble's
+// block cache the rest.
+func TestCacheSplit(t *testing.T) {
+	for _, size := range []int64{0, 3, 64 << 20, 1<<30 + 1} {
+		block, value := cacheSplit(size)
+		if block+value != size || value != size/valueCacheFraction {
+			t.Errorf("cacheSplit(%d) = %d block, %d value; want %d and %d", size, block, value, size-size/valueCacheFraction, size/valueCacheFraction)
+		}
+	}
+}

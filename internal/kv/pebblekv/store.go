@@ -238,7 +238,8 @@ func Open(opts Options) (*Store, error) {
 	// Pebble's default for damaged data is its logger's Fatalf: the
 	// process would end in the middle of a request.
 	listener.DataCorruption = dmg.report
-	cache := pebble.NewCache(opts.CacheSize - opts.CacheSize/valueCacheFraction)
+	blockBytes, valueBytes := cacheSplit(opts.CacheSize)
+	cache := pebble.NewCache(blockBytes)
 	defer cache.Unref()
 	popts := pebbleOptions(opts, cache, listener)
 	db, err := openPebble(opts.Dir, popts)
@@ -276,7 +277,7 @@ func Open(opts Options) (*Store, error) {
 	s.current = s.newView(version)
 	s.logSizes = newLogSizes(version)
 	s.logTail = newLogTail(version, maxLogTail)
-	s.values = newValueCache(version, opts.CacheSize/valueCacheFraction)
+	s.values = newValueCache(version, valueBytes)
 	seq := newSequencer(s, version)
 	s.txs = kv.NewTracker(opts.MaxTxAge, s.log)
 	s.wg.Add(2)
@@ -302,6 +303,13 @@ func openPebble(dir string, popts *pebble.Options) (*pebble.DB, error) {
 }
 
 // pebbleOptions are the Pebble options of a store opened with opts.
+// cacheSplit shares Options.CacheSize between Pebble's block cache and the
+// value cache, which gets 1/valueCacheFraction of it.
+func cacheSplit(size int64) (blockBytes, valueBytes int64) {
+	valueBytes = size / valueCacheFraction
+	return size - valueBytes, valueBytes
+}
+
 func pebbleOptions(opts Options, cache *pebble.Cache, listener *pebble.EventListener) *pebble.Options {
 	popts := &pebble.Options{
 		Cache:                 cache,
