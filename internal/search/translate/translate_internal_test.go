@@ -211,3 +211,53 @@ func TestGroupBy(t *testing.T) {
 		t.Fatalf("no group_by: %+v, %v", p, err)
 	}
 }
+
+// TestTextQueryShape: a q with words searches them; a q whose words are
+// all stop words, or a schema with nothing to search, matches nothing; a
+// stop word beside other words is dropped, not required.
+func TestTextQueryShape(t *testing.T) {
+	s, err := schema.Parse("docs", []byte(`{"title":"docs","properties":{"id":{"type":"integer"},"title":{"type":"string"},"n":{"type":"number"}},"primary_key":["id"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	numbers, err := schema.Parse("nums", []byte(`{"title":"nums","properties":{"id":{"type":"integer"},"n":{"type":"number"}},"primary_key":["id"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prepare := func(s *schema.Schema, q string) query.Query {
+		t.Helper()
+		p, err := Prepare(s, Request{Q: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Text
+	}
+	if _, ok := prepare(s, "fox").(*query.MatchNoneQuery); ok {
+		t.Error(`q "fox" on a string field matches nothing`)
+	}
+	if _, ok := prepare(s, "the").(*query.MatchNoneQuery); !ok {
+		t.Errorf(`q "the" (a stop word alone): %s, want match none`, queryJSON(t, prepare(s, "the")))
+	}
+	if _, ok := prepare(numbers, "fox").(*query.MatchNoneQuery); !ok {
+		t.Errorf(`q "fox" with no string field: %s, want match none`, queryJSON(t, prepare(numbers, "fox")))
+	}
+	if got, want := prepare(s, "the fox"), prepare(s, "fox"); !reflect.DeepEqual(got, want) {
+		t.Errorf(`q "the fox": %s, want the query of "fox", %s`, queryJSON(t, got), queryJSON(t, want))
+	}
+}
+
+// A search takes MaxSortFields sort keys, not one more.
+func TestSortFieldsBound(t *testing.T) {
+	s, err := schema.Parse("docs", []byte(`{"title":"docs","properties":{"id":{"type":"integer"},"a":{"type":"integer","sort":true},"b":{"type":"integer","sort":true},"c":{"type":"integer","sort":true}},"primary_key":["id"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []SortField{{Path: "a"}, {Path: "b"}, {Path: "c"}}
+	if _, err := Prepare(s, Request{Sort: keys[:MaxSortFields]}); err != nil {
+		t.Errorf("%d sort keys: %v, want them taken", MaxSortFields, err)
+	}
+	_, err = Prepare(s, Request{Sort: keys[:MaxSortFields+1]})
+	if se, ok := apierror.From(err); !ok || se.Code != apierror.InvalidArgument || se.Message != "sort takes at most 2 fields, got 3" {
+		t.Errorf("%d sort keys: %v, want an INVALID_ARGUMENT", MaxSortFields+1, err)
+	}
+}
