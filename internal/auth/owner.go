@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/foliodb/folio/internal/atomicfile"
 	"github.com/foliodb/folio/internal/kv"
 )
 
@@ -83,8 +84,8 @@ func readOwnerFile(path string) (OwnerCredentials, error) {
 	return c, nil
 }
 
-// writeOwnerFile writes the credentials whole or not at all: to a file
-// of its own beside path, synced, then renamed.
+// writeOwnerFile writes the credentials whole or not at all, readable
+// by the server's user alone.
 func writeOwnerFile(path string, c OwnerCredentials) error {
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
@@ -93,21 +94,10 @@ func writeOwnerFile(path string, c OwnerCredentials) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("owner credentials file: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".owner-*")
-	if err != nil {
-		return fmt.Errorf("owner credentials file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
+	err = atomicfile.Write(path, 0o600, func(f *os.File) error {
+		_, err := f.Write(append(b, '\n'))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("owner credentials file %s: %w", path, err)
 	}

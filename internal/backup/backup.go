@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/foliodb/folio/internal/atomicfile"
 	"github.com/foliodb/folio/internal/kv"
 )
 
@@ -184,7 +185,7 @@ func restore(ctx context.Context, m *Manifest, from, dataDir string, open Opener
 		}
 		done += n
 	}
-	if err := syncDir(dataDir); err != nil {
+	if err := atomicfile.SyncDir(dataDir); err != nil {
 		return err
 	}
 	s, err := open(dataDir)
@@ -275,7 +276,7 @@ func moveFiles(ctx context.Context, src, dst string, files []File, progress Prog
 		done += f.Size
 		report(progress, done, total)
 	}
-	return syncDir(dst)
+	return atomicfile.SyncDir(dst)
 }
 
 func report(progress Progress, done, total int64) {
@@ -334,33 +335,8 @@ func writeManifest(dir string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, ManifestName+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
-	if err != nil {
+	return atomicfile.Write(filepath.Join(dir, ManifestName), 0o640, func(f *os.File) error {
+		_, err := f.Write(append(b, '\n'))
 		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, ManifestName)); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/apierror"
+	"github.com/foliodb/folio/internal/atomicfile"
 	"github.com/foliodb/folio/internal/jsondoc"
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/kv"
@@ -242,73 +243,42 @@ func (vs *vectorSet) save(dir string, at kv.Position) error {
 	if vs == nil || dir == "" {
 		return nil
 	}
-	tmp := filepath.Join(dir, vectorsFile+".tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp) // gone once renamed
-	w := bufio.NewWriterSize(f, 1<<20)
-	hdr := binary.LittleEndian.AppendUint64([]byte(vectorsMagic), uint64(at))
-	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(len(vs.fields)))
-	w.Write(hdr)
-	for _, vf := range vs.fields {
-		h := binary.LittleEndian.AppendUint16(nil, uint16(len(vf.path)))
-		h = append(h, vf.path...)
-		h = binary.LittleEndian.AppendUint32(h, uint32(vf.dims))
-		h = append(h, byte(len(vf.distance)))
-		h = append(h, vf.distance...)
-		// The length comes before the snapshot: written to a counter
-		// first would take the graph twice; the frame's length is
-		// patched in after, at its offset.
-		w.Write(h)
-		if err := w.Flush(); err != nil {
-			f.Close()
-			return err
+	return atomicfile.Write(filepath.Join(dir, vectorsFile), 0o600, func(f *os.File) error {
+		w := bufio.NewWriterSize(f, 1<<20)
+		hdr := binary.LittleEndian.AppendUint64([]byte(vectorsMagic), uint64(at))
+		hdr = binary.LittleEndian.AppendUint32(hdr, uint32(len(vs.fields)))
+		w.Write(hdr)
+		for _, vf := range vs.fields {
+			h := binary.LittleEndian.AppendUint16(nil, uint16(len(vf.path)))
+			h = append(h, vf.path...)
+			h = binary.LittleEndian.AppendUint32(h, uint32(vf.dims))
+			h = append(h, byte(len(vf.distance)))
+			h = append(h, vf.distance...)
+			// The length comes before the snapshot: written to a counter
+			// first would take the graph twice; the frame's length is
+			// patched in after, at its offset.
+			w.Write(h)
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			lenAt, err := f.Seek(0, io.SeekCurrent)
+			if err != nil {
+				return err
+			}
+			w.Write(make([]byte, 8))
+			n, err := vf.idx.WriteTo(w)
+			if err == nil {
+				err = w.Flush()
+			}
+			if err == nil {
+				_, err = f.WriteAt(binary.LittleEndian.AppendUint64(nil, uint64(n)), lenAt)
+			}
+			if err != nil {
+				return err
+			}
 		}
-		lenAt, err := f.Seek(0, io.SeekCurrent)
-		if err != nil {
-			f.Close()
-			return err
-		}
-		w.Write(make([]byte, 8))
-		n, err := vf.idx.WriteTo(w)
-		if err == nil {
-			err = w.Flush()
-		}
-		if err == nil {
-			_, err = f.WriteAt(binary.LittleEndian.AppendUint64(nil, uint64(n)), lenAt)
-		}
-		if err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, vectorsFile)); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+		return w.Flush()
+	})
 }
 
 // errNoVectors: an index directory without the snapshot its schema's
