@@ -10,6 +10,10 @@ import (
 	"github.com/foliodb/folio/internal/tenant"
 )
 
+// Quota is what a namespace may use (tenant.Quota), as the transports
+// name it.
+type Quota = tenant.Quota
+
 // Limits are the bounds a caller's requests meet: the server's own (a
 // request's size and documents) and its namespace's quota (0: none).
 type Limits struct {
