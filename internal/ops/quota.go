@@ -105,10 +105,9 @@ func (o *Ops) SetNamespaceQuota(ctx context.Context, c Caller, req SetNamespaceQ
 	if err != nil {
 		return nil, err
 	}
+	// The namespace's bucket stays (a rate of 0 passes it by), with the
+	// calls it refused, which its usage reports.
 	o.quotas.Set(nsID(ns), req.Quota, time.Now())
-	if req.Quota.RequestsPerSecond == 0 {
-		o.rates.Forget(nsID(ns))
-	}
 	o.log.Info("namespace quota set", "namespace", ns.Name, "storage_bytes", req.Quota.StorageBytes,
 		"requests_per_second", req.Quota.RequestsPerSecond, "by", c.App)
 	return &req.Quota, nil
