@@ -157,6 +157,8 @@ func wantRetry(t testing.TB, r *response) time.Duration {
 	return time.Duration(e.Retry.Delay) * time.Millisecond
 }
 
+const quotaItemsSchema = `{"title":"items","primary_key":["id"],"properties":{"id":{"type":"string"},"v":{"type":"integer"},"pad":{"type":"string"}}}`
+
 // A namespace's quotas, set by the owner: the limits call reports them;
 // a write past the storage quota is 429 with a retry delay and writes
 // nothing; past the rate, every call of the namespace's applications is
@@ -167,9 +169,9 @@ func TestNamespaceQuotas(t *testing.T) {
 		s.owner.ok(t, "POST", "/v1/management/namespaces/acme/create", `{"id":5}`)
 		admin := s.appClient(t, s.owner, `{"name":"a","namespace":"acme","role":"admin"}`)
 		admin.createDB(t, "shop")
-		admin.createColl(t, "shop", "items", authItemsSchema)
+		admin.createColl(t, "shop", "items", quotaItemsSchema)
 		s.owner.createDB(t, "shop")
-		s.owner.createColl(t, "shop", "items", authItemsSchema)
+		s.owner.createColl(t, "shop", "items", quotaItemsSchema)
 
 		wantError(t, admin.do(t, "POST", "/v1/management/namespaces/acme/quota", `{"storage_bytes":1}`), 403, "PERMISSION_DENIED", anyMessage)
 		wantError(t, s.owner.do(t, "POST", "/v1/management/namespaces/nope/quota", `{"storage_bytes":1}`), 404, "NOT_FOUND", "namespace 'nope' doesn't exist")
