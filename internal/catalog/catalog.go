@@ -306,7 +306,7 @@ func (c *Catalog) AllDatabases(ctx context.Context, tx kv.Tx) ([]*Database, erro
 	return c.scanDatabases(ctx, tx, keyspace.AllDatabases())
 }
 
-func (c *Catalog) scanDatabases(ctx context.Context, tx kv.Tx, r kv.Range) ([]*Database, error) {
+func (c *Catalog) scanDatabases(ctx context.Context, tx kv.Reader, r kv.Range) ([]*Database, error) {
 	it := tx.Scan(ctx, r, kv.ScanOptions{})
 	defer it.Close()
 	var out []*Database

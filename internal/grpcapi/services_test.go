@@ -38,18 +38,7 @@ var unbuilt = map[string]string{
 	"tigrisdata.auth.v1.Auth/ListInvitations":                          "",
 	"tigrisdata.auth.v1.Auth/VerifyInvitation":                         "",
 	"tigrisdata.auth.v1.Auth/ListUsers":                                "",
-	"tigrisdata.user.v1.User/insertUserMetadata":                       "user metadata",
-	"tigrisdata.user.v1.User/getUserMetadata":                          "user metadata",
-	"tigrisdata.user.v1.User/updateUserMetadata":                       "user metadata",
 	"tigrisdata.observability.v1.Observability/QueryTimeSeriesMetrics": "metrics queries",
-	"tigrisdata.observability.v1.Observability/QuotaLimits":            "metrics queries",
-	"tigrisdata.observability.v1.Observability/QuotaUsage":             "metrics queries",
-	"tigrisdata.management.v1.Management/InsertUserMetadata":           "",
-	"tigrisdata.management.v1.Management/GetUserMetadata":              "",
-	"tigrisdata.management.v1.Management/UpdateUserMetadata":           "",
-	"tigrisdata.management.v1.Management/InsertNamespaceMetadata":      "",
-	"tigrisdata.management.v1.Management/GetNamespaceMetadata":         "",
-	"tigrisdata.management.v1.Management/UpdateNamespaceMetadata":      "",
 	"tigrisdata.cache.v1.Cache/*":                                      "",
 }
 

@@ -16,8 +16,8 @@ import (
 // "unknown method", so that a client can tell "not built" from "no such
 // call": a method of a service served in part (Tigris, Auth, User) is a
 // method below, which building the call moves to its file; a service
-// served not at all (Cache) or all but one method
-// (Observability) is registered by registerUnbuilt.
+// served not at all (Cache) or in some methods only (Observability) is
+// registered by registerUnbuilt.
 
 func unbuiltError(what string) error {
 	return apierror.Errorf(apierror.Unimplemented, "%s is not implemented by this server yet", what)
@@ -72,32 +72,6 @@ func (s *Server) RotateGlobalAppKeySecret(ctx context.Context, _ *api.RotateGlob
 	return nil, s.unbuilt(ctx)
 }
 
-// Management: 2023's metadata.
-
-func (m managementService) InsertUserMetadata(ctx context.Context, _ *api.InsertUserMetadataRequest) (*api.InsertUserMetadataResponse, error) {
-	return nil, m.s.unbuilt(ctx)
-}
-
-func (m managementService) GetUserMetadata(ctx context.Context, _ *api.GetUserMetadataRequest) (*api.GetUserMetadataResponse, error) {
-	return nil, m.s.unbuilt(ctx)
-}
-
-func (m managementService) UpdateUserMetadata(ctx context.Context, _ *api.UpdateUserMetadataRequest) (*api.UpdateUserMetadataResponse, error) {
-	return nil, m.s.unbuilt(ctx)
-}
-
-func (m managementService) InsertNamespaceMetadata(ctx context.Context, _ *api.InsertNamespaceMetadataRequest) (*api.InsertNamespaceMetadataResponse, error) {
-	return nil, m.s.unbuilt(ctx)
-}
-
-func (m managementService) GetNamespaceMetadata(ctx context.Context, _ *api.GetNamespaceMetadataRequest) (*api.GetNamespaceMetadataResponse, error) {
-	return nil, m.s.unbuilt(ctx)
-}
-
-func (m managementService) UpdateNamespaceMetadata(ctx context.Context, _ *api.UpdateNamespaceMetadataRequest) (*api.UpdateNamespaceMetadataResponse, error) {
-	return nil, m.s.unbuilt(ctx)
-}
-
 // Auth: 2023's invitations and users.
 
 func (a authService) CreateInvitations(ctx context.Context, _ *api.CreateInvitationsRequest) (*api.CreateInvitationsResponse, error) {
@@ -120,25 +94,6 @@ func (a authService) ListUsers(ctx context.Context, _ *api.ListUsersRequest) (*a
 	return nil, a.s.unbuilt(ctx)
 }
 
-// User: 2022's user metadata, with the message its HTTP paths answer 501
-// with.
-
-func (u userService) unbuiltMetadata(ctx context.Context) error {
-	return u.s.fail(ctx, unbuiltError("user metadata"))
-}
-
-func (u userService) InsertUserMetadata(ctx context.Context, _ *api.InsertUserMetadataRequest) (*api.InsertUserMetadataResponse, error) {
-	return nil, u.unbuiltMetadata(ctx)
-}
-
-func (u userService) GetUserMetadata(ctx context.Context, _ *api.GetUserMetadataRequest) (*api.GetUserMetadataResponse, error) {
-	return nil, u.unbuiltMetadata(ctx)
-}
-
-func (u userService) UpdateUserMetadata(ctx context.Context, _ *api.UpdateUserMetadataRequest) (*api.UpdateUserMetadataResponse, error) {
-	return nil, u.unbuiltMetadata(ctx)
-}
-
 // registerUnbuiltServices registers the services not served, or served in
 // one method only.
 func (s *Server) registerUnbuiltServices(g grpc.ServiceRegistrar) {
@@ -147,7 +102,9 @@ func (s *Server) registerUnbuiltServices(g grpc.ServiceRegistrar) {
 	// request and response messages are Tigris.GetInfo's. Its other
 	// methods answer as their HTTP paths do.
 	s.registerUnbuilt(g, &api.Observability_ServiceDesc, api.UnimplementedObservabilityServer{}, "metrics queries",
-		grpc.MethodDesc{MethodName: "GetInfo", Handler: s.observabilityGetInfo})
+		grpc.MethodDesc{MethodName: "GetInfo", Handler: s.observabilityGetInfo},
+		unaryMethod(s, "QuotaLimits", api.Observability_QuotaLimits_FullMethodName, s.quotaLimits),
+		unaryMethod(s, "QuotaUsage", api.Observability_QuotaUsage_FullMethodName, s.quotaUsage))
 	// 2023's caches.
 	s.registerUnbuilt(g, &api.Cache_ServiceDesc, api.UnimplementedCacheServer{}, "")
 }

@@ -130,6 +130,7 @@ func (s *Server) routes() {
 
 	s.projectRoutes(handle)
 	s.searchIndexRoutes(handle)
+	s.tenantRoutes(handle)
 
 	// Calls of the API that Folio does not serve yet: 501, so that a
 	// client can tell "not built" from "no such path".
@@ -139,7 +140,6 @@ func (s *Server) routes() {
 		})
 	}
 	unbuilt("/v1/observability/metrics/", "metrics queries")
-	unbuilt("/v1/users/metadata/", "user metadata")
 
 	handle("POST "+tokenPath, s.token)
 	// Namespaces and applications moved from /v1/admin and /v1/users to

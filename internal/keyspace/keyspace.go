@@ -21,6 +21,9 @@
 //	("a", "app", application id)             → application record
 //	("a", "key", key id)                     → token signing key
 //	("n", node id)                           → a node's registration (see cluster)
+//	("t", namespace id, "ns", key)           → namespace metadata: a JSON value (see tenant)
+//	("t", namespace id, "app", app id, key)  → an application's (user) metadata
+//	("t", namespace id, "quota")             → the namespace's quotas (see tenant)
 //
 // Databases belong to a namespace (a tenant): only their records carry the
 // namespace's id, since everything below a database is keyed by ids that
@@ -49,6 +52,7 @@ const (
 	tagMessage  = "m"
 	tagAuth     = "a"
 	tagNode     = "n"
+	tagTenant   = "t"
 )
 
 // DefaultNamespace is the id of the namespace every database belongs to
@@ -265,6 +269,21 @@ func SigningKey(id string) []byte { return pack(tagAuth, "key", id) }
 
 // SigningKeys is the range of every token signing key.
 func SigningKeys() kv.Range { return prefix(tagAuth, "key") }
+
+// NamespaceMetadata is the key of a namespace's metadata value named key.
+func NamespaceMetadata(ns int64, key string) []byte { return pack(tagTenant, ns, "ns", key) }
+
+// UserMetadata is the key of an application's metadata value named key,
+// in its namespace.
+func UserMetadata(ns int64, app, key string) []byte { return pack(tagTenant, ns, "app", app, key) }
+
+// NamespaceQuota is the key of a namespace's quotas.
+func NamespaceQuota(ns int64) []byte { return pack(tagTenant, ns, "quota") }
+
+// Tenant is the range of everything kept for a namespace besides its
+// databases and applications (its metadata and quotas): what deleting the
+// namespace clears.
+func Tenant(ns int64) kv.Range { return prefix(tagTenant, ns) }
 
 // Node is the key of a node's registration.
 func Node(id string) []byte { return pack(tagNode, id) }

@@ -243,7 +243,11 @@ func (n *Node) build(ctx context.Context) error {
 		n.cluster = cluster.New(n.store, cfg.Cluster)
 	}
 	n.metrics = metrics.New(cfg.Version, n.metricSources())
-	n.ops = ops.New(ops.Config{Options: cfg.Ops, Store: n.store, Observer: n.metrics, Sessions: n.sessions, Streams: n.hub,
+	// The transports enforce the body bound; the quota limits call
+	// reports it.
+	opsOptions := cfg.Ops
+	opsOptions.MaxRequestBytes = cfg.MaxBodyBytes
+	n.ops = ops.New(ops.Config{Options: opsOptions, Store: n.store, Observer: n.metrics, Sessions: n.sessions, Streams: n.hub,
 		Search: n.search, ChangeLog: n.changeLog, Logger: n.log, Catalog: n.catalog, Docs: n.docs, Auth: n.auth,
 		Upgrade: n.upgrade, Cluster: n.cluster})
 	n.forwarder = grpcapi.NewForwarder(n.forwardTLS())

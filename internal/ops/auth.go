@@ -2,10 +2,12 @@ package ops
 
 import (
 	"context"
+	"time"
 
 	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/internal/tenant"
 )
 
 // The calls that manage namespaces, applications and signing keys, and the
@@ -77,8 +79,10 @@ func (o *Ops) DeleteNamespace(ctx context.Context, c Caller, name string) (err e
 	if err != nil {
 		return err
 	}
+	var id int64
 	err = o.run(ctx, func(tx kv.Tx) error {
-		return auth.DeleteNamespace(ctx, tx, name, func(ns auth.Namespace) ([]string, error) {
+		err := auth.DeleteNamespace(ctx, tx, name, func(ns auth.Namespace) ([]string, error) {
+			id = ns.ID
 			// Branches count too: they are databases a user made.
 			dbs, err := o.catalog.AllDatabasesOf(ctx, tx, ns.ID)
 			names := make([]string, len(dbs))
@@ -87,10 +91,18 @@ func (o *Ops) DeleteNamespace(ctx context.Context, c Caller, name string) (err e
 			}
 			return names, err
 		})
+		if err != nil {
+			return err
+		}
+		// Its metadata and quotas go with it: nothing is left keyed by
+		// an id never given again.
+		return tenant.ClearNamespace(tx, id)
 	})
 	if err != nil {
 		return err
 	}
+	o.quotas.Set(id, tenant.Quota{}, time.Now())
+	o.rates.Forget(id)
 	o.log.Info("namespace deleted", "namespace", name, "by", c.App)
 	return nil
 }

@@ -109,10 +109,25 @@ var calls = map[string]call{
 	"DeleteApplication":       {role: auth.RoleAdmin},
 	"ListApplications":        {role: auth.RoleAdmin},
 
+	// An application's own metadata is its own to keep, whatever its
+	// role; its namespace's, shared by every application there, is read
+	// by all and written by its admins.
+	"GetUserMetadata":         {role: auth.RoleReader},
+	"InsertUserMetadata":      {role: auth.RoleReader},
+	"UpdateUserMetadata":      {role: auth.RoleReader},
+	"GetNamespaceMetadata":    {role: auth.RoleReader},
+	"InsertNamespaceMetadata": {role: auth.RoleAdmin},
+	"UpdateNamespaceMetadata": {role: auth.RoleAdmin},
+	// Every application may know its namespace's limits and usage.
+	"QuotaLimits": {role: auth.RoleReader},
+	"QuotaUsage":  {role: auth.RoleReader},
+
 	"CreateNamespace":  {role: auth.RoleOwner},
 	"ListNamespaces":   {role: auth.RoleOwner},
 	"DeleteNamespace":  {role: auth.RoleOwner},
 	"RotateSigningKey": {role: auth.RoleOwner},
+	// Folio's: a hosted server's operator bounds its tenants.
+	"SetNamespaceQuota": {role: auth.RoleOwner},
 	// It reads every tenant's data and writes files on the server's
 	// machine.
 	"Backup": {role: auth.RoleOwner, unbounded: true},
@@ -161,6 +176,9 @@ func (o *Ops) open(ctx context.Context, c Caller, name string) (context.Context,
 		return ctx, op, &apierror.Error{Code: apierror.Internal, Message: "call " + name + " is not declared", Cause: errUnknownCall}
 	}
 	if err := o.authorize(c, spec.role); err != nil {
+		return ctx, op, err
+	}
+	if err := o.checkRate(ctx, c, spec.role, op.start); err != nil {
 		return ctx, op, err
 	}
 	if !spec.unbounded {

@@ -93,8 +93,10 @@ func (o *Ops) writeDocuments(ctx context.Context, c Caller, req WriteDocumentsRe
 	}
 	var res *documents.WriteResult
 	err = o.inCollection(ctx, c, db, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
-		res, err = write(ctx, tx, coll, req.Documents)
-		return err
+		if res, err = write(ctx, tx, coll, req.Documents); err != nil {
+			return err
+		}
+		return o.checkStorage(ctx, tx, c)
 	})
 	if err != nil {
 		return nil, err
@@ -135,8 +137,10 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (_ *Write
 	}
 	var res *documents.WriteResult
 	err = o.filtered(ctx, c, db, req.Collection, req.Tx, req.Filter, req.Collation, func(tx kv.Tx, coll *catalog.Collection, f filter.Filter) (err error) {
-		res, err = o.docs.Update(ctx, tx, coll, f, req.Fields, req.Limit)
-		return err
+		if res, err = o.docs.Update(ctx, tx, coll, f, req.Fields, req.Limit); err != nil {
+			return err
+		}
+		return o.checkStorage(ctx, tx, c)
 	})
 	if err != nil {
 		return nil, err

@@ -64,8 +64,10 @@ func (o *Ops) Import(ctx context.Context, c Caller, req ImportRequest) (_ *Write
 		if err != nil {
 			return err
 		}
-		res, err = o.docs.Insert(ctx, tx, coll, req.Documents)
-		return err
+		if res, err = o.docs.Insert(ctx, tx, coll, req.Documents); err != nil {
+			return err
+		}
+		return o.checkStorage(ctx, tx, c)
 	})
 	if err != nil {
 		return nil, err

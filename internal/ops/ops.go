@@ -34,6 +34,7 @@ import (
 	"github.com/foliodb/folio/internal/search"
 	"github.com/foliodb/folio/internal/session"
 	"github.com/foliodb/folio/internal/streams"
+	"github.com/foliodb/folio/internal/tenant"
 )
 
 // Caller is who makes a request, as Authenticate found it from the
@@ -196,6 +197,9 @@ type Options struct {
 	// 0 (or less) logs none as slow.
 	LogRequests bool
 	SlowRequest time.Duration
+	// MaxRequestBytes is the bound of a request's body the transports
+	// enforce, which the quota limits call reports; the node sets it.
+	MaxRequestBytes int64
 	// BackupDir is the directory the backup call writes under, so that a
 	// caller cannot have the server write (or probe) anywhere else; empty
 	// turns the call off.
@@ -225,6 +229,12 @@ type Ops struct {
 	health   healthProbe
 	reads    readSlots
 	forwards forwardCounts
+	// quotas caches the namespaces' quotas; rates enforces their request
+	// rates on this node; storageRefused counts the writes their storage
+	// quotas refused (quota.go).
+	quotas         *tenant.Quotas
+	rates          *tenant.Rates
+	storageRefused refusals
 }
 
 // New returns the operations over cfg's store and parts.
@@ -249,7 +259,8 @@ func New(cfg Config) *Ops {
 	}
 	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: cfg.Catalog, docs: cfg.Docs,
 		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, search: cfg.Search, auth: cfg.Auth, health: newHealthProbe(),
-		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait)}
+		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait), rates: tenant.NewRates()}
+	o.quotas = tenant.NewQuotas(o.loadQuota)
 	return o
 }
 

@@ -309,7 +309,7 @@ func (o *Ops) writeIndexDocuments(ctx context.Context, c Caller, req IndexDocume
 			}
 			out[i].Err = e
 		}
-		return nil
+		return o.checkStorage(ctx, tx, c)
 	})
 	return out, err
 }

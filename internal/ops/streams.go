@@ -248,8 +248,10 @@ func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (_ *Pub
 	}
 	var res *messages.PublishResult
 	err = o.inCollection(ctx, c, db, req.Collection, req.Tx, func(tx kv.Tx, coll *catalog.Collection) (err error) {
-		res, err = o.messages.Publish(ctx, tx, coll, req.Partition, req.Messages)
-		return err
+		if res, err = o.messages.Publish(ctx, tx, coll, req.Partition, req.Messages); err != nil {
+			return err
+		}
+		return o.checkStorage(ctx, tx, c)
 	})
 	if err != nil {
 		return nil, err

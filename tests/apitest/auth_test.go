@@ -247,6 +247,18 @@ func TestRolesAgainstCalls(t *testing.T) {
 				{op: "DeleteNamespace", method: "DELETE", path: "/v1/management/namespaces/ns_" + w},
 				{op: "RotateSigningKey", method: "POST", path: "/v1/management/keys/rotate"},
 				{op: "Backup", method: "POST", path: "/v1/management/backup", body: `{"dir":` + quote(filepath.Join(t.TempDir(), "backup")) + `}`, mayRefuse: true},
+
+				{op: "InsertUserMetadata", method: "POST", path: "/v1/management/users/metadata/k_" + w + "/insert", body: `{"value":1}`},
+				{op: "InsertUserMetadata", method: "POST", path: "/v1/users/metadata/k22_" + w + "/insert", body: `{"value":1}`},
+				{op: "GetUserMetadata", method: "POST", path: "/v1/management/users/metadata/k_" + w + "/get"},
+				{op: "UpdateUserMetadata", method: "POST", path: "/v1/management/users/metadata/k_" + w + "/update", body: `{"value":2}`},
+				{op: "InsertNamespaceMetadata", method: "POST", path: "/v1/management/namespace/metadata/k_" + w + "/insert", body: `{"value":1}`},
+				{op: "GetNamespaceMetadata", method: "POST", path: "/v1/management/namespace/metadata/k_" + w + "/get"},
+				{op: "UpdateNamespaceMetadata", method: "POST", path: "/v1/management/namespace/metadata/k_" + w + "/update", body: `{"value":2}`},
+				{op: "QuotaLimits", method: "POST", path: "/v1/observability/quota/limits", body: `{}`},
+				{op: "QuotaUsage", method: "POST", path: "/v1/observability/quota/usage", body: `{}`},
+				// A quota of 0 is none: the role test changes nothing.
+				{op: "SetNamespaceQuota", method: "POST", path: "/v1/management/namespaces/beta/quota", body: `{"storage_bytes":0}`},
 			}
 		}
 		for _, role := range roletest.Roles {

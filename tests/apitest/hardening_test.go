@@ -133,7 +133,6 @@ func TestUnbuiltCallsAnswerUnimplemented(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		withUsers(t, c)
 		for _, tc := range []struct{ method, path, body, message string }{
-			{"POST", "/v1/users/metadata/k/get", `{}`, "user metadata is not implemented by this server yet"},
 			{"POST", "/v1/observability/metrics/timeseries/query", `{}`, "metrics queries is not implemented by this server yet"},
 		} {
 			wantError(t, c.do(t, tc.method, tc.path, tc.body), 501, "UNIMPLEMENTED", tc.message)

@@ -147,6 +147,7 @@ func TestApplicationFlow(t *testing.T) {
 		{"explain", f.explain},
 		{"search with facets", f.search},
 		{"branch", f.branch},
+		{"quota limits and usage", f.quotas},
 		{"delete one", f.deleteOne},
 		{"delete", f.delete},
 		{"describe project", f.describeProject},
@@ -1044,4 +1045,23 @@ func sortedNames(ps []Product) []string {
 	names := namesOf(ps)
 	slices.Sort(names)
 	return names
+}
+
+// quotas asks the client's Observability for the namespace's limits and
+// usage: a server without quotas bounds nothing (0), and the namespace
+// stores the flow's documents.
+func (f *flow) quotas(ctx context.Context, t *testing.T) {
+	o, err := driver.NewObservability(ctx, &config.Driver{URL: f.e.url})
+	if err != nil {
+		t.Fatalf("driver.NewObservability: %v", err)
+	}
+	defer o.Close()
+	limits, err := o.QuotaLimits(ctx)
+	if err != nil || limits.ReadUnits != 0 || limits.WriteUnits != 0 || limits.StorageSize != 0 {
+		t.Errorf("QuotaLimits: %+v, %v; want no bounds", limits, err)
+	}
+	usage, err := o.QuotaUsage(ctx)
+	if err != nil || usage.StorageSize <= 0 {
+		t.Errorf("QuotaUsage: %+v, %v; want the bytes of the flow's documents", usage, err)
+	}
 }
