@@ -30,48 +30,6 @@ func (s *Server) unbuilt(ctx context.Context) error {
 	return s.fail(ctx, unbuiltError(strings.TrimPrefix(method, "/")))
 }
 
-// Tigris: 2023's app keys.
-
-func (s *Server) CreateAppKey(ctx context.Context, _ *api.CreateAppKeyRequest) (*api.CreateAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) UpdateAppKey(ctx context.Context, _ *api.UpdateAppKeyRequest) (*api.UpdateAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) DeleteAppKey(ctx context.Context, _ *api.DeleteAppKeyRequest) (*api.DeleteAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) ListAppKeys(ctx context.Context, _ *api.ListAppKeysRequest) (*api.ListAppKeysResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) RotateAppKeySecret(ctx context.Context, _ *api.RotateAppKeyRequest) (*api.RotateAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) CreateGlobalAppKey(ctx context.Context, _ *api.CreateGlobalAppKeyRequest) (*api.CreateGlobalAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) UpdateGlobalAppKey(ctx context.Context, _ *api.UpdateGlobalAppKeyRequest) (*api.UpdateGlobalAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) DeleteGlobalAppKey(ctx context.Context, _ *api.DeleteGlobalAppKeyRequest) (*api.DeleteGlobalAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) ListGlobalAppKeys(ctx context.Context, _ *api.ListGlobalAppKeysRequest) (*api.ListGlobalAppKeysResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) RotateGlobalAppKeySecret(ctx context.Context, _ *api.RotateGlobalAppKeySecretRequest) (*api.RotateGlobalAppKeySecretResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
 // Management: 2023's metadata.
 
 func (m managementService) InsertUserMetadata(ctx context.Context, _ *api.InsertUserMetadataRequest) (*api.InsertUserMetadataResponse, error) {
@@ -96,28 +54,6 @@ func (m managementService) GetNamespaceMetadata(ctx context.Context, _ *api.GetN
 
 func (m managementService) UpdateNamespaceMetadata(ctx context.Context, _ *api.UpdateNamespaceMetadataRequest) (*api.UpdateNamespaceMetadataResponse, error) {
 	return nil, m.s.unbuilt(ctx)
-}
-
-// Auth: 2023's invitations and users.
-
-func (a authService) CreateInvitations(ctx context.Context, _ *api.CreateInvitationsRequest) (*api.CreateInvitationsResponse, error) {
-	return nil, a.s.unbuilt(ctx)
-}
-
-func (a authService) DeleteInvitations(ctx context.Context, _ *api.DeleteInvitationsRequest) (*api.DeleteInvitationsResponse, error) {
-	return nil, a.s.unbuilt(ctx)
-}
-
-func (a authService) ListInvitations(ctx context.Context, _ *api.ListInvitationsRequest) (*api.ListInvitationsResponse, error) {
-	return nil, a.s.unbuilt(ctx)
-}
-
-func (a authService) VerifyInvitation(ctx context.Context, _ *api.VerifyInvitationRequest) (*api.VerifyInvitationResponse, error) {
-	return nil, a.s.unbuilt(ctx)
-}
-
-func (a authService) ListUsers(ctx context.Context, _ *api.ListUsersRequest) (*api.ListUsersResponse, error) {
-	return nil, a.s.unbuilt(ctx)
 }
 
 // User: 2022's user metadata, with the message its HTTP paths answer 501
