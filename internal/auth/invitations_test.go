@@ -89,7 +89,9 @@ func TestInvitationOneTimeUse(t *testing.T) {
 		})
 		// Deleted, an invitation's code verifies no more.
 		gone := f.invite(t, admin, "dee@example.com", RoleEditor)
-		f.run(t, func(tx kv.Tx) error { return f.svc.DeleteInvitations(bg, tx, admin, "dee@example.com", InvitationPending) })
+		f.run(t, func(tx kv.Tx) error {
+			return f.svc.DeleteInvitations(bg, tx, admin, "dee@example.com", InvitationPending)
+		})
 		_, err = f.verify("dee@example.com", gone.Code)
 		wantCode(t, err, apierror.Unauthenticated, "")
 	})
