@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -28,6 +29,8 @@ type Application struct {
 	Secret      string
 	Namespace   Namespace
 	Role        Role
+	Project     string // the one project (database) an app key reaches; "" for the namespace
+	Email       string // of whom an invitation made it a user, if one did
 	CreatedAt   time.Time
 	CreatedBy   string
 	UpdatedAt   time.Time
@@ -41,6 +44,8 @@ type appRecord struct {
 	Description string    `json:"description,omitempty"`
 	NS          string    `json:"namespace"`
 	Role        Role      `json:"role"`
+	Project     string    `json:"project,omitempty"` // see Application.Project
+	Email       string    `json:"email,omitempty"`   // see Application.Email
 	SecretHash  []byte    `json:"secret_hash"`
 	SecretGen   int64     `json:"secret_gen"` // bumped by every rotation: older tokens are revoked
 	CreatedAt   time.Time `json:"created_at"`
@@ -94,6 +99,8 @@ type NewApplication struct {
 	Name, Description string
 	Namespace         Namespace
 	Role              Role
+	Project           string // see Application.Project
+	Email             string // see Application.Email
 	CreatedBy         string // the caller's application id, "" for the server itself
 	CreatedByOwner    bool   // the caller has the owner's role
 	// WithoutAuth: the caller is the anonymous one of a server without
@@ -127,6 +134,9 @@ func (s *Service) CreateApplication(ctx context.Context, tx kv.Tx, a NewApplicat
 	if !a.Role.Valid() {
 		return nil, apierror.Errorf(apierror.InvalidArgument, "unknown role '%s'", a.Role)
 	}
+	if err := checkScope(a.Project, a.Role); err != nil {
+		return nil, err
+	}
 	if a.ID == "" {
 		a.ID = newAppID()
 	}
@@ -140,7 +150,7 @@ func (s *Service) CreateApplication(ctx context.Context, tx kv.Tx, a NewApplicat
 	} else if !errors.Is(err, kv.ErrNotFound) {
 		return nil, err
 	}
-	rec := appRecord{Name: a.Name, Description: a.Description, NS: a.Namespace.Name, Role: a.Role,
+	rec := appRecord{Name: a.Name, Description: a.Description, NS: a.Namespace.Name, Role: a.Role, Project: a.Project, Email: a.Email,
 		SecretHash: s.hash(a.Secret), SecretGen: 1, CreatedAt: s.now().UTC(), CreatedBy: a.CreatedBy,
 		CreatedByOwner: a.CreatedByOwner, WithoutAuth: a.WithoutAuth, OwnerFile: a.OwnerFile}
 	if err := putApp(tx, a.ID, rec); err != nil {
@@ -152,7 +162,7 @@ func (s *Service) CreateApplication(ctx context.Context, tx kv.Tx, a NewApplicat
 }
 
 func (r appRecord) application(id string, ns Namespace) *Application {
-	return &Application{ID: id, Name: r.Name, Description: r.Description, Namespace: ns, Role: r.Role,
+	return &Application{ID: id, Name: r.Name, Description: r.Description, Namespace: ns, Role: r.Role, Project: r.Project, Email: r.Email,
 		CreatedAt: r.CreatedAt, CreatedBy: r.CreatedBy, UpdatedAt: r.UpdatedAt, UpdatedBy: r.UpdatedBy,
 		WithoutAuth: r.WithoutAuth}
 }
@@ -212,7 +222,7 @@ func visibleApp(ctx context.Context, tx kv.Tx, by Caller, id string) (appRecord,
 	if err != nil {
 		return appRecord{}, Namespace{}, err
 	}
-	if !ok || (by.Role != RoleOwner && rec.NS != by.Namespace.Name) {
+	if !ok || !by.sees(rec) {
 		return appRecord{}, Namespace{}, apierror.Errorf(apierror.NotFound, "application '%s' doesn't exist", id)
 	}
 	ns, err := LookupNamespace(ctx, tx, rec.NS)
@@ -224,6 +234,9 @@ func visibleApp(ctx context.Context, tx kv.Tx, by Caller, id string) (appRecord,
 type ApplicationUpdate struct {
 	ID, Name, Description string
 	Role                  Role
+	// Partial keeps the name, or the description, where the update's is
+	// empty, as the app key calls do.
+	Partial bool
 }
 
 // UpdateApplication changes an application the caller may see.
@@ -232,11 +245,18 @@ func (s *Service) UpdateApplication(ctx context.Context, tx kv.Tx, by Caller, u 
 	if err != nil {
 		return nil, err
 	}
+	if u.Partial {
+		u.Name = cmp.Or(u.Name, rec.Name)
+		u.Description = cmp.Or(u.Description, rec.Description)
+	}
 	if err := checkAppFields(u.Name, u.Description); err != nil {
 		return nil, err
 	}
 	if u.Role != "" {
 		if err := canGrant(by, u.Role); err != nil {
+			return nil, err
+		}
+		if err := checkScope(rec.Project, u.Role); err != nil {
 			return nil, err
 		}
 		rec.Role = u.Role
@@ -324,7 +344,7 @@ func (s *Service) listApplications(ctx context.Context, tx kv.Tx, by Caller, kee
 		if err := json.Unmarshal(it.Value(), &rec); err != nil {
 			return nil, corrupt("application", it.Key(), err)
 		}
-		if (by.Role != RoleOwner && rec.NS != by.Namespace.Name) || !keep(rec) {
+		if !by.sees(rec) || !keep(rec) {
 			continue
 		}
 		id, err := keyspace.LastString(it.Key())

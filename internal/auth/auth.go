@@ -72,6 +72,9 @@ type Config struct {
 	// AppCacheTTL is how long a node trusts what it read of an
 	// application when it verifies a token (default 5s).
 	AppCacheTTL time.Duration
+	// InvitationTTL is how long an invitation's code verifies (default
+	// DefaultInvitationTTL).
+	InvitationTTL time.Duration
 	// FailedPerMinute bounds failed token requests per client id from
 	// one address; an address gets twice as many across client ids
 	// (default 10).
@@ -121,6 +124,9 @@ func New(store kv.Store, cfg Config) *Service {
 	if cfg.AppCacheTTL <= 0 {
 		cfg.AppCacheTTL = DefaultAppCacheTTL
 	}
+	if cfg.InvitationTTL <= 0 {
+		cfg.InvitationTTL = DefaultInvitationTTL
+	}
 	if cfg.FailedPerMinute <= 0 {
 		cfg.FailedPerMinute = DefaultFailedPerMinute
 	}
@@ -145,6 +151,12 @@ type Caller struct {
 	App       string // the application's id
 	Namespace Namespace
 	Role      Role
+	// Project confines the caller to one project: its application's
+	// (Application.Project); "" reaches the namespace.
+	Project string
+	// View narrows the applications a call sees to a Scope (the app key
+	// calls'); the zero View is every one the caller may see.
+	View Scope
 }
 
 // errUnauthenticated is the original's answer to a request without a

@@ -255,7 +255,7 @@ func (s *Service) Verify(ctx context.Context, token string) (Caller, error) {
 	if !found || rec.SecretGen != c.Gen {
 		return Caller{}, unauthenticated("token revoked: its application was deleted or its secret rotated")
 	}
-	return Caller{App: c.Subject, Namespace: Namespace{ID: c.NamespaceID, Name: c.Namespace}, Role: rec.Role}, nil
+	return Caller{App: c.Subject, Namespace: Namespace{ID: c.NamespaceID, Name: c.Namespace}, Role: rec.Role, Project: rec.Project}, nil
 }
 
 // verifiedTokens remembers the access tokens a node has verified, until

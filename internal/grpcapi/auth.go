@@ -73,8 +73,8 @@ func peerHost(ctx context.Context) string {
 	return host
 }
 
-// authService serves Auth: tokens. Its 2023 calls (invitations, users)
-// are not built (unbuilt.go).
+// authService serves Auth: tokens, and 2023's invitations and users
+// (appkeys.go).
 type authService struct {
 	api.UnsafeAuthServer
 	s *Server

@@ -24,8 +24,9 @@ import (
 
 // notOverGRPC are the calls with a role that the gRPC services do not
 // have: the signing key's rotation, backup and namespace quotas are
-// HTTP's only (Folio's calls, which the wire definitions do not have).
-var notOverGRPC = []string{"RotateSigningKey", "Backup", "SetNamespaceQuota"}
+// HTTP's only (Folio's calls, which the wire definitions do not have), as
+// is whoami (the final wire's Observability has no WhoAmI).
+var notOverGRPC = []string{"RotateSigningKey", "Backup", "SetNamespaceQuota", "WhoAmI"}
 
 // Each role against every call of the gRPC services that needs one, as
 // over HTTP (apitest.TestRolesAgainstCalls): within the role it succeeds,
@@ -107,6 +108,20 @@ func TestRolesOverGRPC(t *testing.T) {
 		for _, r := range roletest.Roles {
 			target[r], _ = app(adminToken, `{"name":"target of `+string(r)+`","role":"reader"}`)
 		}
+		// A key of shop and a global key of acme for each caller to
+		// update, rotate and delete.
+		projectKey, globalKey := map[auth.Role]string{}, map[auth.Role]string{}
+		for _, r := range roletest.Roles {
+			pk, err := s.rpc.CreateAppKey(as(ctx(t), adminToken), &api.CreateAppKeyRequest{Project: "shop", Name: "key of " + string(r), Role: "reader"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gk, err := s.rpc.CreateGlobalAppKey(as(ctx(t), adminToken), &api.CreateGlobalAppKeyRequest{Name: "global key of " + string(r), Role: "reader"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			projectKey[r], globalKey[r] = pk.CreatedAppKey.Id, gk.CreatedAppKey.Id
+		}
 
 		// opened is the outcome of opening a stream: its error, or none
 		// once the server sent the stream's header (an event stream sends
@@ -136,6 +151,7 @@ func TestRolesOverGRPC(t *testing.T) {
 		}
 		calls := func(who auth.Role, allowed func(op string) bool) []call {
 			w, id := string(who), target[who]
+			pk, gk := projectKey[who], globalKey[who]
 			rpc := s.rpc
 			return []call{
 				{"ListDatabases", func(c context.Context) error { _, err := rpc.ListDatabases(c, &api.ListDatabasesRequest{}); return err }},
@@ -347,6 +363,63 @@ func TestRolesOverGRPC(t *testing.T) {
 				}},
 				{"DeleteApplication", func(c context.Context) error {
 					_, err := users.DeleteApplication(c, &api.DeleteApplicationsRequest{Id: id})
+					return err
+				}},
+
+				{"ListAppKeys", func(c context.Context) error {
+					_, err := rpc.ListAppKeys(c, &api.ListAppKeysRequest{Project: "shop"})
+					return err
+				}},
+				{"CreateAppKey", func(c context.Context) error {
+					_, err := rpc.CreateAppKey(c, &api.CreateAppKeyRequest{Project: "shop", Name: "key by " + w, Role: "reader"})
+					return err
+				}},
+				{"UpdateAppKey", func(c context.Context) error {
+					_, err := rpc.UpdateAppKey(c, &api.UpdateAppKeyRequest{Project: "shop", Id: pk, Description: "updated by " + w})
+					return err
+				}},
+				{"RotateAppKeySecret", func(c context.Context) error {
+					_, err := rpc.RotateAppKeySecret(c, &api.RotateAppKeyRequest{Project: "shop", Id: pk})
+					return err
+				}},
+				{"DeleteAppKey", func(c context.Context) error {
+					_, err := rpc.DeleteAppKey(c, &api.DeleteAppKeyRequest{Project: "shop", Id: pk})
+					return err
+				}},
+				{"ListGlobalAppKeys", func(c context.Context) error {
+					_, err := rpc.ListGlobalAppKeys(c, &api.ListGlobalAppKeysRequest{})
+					return err
+				}},
+				{"CreateGlobalAppKey", func(c context.Context) error {
+					_, err := rpc.CreateGlobalAppKey(c, &api.CreateGlobalAppKeyRequest{Name: "global key by " + w, Role: "reader"})
+					return err
+				}},
+				{"UpdateGlobalAppKey", func(c context.Context) error {
+					_, err := rpc.UpdateGlobalAppKey(c, &api.UpdateGlobalAppKeyRequest{Id: gk, Description: "updated by " + w})
+					return err
+				}},
+				{"RotateGlobalAppKeySecret", func(c context.Context) error {
+					_, err := rpc.RotateGlobalAppKeySecret(c, &api.RotateGlobalAppKeySecretRequest{Id: gk})
+					return err
+				}},
+				{"DeleteGlobalAppKey", func(c context.Context) error {
+					_, err := rpc.DeleteGlobalAppKey(c, &api.DeleteGlobalAppKeyRequest{Id: gk})
+					return err
+				}},
+				{"CreateInvitations", func(c context.Context) error {
+					_, err := authc.CreateInvitations(c, &api.CreateInvitationsRequest{Invitations: []*api.InvitationInfo{{Email: w + "@example.com", Role: "reader"}}})
+					return err
+				}},
+				{"ListInvitations", func(c context.Context) error {
+					_, err := authc.ListInvitations(c, &api.ListInvitationsRequest{})
+					return err
+				}},
+				{"DeleteInvitations", func(c context.Context) error {
+					_, err := authc.DeleteInvitations(c, &api.DeleteInvitationsRequest{Email: w + "@example.com"})
+					return err
+				}},
+				{"ListUsers", func(c context.Context) error {
+					_, err := authc.ListUsers(c, &api.ListUsersRequest{})
 					return err
 				}},
 

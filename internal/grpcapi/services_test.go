@@ -23,21 +23,6 @@ import (
 // UNIMPLEMENTED answer says is not implemented; a whole service's methods
 // under "service/*". Building a call takes it off this list.
 var unbuilt = map[string]string{
-	"tigrisdata.v1.Tigris/CreateAppKey":                                "",
-	"tigrisdata.v1.Tigris/UpdateAppKey":                                "",
-	"tigrisdata.v1.Tigris/DeleteAppKey":                                "",
-	"tigrisdata.v1.Tigris/ListAppKeys":                                 "",
-	"tigrisdata.v1.Tigris/RotateAppKeySecret":                          "",
-	"tigrisdata.v1.Tigris/CreateGlobalAppKey":                          "",
-	"tigrisdata.v1.Tigris/UpdateGlobalAppKey":                          "",
-	"tigrisdata.v1.Tigris/DeleteGlobalAppKey":                          "",
-	"tigrisdata.v1.Tigris/ListGlobalAppKeys":                           "",
-	"tigrisdata.v1.Tigris/RotateGlobalAppKeySecret":                    "",
-	"tigrisdata.auth.v1.Auth/CreateInvitations":                        "",
-	"tigrisdata.auth.v1.Auth/DeleteInvitations":                        "",
-	"tigrisdata.auth.v1.Auth/ListInvitations":                          "",
-	"tigrisdata.auth.v1.Auth/VerifyInvitation":                         "",
-	"tigrisdata.auth.v1.Auth/ListUsers":                                "",
 	"tigrisdata.observability.v1.Observability/QueryTimeSeriesMetrics": "metrics queries",
 	"tigrisdata.cache.v1.Cache/*":                                      "",
 }

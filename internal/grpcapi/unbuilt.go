@@ -2,7 +2,6 @@ package grpcapi
 
 import (
 	"context"
-	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -14,84 +13,11 @@ import (
 // The calls of the API that Folio does not serve yet, all here. Each
 // answers UNIMPLEMENTED, rather than gRPC's own "unknown service" or
 // "unknown method", so that a client can tell "not built" from "no such
-// call": a method of a service served in part (Tigris, Auth, User) is a
-// method below, which building the call moves to its file; a service
-// served not at all (Cache) or in some methods only (Observability) is
-// registered by registerUnbuilt.
+// call": a service served not at all (Cache) or in some methods only
+// (Observability) is registered by registerUnbuilt.
 
 func unbuiltError(what string) error {
 	return apierror.Errorf(apierror.Unimplemented, "%s is not implemented by this server yet", what)
-}
-
-// unbuilt is the error of a call not built yet, naming its method
-// ("tigrisdata.v1.Tigris/CreateProject").
-func (s *Server) unbuilt(ctx context.Context) error {
-	method, _ := grpc.Method(ctx)
-	return s.fail(ctx, unbuiltError(strings.TrimPrefix(method, "/")))
-}
-
-// Tigris: 2023's app keys.
-
-func (s *Server) CreateAppKey(ctx context.Context, _ *api.CreateAppKeyRequest) (*api.CreateAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) UpdateAppKey(ctx context.Context, _ *api.UpdateAppKeyRequest) (*api.UpdateAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) DeleteAppKey(ctx context.Context, _ *api.DeleteAppKeyRequest) (*api.DeleteAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) ListAppKeys(ctx context.Context, _ *api.ListAppKeysRequest) (*api.ListAppKeysResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) RotateAppKeySecret(ctx context.Context, _ *api.RotateAppKeyRequest) (*api.RotateAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) CreateGlobalAppKey(ctx context.Context, _ *api.CreateGlobalAppKeyRequest) (*api.CreateGlobalAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) UpdateGlobalAppKey(ctx context.Context, _ *api.UpdateGlobalAppKeyRequest) (*api.UpdateGlobalAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) DeleteGlobalAppKey(ctx context.Context, _ *api.DeleteGlobalAppKeyRequest) (*api.DeleteGlobalAppKeyResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) ListGlobalAppKeys(ctx context.Context, _ *api.ListGlobalAppKeysRequest) (*api.ListGlobalAppKeysResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-func (s *Server) RotateGlobalAppKeySecret(ctx context.Context, _ *api.RotateGlobalAppKeySecretRequest) (*api.RotateGlobalAppKeySecretResponse, error) {
-	return nil, s.unbuilt(ctx)
-}
-
-// Auth: 2023's invitations and users.
-
-func (a authService) CreateInvitations(ctx context.Context, _ *api.CreateInvitationsRequest) (*api.CreateInvitationsResponse, error) {
-	return nil, a.s.unbuilt(ctx)
-}
-
-func (a authService) DeleteInvitations(ctx context.Context, _ *api.DeleteInvitationsRequest) (*api.DeleteInvitationsResponse, error) {
-	return nil, a.s.unbuilt(ctx)
-}
-
-func (a authService) ListInvitations(ctx context.Context, _ *api.ListInvitationsRequest) (*api.ListInvitationsResponse, error) {
-	return nil, a.s.unbuilt(ctx)
-}
-
-func (a authService) VerifyInvitation(ctx context.Context, _ *api.VerifyInvitationRequest) (*api.VerifyInvitationResponse, error) {
-	return nil, a.s.unbuilt(ctx)
-}
-
-func (a authService) ListUsers(ctx context.Context, _ *api.ListUsersRequest) (*api.ListUsersResponse, error) {
-	return nil, a.s.unbuilt(ctx)
 }
 
 // registerUnbuiltServices registers the services not served, or served in

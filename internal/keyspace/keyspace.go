@@ -264,6 +264,15 @@ func Application(id string) []byte { return pack(tagAuth, "app", id) }
 // Applications is the range of every application record.
 func Applications() kv.Range { return prefix(tagAuth, "app") }
 
+// Invitation is the key of the invitation of an email to a namespace.
+func Invitation(email, ns string) []byte { return pack(tagAuth, "inv", email, ns) }
+
+// InvitationsOf is the range of an email's invitations, to any namespace.
+func InvitationsOf(email string) kv.Range { return prefix(tagAuth, "inv", email) }
+
+// Invitations is the range of every invitation.
+func Invitations() kv.Range { return prefix(tagAuth, "inv") }
+
 // SigningKey is the key of a token signing key.
 func SigningKey(id string) []byte { return pack(tagAuth, "key", id) }
 

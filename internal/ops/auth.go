@@ -135,6 +135,9 @@ func (o *Ops) CreateApplication(ctx context.Context, c Caller, req CreateApplica
 		return nil, req.Malformed
 	}
 	by := o.principal(c)
+	if by.Project != "" {
+		return nil, apierror.Errorf(apierror.PermissionDenied, "an app key of project '%s' cannot create applications of the whole namespace", by.Project)
+	}
 	role := DefaultApplicationRole
 	if req.Role != "" {
 		role = auth.Role(req.Role)

@@ -51,6 +51,8 @@ var calls = map[string]call{
 	"Health":         {role: Anyone, unbounded: true},
 	"Info":           {role: Anyone, unbounded: true},
 	"GetAccessToken": {role: Anyone},
+	// The invitee has no credentials yet: the code is one.
+	"VerifyInvitation": {role: Anyone},
 
 	"ListDatabases":       {role: auth.RoleReader},
 	"DescribeDatabase":    {role: auth.RoleReader},
@@ -71,6 +73,7 @@ var calls = map[string]call{
 	"ListIndexes":         {role: auth.RoleReader},
 	"IndexGet":            {role: auth.RoleReader},
 	"IndexSearch":         {role: auth.RoleReader},
+	"WhoAmI":              {role: auth.RoleReader},
 
 	"CreateDatabase":           {role: auth.RoleEditor},
 	"DropDatabase":             {role: auth.RoleEditor},
@@ -108,6 +111,22 @@ var calls = map[string]call{
 	"RotateApplicationSecret": {role: auth.RoleAdmin},
 	"DeleteApplication":       {role: auth.RoleAdmin},
 	"ListApplications":        {role: auth.RoleAdmin},
+	// App keys are applications with a scope; invitations make them;
+	// users are they.
+	"CreateAppKey":             {role: auth.RoleAdmin},
+	"UpdateAppKey":             {role: auth.RoleAdmin},
+	"DeleteAppKey":             {role: auth.RoleAdmin},
+	"ListAppKeys":              {role: auth.RoleAdmin},
+	"RotateAppKeySecret":       {role: auth.RoleAdmin},
+	"CreateGlobalAppKey":       {role: auth.RoleAdmin},
+	"UpdateGlobalAppKey":       {role: auth.RoleAdmin},
+	"DeleteGlobalAppKey":       {role: auth.RoleAdmin},
+	"ListGlobalAppKeys":        {role: auth.RoleAdmin},
+	"RotateGlobalAppKeySecret": {role: auth.RoleAdmin},
+	"CreateInvitations":        {role: auth.RoleAdmin},
+	"DeleteInvitations":        {role: auth.RoleAdmin},
+	"ListInvitations":          {role: auth.RoleAdmin},
+	"ListUsers":                {role: auth.RoleAdmin},
 
 	// An application's own metadata is its own to keep, whatever its
 	// role; its namespace's, shared by every application there, is read

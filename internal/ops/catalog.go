@@ -95,7 +95,7 @@ func (o *Ops) CreateDatabase(ctx context.Context, c Caller, req DatabaseRequest)
 
 // createDatabase is the work of CreateDatabase and CreateProject.
 func (o *Ops) createDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
-	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+	if err := c.checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return err
 	}
 	err := o.run(ctx, func(tx kv.Tx) error { return o.catalog.CreateDatabase(ctx, tx, c.ns(), req.DB) })
@@ -118,7 +118,7 @@ func (o *Ops) DropDatabase(ctx context.Context, c Caller, req DatabaseRequest) (
 
 // dropDatabase is the work of DropDatabase and DeleteProject.
 func (o *Ops) dropDatabase(ctx context.Context, c Caller, req DatabaseRequest) error {
-	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+	if err := c.checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return err
 	}
 	return o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, c.ns(), req.DB) })
@@ -141,7 +141,9 @@ func (o *Ops) listDatabases(ctx context.Context, c Caller) ([]DatabaseInfo, erro
 		dbs, err := o.catalog.ListDatabases(ctx, tx, c.ns())
 		out = out[:0]
 		for _, d := range dbs {
-			out = append(out, DatabaseInfo{Name: d.Name})
+			if c.reach(d.Name) == nil {
+				out = append(out, DatabaseInfo{Name: d.Name})
+			}
 		}
 		return err
 	})
@@ -160,7 +162,7 @@ func (o *Ops) DescribeDatabase(ctx context.Context, c Caller, req DatabaseReques
 	if err != nil {
 		return nil, err
 	}
-	t, err := resolve(req.DB, req.Branch, "", false, req.Malformed)
+	t, err := c.resolve(req.DB, req.Branch, "", false, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +263,7 @@ func (o *Ops) ListCollections(ctx context.Context, c Caller, req DatabaseRequest
 	if err != nil {
 		return nil, err
 	}
-	t, err := resolve(req.DB, req.Branch, "", false, req.Malformed)
+	t, err := c.resolve(req.DB, req.Branch, "", false, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +311,7 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 	if err != nil {
 		return nil, err
 	}
-	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	t, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +353,7 @@ func (o *Ops) DropCollection(ctx context.Context, c Caller, req CollectionReques
 	if err != nil {
 		return err
 	}
-	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	t, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return err
 	}
@@ -376,7 +378,7 @@ func (o *Ops) DescribeCollection(ctx context.Context, c Caller, req CollectionRe
 	if err != nil {
 		return nil, err
 	}
-	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	t, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}

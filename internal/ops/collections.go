@@ -48,7 +48,7 @@ func (o *Ops) CreateOrUpdateCollections(ctx context.Context, c Caller, req Creat
 	if err != nil {
 		return nil, err
 	}
-	t, err := resolve(req.DB, req.Branch, "", false, req.Malformed)
+	t, err := c.resolve(req.DB, req.Branch, "", false, req.Malformed)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (o *Ops) Count(ctx context.Context, c Caller, req CountRequest) (_ int64, e
 	if err != nil {
 		return 0, err
 	}
-	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	t, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return 0, err
 	}

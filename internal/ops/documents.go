@@ -81,7 +81,7 @@ func (o *Ops) Replace(ctx context.Context, c Caller, req WriteDocumentsRequest) 
 type writeFunc func(ctx context.Context, tx kv.Tx, coll *catalog.Collection, docs [][]byte) (*documents.WriteResult, error)
 
 func (o *Ops) writeDocuments(ctx context.Context, c Caller, req WriteDocumentsRequest, write writeFunc) (*WriteResult, error) {
-	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	db, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (o *Ops) Update(ctx context.Context, c Caller, req UpdateRequest) (_ *Write
 	if err != nil {
 		return nil, err
 	}
-	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	db, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (o *Ops) Delete(ctx context.Context, c Caller, req DeleteRequest) (_ *Write
 	if err != nil {
 		return nil, err
 	}
-	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	db, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Ite
 	if err != nil {
 		return err
 	}
-	db, rr, err := o.readRequest(req)
+	db, rr, err := o.readRequest(c, req)
 	if err != nil {
 		return err
 	}
@@ -265,8 +265,8 @@ func (o *Ops) Read(ctx context.Context, c Caller, req ReadRequest, emit func(Ite
 
 // readRequest checks a read's request, all but the filter (which needs
 // the collection's schema), and returns the database it is on.
-func (o *Ops) readRequest(req ReadRequest) (target, documents.ReadRequest, error) {
-	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+func (o *Ops) readRequest(c Caller, req ReadRequest) (target, documents.ReadRequest, error) {
+	db, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return target{}, documents.ReadRequest{}, err
 	}
@@ -345,7 +345,7 @@ func (o *Ops) Explain(ctx context.Context, c Caller, req ReadRequest) (_ *Explan
 	if err != nil {
 		return nil, err
 	}
-	db, rr, err := o.readRequest(req)
+	db, rr, err := o.readRequest(c, req)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func (o *Ops) Import(ctx context.Context, c Caller, req ImportRequest) (_ *Write
 	if err != nil {
 		return nil, err
 	}
-	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	t, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}

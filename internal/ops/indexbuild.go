@@ -85,7 +85,7 @@ func (o *Ops) BuildSearchIndex(ctx context.Context, c Caller, req IndexBuildRequ
 // indexBuildCollection checks an index-build request and looks its
 // collection up (NOT_FOUND if there is none).
 func (o *Ops) indexBuildCollection(ctx context.Context, c Caller, req IndexBuildRequest) (*catalog.Collection, error) {
-	t, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	t, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,9 @@ type Caller struct {
 	// describe's model types (schema_format) are the final server's text.
 	// It changes nothing else: a project is a database.
 	Projects bool
+	// OnlyProject, set by authentication, is the one project the caller
+	// reaches when its token is an app key's of a project (see reach).
+	OnlyProject string
 	// refused is why the request's credentials were refused, if they
 	// were: what a call that needs them answers.
 	refused error
@@ -93,7 +96,7 @@ func (o *Ops) principal(c Caller) auth.Caller {
 	if ns.ID == 0 {
 		ns = auth.Default
 	}
-	return auth.Caller{App: c.App, Namespace: ns, Role: c.Role}
+	return auth.Caller{App: c.App, Namespace: ns, Role: c.Role, Project: c.OnlyProject}
 }
 
 // Authenticate turns a request's Authorization header (or gRPC's
@@ -116,7 +119,7 @@ func (o *Ops) Authenticate(ctx context.Context, authorization string) Caller {
 	if err != nil {
 		return Caller{refused: apiError(ctx, err)}
 	}
-	return Caller{App: p.App, Namespace: p.Namespace, Role: p.Role}
+	return Caller{App: p.App, Namespace: p.Namespace, Role: p.Role, OnlyProject: p.Project}
 }
 
 // TxRef names a client's interactive transaction: the id begin handed out

@@ -61,7 +61,7 @@ func (o *Ops) CreateBranch(ctx context.Context, c Caller, req BranchRequest) (er
 		return err
 	}
 	c.Projects = true
-	if _, err := resolve(req.DB, req.Branch, "", false, req.Malformed); err != nil {
+	if _, err := c.resolve(req.DB, req.Branch, "", false, req.Malformed); err != nil {
 		return err
 	}
 	return o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error {
@@ -78,7 +78,7 @@ func (o *Ops) DeleteBranch(ctx context.Context, c Caller, req BranchRequest) (er
 		return err
 	}
 	c.Projects = true
-	if _, err := resolve(req.DB, req.Branch, "", false, req.Malformed); err != nil {
+	if _, err := c.resolve(req.DB, req.Branch, "", false, req.Malformed); err != nil {
 		return err
 	}
 	return o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error {
@@ -95,7 +95,7 @@ func (o *Ops) ListBranches(ctx context.Context, c Caller, req DatabaseRequest) (
 		return nil, err
 	}
 	c.Projects = true
-	if err := checkNames(req.DB, "", false, req.Malformed); err != nil {
+	if err := c.checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return nil, err
 	}
 	var out []string

@@ -109,7 +109,7 @@ func (o *Ops) Search(ctx context.Context, c Caller, req SearchRequest, emit func
 	if err != nil {
 		return err
 	}
-	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	db, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return err
 	}

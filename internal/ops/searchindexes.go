@@ -100,7 +100,7 @@ func (o *Ops) CreateOrUpdateIndex(ctx context.Context, c Caller, req IndexReques
 	if err != nil {
 		return false, err
 	}
-	db, err := o.indexTarget(req.Project, req.Name, req.Malformed)
+	db, err := o.indexTarget(c, req.Project, req.Name, req.Malformed)
 	if err != nil {
 		return false, err
 	}
@@ -118,7 +118,7 @@ func (o *Ops) GetIndex(ctx context.Context, c Caller, req IndexRequest) (_ *Inde
 	if err != nil {
 		return nil, err
 	}
-	db, err := o.indexTarget(req.Project, req.Name, req.Malformed)
+	db, err := o.indexTarget(c, req.Project, req.Name, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (o *Ops) DeleteIndex(ctx context.Context, c Caller, req IndexRequest) (err 
 	if err != nil {
 		return err
 	}
-	db, err := o.indexTarget(req.Project, req.Name, req.Malformed)
+	db, err := o.indexTarget(c, req.Project, req.Name, req.Malformed)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (o *Ops) ListIndexes(ctx context.Context, c Caller, req ListIndexesRequest)
 	if err != nil {
 		return nil, err
 	}
-	db, err := resolve(req.Project, "", "", false, req.Malformed)
+	db, err := c.resolve(req.Project, "", "", false, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -179,14 +179,14 @@ func (o *Ops) ListIndexes(ctx context.Context, c Caller, req ListIndexesRequest)
 
 // indexTarget checks a request's project and index names (then reports
 // its Malformed).
-func (o *Ops) indexTarget(project, index string, malformed error) (target, error) {
+func (o *Ops) indexTarget(c Caller, project, index string, malformed error) (target, error) {
 	if err := catalog.CheckDatabaseName(project); err != nil {
 		return target{}, err
 	}
 	if err := catalog.CheckIndexName(index); err != nil {
 		return target{}, err
 	}
-	return resolve(project, "", "", false, malformed)
+	return c.resolve(project, "", "", false, malformed)
 }
 
 // inProject runs fn in a transaction of its own with the project's
@@ -281,7 +281,7 @@ func (o *Ops) IndexUpdate(ctx context.Context, c Caller, req IndexDocumentsReque
 // store fails the whole request, with nothing written. A byID (create by
 // id: one document) is set as the document's id, in the index's id field.
 func (o *Ops) writeIndexDocuments(ctx context.Context, c Caller, req IndexDocumentsRequest, how indexWrite, byID string) ([]DocStatus, error) {
-	db, err := o.indexTarget(req.Project, req.Index, req.Malformed)
+	db, err := o.indexTarget(c, req.Project, req.Index, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +437,7 @@ func (o *Ops) IndexGet(ctx context.Context, c Caller, req IndexDocumentsRequest)
 	if err != nil {
 		return nil, err
 	}
-	db, err := o.indexTarget(req.Project, req.Index, req.Malformed)
+	db, err := o.indexTarget(c, req.Project, req.Index, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -460,7 +460,7 @@ func (o *Ops) IndexDelete(ctx context.Context, c Caller, req IndexDocumentsReque
 	if err != nil {
 		return nil, err
 	}
-	db, err := o.indexTarget(req.Project, req.Index, req.Malformed)
+	db, err := o.indexTarget(c, req.Project, req.Index, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -506,7 +506,7 @@ func (o *Ops) IndexDeleteByQuery(ctx context.Context, c Caller, req IndexDocumen
 	if err != nil {
 		return 0, err
 	}
-	db, err := o.indexTarget(req.Project, req.Index, req.Malformed)
+	db, err := o.indexTarget(c, req.Project, req.Index, req.Malformed)
 	if err != nil {
 		return 0, err
 	}
@@ -544,7 +544,7 @@ func (o *Ops) IndexSearch(ctx context.Context, c Caller, req IndexSearchRequest,
 	if err != nil {
 		return err
 	}
-	db, err := o.indexTarget(req.DB, req.Index, req.Malformed)
+	db, err := o.indexTarget(c, req.DB, req.Index, req.Malformed)
 	if err != nil {
 		return err
 	}

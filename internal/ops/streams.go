@@ -100,7 +100,7 @@ func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (_ *Strea
 	if err != nil {
 		return nil, err
 	}
-	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	db, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (_ 
 	if err != nil {
 		return nil, err
 	}
-	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	db, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func (o *Ops) Publish(ctx context.Context, c Caller, req PublishRequest) (_ *Pub
 	if err != nil {
 		return nil, err
 	}
-	db, err := resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
+	db, err := c.resolve(req.DB, req.Branch, req.Collection, true, req.Malformed)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/foliodb/folio/internal/apierror"
+	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/session"
@@ -41,6 +42,35 @@ func resolve(db, branch, coll string, hasColl bool, malformed error) (target, er
 		return target{}, malformed
 	}
 	return target{db: db, branch: branch, stored: catalog.BranchDatabase(db, branch)}, nil
+}
+
+// resolve is resolve for caller c, whose token may reach one project
+// only (an app key's): a request on another is refused.
+func (c Caller) resolve(db, branch, coll string, hasColl bool, malformed error) (target, error) {
+	t, err := resolve(db, branch, coll, hasColl, malformed)
+	if err != nil {
+		return target{}, err
+	}
+	return t, c.reach(db)
+}
+
+// reach refuses a request on database db (a project) of a caller whose
+// token is an app key of another project, with the original's
+// PERMISSION_DENIED. Every call that names a database checks it: through
+// Caller.resolve, or after checkNames.
+func (c Caller) reach(db string) error {
+	if c.OnlyProject != "" && c.OnlyProject != db {
+		return auth.ErrOtherProject(db)
+	}
+	return nil
+}
+
+// checkNames is checkNames for caller c (see reach).
+func (c Caller) checkNames(db, coll string, hasColl bool, malformed error) error {
+	if err := checkNames(db, coll, hasColl, malformed); err != nil {
+		return err
+	}
+	return c.reach(db)
 }
 
 // mainOf is the target of a database's main branch, for the calls on a

@@ -24,7 +24,7 @@ func (o *Ops) BeginTransaction(ctx context.Context, c Caller, req DatabaseReques
 	if err != nil {
 		return nil, err
 	}
-	t, err := resolve(req.DB, req.Branch, "", false, req.Malformed)
+	t, err := c.resolve(req.DB, req.Branch, "", false, req.Malformed)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (o *Ops) CommitTransaction(ctx context.Context, c Caller, req DatabaseReque
 	if err != nil {
 		return err
 	}
-	id, err := o.ending(ctx, req)
+	id, err := o.ending(ctx, c, req)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (o *Ops) RollbackTransaction(ctx context.Context, c Caller, req DatabaseReq
 	if err != nil {
 		return err
 	}
-	id, err := o.ending(ctx, req)
+	id, err := o.ending(ctx, c, req)
 	if err != nil {
 		return err
 	}
@@ -67,8 +67,8 @@ func (o *Ops) RollbackTransaction(ctx context.Context, c Caller, req DatabaseReq
 // Unlike other requests, these need only the id: an origin, if given,
 // must be this node. As a 2022 commit's database, a 2023 commit's branch is
 // checked as a name, not held against the transaction's.
-func (o *Ops) ending(ctx context.Context, req DatabaseRequest) (string, error) {
-	if _, err := resolve(req.DB, req.Branch, "", false, req.Malformed); err != nil {
+func (o *Ops) ending(ctx context.Context, c Caller, req DatabaseRequest) (string, error) {
+	if _, err := c.resolve(req.DB, req.Branch, "", false, req.Malformed); err != nil {
 		return "", err
 	}
 	if req.Tx.ID == "" {

@@ -127,6 +127,14 @@ func (s *authServer) app(t testing.TB, by *client, body string) (id, secret stri
 	return str(t, created, "id"), str(t, created, "secret")
 }
 
+// appKey creates an app key at path (a project's or the global create)
+// and returns its id and secret.
+func (s *authServer) appKey(t testing.TB, by *client, path, body string) (id, secret string) {
+	t.Helper()
+	created := obj(t, by.okObject(t, "POST", path, body), "created_app_key")
+	return str(t, created, "id"), str(t, created, "secret")
+}
+
 // appClient creates an application and returns a client with its token.
 func (s *authServer) appClient(t testing.TB, by *client, body string) *client {
 	t.Helper()
@@ -170,6 +178,13 @@ func TestRolesAgainstCalls(t *testing.T) {
 		for _, r := range roletest.Roles {
 			target[r], _ = s.app(t, admin, `{"name":"target of `+string(r)+`","role":"reader"}`)
 		}
+		// A key of shop and a global key of acme for each caller to
+		// update, rotate and delete.
+		projectKey, globalKey := map[auth.Role]string{}, map[auth.Role]string{}
+		for _, r := range roletest.Roles {
+			projectKey[r], _ = s.appKey(t, admin, "/v1/projects/shop/apps/keys/create", `{"name":"key of `+string(r)+`","role":"reader"}`)
+			globalKey[r], _ = s.appKey(t, admin, "/v1/apps/keys/create", `{"name":"global key of `+string(r)+`","role":"reader"}`)
+		}
 
 		// A call: its operation (ops.Ops's method), its request, and how
 		// it is made when the role allows it: as a stream, in a
@@ -181,6 +196,7 @@ func TestRolesAgainstCalls(t *testing.T) {
 		}
 		calls := func(who auth.Role) []call {
 			w, app := string(who), target[who]
+			pk, gk := projectKey[who], globalKey[who]
 			return []call{
 				{op: "ListDatabases", method: "POST", path: "/v1/databases/list"},
 				{op: "DescribeDatabase", method: "POST", path: dbPath("shop", "describe"), body: "{}"},
@@ -238,6 +254,22 @@ func TestRolesAgainstCalls(t *testing.T) {
 				{op: "UpdateApplication", method: "POST", path: "/v1/users/applications/update", body: `{"id":"` + app + `","name":"updated by ` + w + `","role":"reader"}`},
 				{op: "RotateApplicationSecret", method: "POST", path: "/v1/management/applications/rotate", body: `{"id":"` + app + `"}`},
 				{op: "DeleteApplication", method: "DELETE", path: "/v1/management/applications/delete", body: `{"id":"` + app + `"}`},
+
+				{op: "ListAppKeys", method: "GET", path: "/v1/projects/shop/apps/keys"},
+				{op: "CreateAppKey", method: "POST", path: "/v1/projects/shop/apps/keys/create", body: `{"name":"key by ` + w + `","role":"reader"}`},
+				{op: "UpdateAppKey", method: "POST", path: "/v1/projects/shop/apps/keys/update", body: `{"id":"` + pk + `","description":"updated by ` + w + `"}`},
+				{op: "RotateAppKeySecret", method: "POST", path: "/v1/projects/shop/apps/keys/rotate", body: `{"id":"` + pk + `"}`},
+				{op: "DeleteAppKey", method: "DELETE", path: "/v1/projects/shop/apps/keys/delete", body: `{"id":"` + pk + `"}`},
+				{op: "ListGlobalAppKeys", method: "GET", path: "/v1/apps/keys"},
+				{op: "CreateGlobalAppKey", method: "POST", path: "/v1/apps/keys/create", body: `{"name":"global key by ` + w + `","role":"reader"}`},
+				{op: "UpdateGlobalAppKey", method: "PUT", path: "/v1/apps/keys/update", body: `{"id":"` + gk + `","description":"updated by ` + w + `"}`},
+				{op: "RotateGlobalAppKeySecret", method: "POST", path: "/v1/apps/keys/rotate", body: `{"id":"` + gk + `"}`},
+				{op: "DeleteGlobalAppKey", method: "DELETE", path: "/v1/apps/keys/delete", body: `{"id":"` + gk + `"}`},
+				{op: "WhoAmI", method: "GET", path: "/v1/observability/whoami"},
+				{op: "CreateInvitations", method: "POST", path: "/v1/auth/namespace/invitations/create", body: `{"invitations":[{"email":"` + w + `@example.com","role":"reader"}]}`},
+				{op: "ListInvitations", method: "GET", path: "/v1/auth/namespace/invitations/list?status=pending"},
+				{op: "DeleteInvitations", method: "DELETE", path: "/v1/auth/namespace/invitations/delete", body: `{"email":"` + w + `@example.com"}`},
+				{op: "ListUsers", method: "GET", path: "/v1/auth/namespace/users"},
 
 				{op: "ListNamespaces", method: "POST", path: "/v1/management/namespaces/list"},
 				{op: "ListNamespaces", method: "POST", path: "/v1/admin/namespaces/list"},

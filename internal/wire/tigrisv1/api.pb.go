@@ -5090,10 +5090,13 @@ func (*BranchMetadata) Descriptor() ([]byte, []int) {
 
 // 2023 only.
 type CreateAppKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Description   string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
-	Project       string                 `protobuf:"bytes,3,opt,name=project,proto3" json:"project,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	Project     string                 `protobuf:"bytes,3,opt,name=project,proto3" json:"project,omitempty"`
+	// Folio: the key's role (reader, editor or admin; editor if unset),
+	// at most its creator's.
+	Role          string `protobuf:"bytes,1001,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5149,6 +5152,13 @@ func (x *CreateAppKeyRequest) GetProject() string {
 	return ""
 }
 
+func (x *CreateAppKeyRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
 // 2023 only.
 type CreateAppKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5196,11 +5206,13 @@ func (x *CreateAppKeyResponse) GetCreatedAppKey() *AppKey {
 
 // 2023 only.
 type UpdateAppKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Project       string                 `protobuf:"bytes,2,opt,name=project,proto3" json:"project,omitempty"`
-	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	Description   string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Project     string                 `protobuf:"bytes,2,opt,name=project,proto3" json:"project,omitempty"`
+	Name        string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	// Folio: the key's new role, if set, at most its changer's.
+	Role          string `protobuf:"bytes,1001,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5263,6 +5275,13 @@ func (x *UpdateAppKeyRequest) GetDescription() string {
 	return ""
 }
 
+func (x *UpdateAppKeyRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
 // 2023 only.
 type UpdateAppKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5310,16 +5329,18 @@ func (x *UpdateAppKeyResponse) GetUpdatedAppKey() *AppKey {
 
 // 2023 only.
 type AppKey struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
-	Secret        string                 `protobuf:"bytes,4,opt,name=secret,proto3" json:"secret,omitempty"`
-	CreatedAt     int64                  `protobuf:"varint,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	CreatedBy     string                 `protobuf:"bytes,6,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
-	UpdatedAt     int64                  `protobuf:"varint,7,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	UpdatedBy     string                 `protobuf:"bytes,8,opt,name=updated_by,json=updatedBy,proto3" json:"updated_by,omitempty"`
-	Project       string                 `protobuf:"bytes,9,opt,name=project,proto3" json:"project,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name        string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	Secret      string                 `protobuf:"bytes,4,opt,name=secret,proto3" json:"secret,omitempty"`
+	CreatedAt   int64                  `protobuf:"varint,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedBy   string                 `protobuf:"bytes,6,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	UpdatedAt   int64                  `protobuf:"varint,7,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedBy   string                 `protobuf:"bytes,8,opt,name=updated_by,json=updatedBy,proto3" json:"updated_by,omitempty"`
+	Project     string                 `protobuf:"bytes,9,opt,name=project,proto3" json:"project,omitempty"`
+	// Folio: the key's role.
+	Role          string `protobuf:"bytes,1001,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5413,6 +5434,13 @@ func (x *AppKey) GetUpdatedBy() string {
 func (x *AppKey) GetProject() string {
 	if x != nil {
 		return x.Project
+	}
+	return ""
+}
+
+func (x *AppKey) GetRole() string {
+	if x != nil {
+		return x.Role
 	}
 	return ""
 }
@@ -5705,9 +5733,11 @@ func (x *RotateAppKeyResponse) GetAppKey() *AppKey {
 
 // 2023 only.
 type CreateGlobalAppKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Description   string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// Folio: the key's role (editor if unset), at most its creator's.
+	Role          string `protobuf:"bytes,1001,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5752,6 +5782,13 @@ func (x *CreateGlobalAppKeyRequest) GetName() string {
 func (x *CreateGlobalAppKeyRequest) GetDescription() string {
 	if x != nil {
 		return x.Description
+	}
+	return ""
+}
+
+func (x *CreateGlobalAppKeyRequest) GetRole() string {
+	if x != nil {
+		return x.Role
 	}
 	return ""
 }
@@ -5803,10 +5840,12 @@ func (x *CreateGlobalAppKeyResponse) GetCreatedAppKey() *GlobalAppKey {
 
 // 2023 only.
 type UpdateGlobalAppKeyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name        string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// Folio: the key's new role, if set, at most its changer's.
+	Role          string `protobuf:"bytes,1001,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5862,6 +5901,13 @@ func (x *UpdateGlobalAppKeyRequest) GetDescription() string {
 	return ""
 }
 
+func (x *UpdateGlobalAppKeyRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
 // 2023 only.
 type UpdateGlobalAppKeyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5909,15 +5955,17 @@ func (x *UpdateGlobalAppKeyResponse) GetUpdatedAppKey() *GlobalAppKey {
 
 // 2023 only.
 type GlobalAppKey struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
-	Secret        string                 `protobuf:"bytes,4,opt,name=secret,proto3" json:"secret,omitempty"`
-	CreatedAt     int64                  `protobuf:"varint,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	CreatedBy     string                 `protobuf:"bytes,6,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
-	UpdatedAt     int64                  `protobuf:"varint,7,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	UpdatedBy     string                 `protobuf:"bytes,8,opt,name=updated_by,json=updatedBy,proto3" json:"updated_by,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name        string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	Secret      string                 `protobuf:"bytes,4,opt,name=secret,proto3" json:"secret,omitempty"`
+	CreatedAt   int64                  `protobuf:"varint,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedBy   string                 `protobuf:"bytes,6,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	UpdatedAt   int64                  `protobuf:"varint,7,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedBy   string                 `protobuf:"bytes,8,opt,name=updated_by,json=updatedBy,proto3" json:"updated_by,omitempty"`
+	// Folio: the key's role.
+	Role          string `protobuf:"bytes,1001,opt,name=role,proto3" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6004,6 +6052,13 @@ func (x *GlobalAppKey) GetUpdatedAt() int64 {
 func (x *GlobalAppKey) GetUpdatedBy() string {
 	if x != nil {
 		return x.UpdatedBy
+	}
+	return ""
+}
+
+func (x *GlobalAppKey) GetRole() string {
+	if x != nil {
+		return x.Role
 	}
 	return ""
 }
@@ -7814,20 +7869,22 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\x06branch\x18\x03 \x01(\tR\x06branch\"<\n" +
 	"\"BuildCollectionSearchIndexResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\"\x10\n" +
-	"\x0eBranchMetadata\"e\n" +
+	"\x0eBranchMetadata\"z\n" +
 	"\x13CreateAppKeyRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x18\n" +
-	"\aproject\x18\x03 \x01(\tR\aproject\"U\n" +
+	"\aproject\x18\x03 \x01(\tR\aproject\x12\x13\n" +
+	"\x04role\x18\xe9\a \x01(\tR\x04role\"U\n" +
 	"\x14CreateAppKeyResponse\x12=\n" +
-	"\x0fcreated_app_key\x18\x01 \x01(\v2\x15.tigrisdata.v1.AppKeyR\rcreatedAppKey\"u\n" +
+	"\x0fcreated_app_key\x18\x01 \x01(\v2\x15.tigrisdata.v1.AppKeyR\rcreatedAppKey\"\x8a\x01\n" +
 	"\x13UpdateAppKeyRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aproject\x18\x02 \x01(\tR\aproject\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x04 \x01(\tR\vdescription\"U\n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x13\n" +
+	"\x04role\x18\xe9\a \x01(\tR\x04role\"U\n" +
 	"\x14UpdateAppKeyResponse\x12=\n" +
-	"\x0fupdated_app_key\x18\x01 \x01(\v2\x15.tigrisdata.v1.AppKeyR\rupdatedAppKey\"\xfc\x01\n" +
+	"\x0fupdated_app_key\x18\x01 \x01(\v2\x15.tigrisdata.v1.AppKeyR\rupdatedAppKey\"\x91\x02\n" +
 	"\x06AppKey\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -7841,7 +7898,8 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"updated_at\x18\a \x01(\x03R\tupdatedAt\x12\x1d\n" +
 	"\n" +
 	"updated_by\x18\b \x01(\tR\tupdatedBy\x12\x18\n" +
-	"\aproject\x18\t \x01(\tR\aproject\".\n" +
+	"\aproject\x18\t \x01(\tR\aproject\x12\x13\n" +
+	"\x04role\x18\xe9\a \x01(\tR\x04role\".\n" +
 	"\x12ListAppKeysRequest\x12\x18\n" +
 	"\aproject\x18\x01 \x01(\tR\aproject\"G\n" +
 	"\x13ListAppKeysResponse\x120\n" +
@@ -7855,18 +7913,20 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aproject\x18\x02 \x01(\tR\aproject\"F\n" +
 	"\x14RotateAppKeyResponse\x12.\n" +
-	"\aapp_key\x18\x01 \x01(\v2\x15.tigrisdata.v1.AppKeyR\x06appKey\"Q\n" +
+	"\aapp_key\x18\x01 \x01(\v2\x15.tigrisdata.v1.AppKeyR\x06appKey\"f\n" +
 	"\x19CreateGlobalAppKeyRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\"a\n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x13\n" +
+	"\x04role\x18\xe9\a \x01(\tR\x04role\"a\n" +
 	"\x1aCreateGlobalAppKeyResponse\x12C\n" +
-	"\x0fcreated_app_key\x18\x01 \x01(\v2\x1b.tigrisdata.v1.GlobalAppKeyR\rcreatedAppKey\"a\n" +
+	"\x0fcreated_app_key\x18\x01 \x01(\v2\x1b.tigrisdata.v1.GlobalAppKeyR\rcreatedAppKey\"v\n" +
 	"\x19UpdateGlobalAppKeyRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"a\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x13\n" +
+	"\x04role\x18\xe9\a \x01(\tR\x04role\"a\n" +
 	"\x1aUpdateGlobalAppKeyResponse\x12C\n" +
-	"\x0fupdated_app_key\x18\x01 \x01(\v2\x1b.tigrisdata.v1.GlobalAppKeyR\rupdatedAppKey\"\xe8\x01\n" +
+	"\x0fupdated_app_key\x18\x01 \x01(\v2\x1b.tigrisdata.v1.GlobalAppKeyR\rupdatedAppKey\"\xfd\x01\n" +
 	"\fGlobalAppKey\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -7879,7 +7939,8 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\a \x01(\x03R\tupdatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_by\x18\b \x01(\tR\tupdatedBy\"\x1a\n" +
+	"updated_by\x18\b \x01(\tR\tupdatedBy\x12\x13\n" +
+	"\x04role\x18\xe9\a \x01(\tR\x04role\"\x1a\n" +
 	"\x18ListGlobalAppKeysRequest\"S\n" +
 	"\x19ListGlobalAppKeysResponse\x126\n" +
 	"\bapp_keys\x18\x01 \x03(\v2\x1b.tigrisdata.v1.GlobalAppKeyR\aappKeys\"+\n" +

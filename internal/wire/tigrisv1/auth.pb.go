@@ -306,10 +306,13 @@ func (x *CreateInvitationsRequest) GetInvitations() []*InvitationInfo {
 
 // 2023 only.
 type CreateInvitationsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        string                 `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	Count         int32                  `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Status  string                 `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	Message string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Count   int32                  `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	// Folio: each invitation made, with its code. Folio sends no mail:
+	// the admin who made an invitation hands its code to the invitee.
+	Created       []*CreatedInvitation `protobuf:"bytes,1001,rep,name=created,proto3" json:"created,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -365,6 +368,82 @@ func (x *CreateInvitationsResponse) GetCount() int32 {
 	return 0
 }
 
+func (x *CreateInvitationsResponse) GetCreated() []*CreatedInvitation {
+	if x != nil {
+		return x.Created
+	}
+	return nil
+}
+
+// Folio only: an invitation as its creator gets it, with its one-time code.
+type CreatedInvitation struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Email          string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	Role           string                 `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	Code           string                 `protobuf:"bytes,3,opt,name=code,proto3" json:"code,omitempty"`
+	ExpirationTime int64                  `protobuf:"varint,4,opt,name=expiration_time,json=expirationTime,proto3" json:"expiration_time,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CreatedInvitation) Reset() {
+	*x = CreatedInvitation{}
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatedInvitation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatedInvitation) ProtoMessage() {}
+
+func (x *CreatedInvitation) ProtoReflect() protoreflect.Message {
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatedInvitation.ProtoReflect.Descriptor instead.
+func (*CreatedInvitation) Descriptor() ([]byte, []int) {
+	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *CreatedInvitation) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *CreatedInvitation) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *CreatedInvitation) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *CreatedInvitation) GetExpirationTime() int64 {
+	if x != nil {
+		return x.ExpirationTime
+	}
+	return 0
+}
+
 // 2023 only.
 type DeleteInvitationsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -376,7 +455,7 @@ type DeleteInvitationsRequest struct {
 
 func (x *DeleteInvitationsRequest) Reset() {
 	*x = DeleteInvitationsRequest{}
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[5]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -388,7 +467,7 @@ func (x *DeleteInvitationsRequest) String() string {
 func (*DeleteInvitationsRequest) ProtoMessage() {}
 
 func (x *DeleteInvitationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[5]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -401,7 +480,7 @@ func (x *DeleteInvitationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteInvitationsRequest.ProtoReflect.Descriptor instead.
 func (*DeleteInvitationsRequest) Descriptor() ([]byte, []int) {
-	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{5}
+	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DeleteInvitationsRequest) GetEmail() string {
@@ -429,7 +508,7 @@ type DeleteInvitationsResponse struct {
 
 func (x *DeleteInvitationsResponse) Reset() {
 	*x = DeleteInvitationsResponse{}
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[6]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -441,7 +520,7 @@ func (x *DeleteInvitationsResponse) String() string {
 func (*DeleteInvitationsResponse) ProtoMessage() {}
 
 func (x *DeleteInvitationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[6]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -454,7 +533,7 @@ func (x *DeleteInvitationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteInvitationsResponse.ProtoReflect.Descriptor instead.
 func (*DeleteInvitationsResponse) Descriptor() ([]byte, []int) {
-	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{6}
+	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DeleteInvitationsResponse) GetStatus() string {
@@ -488,7 +567,7 @@ type Invitation struct {
 
 func (x *Invitation) Reset() {
 	*x = Invitation{}
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[7]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +579,7 @@ func (x *Invitation) String() string {
 func (*Invitation) ProtoMessage() {}
 
 func (x *Invitation) ProtoReflect() protoreflect.Message {
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[7]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +592,7 @@ func (x *Invitation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Invitation.ProtoReflect.Descriptor instead.
 func (*Invitation) Descriptor() ([]byte, []int) {
-	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{7}
+	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Invitation) GetEmail() string {
@@ -582,7 +661,7 @@ type ListInvitationsRequest struct {
 
 func (x *ListInvitationsRequest) Reset() {
 	*x = ListInvitationsRequest{}
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[8]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -594,7 +673,7 @@ func (x *ListInvitationsRequest) String() string {
 func (*ListInvitationsRequest) ProtoMessage() {}
 
 func (x *ListInvitationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[8]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -607,7 +686,7 @@ func (x *ListInvitationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvitationsRequest.ProtoReflect.Descriptor instead.
 func (*ListInvitationsRequest) Descriptor() ([]byte, []int) {
-	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{8}
+	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListInvitationsRequest) GetStatus() string {
@@ -627,7 +706,7 @@ type ListInvitationsResponse struct {
 
 func (x *ListInvitationsResponse) Reset() {
 	*x = ListInvitationsResponse{}
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[9]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +718,7 @@ func (x *ListInvitationsResponse) String() string {
 func (*ListInvitationsResponse) ProtoMessage() {}
 
 func (x *ListInvitationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[9]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +731,7 @@ func (x *ListInvitationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvitationsResponse.ProtoReflect.Descriptor instead.
 func (*ListInvitationsResponse) Descriptor() ([]byte, []int) {
-	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{9}
+	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListInvitationsResponse) GetInvitations() []*Invitation {
@@ -673,7 +752,7 @@ type VerifyInvitationRequest struct {
 
 func (x *VerifyInvitationRequest) Reset() {
 	*x = VerifyInvitationRequest{}
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[10]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +764,7 @@ func (x *VerifyInvitationRequest) String() string {
 func (*VerifyInvitationRequest) ProtoMessage() {}
 
 func (x *VerifyInvitationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[10]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +777,7 @@ func (x *VerifyInvitationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyInvitationRequest.ProtoReflect.Descriptor instead.
 func (*VerifyInvitationRequest) Descriptor() ([]byte, []int) {
-	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{10}
+	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *VerifyInvitationRequest) GetEmail() string {
@@ -721,13 +800,17 @@ type VerifyInvitationResponse struct {
 	TigrisNamespace     string                 `protobuf:"bytes,1,opt,name=tigris_namespace,json=tigrisNamespace,proto3" json:"tigris_namespace,omitempty"`
 	TigrisNamespaceName string                 `protobuf:"bytes,2,opt,name=tigris_namespace_name,json=tigrisNamespaceName,proto3" json:"tigris_namespace_name,omitempty"`
 	Role                string                 `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Folio: the application the invitation became, whose id and secret
+	// get tokens at /v1/auth/token. The secret is shown this once.
+	ClientId      string `protobuf:"bytes,1001,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	ClientSecret  string `protobuf:"bytes,1002,opt,name=client_secret,json=clientSecret,proto3" json:"client_secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VerifyInvitationResponse) Reset() {
 	*x = VerifyInvitationResponse{}
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[11]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +822,7 @@ func (x *VerifyInvitationResponse) String() string {
 func (*VerifyInvitationResponse) ProtoMessage() {}
 
 func (x *VerifyInvitationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[11]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +835,7 @@ func (x *VerifyInvitationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyInvitationResponse.ProtoReflect.Descriptor instead.
 func (*VerifyInvitationResponse) Descriptor() ([]byte, []int) {
-	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{11}
+	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *VerifyInvitationResponse) GetTigrisNamespace() string {
@@ -776,6 +859,20 @@ func (x *VerifyInvitationResponse) GetRole() string {
 	return ""
 }
 
+func (x *VerifyInvitationResponse) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *VerifyInvitationResponse) GetClientSecret() string {
+	if x != nil {
+		return x.ClientSecret
+	}
+	return ""
+}
+
 // 2023 only.
 type ListUsersRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -785,7 +882,7 @@ type ListUsersRequest struct {
 
 func (x *ListUsersRequest) Reset() {
 	*x = ListUsersRequest{}
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[12]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -797,7 +894,7 @@ func (x *ListUsersRequest) String() string {
 func (*ListUsersRequest) ProtoMessage() {}
 
 func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[12]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -810,7 +907,7 @@ func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListUsersRequest) Descriptor() ([]byte, []int) {
-	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{12}
+	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{13}
 }
 
 // 2023 only.
@@ -823,7 +920,7 @@ type ListUsersResponse struct {
 
 func (x *ListUsersResponse) Reset() {
 	*x = ListUsersResponse{}
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[13]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -835,7 +932,7 @@ func (x *ListUsersResponse) String() string {
 func (*ListUsersResponse) ProtoMessage() {}
 
 func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[13]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -848,7 +945,7 @@ func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListUsersResponse) Descriptor() ([]byte, []int) {
-	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{13}
+	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListUsersResponse) GetUsers() []*User {
@@ -872,7 +969,7 @@ type User struct {
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[14]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -884,7 +981,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_tigrisdata_v1_auth_proto_msgTypes[14]
+	mi := &file_tigrisdata_v1_auth_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -897,7 +994,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{14}
+	return file_tigrisdata_v1_auth_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *User) GetEmail() string {
@@ -956,11 +1053,17 @@ const file_tigrisdata_v1_auth_proto_rawDesc = "" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x125\n" +
 	"\x17invitation_sent_by_name\x18\x03 \x01(\tR\x14invitationSentByName\"`\n" +
 	"\x18CreateInvitationsRequest\x12D\n" +
-	"\vinvitations\x18\x01 \x03(\v2\".tigrisdata.auth.v1.InvitationInfoR\vinvitations\"c\n" +
+	"\vinvitations\x18\x01 \x03(\v2\".tigrisdata.auth.v1.InvitationInfoR\vinvitations\"\xa5\x01\n" +
 	"\x19CreateInvitationsResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x05R\x05count\"X\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\x12@\n" +
+	"\acreated\x18\xe9\a \x03(\v2%.tigrisdata.auth.v1.CreatedInvitationR\acreated\"z\n" +
+	"\x11CreatedInvitation\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
+	"\x04code\x18\x03 \x01(\tR\x04code\x12'\n" +
+	"\x0fexpiration_time\x18\x04 \x01(\x03R\x0eexpirationTime\"X\n" +
 	"\x18DeleteInvitationsRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1b\n" +
 	"\x06status\x18\x02 \x01(\tH\x00R\x06status\x88\x01\x01B\t\n" +
@@ -986,11 +1089,13 @@ const file_tigrisdata_v1_auth_proto_rawDesc = "" +
 	"\vinvitations\x18\x01 \x03(\v2\x1e.tigrisdata.auth.v1.InvitationR\vinvitations\"C\n" +
 	"\x17VerifyInvitationRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
-	"\x04code\x18\x02 \x01(\tR\x04code\"\x8d\x01\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\"\xd1\x01\n" +
 	"\x18VerifyInvitationResponse\x12)\n" +
 	"\x10tigris_namespace\x18\x01 \x01(\tR\x0ftigrisNamespace\x122\n" +
 	"\x15tigris_namespace_name\x18\x02 \x01(\tR\x13tigrisNamespaceName\x12\x12\n" +
-	"\x04role\x18\x03 \x01(\tR\x04role\"\x12\n" +
+	"\x04role\x18\x03 \x01(\tR\x04role\x12\x1c\n" +
+	"\tclient_id\x18\xe9\a \x01(\tR\bclientId\x12$\n" +
+	"\rclient_secret\x18\xea\a \x01(\tR\fclientSecret\"\x12\n" +
 	"\x10ListUsersRequest\"C\n" +
 	"\x11ListUsersResponse\x12.\n" +
 	"\x05users\x18\x01 \x03(\v2\x18.tigrisdata.auth.v1.UserR\x05users\"}\n" +
@@ -1025,7 +1130,7 @@ func file_tigrisdata_v1_auth_proto_rawDescGZIP() []byte {
 }
 
 var file_tigrisdata_v1_auth_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tigrisdata_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_tigrisdata_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_tigrisdata_v1_auth_proto_goTypes = []any{
 	(GrantType)(0),                    // 0: tigrisdata.auth.v1.GrantType
 	(*GetAccessTokenRequest)(nil),     // 1: tigrisdata.auth.v1.GetAccessTokenRequest
@@ -1033,39 +1138,41 @@ var file_tigrisdata_v1_auth_proto_goTypes = []any{
 	(*InvitationInfo)(nil),            // 3: tigrisdata.auth.v1.InvitationInfo
 	(*CreateInvitationsRequest)(nil),  // 4: tigrisdata.auth.v1.CreateInvitationsRequest
 	(*CreateInvitationsResponse)(nil), // 5: tigrisdata.auth.v1.CreateInvitationsResponse
-	(*DeleteInvitationsRequest)(nil),  // 6: tigrisdata.auth.v1.DeleteInvitationsRequest
-	(*DeleteInvitationsResponse)(nil), // 7: tigrisdata.auth.v1.DeleteInvitationsResponse
-	(*Invitation)(nil),                // 8: tigrisdata.auth.v1.Invitation
-	(*ListInvitationsRequest)(nil),    // 9: tigrisdata.auth.v1.ListInvitationsRequest
-	(*ListInvitationsResponse)(nil),   // 10: tigrisdata.auth.v1.ListInvitationsResponse
-	(*VerifyInvitationRequest)(nil),   // 11: tigrisdata.auth.v1.VerifyInvitationRequest
-	(*VerifyInvitationResponse)(nil),  // 12: tigrisdata.auth.v1.VerifyInvitationResponse
-	(*ListUsersRequest)(nil),          // 13: tigrisdata.auth.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),         // 14: tigrisdata.auth.v1.ListUsersResponse
-	(*User)(nil),                      // 15: tigrisdata.auth.v1.User
+	(*CreatedInvitation)(nil),         // 6: tigrisdata.auth.v1.CreatedInvitation
+	(*DeleteInvitationsRequest)(nil),  // 7: tigrisdata.auth.v1.DeleteInvitationsRequest
+	(*DeleteInvitationsResponse)(nil), // 8: tigrisdata.auth.v1.DeleteInvitationsResponse
+	(*Invitation)(nil),                // 9: tigrisdata.auth.v1.Invitation
+	(*ListInvitationsRequest)(nil),    // 10: tigrisdata.auth.v1.ListInvitationsRequest
+	(*ListInvitationsResponse)(nil),   // 11: tigrisdata.auth.v1.ListInvitationsResponse
+	(*VerifyInvitationRequest)(nil),   // 12: tigrisdata.auth.v1.VerifyInvitationRequest
+	(*VerifyInvitationResponse)(nil),  // 13: tigrisdata.auth.v1.VerifyInvitationResponse
+	(*ListUsersRequest)(nil),          // 14: tigrisdata.auth.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),         // 15: tigrisdata.auth.v1.ListUsersResponse
+	(*User)(nil),                      // 16: tigrisdata.auth.v1.User
 }
 var file_tigrisdata_v1_auth_proto_depIdxs = []int32{
 	0,  // 0: tigrisdata.auth.v1.GetAccessTokenRequest.grant_type:type_name -> tigrisdata.auth.v1.GrantType
 	3,  // 1: tigrisdata.auth.v1.CreateInvitationsRequest.invitations:type_name -> tigrisdata.auth.v1.InvitationInfo
-	8,  // 2: tigrisdata.auth.v1.ListInvitationsResponse.invitations:type_name -> tigrisdata.auth.v1.Invitation
-	15, // 3: tigrisdata.auth.v1.ListUsersResponse.users:type_name -> tigrisdata.auth.v1.User
-	1,  // 4: tigrisdata.auth.v1.Auth.GetAccessToken:input_type -> tigrisdata.auth.v1.GetAccessTokenRequest
-	4,  // 5: tigrisdata.auth.v1.Auth.CreateInvitations:input_type -> tigrisdata.auth.v1.CreateInvitationsRequest
-	6,  // 6: tigrisdata.auth.v1.Auth.DeleteInvitations:input_type -> tigrisdata.auth.v1.DeleteInvitationsRequest
-	9,  // 7: tigrisdata.auth.v1.Auth.ListInvitations:input_type -> tigrisdata.auth.v1.ListInvitationsRequest
-	11, // 8: tigrisdata.auth.v1.Auth.VerifyInvitation:input_type -> tigrisdata.auth.v1.VerifyInvitationRequest
-	13, // 9: tigrisdata.auth.v1.Auth.ListUsers:input_type -> tigrisdata.auth.v1.ListUsersRequest
-	2,  // 10: tigrisdata.auth.v1.Auth.GetAccessToken:output_type -> tigrisdata.auth.v1.GetAccessTokenResponse
-	5,  // 11: tigrisdata.auth.v1.Auth.CreateInvitations:output_type -> tigrisdata.auth.v1.CreateInvitationsResponse
-	7,  // 12: tigrisdata.auth.v1.Auth.DeleteInvitations:output_type -> tigrisdata.auth.v1.DeleteInvitationsResponse
-	10, // 13: tigrisdata.auth.v1.Auth.ListInvitations:output_type -> tigrisdata.auth.v1.ListInvitationsResponse
-	12, // 14: tigrisdata.auth.v1.Auth.VerifyInvitation:output_type -> tigrisdata.auth.v1.VerifyInvitationResponse
-	14, // 15: tigrisdata.auth.v1.Auth.ListUsers:output_type -> tigrisdata.auth.v1.ListUsersResponse
-	10, // [10:16] is the sub-list for method output_type
-	4,  // [4:10] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	6,  // 2: tigrisdata.auth.v1.CreateInvitationsResponse.created:type_name -> tigrisdata.auth.v1.CreatedInvitation
+	9,  // 3: tigrisdata.auth.v1.ListInvitationsResponse.invitations:type_name -> tigrisdata.auth.v1.Invitation
+	16, // 4: tigrisdata.auth.v1.ListUsersResponse.users:type_name -> tigrisdata.auth.v1.User
+	1,  // 5: tigrisdata.auth.v1.Auth.GetAccessToken:input_type -> tigrisdata.auth.v1.GetAccessTokenRequest
+	4,  // 6: tigrisdata.auth.v1.Auth.CreateInvitations:input_type -> tigrisdata.auth.v1.CreateInvitationsRequest
+	7,  // 7: tigrisdata.auth.v1.Auth.DeleteInvitations:input_type -> tigrisdata.auth.v1.DeleteInvitationsRequest
+	10, // 8: tigrisdata.auth.v1.Auth.ListInvitations:input_type -> tigrisdata.auth.v1.ListInvitationsRequest
+	12, // 9: tigrisdata.auth.v1.Auth.VerifyInvitation:input_type -> tigrisdata.auth.v1.VerifyInvitationRequest
+	14, // 10: tigrisdata.auth.v1.Auth.ListUsers:input_type -> tigrisdata.auth.v1.ListUsersRequest
+	2,  // 11: tigrisdata.auth.v1.Auth.GetAccessToken:output_type -> tigrisdata.auth.v1.GetAccessTokenResponse
+	5,  // 12: tigrisdata.auth.v1.Auth.CreateInvitations:output_type -> tigrisdata.auth.v1.CreateInvitationsResponse
+	8,  // 13: tigrisdata.auth.v1.Auth.DeleteInvitations:output_type -> tigrisdata.auth.v1.DeleteInvitationsResponse
+	11, // 14: tigrisdata.auth.v1.Auth.ListInvitations:output_type -> tigrisdata.auth.v1.ListInvitationsResponse
+	13, // 15: tigrisdata.auth.v1.Auth.VerifyInvitation:output_type -> tigrisdata.auth.v1.VerifyInvitationResponse
+	15, // 16: tigrisdata.auth.v1.Auth.ListUsers:output_type -> tigrisdata.auth.v1.ListUsersResponse
+	11, // [11:17] is the sub-list for method output_type
+	5,  // [5:11] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_tigrisdata_v1_auth_proto_init() }
@@ -1073,15 +1180,15 @@ func file_tigrisdata_v1_auth_proto_init() {
 	if File_tigrisdata_v1_auth_proto != nil {
 		return
 	}
-	file_tigrisdata_v1_auth_proto_msgTypes[5].OneofWrappers = []any{}
-	file_tigrisdata_v1_auth_proto_msgTypes[8].OneofWrappers = []any{}
+	file_tigrisdata_v1_auth_proto_msgTypes[6].OneofWrappers = []any{}
+	file_tigrisdata_v1_auth_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tigrisdata_v1_auth_proto_rawDesc), len(file_tigrisdata_v1_auth_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

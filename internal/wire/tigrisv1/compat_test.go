@@ -97,7 +97,7 @@ var laterClientFields = []string{"tigrisdata.v1.SubscribeRequest.filter", "tigri
 
 // folioMessages are the messages of Folio's own, which only Folio's
 // fields hold, all numbers theirs.
-var folioMessages = []string{"tigrisdata.v1.Sizes"}
+var folioMessages = []string{"tigrisdata.v1.Sizes", "tigrisdata.auth.v1.CreatedInvitation"}
 
 // folioFields is where Folio's own fields start.
 const folioFields = 1001
