@@ -81,3 +81,7 @@ func CheckDatabaseName(name string) error { return checkName("database", name) }
 
 // CheckCollectionName refuses a collection name the API does not allow.
 func CheckCollectionName(name string) error { return checkName("collection", name) }
+
+// CheckCacheName refuses a cache name the API does not allow (the rule of
+// collection names).
+func CheckCacheName(name string) error { return checkName("cache", name) }

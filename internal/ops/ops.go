@@ -24,6 +24,7 @@ import (
 
 	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
+	"github.com/foliodb/folio/internal/cache"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/cluster"
@@ -157,6 +158,8 @@ type Config struct {
 	Cluster *cluster.Registry
 	// Observer, if set, hears how every call ended (the request metrics).
 	Observer Observer
+	// Caches keeps the caches; nil makes one (whose sweep nothing runs).
+	Caches *cache.Service
 }
 
 // Options are the settings of the operations, a node's configuration
@@ -225,6 +228,7 @@ type Ops struct {
 	health   healthProbe
 	reads    readSlots
 	forwards forwardCounts
+	caches   *cache.Service
 }
 
 // New returns the operations over cfg's store and parts.
@@ -249,7 +253,10 @@ func New(cfg Config) *Ops {
 	}
 	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: cfg.Catalog, docs: cfg.Docs,
 		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, search: cfg.Search, auth: cfg.Auth, health: newHealthProbe(),
-		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait)}
+		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait), caches: cfg.Caches}
+	if o.caches == nil {
+		o.caches = cache.New(nil)
+	}
 	return o
 }
 
