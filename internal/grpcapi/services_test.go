@@ -50,7 +50,6 @@ var unbuilt = map[string]string{
 	"tigrisdata.management.v1.Management/InsertNamespaceMetadata":      "",
 	"tigrisdata.management.v1.Management/GetNamespaceMetadata":         "",
 	"tigrisdata.management.v1.Management/UpdateNamespaceMetadata":      "",
-	"tigrisdata.cache.v1.Cache/*":                                      "",
 }
 
 // aliases are methods served under a name of their own beside the

@@ -16,8 +16,7 @@ import (
 // "unknown method", so that a client can tell "not built" from "no such
 // call": a method of a service served in part (Tigris, Auth, User) is a
 // method below, which building the call moves to its file; a service
-// served not at all (Cache) or all but one method
-// (Observability) is registered by registerUnbuilt.
+// served in one method only (Observability) is registered by registerUnbuilt.
 
 func unbuiltError(what string) error {
 	return apierror.Errorf(apierror.Unimplemented, "%s is not implemented by this server yet", what)
@@ -148,8 +147,6 @@ func (s *Server) registerUnbuiltServices(g grpc.ServiceRegistrar) {
 	// methods answer as their HTTP paths do.
 	s.registerUnbuilt(g, &api.Observability_ServiceDesc, api.UnimplementedObservabilityServer{}, "metrics queries",
 		grpc.MethodDesc{MethodName: "GetInfo", Handler: s.observabilityGetInfo})
-	// 2023's caches.
-	s.registerUnbuilt(g, &api.Cache_ServiceDesc, api.UnimplementedCacheServer{}, "")
 }
 
 // registerUnbuilt registers a service whose every method answers

@@ -130,6 +130,7 @@ func (s *Server) routes() {
 
 	s.projectRoutes(handle)
 	s.searchIndexRoutes(handle)
+	s.cacheRoutes(handle)
 
 	// Calls of the API that Folio does not serve yet: 501, so that a
 	// client can tell "not built" from "no such path".

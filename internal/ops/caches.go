@@ -17,6 +17,15 @@ import (
 // node's memory, reached once the lookup's transaction has ended, so that
 // a retried transaction cannot apply a set twice.
 
+// The cache's own types, by the names the transports know them by (they
+// speak to ops only).
+type (
+	CacheOptions    = cache.Options
+	CacheSetOptions = cache.SetOptions
+	CacheKeys       = cache.KeysRequest
+	CacheKeysPage   = cache.KeysPage
+)
+
 // CacheRequest names a cache, and for CreateCache gives its options.
 type CacheRequest struct {
 	Malformed     error
