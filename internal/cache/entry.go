@@ -14,8 +14,8 @@ const (
 	// store bounds.
 	MaxKeyBytes = 1024
 	// MaxValueBytes bounds a value: an entry is one value in the store,
-	// well inside its bounds and a request body's.
-	MaxValueBytes = 1 << 20
+	// whose bound is 1 MiB, expiry included.
+	MaxValueBytes = 1_000_000
 	// maxTTL bounds an expiry, so that now plus it stays far inside an
 	// int64 of milliseconds (Redis refuses what overflows, as here).
 	maxTTL = 100 * 365 * 24 * time.Hour

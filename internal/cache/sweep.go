@@ -104,7 +104,9 @@ func (s *Service) sweepStored(ctx context.Context, store kv.Store) (removed, ind
 }
 
 // sweepMemory drops the volatile caches deleted (on this node or another)
-// and samples the others for expired entries.
+// and looks at up to SweepBatch*maxBatches entries of each other one for
+// expired entries: all of a smaller cache, a sample of a larger one
+// (memory.sweep).
 func (s *Service) sweepMemory(ctx context.Context, store kv.Store) (int, error) {
 	ids := s.memory.ids()
 	if len(ids) == 0 {
@@ -121,14 +123,8 @@ func (s *Service) sweepMemory(ctx context.Context, store kv.Store) (int, error) 
 			s.memory.drop(id)
 			continue
 		}
-		for range maxBatches {
-			looked, n := s.memory.sweep(id, now, SweepBatch)
-			removed += n
-			// A sample with few expired entries says the rest has few too.
-			if looked < SweepBatch || n < looked/4 {
-				break
-			}
-		}
+		_, n := s.memory.sweep(id, now, SweepBatch*maxBatches)
+		removed += n
 	}
 	return removed, nil
 }
