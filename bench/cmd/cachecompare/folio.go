@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -36,8 +37,8 @@ func setupFolio(ctx context.Context, addr string) error {
 
 // folioSide makes clients of cache name, each with a gRPC connection of
 // its own.
-func folioSide(name, addr, cache string) side {
-	return side{name: name, client: func() (*client, error) {
+func folioSide(name, addr, cache string, cpu func() (time.Duration, error)) side {
+	return side{name: name, cpu: cpu, client: func() (*client, error) {
 		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			return nil, err

@@ -77,6 +77,8 @@ type side struct {
 	name string
 	// client opens a client's connection: its set and get of one key.
 	client func() (c *client, err error)
+	// cpu is the CPU the side's server has used so far.
+	cpu func() (time.Duration, error)
 }
 
 type client struct {
@@ -92,6 +94,16 @@ type result struct {
 	ops                  int64
 	elapsed              time.Duration
 	errs                 int64
+	// cpu is the server's CPU over the workload: what it costs per
+	// operation, whatever else the shared machine runs.
+	cpu time.Duration
+}
+
+func (r result) cpuPerOp() time.Duration {
+	if r.ops == 0 {
+		return 0
+	}
+	return r.cpu / time.Duration(r.ops)
 }
 
 func (r result) perSecond() float64 { return float64(r.ops) / r.elapsed.Seconds() }
@@ -140,8 +152,8 @@ func run(ctx context.Context, cfg config) error {
 		name       string
 		redis, fol side
 	}{
-		{"durability off", redisSide("Redis (appendonly no)", fast.addr), folioSide("Folio (volatile cache)", grpcAddr, "volatile")},
-		{"durable", redisSide("Redis (appendfsync always)", durable.addr), folioSide("Folio (durable cache)", grpcAddr, "durable")},
+		{"durability off", redisSide("Redis (appendonly no)", fast), folioSide("Folio (volatile cache)", grpcAddr, "volatile", folio.CPUTime)},
+		{"durable", redisSide("Redis (appendfsync always)", durable), folioSide("Folio (durable cache)", grpcAddr, "durable", folio.CPUTime)},
 	}
 	value := make([]byte, cfg.value)
 	for i := range value {
@@ -192,7 +204,7 @@ func run(ctx context.Context, cfg config) error {
 					}
 					r.pair, r.round = p.name, round+1
 					results = append(results, r)
-					fmt.Fprintf(os.Stderr, "round %d  %-28s %-4s %10.0f ops/s (%d errors)\n", round+1, s.name, w, r.perSecond(), r.errs)
+					fmt.Fprintf(os.Stderr, "round %d  %-28s %-4s %10.0f ops/s %6.1f µs CPU/op (%d errors)\n", round+1, s.name, w, r.perSecond(), float64(r.cpuPerOp().Nanoseconds())/1000, r.errs)
 				}
 			}
 		}
@@ -234,6 +246,10 @@ func measure(s side, w string, cfg config, value []byte) (result, error) {
 		defer c.close()
 		clients[i] = c
 	}
+	cpu0, err := s.cpu()
+	if err != nil {
+		return result{}, err
+	}
 	var ops, errs atomic.Int64
 	var firstErr atomic.Value
 	var stop atomic.Bool
@@ -263,6 +279,11 @@ func measure(s side, w string, cfg config, value []byte) (result, error) {
 	stop.Store(true)
 	wg.Wait()
 	r := result{workload: w, side: s.name, ops: ops.Load(), elapsed: time.Since(start), errs: errs.Load()}
+	cpu1, err := s.cpu()
+	if err != nil {
+		return result{}, err
+	}
+	r.cpu = cpu1 - cpu0
 	if r.errs > 0 && r.ops == 0 {
 		return r, fmt.Errorf("every request failed: %v", firstErr.Load())
 	}

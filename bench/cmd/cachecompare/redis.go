@@ -110,9 +110,10 @@ func (c *redisConn) do(args ...string) error {
 	return fmt.Errorf("redis: unexpected reply %q", line)
 }
 
-func redisSide(name, addr string) side {
-	return side{name: name, client: func() (*client, error) {
-		c, err := dialRedis(addr)
+func redisSide(name string, srv *redisServer) side {
+	cpu := func() (time.Duration, error) { return benchrun.TreeCPUTime(srv.cmd.Process.Pid) }
+	return side{name: name, cpu: cpu, client: func() (*client, error) {
+		c, err := dialRedis(srv.addr)
 		if err != nil {
 			return nil, err
 		}

@@ -29,11 +29,11 @@ func render(cfg config, results []result, built, redisVersion string) string {
 		m.Date.Format(time.DateOnly), m.CPU, m.Cores, m.Memory, m.OS, benchrun.LoadAverage(), built, redisVersion)
 	fmt.Fprintf(&b, "%d clients, each on a connection of its own sending one request at a time (Redis: RESP; Folio: gRPC), "+
 		"values of %d bytes on random keys of %d loaded first; %d rounds of %s per workload and side, alternating which side goes first; "+
-		"the median of the rounds in operations per second.\n\n", cfg.clients, cfg.value, cfg.keys, cfg.rounds, cfg.duration)
-	b.WriteString("| durability | workload | Redis | Folio | Folio / Redis |\n|---|---|---:|---:|---:|\n")
+		"the median of the rounds in operations per second, and the server's CPU per operation (its process's user and system time over the workload, divided by the operations: a figure the other work on a shared machine moves less).\n\n", cfg.clients, cfg.value, cfg.keys, cfg.rounds, cfg.duration)
+	b.WriteString("| durability | workload | Redis ops/s | Folio ops/s | Folio / Redis | Redis CPU/op | Folio CPU/op |\n|---|---|---:|---:|---:|---:|---:|\n")
 	for _, pair := range []string{"durability off", "durable"} {
 		for _, w := range []string{"set", "get"} {
-			var redis, folio []float64
+			var redis, folio, redisCPU, folioCPU []float64
 			var redisName, folioName string
 			for _, r := range results {
 				if r.pair != pair || r.workload != w {
@@ -41,8 +41,10 @@ func render(cfg config, results []result, built, redisVersion string) string {
 				}
 				if strings.HasPrefix(r.side, "Redis") {
 					redis, redisName = append(redis, r.perSecond()), r.side
+					redisCPU = append(redisCPU, float64(r.cpuPerOp().Nanoseconds())/1000)
 				} else {
 					folio, folioName = append(folio, r.perSecond()), r.side
+					folioCPU = append(folioCPU, float64(r.cpuPerOp().Nanoseconds())/1000)
 				}
 			}
 			rm, fm := median(redis), median(folio)
@@ -50,7 +52,7 @@ func render(cfg config, results []result, built, redisVersion string) string {
 			if rm > 0 {
 				ratio = fm / rm
 			}
-			fmt.Fprintf(&b, "| %s: %s, %s | %s | %.0f | %.0f | %.2f |\n", pair, redisName, folioName, w, rm, fm, ratio)
+			fmt.Fprintf(&b, "| %s: %s, %s | %s | %.0f | %.0f | %.2f | %.1f µs | %.1f µs |\n", pair, redisName, folioName, w, rm, fm, ratio, median(redisCPU), median(folioCPU))
 		}
 	}
 	return b.String()
