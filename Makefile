@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: test test-short soak nemesis bench bench-compare search-compare serve vet fmt mutants release upstream-suite
+.PHONY: test test-short soak nemesis bench bench-compare search-compare cache-compare serve vet fmt mutants release upstream-suite
 
 # gotestsum prints each package as it finishes (with its time) and the
 # output of failed tests in full: go test alone prints nothing for
@@ -162,6 +162,21 @@ search-compare:
 	g++ -O3 -march=native -std=c++17 -o $(CURDIR)/hnswcompare bench/hnswcompare/hnswcompare.cpp
 	$(GO) build -C bench -o $(CURDIR)/searchcompare ./cmd/searchcompare
 	./searchcompare -pg-bin $(PG_BIN) $(SEARCH_COMPARE_FLAGS)
+
+# Folio's caches side by side with Redis 7 (Debian's redis-server, issue
+# 38): set and get, 16 clients, values of 100 bytes, durability off on
+# both sides (Redis appendonly no; a volatile cache) and then durable
+# (appendfsync always; a durable cache), in alternating rounds. About three
+# minutes; rewrites issue 38's part of docs/benchmarks.md. Flags in
+# CACHE_COMPARE_FLAGS, e.g. CACHE_COMPARE_FLAGS='-rounds 5 -profile'
+# (cd bench && go run ./cmd/cachecompare -h lists them). Installs
+# redis-server first if it is missing.
+CACHE_COMPARE_FLAGS ?=
+cache-compare:
+	@command -v redis-server >/dev/null || { echo "installing redis-server"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server; }
+	$(GO) build -C bench -o $(CURDIR)/cachecompare ./cmd/cachecompare
+	./cachecompare $(CACHE_COMPARE_FLAGS)
 
 serve:
 	$(GO) run ./cmd/folio serve

@@ -397,6 +397,12 @@ func (c *Catalog) DropDatabase(ctx context.Context, tx kv.Tx, ns int64, name str
 			return err
 		}
 	}
+	// Its caches (internal/cache) go with it.
+	for _, r := range keyspace.DatabaseCaches(db.ID) {
+		if err := tx.ClearRange(r); err != nil {
+			return err
+		}
+	}
 	c.dbs.Delete(dbName{ns, name})
 	if err := tx.Clear(keyspace.Database(ns, name)); err != nil {
 		return err

@@ -81,3 +81,13 @@ func CheckDatabaseName(name string) error { return checkName("database", name) }
 
 // CheckCollectionName refuses a collection name the API does not allow.
 func CheckCollectionName(name string) error { return checkName("collection", name) }
+
+// CheckCacheName refuses a cache name the API does not allow: the rule of
+// collection names, but for the client languages' words, since no client
+// generates code from a cache.
+func CheckCacheName(name string) error {
+	if len(name) > MaxNameLength || !nameRule(name) {
+		return apierror.Errorf(apierror.InvalidArgument, "invalid cache name '%s': %s", apierror.Clip(name, 64), nameRuleText)
+	}
+	return nil
+}

@@ -74,6 +74,7 @@ func TestRolesOverGRPC(t *testing.T) {
 			return created.App.ID, tokenOf(created.App.ID, created.App.Secret)
 		}
 		searchClient := api.NewSearchClient(s.conn)
+		caches := api.NewCacheClient(s.conn)
 		for id, name := range map[int32]string{5: "acme", 6: "beta"} {
 			if _, err := admins.CreateNamespace(as(ctx(t), ownerToken), &api.CreateNamespaceRequest2022{Id: id, Name: name}); err != nil {
 				t.Fatal(err)
@@ -99,6 +100,12 @@ func TestRolesOverGRPC(t *testing.T) {
 			}
 			if _, err := searchClient.CreateOrUpdateIndex(c, &api.CreateOrUpdateIndexRequest{Project: "shop", Name: "idx",
 				Schema: []byte(`{"title":"idx","properties":{"name":{"type":"string"}}}`)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := caches.CreateCache(c, &api.CreateCacheRequest{Project: "shop", Name: "kc"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := caches.Set(c, &api.SetRequest{Project: "shop", Name: "kc", Key: "k", Value: []byte(`1`)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -342,6 +349,43 @@ func TestRolesOverGRPC(t *testing.T) {
 				}},
 				{"DeleteIndex", func(c context.Context) error {
 					_, err := searchClient.DeleteIndex(c, &api.DeleteIndexRequest{Project: "shop", Name: "i_" + w})
+					return err
+				}},
+
+				{"ListCaches", func(c context.Context) error {
+					_, err := caches.ListCaches(c, &api.ListCachesRequest{Project: "shop"})
+					return err
+				}},
+				{"CacheGet", func(c context.Context) error {
+					_, err := caches.Get(c, &api.GetRequest{Project: "shop", Name: "kc", Key: "k"})
+					return err
+				}},
+				{"CacheKeys", func(c context.Context) error {
+					st, err := caches.Keys(c, &api.KeysRequest{Project: "shop", Name: "kc"})
+					if err != nil {
+						return err
+					}
+					_, err = st.Recv()
+					return err
+				}},
+				{"CreateCache", func(c context.Context) error {
+					_, err := caches.CreateCache(c, &api.CreateCacheRequest{Project: "shop", Name: "c_" + w})
+					return err
+				}},
+				{"CacheSet", func(c context.Context) error {
+					_, err := caches.Set(c, &api.SetRequest{Project: "shop", Name: "kc", Key: w, Value: []byte(`"v"`)})
+					return err
+				}},
+				{"CacheGetSet", func(c context.Context) error {
+					_, err := caches.GetSet(c, &api.GetSetRequest{Project: "shop", Name: "kc", Key: w, Value: []byte(`"w"`)})
+					return err
+				}},
+				{"CacheDel", func(c context.Context) error {
+					_, err := caches.Del(c, &api.DelRequest{Project: "shop", Name: "kc", Key: w})
+					return err
+				}},
+				{"DeleteCache", func(c context.Context) error {
+					_, err := caches.DeleteCache(c, &api.DeleteCacheRequest{Project: "shop", Name: "c_" + w})
 					return err
 				}},
 

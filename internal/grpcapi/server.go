@@ -92,6 +92,7 @@ func (s *Server) Register(g grpc.ServiceRegistrar) {
 	api.RegisterAdminServer(g, adminService{s: s})
 	api.RegisterManagementServer(g, managementService{s: s})
 	api.RegisterSearchServer(g, searchService{s: s})
+	api.RegisterCacheServer(g, cacheService{s: s})
 	s.registerUnbuiltServices(g)
 }
 

@@ -24,7 +24,6 @@ import (
 // under "service/*". Building a call takes it off this list.
 var unbuilt = map[string]string{
 	"tigrisdata.observability.v1.Observability/QueryTimeSeriesMetrics": "metrics queries",
-	"tigrisdata.cache.v1.Cache/*":                                      "",
 }
 
 // aliases are methods served under a name of their own beside the

@@ -13,8 +13,8 @@ import (
 // The calls of the API that Folio does not serve yet, all here. Each
 // answers UNIMPLEMENTED, rather than gRPC's own "unknown service" or
 // "unknown method", so that a client can tell "not built" from "no such
-// call": a service served not at all (Cache) or in some methods only
-// (Observability) is registered by registerUnbuilt.
+// call": a service served in some methods only (Observability) is
+// registered by registerUnbuilt.
 
 func unbuiltError(what string) error {
 	return apierror.Errorf(apierror.Unimplemented, "%s is not implemented by this server yet", what)
@@ -31,8 +31,6 @@ func (s *Server) registerUnbuiltServices(g grpc.ServiceRegistrar) {
 		grpc.MethodDesc{MethodName: "GetInfo", Handler: s.observabilityGetInfo},
 		unaryMethod(s, "QuotaLimits", api.Observability_QuotaLimits_FullMethodName, s.quotaLimits),
 		unaryMethod(s, "QuotaUsage", api.Observability_QuotaUsage_FullMethodName, s.quotaUsage))
-	// 2023's caches.
-	s.registerUnbuilt(g, &api.Cache_ServiceDesc, api.UnimplementedCacheServer{}, "")
 }
 
 // registerUnbuilt registers a service whose every method answers

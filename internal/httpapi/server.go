@@ -132,6 +132,7 @@ func (s *Server) routes() {
 	s.searchIndexRoutes(handle)
 	s.tenantRoutes(handle)
 	s.keyRoutes(handle)
+	s.cacheRoutes(handle)
 
 	// Calls of the API that Folio does not serve yet: 501, so that a
 	// client can tell "not built" from "no such path".

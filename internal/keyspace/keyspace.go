@@ -24,6 +24,11 @@
 //	("t", namespace id, "ns", key)           → namespace metadata: a JSON value (see tenant)
 //	("t", namespace id, "app", app id, key)  → an application's (user) metadata
 //	("t", namespace id, "quota")             → the namespace's quotas (see tenant)
+//	("k", "r", db id, cache name)            → cache record (JSON, see cache)
+//	("k", "e", db id, cache name, key)       → cache entry: expiry and value
+//	("k", "x", expiry ms, db id, cache name, key)
+//	                                         → expiry index entry, empty: what
+//	                                           the cache's sweep reclaims
 //
 // Databases belong to a namespace (a tenant): only their records carry the
 // namespace's id, since everything below a database is keyed by ids that
@@ -53,6 +58,7 @@ const (
 	tagAuth     = "a"
 	tagNode     = "n"
 	tagTenant   = "t"
+	tagCache    = "k"
 )
 
 // DefaultNamespace is the id of the namespace every database belongs to
@@ -299,6 +305,80 @@ func Node(id string) []byte { return pack(tagNode, id) }
 
 // Nodes is the range of every node's registration.
 func Nodes() kv.Range { return prefix(tagNode) }
+
+// Cache is the key of a cache's record: caches belong to a project (a
+// database), and go with it (DatabaseCaches).
+func Cache(dbID int64, name string) []byte { return pack(tagCache, "r", dbID, name) }
+
+// Caches is the range of every cache record of a database.
+func Caches(dbID int64) kv.Range { return prefix(tagCache, "r", dbID) }
+
+// AllCaches is the range of every cache record of every database.
+func AllCaches() kv.Range { return prefix(tagCache, "r") }
+
+// CacheEntry is the key of a cache's entry.
+func CacheEntry(dbID int64, cache, key string) []byte {
+	return pack(tagCache, "e", dbID, cache, key)
+}
+
+// CacheEntries is the range of every entry of a cache, in key order.
+func CacheEntries(dbID int64, cache string) kv.Range { return prefix(tagCache, "e", dbID, cache) }
+
+// CacheEntryKey decodes a cache entry's key into the key the client gave.
+func CacheEntryKey(key []byte) (string, error) {
+	t, err := keyenc.Unpack(key)
+	if err != nil {
+		return "", err
+	}
+	if len(t) != 5 || t[0] != tagCache || t[1] != "e" {
+		return "", errors.New("keyspace: not a cache entry key")
+	}
+	k, ok := t[4].(string)
+	if !ok {
+		return "", errors.New("keyspace: malformed cache entry key")
+	}
+	return k, nil
+}
+
+// CacheExpiry is the key of an expiry index entry: the entry of cache's
+// key expires at unixMs. The time leads, so that what has expired by now
+// is one range from the start (CacheExpiredBy).
+func CacheExpiry(unixMs, dbID int64, cache, key string) []byte {
+	return pack(tagCache, "x", unixMs, dbID, cache, key)
+}
+
+// CacheExpiredBy is the range of the expiry index entries of the entries
+// that expire at or before unixMs.
+func CacheExpiredBy(unixMs int64) kv.Range {
+	return kv.Range{Begin: pack(tagCache, "x"), End: kv.PrefixEnd(pack(tagCache, "x", unixMs))}
+}
+
+// CacheExpiryKey decodes an expiry index entry's key.
+func CacheExpiryKey(key []byte) (unixMs, dbID int64, cache, k string, err error) {
+	t, err := keyenc.Unpack(key)
+	if err != nil {
+		return 0, 0, "", "", err
+	}
+	if len(t) != 6 || t[0] != tagCache || t[1] != "x" {
+		return 0, 0, "", "", errors.New("keyspace: not a cache expiry key")
+	}
+	unixMs, ok0 := t[2].(int64)
+	dbID, ok1 := t[3].(int64)
+	cache, ok2 := t[4].(string)
+	k, ok3 := t[5].(string)
+	if !ok0 || !ok1 || !ok2 || !ok3 {
+		return 0, 0, "", "", errors.New("keyspace: malformed cache expiry key")
+	}
+	return unixMs, dbID, cache, k, nil
+}
+
+// DatabaseCaches is every range that holds a database's caches (their
+// records and entries), for clearing when it is dropped. Their expiry
+// index entries stay until their time: the sweep finds no entry behind
+// them and clears them then.
+func DatabaseCaches(dbID int64) []kv.Range {
+	return []kv.Range{Caches(dbID), prefix(tagCache, "e", dbID)}
+}
 
 // LastString decodes a key and returns its last element, which must be a
 // string (the name in a catalog key).

@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/foliodb/folio/internal/auth"
+	"github.com/foliodb/folio/internal/cache"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/cluster"
@@ -81,6 +82,7 @@ type Node struct {
 	sessions  *session.Manager
 	hub       *streams.Hub
 	search    *search.Indexer
+	caches    *cache.Service
 	upgrade   *catalog.Upgrade
 	auth      *auth.Service
 	// cluster registers the node among those on the same store, for
@@ -247,9 +249,10 @@ func (n *Node) build(ctx context.Context) error {
 	// reports it.
 	opsOptions := cfg.Ops
 	opsOptions.MaxRequestBytes = cfg.MaxBodyBytes
+	n.caches = cache.New(nil)
 	n.ops = ops.New(ops.Config{Options: opsOptions, Store: n.store, Observer: n.metrics, Sessions: n.sessions, Streams: n.hub,
 		Search: n.search, ChangeLog: n.changeLog, Logger: n.log, Catalog: n.catalog, Docs: n.docs, Auth: n.auth,
-		Upgrade: n.upgrade, Cluster: n.cluster})
+		Upgrade: n.upgrade, Cluster: n.cluster, Caches: n.caches})
 	n.forwarder = grpcapi.NewForwarder(n.forwardTLS())
 
 	// The search indexer reads the store, so it stops before the store
@@ -258,6 +261,9 @@ func (n *Node) build(ctx context.Context) error {
 	if cfg.ChangeLog.Retention > 0 || cfg.ChangeLog.MaxBytes > 0 {
 		n.parts.add("change-log trimmer", newRunner(n.changeLog.RunTrimmer), "shutdown: change-log trimmer stopped")
 	}
+	// Every node sweeps the caches' expired entries (idempotent, so two
+	// nodes at once only conflict and retry).
+	n.parts.add("cache sweep", newRunner(func(ctx context.Context) { n.caches.Run(ctx, n.store, 0, n.log) }), "")
 	// Stopped after the transports, which end the streams first.
 	n.parts.add("streams", funcs{start: n.hub.Start, close: func() error { n.endStreams(); return nil }}, "")
 	n.parts.add("transactions", n.sessions, "shutdown: open transactions rolled back")

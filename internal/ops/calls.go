@@ -74,6 +74,11 @@ var calls = map[string]call{
 	"IndexGet":            {role: auth.RoleReader},
 	"IndexSearch":         {role: auth.RoleReader},
 	"WhoAmI":              {role: auth.RoleReader},
+	// Caches: reads for readers, writes and the caches themselves for
+	// editors, as the original's roles had them.
+	"ListCaches": {role: auth.RoleReader},
+	"CacheGet":   {role: auth.RoleReader},
+	"CacheKeys":  {role: auth.RoleReader},
 
 	"CreateDatabase":           {role: auth.RoleEditor},
 	"DropDatabase":             {role: auth.RoleEditor},
@@ -105,6 +110,11 @@ var calls = map[string]call{
 	"IndexUpdate":          {role: auth.RoleEditor},
 	"IndexDelete":          {role: auth.RoleEditor},
 	"IndexDeleteByQuery":   {role: auth.RoleEditor},
+	"CreateCache":          {role: auth.RoleEditor},
+	"DeleteCache":          {role: auth.RoleEditor},
+	"CacheSet":             {role: auth.RoleEditor},
+	"CacheGetSet":          {role: auth.RoleEditor},
+	"CacheDel":             {role: auth.RoleEditor},
 
 	"CreateApplication":       {role: auth.RoleAdmin},
 	"UpdateApplication":       {role: auth.RoleAdmin},

@@ -24,6 +24,7 @@ import (
 
 	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
+	"github.com/foliodb/folio/internal/cache"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/cluster"
@@ -161,6 +162,8 @@ type Config struct {
 	Cluster *cluster.Registry
 	// Observer, if set, hears how every call ended (the request metrics).
 	Observer Observer
+	// Caches keeps the caches; nil makes one (whose sweep nothing runs).
+	Caches *cache.Service
 }
 
 // Options are the settings of the operations, a node's configuration
@@ -238,6 +241,7 @@ type Ops struct {
 	quotas         *tenant.Quotas
 	rates          *tenant.Rates
 	storageRefused refusals
+	caches         *cache.Service
 }
 
 // New returns the operations over cfg's store and parts.
@@ -262,8 +266,11 @@ func New(cfg Config) *Ops {
 	}
 	o := &Ops{cfg: cfg, store: cfg.Store, log: cfg.Logger, catalog: cfg.Catalog, docs: cfg.Docs,
 		messages: messages.New(), sessions: cfg.Sessions, hub: cfg.Streams, search: cfg.Search, auth: cfg.Auth, health: newHealthProbe(),
-		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait), rates: tenant.NewRates()}
+		reads: newReadSlots(cfg.MaxConcurrentReads, cfg.ReadWait), rates: tenant.NewRates(), caches: cfg.Caches}
 	o.quotas = tenant.NewQuotas(o.loadQuota)
+	if o.caches == nil {
+		o.caches = cache.New(nil)
+	}
 	return o
 }
 

@@ -22,16 +22,17 @@ type target struct {
 	stored string
 }
 
-// resolve checks a request's names and returns the database it is on. It
+// resolveNames checks a request's names and returns the database it is on. It
 // checks its collection's name first (when hasColl), then its database's
 // and its branch's, and then reports malformed: the order of the original,
 // whose names came first (see Malformed). A request without a branch, or
 // with "" (every 2022 request), is on main, the database itself.
 //
-// Every request that names a database goes through here, and then through
-// inTx, inCollection or filtered with the target, which answer a database
-// or branch that is not there in the API's words.
-func resolve(db, branch, coll string, hasColl bool, malformed error) (target, error) {
+// Every request that names a database goes through here, by
+// Caller.resolve (which also refuses a project an app key does not
+// reach), and then through inTx, inCollection or filtered with the target,
+// which answer a database or branch that is not there in the API's words.
+func resolveNames(db, branch, coll string, hasColl bool, malformed error) (target, error) {
 	if err := checkNames(db, coll, hasColl, nil); err != nil {
 		return target{}, err
 	}
@@ -47,7 +48,7 @@ func resolve(db, branch, coll string, hasColl bool, malformed error) (target, er
 // resolve is resolve for caller c, whose token may reach one project
 // only (an app key's): a request on another is refused.
 func (c Caller) resolve(db, branch, coll string, hasColl bool, malformed error) (target, error) {
-	t, err := resolve(db, branch, coll, hasColl, malformed)
+	t, err := resolveNames(db, branch, coll, hasColl, malformed)
 	if err != nil {
 		return target{}, err
 	}

@@ -28,7 +28,7 @@ func TestResolve(t *testing.T) {
 		{db: "shop_$branch$_feat", coll: "users", err: "invalid database name"},
 		{db: "shop", branch: "feat", coll: "users", malformed: bad, err: "malformed JSON request: …"},
 	} {
-		got, err := resolve(tc.db, tc.branch, tc.coll, tc.coll != "", tc.malformed)
+		got, err := resolveNames(tc.db, tc.branch, tc.coll, tc.coll != "", tc.malformed)
 		if tc.err != "" {
 			if e, ok := apierror.From(err); !ok || e.Code != apierror.InvalidArgument || !strings.HasPrefix(e.Message, tc.err) {
 				t.Errorf("resolve(%q, %q, %q): %v, want %q", tc.db, tc.branch, tc.coll, err, tc.err)

@@ -171,6 +171,8 @@ func TestRolesAgainstCalls(t *testing.T) {
 			c.createColl(t, "shop", "msgs", messagesSchema)
 			c.insert(t, "shop", "items", `{"id":"x","v":1}`)
 			c.ok(t, "PUT", indexPath("shop", "idx"), strings.Replace(productsIndex, "products", "idx", 1))
+			c.ok(t, "POST", cachePath("shop", "kc", "create"), `{}`)
+			c.ok(t, "POST", cachePath("shop", "kc", "k/set"), `{"value":1}`)
 		}
 		// An application of acme for each caller to update, rotate and
 		// delete.
@@ -247,6 +249,15 @@ func TestRolesAgainstCalls(t *testing.T) {
 				{op: "IndexDelete", method: "DELETE", path: indexDocs("shop", "idx"), body: `{"ids":["` + w + `"]}`},
 				{op: "IndexDeleteByQuery", method: "DELETE", path: indexDocs("shop", "idx") + "/deleteByQuery", body: `{"filter":{"id":"by_` + w + `"}}`},
 				{op: "DeleteIndex", method: "DELETE", path: indexPath("shop", "i_"+w)},
+
+				{op: "ListCaches", method: "GET", path: "/v1/projects/shop/caches/list"},
+				{op: "CacheGet", method: "GET", path: cachePath("shop", "kc", "k/get")},
+				{op: "CacheKeys", method: "GET", path: cachePath("shop", "kc", "keys")},
+				{op: "CreateCache", method: "POST", path: cachePath("shop", "c_"+w, "create"), body: `{}`},
+				{op: "CacheSet", method: "POST", path: cachePath("shop", "kc", w+"/set"), body: `{"value":"v"}`},
+				{op: "CacheGetSet", method: "POST", path: cachePath("shop", "kc", w+"/getset"), body: `{"value":"w"}`},
+				{op: "CacheDel", method: "DELETE", path: cachePath("shop", "kc", w+"/delete")},
+				{op: "DeleteCache", method: "DELETE", path: cachePath("shop", "c_"+w, "delete")},
 
 				{op: "ListApplications", method: "POST", path: "/v1/management/applications/list"},
 				{op: "ListApplications", method: "POST", path: "/v1/users/applications/list"},

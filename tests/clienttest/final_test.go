@@ -47,6 +47,10 @@ func TestFinalClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tsCache, err := filepath.Abs(filepath.Join("tsfinal", "cache.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		s := servetest.Start(t, servetest.Options{Backend: b, Args: []string{"--log-requests"}})
@@ -63,8 +67,17 @@ func TestFinalClients(t *testing.T) {
 		t.Run("go search over HTTP", func(t *testing.T) {
 			runGoFlow(t, s, goFlows.http, "TestSearchFlow", "http://"+s.Addr, "search_go_http")
 		})
+		t.Run("go cache over gRPC", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.grpc, "TestCacheFlow", "grpc://"+s.Addr, "cache_go_grpc")
+		})
+		t.Run("go cache over HTTP", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.http, "TestCacheFlow", "http://"+s.Addr, "cache_go_http")
+		})
 		t.Run("typescript", func(t *testing.T) {
 			runTSFlow(t, s, nodeBin, modules, tsFlow, "shop_ts", 19)
+		})
+		t.Run("typescript cache", func(t *testing.T) {
+			runTSFlow(t, s, nodeBin, modules, tsCache, "cache_ts", 9)
 		})
 	})
 }

@@ -24,8 +24,11 @@ const (
 )
 
 type CreateCacheOptions struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TtlMs         uint64                 `protobuf:"varint,1,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	TtlMs uint64                 `protobuf:"varint,1,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	// Folio's: a volatile cache keeps its entries in the memory of the node
+	// that wrote them, not in the store (lost on restart; docs/api.md).
+	Volatile      bool `protobuf:"varint,1001,opt,name=volatile,proto3" json:"volatile,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -65,6 +68,13 @@ func (x *CreateCacheOptions) GetTtlMs() uint64 {
 		return x.TtlMs
 	}
 	return 0
+}
+
+func (x *CreateCacheOptions) GetVolatile() bool {
+	if x != nil {
+		return x.Volatile
+	}
+	return false
 }
 
 type CreateCacheRequest struct {
@@ -1051,9 +1061,10 @@ var File_tigrisdata_v1_cache_proto protoreflect.FileDescriptor
 
 const file_tigrisdata_v1_cache_proto_rawDesc = "" +
 	"\n" +
-	"\x19tigrisdata/v1/cache.proto\x12\x13tigrisdata.cache.v1\"+\n" +
+	"\x19tigrisdata/v1/cache.proto\x12\x13tigrisdata.cache.v1\"H\n" +
 	"\x12CreateCacheOptions\x12\x15\n" +
-	"\x06ttl_ms\x18\x01 \x01(\x04R\x05ttlMs\"\x96\x01\n" +
+	"\x06ttl_ms\x18\x01 \x01(\x04R\x05ttlMs\x12\x1b\n" +
+	"\bvolatile\x18\xe9\a \x01(\bR\bvolatile\"\x96\x01\n" +
 	"\x12CreateCacheRequest\x12\x18\n" +
 	"\aproject\x18\x01 \x01(\tR\aproject\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12F\n" +

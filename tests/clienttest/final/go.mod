@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/google/uuid v1.3.0
 	github.com/tigrisdata/tigris-client-go v1.0.0
+	google.golang.org/grpc v1.54.0
 )
 
 require (
@@ -32,7 +33,6 @@ require (
 	golang.org/x/text v0.9.0 // indirect
 	google.golang.org/appengine v1.6.7 // indirect
 	google.golang.org/genproto v0.0.0-20230410155749-daa745c078e1 // indirect
-	google.golang.org/grpc v1.54.0 // indirect
 	google.golang.org/protobuf v1.30.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
