@@ -317,13 +317,18 @@ func (s *Service) RotateSecret(ctx context.Context, tx kv.Tx, by Caller, id stri
 	return app, nil
 }
 
-// DeleteApplication deletes an application the caller may see; its
-// tokens stop working.
+// DeleteApplication deletes an application the caller may see, with its
+// metadata; its tokens stop working.
 func (s *Service) DeleteApplication(ctx context.Context, tx kv.Tx, by Caller, id string) error {
-	if _, _, err := visibleApp(ctx, tx, by, id); err != nil {
+	_, ns, err := visibleApp(ctx, tx, by, id)
+	if err != nil {
 		return err
 	}
 	s.apps.forget(id)
+	// Its metadata goes with it: no later application has its id.
+	if err := tx.ClearRange(keyspace.ApplicationMetadata(ns.ID, id)); err != nil {
+		return err
+	}
 	return tx.Clear(keyspace.Application(id))
 }
 

@@ -834,3 +834,34 @@ func TestListSome(t *testing.T) {
 		}
 	}
 }
+
+// Deleting an application deletes its metadata values, and no other's.
+func TestDeleteApplicationClearsItsMetadata(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		f := newFixture(t, b.Open)
+		gone, kept := f.createApp(t, Default, RoleEditor), f.createApp(t, Default, RoleEditor)
+		f.run(t, func(tx kv.Tx) error {
+			for _, app := range []string{gone.ID, kept.ID} {
+				if err := tx.Set(keyspace.UserMetadata(Default.ID, app, "settings"), []byte(`{"a":1}`)); err != nil {
+					return err
+				}
+			}
+			return tx.Set(keyspace.NamespaceMetadata(Default.ID, "settings"), []byte(`1`))
+		})
+		owner := Caller{App: "o", Namespace: Default, Role: RoleOwner}
+		f.run(t, func(tx kv.Tx) error { return f.svc.DeleteApplication(bg, tx, owner, gone.ID) })
+		f.run(t, func(tx kv.Tx) error {
+			for key, want := range map[string]bool{
+				string(keyspace.UserMetadata(Default.ID, gone.ID, "settings")): false,
+				string(keyspace.UserMetadata(Default.ID, kept.ID, "settings")): true,
+				string(keyspace.NamespaceMetadata(Default.ID, "settings")):     true,
+			} {
+				_, err := tx.Get(bg, []byte(key))
+				if found := err == nil; found != want {
+					t.Errorf("%q after the delete: found %v (%v), want %v", key, found, err, want)
+				}
+			}
+			return nil
+		})
+	})
+}

@@ -292,6 +292,10 @@ func NamespaceMetadata(ns int64, key string) []byte { return pack(tagTenant, ns,
 // in its namespace.
 func UserMetadata(ns int64, app, key string) []byte { return pack(tagTenant, ns, "app", app, key) }
 
+// ApplicationMetadata is the range of an application's metadata values:
+// what deleting the application clears.
+func ApplicationMetadata(ns int64, app string) kv.Range { return prefix(tagTenant, ns, "app", app) }
+
 // NamespaceQuota is the key of a namespace's quotas.
 func NamespaceQuota(ns int64) []byte { return pack(tagTenant, ns, "quota") }
 
