@@ -3,6 +3,7 @@ package documents
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -265,8 +266,31 @@ func checkIndex(t *testing.T, store kv.Store, s *Service, coll *catalog.Collecti
 	for _, k := range got {
 		indexBytes += int64(len(k))
 	}
-	if sizes, err := catalog.New().Sizes(ctx, tx, coll); err != nil || sizes.Indexes != indexBytes {
+	sizes, err := catalog.New().Sizes(ctx, tx, coll)
+	if err != nil || sizes.Indexes != indexBytes {
 		t.Fatalf("after %s: the index size counter says %d bytes (%v), the entries take %d", after, sizes.Indexes, err, indexBytes)
+	}
+	// So are the document counter and the documents' bytes (their stored
+	// records, header included).
+	var records, recordBytes int64
+	it = tx.Scan(ctx, keyspace.Documents(coll.ID), kv.ScanOptions{})
+	for it.Next() {
+		records++
+		recordBytes += int64(len(it.Value()))
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	it.Close()
+	if sizes.Documents != recordBytes {
+		t.Fatalf("after %s: the size counter says %d bytes, the %d records take %d", after, sizes.Documents, records, recordBytes)
+	}
+	raw, err := tx.Snapshot().Get(ctx, keyspace.Count(coll.ID))
+	if err != nil && !errors.Is(err, kv.ErrNotFound) { // no counter yet: none counted
+		t.Fatal(err)
+	}
+	if n := kv.DecodeCounter(raw); n != records {
+		t.Fatalf("after %s: the count says %d, %d records are stored", after, n, records)
 	}
 
 	// Every scalar field (arrays do not sort; their entries are compared
