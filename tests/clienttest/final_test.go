@@ -176,8 +176,8 @@ type tsFlowResult struct {
 }
 
 // runTSFlow runs a flow of tsfinal/ under node against the server; steps
-// is how many the flow has.
-func runTSFlow(t *testing.T, s *servetest.Server, nodeBin, modules, flow, project string, steps int) {
+// is how many the flow has, extra more of its environment.
+func runTSFlow(t *testing.T, s *servetest.Server, nodeBin, modules, flow, project string, steps int, extra ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -187,7 +187,7 @@ func runTSFlow(t *testing.T, s *servetest.Server, nodeBin, modules, flow, projec
 	// app-root-path takes from APP_ROOT_PATH: an empty directory, so that
 	// no file there changes its settings.
 	cmd.Dir = dir
-	cmd.Env = clientEnv("NODE_PATH="+modules, "APP_ROOT_PATH="+dir, "FOLIO_URL="+s.Addr, "FOLIO_PROJECT="+project)
+	cmd.Env = clientEnv(append([]string{"NODE_PATH=" + modules, "APP_ROOT_PATH=" + dir, "FOLIO_URL=" + s.Addr, "FOLIO_PROJECT=" + project}, extra...)...)
 	out, err := cmd.CombinedOutput()
 	var res tsFlowResult
 	data, rerr := os.ReadFile(result)

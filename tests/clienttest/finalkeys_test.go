@@ -12,17 +12,21 @@ import (
 
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/tests/backendtest"
+	"github.com/foliodb/folio/tests/npmtest"
 	"github.com/foliodb/folio/tests/servetest"
+	"github.com/foliodb/folio/tests/testenv"
 	"github.com/foliodb/folio/tests/tlstest"
 )
 
-// TestFinalClientsAppKeys runs the final Go client's app key flow
-// (final/appkeys_test.go's TestAppKeyFlow), unchanged client, over gRPC
-// and over HTTP, against `folio serve --auth` with TLS (the client insists
-// on TLS once it has credentials) on each engine: the owner makes project
-// keys with the client's own calls, the application gets tokens from its
-// key and makes data calls, and another project's key is refused with
-// PERMISSION_DENIED.
+// TestFinalClientsAppKeys runs the final clients, unchanged, against
+// `folio serve --auth` with TLS (the clients insist on TLS once they have
+// credentials) on each engine: the Go client's app key flow
+// (final/appkeys_test.go's TestAppKeyFlow) over gRPC and over HTTP, and
+// @tigrisdata/core 1.3.0's (tsfinal/appkeys.js) under node. The owner
+// makes project keys (with the Go client's own calls; over HTTP for the
+// TypeScript client, which has none), the application gets tokens from
+// its key and makes data and cache calls, and another project's key is
+// refused with PERMISSION_DENIED.
 func TestFinalClientsAppKeys(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds folio and two client test binaries: not in -short")
@@ -44,6 +48,23 @@ func TestFinalClientsAppKeys(t *testing.T) {
 		})
 		t.Run("go over HTTP", func(t *testing.T) {
 			runAuthGoFlow(t, s, goFlows.http, "http://"+s.Addr, "keys_go_http", creds)
+		})
+		t.Run("typescript", func(t *testing.T) {
+			nodeBin, err := exec.LookPath("node")
+			if err != nil {
+				testenv.Missing(t, "node is not on PATH: the final TypeScript client is not tested with --auth")
+			}
+			modules := filepath.Join(npmtest.Install(t, tsFinal), "node_modules")
+			flow, err := filepath.Abs(filepath.Join("tsfinal", "appkeys.js"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The test's certificate trusted with no change to the client:
+			// grpc-js takes its roots from GRPC_DEFAULT_SSL_ROOTS_FILE_PATH
+			// (Node's NODE_EXTRA_CA_CERTS does not reach the secure context
+			// it makes), fetch from NODE_EXTRA_CA_CERTS.
+			runTSFlow(t, s, nodeBin, modules, flow, "keys_ts", 5, "FOLIO_OWNER_ID="+owner.ClientID,
+				"FOLIO_OWNER_SECRET="+owner.ClientSecret, "NODE_EXTRA_CA_CERTS="+certFile, "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH="+certFile)
 		})
 	})
 }

@@ -1,6 +1,7 @@
 package finalclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -59,9 +60,9 @@ func (e authEnv) driverAs(ctx context.Context, t *testing.T, id, secret string) 
 // client against a server with authentication: the owner makes two
 // projects and a key of each with the client's app key calls, lists,
 // updates and rotates them, and makes and drops a global key; the
-// application gets its tokens from its project's key and makes data calls;
-// the other project's key is refused on this project with the original's
-// code (PERMISSION_DENIED).
+// application gets its tokens from its project's key and makes data calls
+// and cache calls; the other project's key is refused on this project's
+// collections and caches with the original's code (PERMISSION_DENIED).
 func TestAppKeyFlow(t *testing.T) {
 	e := readAuthEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -130,6 +131,20 @@ func TestAppKeyFlow(t *testing.T) {
 	if _, err := stranger.UseDatabase(other).ListCollections(ctx); err != nil {
 		t.Errorf("ListCollections of its own project: %v", err)
 	}
+
+	// Caches, with a token of the project's key; another project's key
+	// reaches none of this project's caches and changes nothing in them,
+	// and makes caches in its own project.
+	mine := e.cachesAs(ctx, t, key.Id, key.Secret)
+	mine.flow(ctx, t, e.project)
+	kept := []byte(`{"cart":3}`)
+	mine.create(ctx, t, e.project, "kept", "cart", kept)
+	theirs := e.cachesAs(ctx, t, otherKey.Id, otherKey.Secret)
+	theirs.wantDenied(ctx, t, e.project, "kept", "cart")
+	if got := mine.get(ctx, t, e.project, "kept", "cart"); !bytes.Equal(got, kept) {
+		t.Errorf("the project's cache after another project's key: %s, want %s", got, kept)
+	}
+	theirs.create(ctx, t, other, "theirs", "k", []byte(`1`))
 
 	// Rotation: the new secret gets tokens, the old one none.
 	rotated, err := owner.RotateAppKeySecret(ctx, e.project, key.Id)

@@ -43,25 +43,29 @@ func TestCacheFlow(t *testing.T) {
 		t.Fatalf("CreateProject: %v", err)
 	}
 	if e.http {
-		httpCacheFlow(ctx, t, e)
+		c, err := httpapi.NewClientWithResponses(e.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		httpCacheFlow(ctx, t, c, e.project)
 	} else {
-		grpcCacheFlow(ctx, t, e)
+		u, _ := url.Parse(e.url)
+		conn, err := grpc.Dial(u.Host, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		grpcCacheFlow(ctx, t, api.NewCacheClient(conn), e.project)
 	}
 }
 
-func grpcCacheFlow(ctx context.Context, t *testing.T, e env) {
-	u, _ := url.Parse(e.url)
-	conn, err := grpc.Dial(u.Host, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	c := api.NewCacheClient(conn)
-	p := e.project
+// grpcCacheFlow makes every cache call on a cache "sessions" of project p,
+// which it creates and deletes, through c (with or without credentials).
+func grpcCacheFlow(ctx context.Context, t *testing.T, c api.CacheClient, p string) {
 	if _, err := c.CreateCache(ctx, &api.CreateCacheRequest{Project: p, Name: "sessions"}); err != nil {
 		t.Fatalf("CreateCache: %v", err)
 	}
-	_, err = c.CreateCache(ctx, &api.CreateCacheRequest{Project: p, Name: "sessions"})
+	_, err := c.CreateCache(ctx, &api.CreateCacheRequest{Project: p, Name: "sessions"})
 	if status.Code(err) != codes.AlreadyExists {
 		t.Errorf("CreateCache again: %v, want ALREADY_EXISTS", err)
 	}
@@ -129,12 +133,9 @@ func grpcCacheFlow(ctx context.Context, t *testing.T, e env) {
 	}
 }
 
-func httpCacheFlow(ctx context.Context, t *testing.T, e env) {
-	c, err := httpapi.NewClientWithResponses(e.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := e.project
+// httpCacheFlow is grpcCacheFlow over HTTP, through the client's
+// generated HTTP API.
+func httpCacheFlow(ctx context.Context, t *testing.T, c *httpapi.ClientWithResponses, p string) {
 	if r, err := c.CacheCreateCacheWithResponse(ctx, p, "sessions", httpapi.CreateCacheRequest{}); err != nil || r.StatusCode() != 200 {
 		t.Fatalf("CacheCreateCache: %v %v", r, err)
 	}
