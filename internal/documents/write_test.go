@@ -88,3 +88,31 @@ func TestDocumentSizeAtTheBound(t *testing.T) {
 		t.Errorf("an update one byte past the bound: %v", err)
 	}
 }
+
+// A delete answers how many documents it removed, at most its limit.
+func TestDeleteResult(t *testing.T) {
+	store, coll := newCollection(t, propSchema)
+	s := New()
+	if _, err := kv.Run(ctx, store, func(tx kv.Tx) error {
+		_, err := s.Insert(ctx, tx, coll, [][]byte{[]byte(`{"id":1}`), []byte(`{"id":2}`), []byte(`{"id":3}`)})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := filter.Parse([]byte(`{}`), coll.Schema, filter.Collation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ limit, want int64 }{{2, 2}, {0, 1}, {0, 0}} {
+		var res *WriteResult
+		if _, err := kv.Run(ctx, store, func(tx kv.Tx) (err error) {
+			res, err = s.Delete(ctx, tx, coll, all, tc.limit)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if res == nil || res.Modified != int(tc.want) {
+			t.Errorf("delete with limit %d: %+v, want %d removed", tc.limit, res, tc.want)
+		}
+	}
+}
