@@ -1,6 +1,8 @@
 package documents
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -115,4 +117,55 @@ func TestDeleteResult(t *testing.T) {
 			t.Errorf("delete with limit %d: %+v, want %d removed", tc.limit, res, tc.want)
 		}
 	}
+}
+
+// A write over many matches stops once its context is done, within
+// ctxCheckEvery candidates, though the store's scan goes on (the embedded
+// store looks at the context once in 256 keys).
+func TestWriteStopsAtContextEnd(t *testing.T) {
+	store, coll := newCollection(t, propSchema)
+	s := New()
+	docs := make([][]byte, 2*ctxCheckEvery)
+	for i := range docs {
+		docs[i] = fmt.Appendf(nil, `{"id":%d}`, i)
+	}
+	if _, err := kv.Run(ctx, store, func(tx kv.Tx) error { _, err := s.Insert(ctx, tx, coll, docs); return err }); err != nil {
+		t.Fatal(err)
+	}
+	all, err := filter.Parse([]byte(`{}`), coll.Schema, filter.Collation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := store.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	// The context ends once the delete's scan has begun.
+	done, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, err := s.Delete(done, cancellingTx{Tx: tx, cancel: cancel}, coll, all, 0)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a delete of %d documents whose context ends as it begins: %+v, %v; want context.Canceled", len(docs), res, err)
+	}
+}
+
+// cancellingTx calls cancel at the first step of any scan.
+type cancellingTx struct {
+	kv.Tx
+	cancel func()
+}
+
+func (c cancellingTx) Scan(ctx context.Context, r kv.Range, opts kv.ScanOptions) kv.Iterator {
+	return cancellingIterator{Iterator: c.Tx.Scan(ctx, r, opts), cancel: c.cancel}
+}
+
+type cancellingIterator struct {
+	kv.Iterator
+	cancel func()
+}
+
+func (c cancellingIterator) Next() bool {
+	c.cancel()
+	return c.Iterator.Next()
 }
