@@ -33,8 +33,9 @@ import (
 // Service keeps the caches: their records and entries in the store, and
 // the volatile caches' entries in memory.
 type Service struct {
-	now    func() time.Time
-	memory *memory
+	now     func() time.Time
+	memory  *memory
+	records *records // the caches' records this node read (records.go)
 }
 
 // New returns the caches' service, reading the time from now (nil: the
@@ -43,7 +44,7 @@ func New(now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{now: now, memory: newMemory()}
+	return &Service{now: now, memory: newMemory(), records: newRecords()}
 }
 
 func (s *Service) nowMs() int64 { return s.now().UnixMilli() }

@@ -15,7 +15,10 @@ import (
 // client's: the original ran none there), in which a durable cache's
 // entry is read and written too; a volatile cache's entry is in this
 // node's memory, reached once the lookup's transaction has ended, so that
-// a retried transaction cannot apply a set twice.
+// a retried transaction cannot apply a set twice. The node remembers the
+// records it looked up (cache/records.go): a volatile cache's calls then
+// run no transaction at all, for up to cache.RecordBound, and a durable
+// cache's read only its entry.
 
 // The cache's own types, by the names the transports know them by (they
 // speak to ops only).
@@ -79,9 +82,15 @@ func (o *Ops) CreateCache(ctx context.Context, c Caller, req CacheRequest) (err 
 	if err != nil {
 		return err
 	}
-	return o.inProject(ctx, c, db, func(tx kv.Tx, d *catalog.Database) error {
+	err = o.inProject(ctx, c, db, func(tx kv.Tx, d *catalog.Database) error {
 		return o.caches.Create(ctx, tx, d.ID, req.Name, req.Options)
 	})
+	if err == nil {
+		// A record of a cache of that name deleted on another node may
+		// still be remembered here.
+		o.caches.Forget(cacheKey(c, db, req.Name))
+	}
+	return err
 }
 
 // DeleteCache removes a cache and its entries.
@@ -95,9 +104,13 @@ func (o *Ops) DeleteCache(ctx context.Context, c Caller, req CacheRequest) (err 
 	if err != nil {
 		return err
 	}
-	return o.inProject(ctx, c, db, func(tx kv.Tx, d *catalog.Database) error {
+	err = o.inProject(ctx, c, db, func(tx kv.Tx, d *catalog.Database) error {
 		return o.caches.Delete(ctx, tx, d.ID, req.Name)
 	})
+	if err == nil {
+		o.caches.Forget(cacheKey(c, db, req.Name))
+	}
+	return err
 }
 
 // ListCaches lists a project's caches by name.
@@ -202,25 +215,53 @@ func (o *Ops) CacheKeys(ctx context.Context, c Caller, req CacheKeysRequest, sen
 	return o.caches.Keys(ctx, func(fn func(kv.Tx) error) error { return o.run(ctx, fn) }, found, req.Keys, send)
 }
 
+// cacheKey names cache name of target db for the records remembered.
+func cacheKey(c Caller, db target, name string) cache.RecordKey {
+	return cache.RecordKey{NS: c.ns(), Project: db.stored, Name: name}
+}
+
 // onCache runs fn on cache name of project: in the lookup's transaction
-// for a durable cache, after it for a volatile one (with a nil tx).
+// for a durable cache, after it for a volatile one (with a nil tx). A
+// volatile cache whose record this node read lately needs no transaction;
+// a durable one whose record it remembers is looked up without a read, the
+// record checked with the entry's read or at commit.
 func (o *Ops) onCache(ctx context.Context, c Caller, project, name string, malformed error, fn func(tx kv.Tx, ch *cache.Cache) error) error {
 	db, err := c.cacheTarget(project, name, malformed)
 	if err != nil {
 		return err
 	}
+	k := cacheKey(c, db, name)
+	if ch := o.caches.Fresh(k); ch != nil {
+		return fn(nil, ch)
+	}
+	read := o.caches.BeginRead()
 	var volatile *cache.Cache
-	err = o.inProject(ctx, c, db, func(tx kv.Tx, d *catalog.Database) error {
+	err = o.inTx(ctx, c, db, TxRef{}, func(tx kv.Tx) error {
 		volatile = nil
-		ch, err := o.caches.Lookup(ctx, tx, d.ID, name)
+		ch, err := o.caches.Expected(tx, k)
 		if err != nil {
 			return err
+		}
+		if ch == nil {
+			d, err := o.catalog.Database(ctx, tx, c.ns(), db.stored)
+			if err != nil {
+				return err
+			}
+			if ch, err = o.caches.LookupRemembering(ctx, tx, k, d.ID, read); err != nil {
+				return err
+			}
 		}
 		if ch.Volatile {
 			volatile = ch
 			return nil
 		}
-		return fn(tx, ch)
+		if err := fn(tx, ch); err != nil {
+			return err
+		}
+		// fn answers from its reads, which checked the expected record;
+		// one that read nothing (a set) has it checked here, before the
+		// commit would.
+		return tx.CheckExpected(ctx)
 	})
 	if err != nil || volatile == nil {
 		return err

@@ -121,7 +121,13 @@ func (o *Ops) dropDatabase(ctx context.Context, c Caller, req DatabaseRequest) e
 	if err := c.checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return err
 	}
-	return o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, c.ns(), req.DB) })
+	err := o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, c.ns(), req.DB) })
+	if err == nil {
+		// Its caches went with it: this node's remembered records of them
+		// too (cache/records.go).
+		o.caches.ForgetAll()
+	}
+	return err
 }
 
 // ListDatabases lists the databases in name order; not their branches.

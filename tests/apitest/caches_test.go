@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/cache"
 	"github.com/foliodb/folio/internal/node"
 	"github.com/foliodb/folio/tests/backendtest"
 )
@@ -173,5 +174,97 @@ func TestCacheExpiryAcrossRestart(t *testing.T) {
 		if r := c.ok(t, "GET", "/v1/projects/shop/caches/list", ""); r.status != http.StatusOK || !strings.Contains(string(r.body), `"vc"`) {
 			t.Errorf("list after the restart: %s", r.body)
 		}
+	})
+}
+
+// Two nodes on one store, each remembering the cache records it read
+// (internal/cache's records.go). A durable cache deleted or recreated on
+// one node is never served from its old record on the other; a volatile
+// one is served from it for at most cache.RecordBound; on the node that
+// deletes or creates a cache, the change shows at once.
+func TestCacheRecordsAcrossNodes(t *testing.T) {
+	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
+		store := b.Open(t)
+		nodeA := startNode(t, store, node.DefaultConfig())
+		nodeB := startNode(t, store, node.DefaultConfig())
+		t.Cleanup(func() { nodeA.Close(); nodeB.Close() })
+		a, bc := newClient("http://"+nodeA.Addr().String()), newClient("http://"+nodeB.Addr().String())
+		a.ok(t, "POST", projectPath("shop", "create"), "")
+		notFound := func(name string) string { return "cache not found '" + name + "'" }
+
+		// Durable: B remembers dc's record, A deletes dc; B's calls find
+		// it gone at once, and write nothing.
+		a.ok(t, "POST", cachePath("shop", "dc", "create"), "")
+		bc.ok(t, "POST", cachePath("shop", "dc", "k/set"), `{"value":1}`)
+		bc.ok(t, "GET", cachePath("shop", "dc", "k/get"), "")
+		a.ok(t, "DELETE", cachePath("shop", "dc", "delete"), "")
+		wantError(t, bc.do(t, "POST", cachePath("shop", "dc", "k2/set"), `{"value":2}`), 404, "NOT_FOUND", notFound("dc"))
+		wantError(t, bc.do(t, "GET", cachePath("shop", "dc", "k/get"), ""), 404, "NOT_FOUND", notFound("dc"))
+		a.ok(t, "POST", cachePath("shop", "dc", "create"), "")
+		wantError(t, bc.do(t, "GET", cachePath("shop", "dc", "k2/get"), ""), 404, "NOT_FOUND", "key not found")
+		// A project dropped and created again takes a new id: B's record
+		// of its cache names the old one.
+		bc.ok(t, "POST", cachePath("shop", "dc", "k/set"), `{"value":1}`)
+		a.ok(t, "DELETE", projectPath("shop", "delete"), "")
+		a.ok(t, "POST", projectPath("shop", "create"), "")
+		a.ok(t, "POST", cachePath("shop", "dc", "create"), "")
+		wantError(t, bc.do(t, "GET", cachePath("shop", "dc", "k/get"), ""), 404, "NOT_FOUND", "key not found")
+		// Durable recreated as volatile: B's next set goes to its memory,
+		// not to the store where A's sweep or keys would see it.
+		bc.ok(t, "POST", cachePath("shop", "dc", "k/set"), `{"value":1}`)
+		a.ok(t, "DELETE", cachePath("shop", "dc", "delete"), "")
+		a.ok(t, "POST", cachePath("shop", "dc", "create"), `{"options":{"volatile":true}}`)
+		bc.ok(t, "POST", cachePath("shop", "dc", "v/set"), `{"value":1}`)
+		if keys, _ := cacheKeys(t, a, cachePath("shop", "dc", "keys")); len(keys) != 0 {
+			t.Errorf("A's keys of the volatile cache after B's set: %v", keys)
+		}
+		if keys, _ := cacheKeys(t, bc, cachePath("shop", "dc", "keys")); fmt.Sprint(keys) != "[v]" {
+			t.Errorf("B's keys of the volatile cache after its set: %v", keys)
+		}
+
+		// Volatile: B serves vc from its old record for at most the bound
+		// after A deletes it (gone) or deletes and creates it again (its
+		// entries gone: a new cache).
+		for _, recreate := range []bool{false, true} {
+			name, want := "gone", notFound("gone")
+			if recreate {
+				name, want = "again", "key not found"
+			}
+			a.ok(t, "POST", cachePath("shop", name, "create"), `{"options":{"volatile":true}}`)
+			bc.ok(t, "POST", cachePath("shop", name, "k/set"), `{"value":1}`)
+			bc.ok(t, "GET", cachePath("shop", name, "k/get"), "")
+			a.ok(t, "DELETE", cachePath("shop", name, "delete"), "")
+			changed := time.Now()
+			if recreate {
+				a.ok(t, "POST", cachePath("shop", name, "create"), `{"options":{"volatile":true}}`)
+			}
+			for {
+				r := bc.do(t, "GET", cachePath("shop", name, "k/get"), "")
+				if r.status == http.StatusNotFound {
+					// The old record's entries here may have gone first
+					// (the sweep drops a deleted cache's): "key not found"
+					// until the record is read again.
+					if e, _ := errorOf(t, r); e.Message == want {
+						break
+					}
+				}
+				// A little slack over the bound for a loaded machine.
+				if time.Since(changed) > cache.RecordBound+500*time.Millisecond {
+					t.Fatalf("%s: B still answered from the old record %v after A's change (bound %v): %s", name, time.Since(changed), cache.RecordBound, r)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+
+		// On the node that deletes or creates a cache, at once.
+		bc.ok(t, "POST", cachePath("shop", "local", "create"), `{"options":{"volatile":true}}`)
+		bc.ok(t, "POST", cachePath("shop", "local", "k/set"), `{"value":1}`)
+		bc.ok(t, "DELETE", cachePath("shop", "local", "delete"), "")
+		wantError(t, bc.do(t, "GET", cachePath("shop", "local", "k/get"), ""), 404, "NOT_FOUND", notFound("local"))
+		bc.ok(t, "POST", cachePath("shop", "local", "create"), `{"options":{"volatile":true}}`)
+		wantError(t, bc.do(t, "GET", cachePath("shop", "local", "k/get"), ""), 404, "NOT_FOUND", "key not found")
+		bc.ok(t, "POST", cachePath("shop", "local", "k/set"), `{"value":1}`)
+		bc.ok(t, "DELETE", projectPath("shop", "delete"), "")
+		wantError(t, bc.do(t, "GET", cachePath("shop", "local", "k/get"), ""), 404, "NOT_FOUND", anyMessage)
 	})
 }

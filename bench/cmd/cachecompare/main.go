@@ -138,7 +138,7 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer durable.stop()
-	folio, err := benchrun.StartFolio(ctx, cfg.folioBin, "--data-dir", filepath.Join(tmp, "folio"))
+	folio, err := benchrun.StartFolio(ctx, cfg.folioBin, "--data-dir", filepath.Join(tmp, "folio-data"))
 	if err != nil {
 		return err
 	}
