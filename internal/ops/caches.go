@@ -143,6 +143,9 @@ func (o *Ops) CacheSet(ctx context.Context, c Caller, req CacheKeyRequest) (err 
 		return err
 	}
 	return o.onCache(ctx, c, req.Project, req.Cache, req.Malformed, func(tx kv.Tx, ch *cache.Cache) error {
+		if err := o.checkCacheStorage(ctx, tx, c); err != nil {
+			return err
+		}
 		return o.caches.Set(ctx, tx, ch, req.Key, req.Value, req.Set)
 	})
 }
@@ -156,6 +159,9 @@ func (o *Ops) CacheGetSet(ctx context.Context, c Caller, req CacheKeyRequest) (o
 		return nil, false, err
 	}
 	err = o.onCache(ctx, c, req.Project, req.Cache, req.Malformed, func(tx kv.Tx, ch *cache.Cache) (err error) {
+		if err := o.checkCacheStorage(ctx, tx, c); err != nil {
+			return err
+		}
 		old, found, err = o.caches.GetSet(ctx, tx, ch, req.Key, req.Value)
 		return err
 	})
@@ -225,6 +231,17 @@ func cacheKey(c Caller, db target, name string) cache.RecordKey {
 // volatile cache whose record this node read lately needs no transaction;
 // a durable one whose record it remembers is looked up without a read, the
 // record checked with the entry's read or at commit.
+// checkCacheStorage refuses a durable cache's write (tx set) while the
+// caller's namespace stores more than its storage quota; a volatile
+// cache's (tx nil) is kept in memory, not in the store. Cache entries
+// themselves are not counted in the namespace's storage (docs/api.md).
+func (o *Ops) checkCacheStorage(ctx context.Context, tx kv.Tx, c Caller) error {
+	if tx == nil {
+		return nil
+	}
+	return o.checkStorage(ctx, tx, c)
+}
+
 func (o *Ops) onCache(ctx context.Context, c Caller, project, name string, malformed error, fn func(tx kv.Tx, ch *cache.Cache) error) error {
 	db, err := c.cacheTarget(project, name, malformed)
 	if err != nil {

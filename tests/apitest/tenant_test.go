@@ -212,6 +212,18 @@ func TestNamespaceQuotas(t *testing.T) {
 		if fmt.Sprint(used["StorageSize"]) != fmt.Sprint(size) || fmt.Sprint(used["StorageSizeThrottled"]) != "3" {
 			t.Errorf("usage after refused writes: %v, want StorageSize %d, 3 throttled", used, size)
 		}
+		// While the namespace stores more than its quota, a durable
+		// cache's writes are refused too; a volatile cache's, kept in
+		// memory, are not. (Cache entries are not counted in the storage.)
+		s.owner.ok(t, "POST", "/v1/management/namespaces/acme/quota", `{"storage_bytes":1}`)
+		admin.ok(t, "POST", cachePath("shop", "durable", "create"), `{}`)
+		admin.ok(t, "POST", cachePath("shop", "volatile", "create"), `{"options":{"volatile":true}}`)
+		wantError(t, admin.do(t, "POST", cachePath("shop", "durable", "k/set"), `{"value":1}`), 429, "RESOURCE_EXHAUSTED", anyMessage)
+		wantError(t, admin.do(t, "POST", cachePath("shop", "durable", "k/getset"), `{"value":1}`), 429, "RESOURCE_EXHAUSTED", anyMessage)
+		wantError(t, admin.do(t, "GET", cachePath("shop", "durable", "k/get"), ""), 404, "NOT_FOUND", anyMessage)
+		admin.ok(t, "POST", cachePath("shop", "volatile", "k/set"), `{"value":1}`)
+		s.owner.ok(t, "POST", "/v1/management/namespaces/acme/quota", fmt.Sprintf(`{"storage_bytes":%d}`, size+100))
+		admin.ok(t, "POST", cachePath("shop", "durable", "k/set"), `{"value":1}`)
 		// Deleting is allowed, and frees room; the default namespace is
 		// not bound by acme's quota.
 		admin.ok(t, "DELETE", docPath("shop", "items", "delete"), `{"filter":{"id":"first"}}`)
