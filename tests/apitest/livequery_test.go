@@ -185,8 +185,8 @@ func TestFilteredEventsResume(t *testing.T) {
 		tx.ok(t, "PUT", docPath("db1", "items", "update"), `{"filter":{"id":"doc-002"},"fields":{"$set":{"v":99}}}`) // in
 		tx.ok(t, "PUT", docPath("db1", "items", "update"), `{"filter":{"id":"doc-004"},"fields":{"$set":{"v":30}}}`) // stays out
 		tx.ok(t, "PUT", docPath("db1", "items", "replace"), `{"documents":[{"id":"doc-012","v":0}]}`)                // created outside
-		tx.ok(t, "DELETE", docPath("db1", "items", "delete"), `{"filter":{"id":"doc-003"}}`)                        // a match
-		tx.ok(t, "DELETE", docPath("db1", "items", "delete"), `{"filter":{"id":"doc-004"}}`)                        // another
+		tx.ok(t, "DELETE", docPath("db1", "items", "delete"), `{"filter":{"id":"doc-003"}}`)                         // a match
+		tx.ok(t, "DELETE", docPath("db1", "items", "delete"), `{"filter":{"id":"doc-004"}}`)                         // another
 		if r := tx.commit(t); r.status != 200 {
 			t.Fatalf("commit: %s", r)
 		}
