@@ -403,7 +403,11 @@ func eventsCommand(fs *flag.FlagSet) runFunc {
 			if err != nil {
 				return endOfFollow(s, err)
 			}
-			b, err := json.Marshal(eventRecord{Op: ev.Op, Collection: ev.Collection, Key: ev.Key, Data: ev.Data, TxID: ev.TxID, Last: ev.Last, LeftFilter: ev.LeftFilter, Position: ev.Position})
+			rec := eventRecord{Op: ev.Op, Collection: ev.Collection, Key: ev.Key, Data: ev.Data, TxID: ev.TxID, Last: ev.Last, LeftFilter: ev.LeftFilter, Position: ev.Position}
+			if rec.LeftFilter && s.out.table {
+				rec.Op += " (left the filter)" // the table has no column for it
+			}
+			b, err := json.Marshal(rec)
 			if err != nil {
 				return err
 			}
