@@ -167,6 +167,19 @@ func TestFilteredEventsRefusals(t *testing.T) {
 	if grpcstatus.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "unknown option: field number 99 of EventsRequestOptions") {
 		t.Errorf("unknown events option: %v", err)
 	}
+	if _, err := s.rpc.CreateOrUpdateCollection(ctx(t), &api.CreateOrUpdateCollectionRequest{Project: "db1", Collection: "feed",
+		Schema: []byte(`{"title":"feed","collection_type":"messages","properties":{"text":{"type":"string"}}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	so := &api.SubscribeRequestOptions{}
+	so.ProtoReflect().SetUnknown(unknown())
+	sub, err := s.rpc.Subscribe(ctx(t), &api.SubscribeRequest{Db: "db1", Collection: "feed", Options: so})
+	if err == nil {
+		_, err = sub.Recv()
+	}
+	if grpcstatus.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "field number 99 of SubscribeRequestOptions") {
+		t.Errorf("unknown subscribe option: %v", err)
+	}
 	ro := &api.ReadRequestOptions{Limit: 1}
 	ro.ProtoReflect().SetUnknown(unknown())
 	rd, err := s.rpc.Read(ctx(t), &api.ReadRequest{Project: "db1", Collection: "users", Filter: []byte(`{}`), Options: ro})
