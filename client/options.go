@@ -11,6 +11,7 @@ type options struct {
 	offset          string
 	caseInsensitive bool
 	startAfter      string
+	filter          Filter
 }
 
 // Limit bounds the documents a read returns, or an update or delete
@@ -36,6 +37,11 @@ func CaseInsensitive() Option { return func(o *options) { o.caseInsensitive = tr
 // at position (an Event's or Message's Position), also one received
 // before a restart of the server; without it the stream starts now.
 func StartAfter(position string) Option { return func(o *options) { o.startAfter = position } }
+
+// Matching narrows an events stream to the changes of the documents filter
+// matches, before or after the change: an Event with LeftFilter set is one
+// that took its document out of the filter.
+func Matching(filter Filter) Option { return func(o *options) { o.filter = filter } }
 
 func collect(opts []Option) options {
 	var o options

@@ -316,11 +316,13 @@ var shapeEventsRequest = msg("tigrisdata.v1.EventsRequest",
 	str(1, "db"),
 	str(2, "collection"),
 	sub(3, "options", shapeEventsRequestOptions),
+	raw(1001, "filter"),
 )
 
 // shapeEventsRequestOptions is tigrisdata.v1.EventsRequestOptions.
 var shapeEventsRequestOptions = msg("tigrisdata.v1.EventsRequestOptions",
 	str(1001, "start_after"),
+	sub(1002, "collation", shapeCollation),
 )
 
 // shapeEventsResponse is tigrisdata.v1.EventsResponse.
@@ -655,6 +657,7 @@ var shapeStreamEvent = msg("tigrisdata.v1.StreamEvent",
 	raw(7, "data"),
 	boolean(8, "last"),
 	str(1001, "position"),
+	boolean(1002, "left_filter"),
 )
 
 // shapeSubscribeRequest is tigrisdata.v1.SubscribeRequest.

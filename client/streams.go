@@ -24,6 +24,10 @@ type Event[T any] struct {
 	Data *T
 	// Last is set on the transaction's last event in this stream.
 	Last bool
+	// LeftFilter is set, on a stream narrowed by Matching, on a change
+	// whose document the filter matched before and does not after: a view
+	// of the matching documents drops it.
+	LeftFilter bool
 	// Position, given to StartAfter, resumes a stream right after this
 	// event.
 	Position string
@@ -34,11 +38,20 @@ type Event[T any] struct {
 // ctx's error). It never ends by itself: when the connection is lost, or
 // the server restarts or ends the stream (UNAVAILABLE, RESOURCE_EXHAUSTED),
 // it reconnects and resumes right after the last event it yielded, for up
-// to Options.StreamReconnect. Options: StartAfter.
+// to Options.StreamReconnect. Options: StartAfter, Matching,
+// CaseInsensitive (for Matching's filter).
 func (c *Collection[T]) Events(ctx context.Context, opts ...Option) iter.Seq2[Event[T], error] {
 	return func(yield func(Event[T], error) bool) {
-		c.follow(ctx, routeEvents, collect(opts).startAfter, func(after string) any {
-			return map[string]any{"options": map[string]string{"start_after": after}}
+		o := collect(opts)
+		c.follow(ctx, routeEvents, o.startAfter, func(after string) any {
+			type eventsOpts struct {
+				StartAfter string     `json:"start_after"`
+				Collation  *collation `json:"collation,omitempty"`
+			}
+			return struct {
+				Filter  Filter     `json:"filter,omitzero"`
+				Options eventsOpts `json:"options"`
+			}{o.filter, eventsOpts{after, o.collation()}}
 		}, func(raw json.RawMessage) (string, bool) {
 			var item struct {
 				Event struct {
@@ -48,6 +61,7 @@ func (c *Collection[T]) Events(ctx context.Context, opts ...Option) iter.Seq2[Ev
 					Key        []byte          `json:"key"`
 					Data       json.RawMessage `json:"data"`
 					Last       bool            `json:"last"`
+					LeftFilter bool            `json:"left_filter"`
 					Position   string          `json:"position"`
 				} `json:"event"`
 			}
@@ -55,7 +69,7 @@ func (c *Collection[T]) Events(ctx context.Context, opts ...Option) iter.Seq2[Ev
 				return "", yield(Event[T]{}, fmt.Errorf("events of %s: decode an event: %w", c.name, err))
 			}
 			e := item.Event
-			ev := Event[T]{TxID: e.TxID, Collection: e.Collection, Op: e.Op, Key: e.Key, Last: e.Last, Position: e.Position}
+			ev := Event[T]{TxID: e.TxID, Collection: e.Collection, Op: e.Op, Key: e.Key, Last: e.Last, LeftFilter: e.LeftFilter, Position: e.Position}
 			if len(e.Data) > 0 {
 				ev.Data = new(T)
 				if err := json.Unmarshal(e.Data, ev.Data); err != nil {

@@ -218,3 +218,53 @@ func restartOn(t *testing.T, data backendtest.Durable, addr string) *node.Node {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Matching narrows an events stream to the changes of the documents its
+// filter matches, before or after the change: one that moves a document
+// out arrives with LeftFilter, one that never concerned the filter does
+// not arrive; a bad filter ends the stream with the server's refusal.
+func TestEventsMatching(t *testing.T) {
+	eachBackend(t, func(t *testing.T, c *client.Client) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		db, err := c.CreateDatabase(ctx, "shop")
+		must(t, err)
+		must(t, db.CreateCollection(ctx, "notes", []byte(`{"properties":{"id":{"type":"string"},"text":{"type":"string"}},"primary_key":["id"]}`)))
+		notes := client.Coll[Note](db, "notes")
+		for _, err := range notes.Events(ctx, client.Matching(client.RawFilter([]byte(`{"text":{"$bogus":1}}`)))) {
+			wantCode(t, err, client.InvalidArgument)
+		}
+		events := make(chan string, 100)
+		go func() {
+			for ev, err := range notes.Events(ctx, client.Matching(client.Eq("text", "HOT")), client.CaseInsensitive()) {
+				if err != nil {
+					events <- "error: " + err.Error()
+					return
+				}
+				s := ev.Op + " " + ev.Data.ID
+				if ev.LeftFilter {
+					s += " left"
+				}
+				events <- s
+			}
+		}()
+		// Probes until the stream is in place (it starts at "now").
+		for i := 0; len(events) == 0; i++ {
+			if i == 100 {
+				t.Fatal("the stream never started")
+			}
+			_, err := notes.Insert(ctx, &Note{ID: fmt.Sprintf("probe%02d", i), Text: "hot"})
+			must(t, err)
+			time.Sleep(50 * time.Millisecond)
+		}
+		_, err = notes.Insert(ctx, &Note{ID: "a", Text: "hot"}, &Note{ID: "b", Text: "cold"})
+		must(t, err)
+		_, err = notes.Update(ctx, client.Eq("id", "a"), client.Set("text", "cold"))
+		must(t, err)
+		_, err = notes.Update(ctx, client.Eq("id", "b"), client.Set("text", "tepid"))
+		must(t, err)
+		_, err = notes.Update(ctx, client.Eq("id", "b"), client.Set("text", "hot"))
+		must(t, err)
+		wantNext(t, events, "insert a", "update a left", "update b")
+	})
+}

@@ -283,13 +283,24 @@ func TestCLIFollow(t *testing.T) {
 					run(`delete shop users '{"id":"b"}'`, "")
 					run(`replace shop users '{"id":"z","name":"the end"}'`, "")
 				})
+				// Filtered: Ann never matches, Bob leaves, Anna comes in.
+				filtered := follow(`events shop users --filter '{"name":{"$gte":"B"}}'`, func(i int) {
+					run(fmt.Sprintf(`insert shop users '{"id":"probe-f%02d","name":"Bob"}'`, i), "")
+				}, func() {
+					run(`insert shop users '{"id":"c","name":"Al"}' '{"id":"d","name":"Bob"}'`, "")
+					run(`update shop users '{"id":"d"}' '{"$set":{"name":"Al"}}'`, "")
+					run(`update shop users '{"id":"c"}' '{"$set":{"name":"Cy"}}'`, "")
+					run(`delete shop users '{"id":"d"}'`, "")
+					run(`delete shop users '{"id":"c"}'`, "")
+					run(`replace shop users '{"id":"z","name":"the end"}'`, "")
+				})
 				messages := follow(`subscribe shop feed '{"level":"error"}'`, func(i int) {
 					run(fmt.Sprintf(`publish shop feed '{"level":"error","text":"probe%02d"}'`, i), "")
 				}, func() {
 					run(`publish shop feed '{"level":"info","text":"fine"}' '{"level":"error","text":"disk full"}'`, "")
 					run("publish shop feed", `{"level":"error","text":"the end"}`)
 				})
-				golden(t, "follow_"+mode+".golden", events+"\n"+messages)
+				golden(t, "follow_"+mode+".golden", events+"\n"+filtered+"\n"+messages)
 			})
 		}
 	})

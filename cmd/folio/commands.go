@@ -385,12 +385,29 @@ func printFacets(s *invocation, req client.SearchRequest, p *client.SearchPage[d
 
 func eventsCommand(fs *flag.FlagSet) runFunc {
 	after := fs.String("start-after", "", "resume after the event at this position")
+	where := fs.String("filter", "", "only the changes of the documents this filter (JSON) matches, before or after the change")
+	ci := fs.Bool("ci", false, "the filter compares strings ignoring case")
 	return func(s *invocation, a []string) error {
-		for ev, err := range coll(s, a).Events(s.ctx, client.StartAfter(*after)) {
+		opts := []client.Option{client.StartAfter(*after)}
+		if *where != "" {
+			filter, err := filterArg([]string{*where})
+			if err != nil {
+				return err
+			}
+			opts = append(opts, client.Matching(filter))
+		}
+		if *ci {
+			opts = append(opts, client.CaseInsensitive())
+		}
+		for ev, err := range coll(s, a).Events(s.ctx, opts...) {
 			if err != nil {
 				return endOfFollow(s, err)
 			}
-			b, err := json.Marshal(eventRecord{Op: ev.Op, Collection: ev.Collection, Key: ev.Key, Data: ev.Data, TxID: ev.TxID, Last: ev.Last, Position: ev.Position})
+			rec := eventRecord{Op: ev.Op, Collection: ev.Collection, Key: ev.Key, Data: ev.Data, TxID: ev.TxID, Last: ev.Last, LeftFilter: ev.LeftFilter, Position: ev.Position}
+			if rec.LeftFilter && s.out.table {
+				rec.Op += " (left the filter)" // the table has no column for it
+			}
+			b, err := json.Marshal(rec)
 			if err != nil {
 				return err
 			}
@@ -411,6 +428,7 @@ type eventRecord struct {
 	Data       *doc   `json:"data,omitempty"`
 	TxID       string `json:"tx_id"`
 	Last       bool   `json:"last"`
+	LeftFilter bool   `json:"left_filter,omitempty"`
 	Position   string `json:"position"`
 }
 

@@ -65,23 +65,35 @@ type Record struct {
 	Rev  int64
 	Key  []byte // the document's storage key (holds its primary key values)
 	Data []byte // the document, message or schema after the change; none on delete or drop
+	// Before is the document before the change: on update, on delete and
+	// on a replace of a document that existed; none on insert, on a
+	// replace that created its document, and on everything else. A
+	// filtered stream needs it to tell an update that moves a document
+	// out of its filter, and a delete of a document it matched, from
+	// changes that never concerned it.
+	Before []byte
+	// NoBefore is set on document changes decoded from records written
+	// before Before was logged (format versions 1 to 3): their Before is
+	// unknown, not absent.
+	NoBefore bool
 }
 
-// The record format's versions. Version 1 had no Rev, version 2 no NS;
-// Decode still reads both, since data directories written before version 3
-// hold such records until the trimmer removes them, and Encode writes only
-// version 3.
+// The record format's versions. Version 1 had no Rev, version 2 no NS,
+// version 3 no Before; Decode still reads them all, since data directories
+// written before version 4 hold such records until the trimmer removes
+// them, and Encode writes only version 4.
 const (
 	recordVersion1 = 1
 	recordVersion2 = 2
-	recordVersion  = 3
+	recordVersion3 = 3
+	recordVersion  = 4
 )
 
 // Encode serializes r: a version byte, the op, then the fields, each
 // length-prefixed (uvarint) or varint-encoded: NS, DB, DBID, Collection,
-// CollID, Rev, Key, Data.
+// CollID, Rev, Key, Data, Before.
 func (r *Record) Encode() []byte {
-	b := make([]byte, 0, 44+len(r.DB)+len(r.Collection)+len(r.Key)+len(r.Data))
+	b := make([]byte, 0, 48+len(r.DB)+len(r.Collection)+len(r.Key)+len(r.Data)+len(r.Before))
 	b = append(b, recordVersion, byte(r.Op))
 	b = binary.AppendVarint(b, r.NS)
 	b = appendBytes(b, []byte(r.DB))
@@ -90,7 +102,8 @@ func (r *Record) Encode() []byte {
 	b = binary.AppendVarint(b, r.CollID)
 	b = binary.AppendVarint(b, r.Rev)
 	b = appendBytes(b, r.Key)
-	return appendBytes(b, r.Data)
+	b = appendBytes(b, r.Data)
+	return appendBytes(b, r.Before)
 }
 
 func appendBytes(b, v []byte) []byte {
@@ -123,11 +136,19 @@ func Decode(b []byte) (Record, error) {
 	}
 	r.Key = d.bytes()
 	r.Data = d.bytes()
+	if version > recordVersion3 {
+		r.Before = d.bytes()
+	} else {
+		r.NoBefore = r.Op.IsDocumentChange()
+	}
 	if d.err || len(d.b) != 0 {
 		return Record{}, errCorrupt
 	}
 	if len(r.Data) == 0 {
 		r.Data = nil
+	}
+	if len(r.Before) == 0 {
+		r.Before = nil
 	}
 	return r, nil
 }

@@ -7,7 +7,8 @@ import (
 
 func sameRecord(a, b Record) bool {
 	return a.Op == b.Op && a.NS == b.NS && a.DB == b.DB && a.DBID == b.DBID && a.Collection == b.Collection &&
-		a.CollID == b.CollID && a.Rev == b.Rev && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Data, b.Data)
+		a.CollID == b.CollID && a.Rev == b.Rev && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Data, b.Data) &&
+		bytes.Equal(a.Before, b.Before) && a.NoBefore == b.NoBefore
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -15,6 +16,9 @@ func TestRecordRoundTrip(t *testing.T) {
 		{Op: Insert, NS: 1, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k\x00\xff"), Data: []byte(`{"id":1}`)},
 		{Op: Insert, NS: 1 << 33, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k"), Data: []byte(`{"id":1}`)},
 		{Op: Delete, DB: "d", DBID: 1 << 40, Collection: "c", CollID: -1, Key: []byte("key")},
+		{Op: Delete, DB: "d", DBID: 1, Collection: "c", CollID: 2, Key: []byte("key"), Before: []byte(`{"id":1}`)},
+		{Op: Update, DB: "d", DBID: 1, Collection: "c", CollID: 2, Key: []byte("key"), Data: []byte(`{"id":1,"a":2}`), Before: []byte(`{"id":1,"a":1}`)},
+		{Op: Replace, DB: "d", DBID: 1, Collection: "c", CollID: 2, Key: []byte("key"), Data: []byte(`{"id":1}`)},
 		{Op: Publish, DB: "", Collection: "", Data: []byte("{}")},
 		{Op: CollectionCreated, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Rev: 1, Data: []byte(`{"title":"users"}`)},
 		{Op: SchemaChanged, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Rev: 1 << 50, Data: []byte(`{"title":"users"}`)},
@@ -43,12 +47,19 @@ func TestDecodeOldVersions(t *testing.T) {
 		{
 			"insert",
 			[]byte{1, byte(Insert), 4, 's', 'h', 'o', 'p', 6, 5, 'u', 's', 'e', 'r', 's', 18, 1, 'k', 2, '{', '}'},
-			Record{Op: Insert, NS: 1, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k"), Data: []byte("{}")},
+			Record{Op: Insert, NS: 1, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k"), Data: []byte("{}"), NoBefore: true},
 		},
 		{
 			"delete",
 			[]byte{1, byte(Delete), 1, 'd', 2, 1, 'c', 1, 3, 'k', 'e', 'y', 0},
-			Record{Op: Delete, NS: 1, DB: "d", DBID: 1, Collection: "c", CollID: -1, Key: []byte("key")},
+			Record{Op: Delete, NS: 1, DB: "d", DBID: 1, Collection: "c", CollID: -1, Key: []byte("key"), NoBefore: true},
+		},
+		{
+			// Version 3 has everything but Before: a filtered stream
+			// must know it is unknown rather than absent.
+			"version 3 update",
+			[]byte{3, byte(Update), 2, 1, 'd', 2, 1, 'c', 18, 4, 1, 'k', 2, '{', '}'},
+			Record{Op: Update, NS: 1, DB: "d", DBID: 1, Collection: "c", CollID: 9, Rev: 2, Key: []byte("k"), Data: []byte("{}"), NoBefore: true},
 		},
 		{
 			"version 2 schema change",
@@ -74,13 +85,14 @@ func TestDecodeRefuses(t *testing.T) {
 	}{
 		{"empty", nil},
 		{"version only", []byte{3}},
-		{"unknown version", append([]byte{4}, good[1:]...)},
+		{"unknown version", append([]byte{5}, good[1:]...)},
 		{"version 0", append([]byte{0}, good[1:]...)},
 		{"truncated", good[:len(good)-1]},
 		{"trailing bytes", append(append([]byte(nil), good...), 0)},
 		{"length past the end", []byte{3, 1, 2, 200}},
 		{"version 1 bytes read as version 2", append([]byte{2}, []byte{byte(Delete), 1, 'd', 2, 1, 'c', 1, 3, 'k', 'e', 'y', 0}...)},
 		{"version 2 bytes read as version 3", append([]byte{3}, []byte{byte(Delete), 1, 'd', 2, 1, 'c', 1, 0, 3, 'k', 'e', 'y', 0}...)},
+		{"version 3 bytes read as version 4", append([]byte{4}, []byte{byte(Delete), 2, 1, 'd', 2, 1, 'c', 1, 0, 3, 'k', 'e', 'y', 0}...)},
 	} {
 		if r, err := Decode(tc.b); err == nil {
 			t.Errorf("%s: decoded %+v, want an error", tc.name, r)
@@ -94,6 +106,7 @@ func TestDecodeRefusesEveryPrefix(t *testing.T) {
 	for _, r := range []*Record{
 		{Op: Update, DB: "a", DBID: 3, Collection: "b", CollID: 4, Rev: 2, Key: []byte("k"), Data: []byte("{}")},
 		{Op: Delete, DB: "a", DBID: 3, Collection: "b", CollID: 4, Rev: 2, Key: []byte("k")},
+		{Op: Delete, DB: "a", DBID: 3, Collection: "b", CollID: 4, Rev: 2, Key: []byte("k"), Before: []byte("{}")},
 		{Op: DatabaseDropped, DB: "a"},
 	} {
 		b := r.Encode()
@@ -143,6 +156,8 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		again, err := Decode(r.Encode())
+		// Re-encoding writes the current version, which knows Before.
+		again.NoBefore = r.NoBefore
 		if err != nil || !sameRecord(again, r) {
 			t.Fatalf("re-encoding a decoded record changed it: %+v vs %+v (%v)", r, again, err)
 		}

@@ -218,7 +218,7 @@ func (s *Service) put(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, 
 	if err := s.count(tx, coll, old == nil, int64(len(rec)-len(old))); err != nil {
 		return err
 	}
-	return logChange(tx, coll, op, key, rec[recordHeaderSize:])
+	return logChange(tx, coll, op, key, rec[recordHeaderSize:], before(old))
 }
 
 // putIndexes changes the index entries whose values differ between the
@@ -294,7 +294,7 @@ func (s *Service) remove(tx kv.Tx, coll *catalog.Collection, key, old []byte) er
 	if err := tx.Add(keyspace.Count(coll.ID), -1); err != nil {
 		return err
 	}
-	return logChange(tx, coll, changelog.Delete, key, nil)
+	return logChange(tx, coll, changelog.Delete, key, nil, old[recordHeaderSize:])
 }
 
 // count keeps a collection's statistics with atomic adds, which never make
@@ -308,9 +308,19 @@ func (s *Service) count(tx kv.Tx, coll *catalog.Collection, added bool, bytes in
 	return tx.Add(keyspace.Size(coll.ID), bytes)
 }
 
-func logChange(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, data []byte) error {
-	r := changelog.Record{Op: op, NS: coll.DB.NS, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Rev: coll.Rev, Key: key, Data: data}
+// logChange appends a document's change to the log, with the document
+// before it (nil if there was none), which filtered streams match against.
+func logChange(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, data, prev []byte) error {
+	r := changelog.Record{Op: op, NS: coll.DB.NS, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Rev: coll.Rev, Key: key, Data: data, Before: prev}
 	return tx.AppendLog(r.Encode())
+}
+
+// before is the document of a stored record old, or nil if there was none.
+func before(old []byte) []byte {
+	if old == nil {
+		return nil
+	}
+	return old[recordHeaderSize:]
 }
 
 // duplicateKey is the error of an insert whose document's key pk is

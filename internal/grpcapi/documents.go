@@ -142,7 +142,7 @@ func (s *Server) Read(req *api.ReadRequest, stream api.Tigris_ReadServer) error 
 // readRequest is the operations' request of a read (or an explain).
 func readRequest(ctx context.Context, req *api.ReadRequest) ops.ReadRequest {
 	opts := req.GetOptions()
-	return ops.ReadRequest{DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Tx: txRef(ctx),
+	return ops.ReadRequest{Malformed: unknownOptions(opts), DB: req.GetProject(), Branch: req.GetBranch(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Filter: req.GetFilter(), Fields: req.GetFields(), Limit: opts.GetLimit(), Skip: opts.GetSkip(), Offset: opts.GetOffset(),
 		Collation: collation(opts.GetCollation()), Sort: req.GetSort()}
 }

@@ -16,17 +16,19 @@ import (
 // after the position in Folio's start_after field. The published messages
 // have no field for a stream's position: Folio's own (start_after and
 // position, from 1001) carry it, for its Go client; other clients cannot
-// resume a stream.
+// resume a stream. Folio's filter (1001) and collation narrow it, and its
+// left_filter marks a change that took a document out of the filter.
 func (s *Server) Events(req *api.EventsRequest, stream api.Tigris_EventsServer) error {
 	ctx := stream.Context()
-	src, err := s.ops.Events(ctx, caller(ctx), ops.EventsRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
-		StartAfter: req.GetOptions().GetStartAfter()})
+	opts := req.GetOptions()
+	src, err := s.ops.Events(ctx, caller(ctx), ops.EventsRequest{Malformed: unknownOptions(opts), DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
+		StartAfter: opts.GetStartAfter(), Filter: req.GetFilter(), Collation: collation(opts.GetCollation())})
 	if err != nil {
 		return s.fail(ctx, err)
 	}
 	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) proto.Message {
 		return &api.EventsResponse{Event: &api.StreamEvent{TxId: it.TxID[:], Collection: it.Collection, Op: it.Op, Key: it.Key, Data: it.Data, Last: it.Last,
-			Position: it.Position}}
+			Position: it.Position, LeftFilter: it.LeftFilter}}
 	})
 }
 
@@ -40,7 +42,7 @@ func (s *Server) Subscribe(req *api.SubscribeRequest, stream api.Tigris_Subscrib
 	for i, p := range parts {
 		partitions[i] = int64(p)
 	}
-	src, err := s.ops.Subscribe(ctx, caller(ctx), ops.SubscribeRequest{DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
+	src, err := s.ops.Subscribe(ctx, caller(ctx), ops.SubscribeRequest{Malformed: unknownOptions(req.GetOptions()), DB: req.GetDb(), Collection: req.GetCollection(), Tx: txRef(ctx),
 		Partitions: partitions, Filter: req.GetFilter(),
 		StartAfter: req.GetOptions().GetStartAfter(), Collation: collation(req.GetOptions().GetCollation())})
 	if err != nil {

@@ -95,7 +95,7 @@ var (
 	// UpdateRequestOptions, DeleteRequestOptions.
 	filterWriteOptions = options{"write_options", "collation", "limit"}
 	readOptions        = options{"limit", "skip", "offset", "collation"}
-	eventsOptions      = options{"start_after"}
+	eventsOptions      = options{"start_after", "collation"}
 	publishOptions     = options{"partition"}
 	subscribeOptions   = options{"partitions", "start_after", "collation"}
 	// CountRequest has none published; Folio takes a collation where read

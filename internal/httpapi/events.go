@@ -20,11 +20,15 @@ type startOptions struct {
 // events streams the changes of a documents collection (reference §7).
 func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
-		Options startOptions `json:"options"`
+		Filter  json.RawMessage `json:"filter"`
+		Options struct {
+			startOptions
+			Collation collation `json:"collation"`
+		} `json:"options"`
 	}
 	malformed := decode(r, &body, eventsOptions)
 	st, err := s.ops.Events(r.Context(), caller(r), ops.EventsRequest{Malformed: malformed, DB: r.PathValue("db"), Collection: r.PathValue("collection"), Tx: txRef(r),
-		StartAfter: body.Options.StartAfter})
+		StartAfter: body.Options.StartAfter, Filter: body.Filter, Collation: body.Options.Collation.ops()})
 	if err != nil {
 		return err
 	}
@@ -106,7 +110,8 @@ const maxUnflushed = 64
 // {"event":{"tx_id":…,"collection":…,"op":…,"key":…,"data":…,"last":…,"position":…}}.
 // Bytes are base64 (standard, padded) as protobuf's JSON has them; data is
 // the document as stored (compacted if it was stored pretty-printed),
-// absent on delete.
+// absent on delete. "left_filter":true follows "last" on a filtered
+// stream's change that took its document out of the filter, and only there.
 func eventChunk(b []byte, ev *ops.StreamItem) []byte {
 	b = append(b, `{"event":{"tx_id":"`...)
 	b = base64.StdEncoding.AppendEncode(b, ev.TxID[:])
@@ -125,6 +130,9 @@ func eventChunk(b []byte, ev *ops.StreamItem) []byte {
 		b = append(b, `,"last":true`...)
 	} else {
 		b = append(b, `,"last":false`...)
+	}
+	if ev.LeftFilter {
+		b = append(b, `,"left_filter":true`...)
 	}
 	b = append(b, `,"position":"`...)
 	b = append(b, ev.Position...)

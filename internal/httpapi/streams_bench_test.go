@@ -249,3 +249,65 @@ func BenchmarkPublishSubscribe(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFilteredEvents: live queries end to end. 16 writers insert one
+// document per request while 100 events streams are open on the collection,
+// each with its own filter ({"k":K} for the K-th); document id has k =
+// id%100, so each insert is delivered to exactly one stream and the server
+// evaluates the 100 filters on it. One op is one insert.
+func BenchmarkFilteredEvents(b *testing.B) {
+	const streams = 100
+	sb := newStreamBench(b)
+	sb.must(b, "POST", "/v1/databases/bench/collections/items/createOrUpdate",
+		`{"schema":{"title":"items","primary_key":["id"],"properties":{"id":{"type":"integer"},"k":{"type":"integer"},"name":{"type":"string"}}}}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// One reader holding every arrival: each item reaches one stream.
+	all := &streamReader{arrived: make([]int64, b.N), done: make(chan error, streams)}
+	for k := range streams {
+		req, err := http.NewRequestWithContext(ctx, "POST", sb.base+"/v1/databases/bench/collections/items/events", strings.NewReader(fmt.Sprintf(`{"filter":{"k":%d}}`, k)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := (&http.Client{}).Do(req)
+		if err != nil || res.StatusCode != http.StatusOK {
+			b.Fatalf("open stream %d: %v %v", k, res, err)
+		}
+		go func() {
+			defer res.Body.Close()
+			rd := bufio.NewReaderSize(res.Body, 64<<10)
+			m := []byte(`"data":{"id":`)
+			for {
+				line, err := rd.ReadSlice('\n')
+				if err != nil {
+					return // the benchmark is over
+				}
+				now := time.Now().UnixNano()
+				i := bytes.Index(line, m)
+				if i < 0 {
+					all.done <- fmt.Errorf("unexpected line %q", line)
+					return
+				}
+				rest := line[i+len(m):]
+				id, err := strconv.Atoi(string(rest[:bytes.IndexAny(rest, ",}")]))
+				if err != nil || id < 0 || id >= b.N || id%streams != k {
+					all.done <- fmt.Errorf("stream %d got %q: %v", k, line, err)
+					return
+				}
+				all.arrived[id] = now
+				if all.got.Add(1) == int64(b.N) {
+					all.done <- nil
+				}
+			}
+		}()
+	}
+	b.ResetTimer()
+	start := time.Now()
+	sent, acked := writeAll(b, b.N, streamWriters, func(id int) error {
+		return sb.post("POST", "/v1/databases/bench/collections/items/documents/insert", fmt.Sprintf(`{"documents":[{"id":%d,"k":%d,"name":"item %d"}]}`, id, id%streams, id))
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "commits/s")
+	reportLatency(b, []*streamReader{all}, sent, acked)
+}

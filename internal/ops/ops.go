@@ -360,8 +360,9 @@ func (o *Ops) inCollection(ctx context.Context, c Caller, db target, coll string
 // Malformed, in a request, is why its transport could not decode the
 // request's body, if it could not; the request's other fields, apart from
 // the names, are then unset. The operation reports it right after it has
-// checked the names, which come first, as in the original. A transport
-// whose wire decodes everything before the call (gRPC) never sets it.
+// checked the names, which come first, as in the original. gRPC, whose
+// wire decodes everything before the call, sets it only for an options
+// field it does not know.
 //
 // checkNames checks a request's database name and, if it has one, its
 // collection name first, and then reports the request's Malformed.

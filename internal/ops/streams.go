@@ -23,6 +23,11 @@ type EventsRequest struct {
 	// StartAfter is the position of an item of an earlier stream: the new
 	// one continues after it. Empty starts from now.
 	StartAfter string
+	// Filter (JSON; none: every change) narrows the stream to the changes
+	// of the documents it matches, before or after the change
+	// (streams.Matching); Collation is the filter's.
+	Filter    []byte
+	Collation Collation
 }
 
 // SubscribeRequest opens a stream of the messages published to a messages
@@ -51,6 +56,9 @@ type StreamItem struct {
 	Key, Data  []byte
 	// Last is set on the stream's last item of its transaction.
 	Last bool
+	// LeftFilter is set on a change whose document the stream's filter
+	// matched before it and does not after: the client drops it.
+	LeftFilter bool
 	// Position resumes a stream after this item (StartAfter).
 	Position string
 }
@@ -79,7 +87,7 @@ func (s *Stream) Next(ctx context.Context) ([]StreamItem, error) {
 	for i := range batch {
 		ev := &batch[i]
 		it := StreamItem{Collection: ev.Record.Collection, Op: ev.Record.Op.String(), Key: ev.Record.Key, Data: ev.Record.Data,
-			Last: ev.Last, Position: ev.Cursor.String()}
+			Last: ev.Last, LeftFilter: ev.Left, Position: ev.Cursor.String()}
 		binary.BigEndian.PutUint64(it.TxID[:], uint64(ev.Cursor.Pos))
 		s.items = append(s.items, it)
 	}
@@ -115,7 +123,27 @@ func (o *Ops) Events(ctx context.Context, c Caller, req EventsRequest) (_ *Strea
 	if coll.Schema.CollectionType() != schema.Documents {
 		return nil, apierror.Errorf(apierror.InvalidArgument, "events is only supported on collection type of 'documents'")
 	}
-	return o.openStream(ctx, start, streams.Changes(c.ns(), db.stored, req.Collection))
+	// The filter is parsed once, against the schema the collection has
+	// now, and runs where the hub reads the log: a change that does not
+	// concern it is never queued for the stream.
+	match, err := streamFilter(req.Filter, coll, req.Collation)
+	if err != nil {
+		return nil, err
+	}
+	return o.openStream(ctx, start, streams.ChangesMatching(c.ns(), db.stored, req.Collection, match))
+}
+
+// streamFilter parses a stream's filter: nil if it has none or matches
+// everything.
+func streamFilter(raw []byte, coll *catalog.Collection, col Collation) (func([]byte) (bool, error), error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	f, err := filter.Parse(raw, coll.Schema, col.filter())
+	if err != nil || f.MatchesAll() {
+		return nil, err
+	}
+	return f.Matches, nil
 }
 
 // Subscribe opens a stream of the messages published to a messages
@@ -146,15 +174,9 @@ func (o *Ops) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (_ 
 	if err := messages.Require(coll, "subscribe"); err != nil {
 		return nil, err
 	}
-	var match func([]byte) (bool, error)
-	if !isNull(req.Filter) {
-		f, err := filter.Parse(req.Filter, coll.Schema, req.Collation.filter())
-		if err != nil {
-			return nil, err
-		}
-		if !f.MatchesAll() {
-			match = f.Matches
-		}
+	match, err := streamFilter(req.Filter, coll, req.Collation)
+	if err != nil {
+		return nil, err
 	}
 	return o.openStream(ctx, start, streams.Messages(c.ns(), db.stored, req.Collection, match))
 }

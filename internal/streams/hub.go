@@ -87,10 +87,22 @@ const (
 // bytes, so that a flood of deletes (no data) is bounded too.
 const eventOverhead = 128
 
-// Selector reports whether a stream wants a record. It runs on the hub's
-// goroutine for live subscriptions, so it must be quick and must not block;
-// an error ends the subscription.
-type Selector func(r *changelog.Record) (bool, error)
+// Selector reports whether a stream wants a record, and as what. It runs
+// on the hub's goroutine for live subscriptions, so it must be quick and
+// must not block; an error ends the subscription.
+type Selector func(r *changelog.Record) (Verdict, error)
+
+// Verdict is what a Selector makes of a record.
+type Verdict uint8
+
+// The verdicts.
+const (
+	Skip Verdict = iota // not for this stream
+	Take                // for this stream
+	// TakeLeaving is for this stream as a document leaving its filter:
+	// it matched before the change and does not after (Event.Left).
+	TakeLeaving
+)
 
 // Event is one record a stream selected.
 type Event struct {
@@ -102,6 +114,9 @@ type Event struct {
 	// Last is set on the last event of its transaction that the stream
 	// selected.
 	Last bool
+	// Left is set on a change the stream's filter took as its document
+	// leaving the filter (TakeLeaving).
+	Left bool
 }
 
 // Batch is the events one committed transaction gives a stream, in the
@@ -474,7 +489,9 @@ func decoded(entries []changelog.Entry) []entry {
 	return out
 }
 
-func recordSize(r *changelog.Record) int { return len(r.Key) + len(r.Data) + eventOverhead }
+func recordSize(r *changelog.Record) int {
+	return len(r.Key) + len(r.Data) + len(r.Before) + eventOverhead
+}
 
 // pick returns the events of e after the cursor that sel selects, and
 // their accounted size. When it selects only part of the entry it copies
@@ -486,12 +503,16 @@ func pick(e *entry, after Cursor, sel Selector) (Batch, int, error) {
 		if !after.before(e.pos, i) {
 			continue
 		}
-		ok, err := sel(&e.records[i])
+		v, err := sel(&e.records[i])
 		if err != nil {
 			return nil, 0, err
 		}
-		if ok {
-			b = append(b, Event{Cursor: Cursor{Pos: e.pos, Index: uint32(i)}, Record: e.records[i]})
+		if v != Skip {
+			ev := Event{Cursor: Cursor{Pos: e.pos, Index: uint32(i)}, Record: e.records[i], Left: v == TakeLeaving}
+			// The document before the change served the selector; no
+			// consumer reads it, and a partial copy need not hold it.
+			ev.Record.Before = nil
+			b = append(b, ev)
 		}
 	}
 	if len(b) == 0 {

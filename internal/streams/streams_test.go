@@ -415,7 +415,7 @@ func TestSelectors(t *testing.T) {
 		{"match fails", Messages(1, "d", "c", broken), r(changelog.Publish, "d", "c", "3"), false, true},
 	} {
 		got, err := tc.sel(tc.r)
-		if got != tc.want || (err != nil) != tc.err {
+		if got == TakeLeaving || (got == Take) != tc.want || (err != nil) != tc.err {
 			t.Errorf("%s: %v, %v; want %v, error %v", tc.name, got, err, tc.want, tc.err)
 		}
 	}
@@ -438,7 +438,7 @@ func TestPickCopiesParts(t *testing.T) {
 	if string(b[0].Record.Data) != "one" || string(b[0].Record.Key) != "k1" {
 		t.Errorf("the picked record aliases the entry: %q %q", b[0].Record.Key, b[0].Record.Data)
 	}
-	all, size, _ := pick(&e, After(8), func(*changelog.Record) (bool, error) { return true, nil })
+	all, size, _ := pick(&e, After(8), func(*changelog.Record) (Verdict, error) { return Take, nil })
 	if len(all) != 2 || size != e.size || all[0].Last || !all[1].Last {
 		t.Errorf("whole pick = %v, %d", all, size)
 	}

@@ -240,6 +240,7 @@ type event struct {
 	Key        []byte          `json:"key"` // base64 in JSON
 	Data       json.RawMessage `json:"data"`
 	Last       bool            `json:"last"`
+	LeftFilter bool            `json:"left_filter"` // on a filtered stream only
 	Position   string          `json:"position"`
 }
 

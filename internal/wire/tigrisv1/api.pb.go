@@ -6793,7 +6793,9 @@ func (*DatabaseDescription) Descriptor() ([]byte, []int) {
 type EventsRequestOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Folio: the position to resume after.
-	StartAfter    string `protobuf:"bytes,1001,opt,name=start_after,json=startAfter,proto3" json:"start_after,omitempty"`
+	StartAfter string `protobuf:"bytes,1001,opt,name=start_after,json=startAfter,proto3" json:"start_after,omitempty"`
+	// Folio: the filter's collation.
+	Collation     *Collation `protobuf:"bytes,1002,opt,name=collation,proto3" json:"collation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6835,12 +6837,22 @@ func (x *EventsRequestOptions) GetStartAfter() string {
 	return ""
 }
 
+func (x *EventsRequestOptions) GetCollation() *Collation {
+	if x != nil {
+		return x.Collation
+	}
+	return nil
+}
+
 // 2022 only.
 type EventsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Db            string                 `protobuf:"bytes,1,opt,name=db,proto3" json:"db,omitempty"`
-	Collection    string                 `protobuf:"bytes,2,opt,name=collection,proto3" json:"collection,omitempty"`
-	Options       *EventsRequestOptions  `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Db         string                 `protobuf:"bytes,1,opt,name=db,proto3" json:"db,omitempty"`
+	Collection string                 `protobuf:"bytes,2,opt,name=collection,proto3" json:"collection,omitempty"`
+	Options    *EventsRequestOptions  `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
+	// Folio: only the changes of the documents this filter (JSON) matches,
+	// before or after the change.
+	Filter        []byte `protobuf:"bytes,1001,opt,name=filter,proto3" json:"filter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6892,6 +6904,13 @@ func (x *EventsRequest) GetCollection() string {
 func (x *EventsRequest) GetOptions() *EventsRequestOptions {
 	if x != nil {
 		return x.Options
+	}
+	return nil
+}
+
+func (x *EventsRequest) GetFilter() []byte {
+	if x != nil {
+		return x.Filter
 	}
 	return nil
 }
@@ -6953,7 +6972,10 @@ type StreamEvent struct {
 	Data       []byte                 `protobuf:"bytes,7,opt,name=data,proto3" json:"data,omitempty"`
 	Last       bool                   `protobuf:"varint,8,opt,name=last,proto3" json:"last,omitempty"`
 	// Folio: the event's position, for start_after.
-	Position      string `protobuf:"bytes,1001,opt,name=position,proto3" json:"position,omitempty"`
+	Position string `protobuf:"bytes,1001,opt,name=position,proto3" json:"position,omitempty"`
+	// Folio: on a filtered stream, the change took the document out of the
+	// filter (it matched before and does not after).
+	LeftFilter    bool `protobuf:"varint,1002,opt,name=left_filter,json=leftFilter,proto3" json:"left_filter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -7049,6 +7071,13 @@ func (x *StreamEvent) GetPosition() string {
 		return x.Position
 	}
 	return ""
+}
+
+func (x *StreamEvent) GetLeftFilter() bool {
+	if x != nil {
+		return x.LeftFilter
+	}
+	return false
 }
 
 // 2022 only.
@@ -7976,18 +8005,20 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\vcollections\x18\x03 \x03(\v2$.tigrisdata.v1.CollectionDescriptionR\vcollections\x12\x12\n" +
 	"\x04size\x18\x04 \x01(\x03R\x04size\x12+\n" +
 	"\x05sizes\x18\xe9\a \x01(\v2\x14.tigrisdata.v1.SizesR\x05sizes\"\x15\n" +
-	"\x13DatabaseDescription\"8\n" +
+	"\x13DatabaseDescription\"q\n" +
 	"\x14EventsRequestOptions\x12 \n" +
 	"\vstart_after\x18\xe9\a \x01(\tR\n" +
-	"startAfter\"~\n" +
+	"startAfter\x127\n" +
+	"\tcollation\x18\xea\a \x01(\v2\x18.tigrisdata.v1.CollationR\tcollation\"\x97\x01\n" +
 	"\rEventsRequest\x12\x0e\n" +
 	"\x02db\x18\x01 \x01(\tR\x02db\x12\x1e\n" +
 	"\n" +
 	"collection\x18\x02 \x01(\tR\n" +
 	"collection\x12=\n" +
-	"\aoptions\x18\x03 \x01(\v2#.tigrisdata.v1.EventsRequestOptionsR\aoptions\"B\n" +
+	"\aoptions\x18\x03 \x01(\v2#.tigrisdata.v1.EventsRequestOptionsR\aoptions\x12\x17\n" +
+	"\x06filter\x18\xe9\a \x01(\fR\x06filter\"B\n" +
 	"\x0eEventsResponse\x120\n" +
-	"\x05event\x18\x01 \x01(\v2\x1a.tigrisdata.v1.StreamEventR\x05event\"\xd1\x01\n" +
+	"\x05event\x18\x01 \x01(\v2\x1a.tigrisdata.v1.StreamEventR\x05event\"\xf3\x01\n" +
 	"\vStreamEvent\x12\x13\n" +
 	"\x05tx_id\x18\x01 \x01(\fR\x04txId\x12\x1e\n" +
 	"\n" +
@@ -7999,7 +8030,9 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\x04rkey\x18\x06 \x01(\fR\x04rkey\x12\x12\n" +
 	"\x04data\x18\a \x01(\fR\x04data\x12\x12\n" +
 	"\x04last\x18\b \x01(\bR\x04last\x12\x1b\n" +
-	"\bposition\x18\xe9\a \x01(\tR\bposition\"5\n" +
+	"\bposition\x18\xe9\a \x01(\tR\bposition\x12 \n" +
+	"\vleft_filter\x18\xea\a \x01(\bR\n" +
+	"leftFilter\"5\n" +
 	"\x15PublishRequestOptions\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\"\x9c\x01\n" +
 	"\x0ePublishRequest\x12\x0e\n" +
@@ -8307,104 +8340,105 @@ var file_tigrisdata_v1_api_proto_depIdxs = []int32{
 	77,  // 75: tigrisdata.v1.DescribeDatabaseResponse2022.metadata:type_name -> tigrisdata.v1.DatabaseMetadata
 	75,  // 76: tigrisdata.v1.DescribeDatabaseResponse2022.collections:type_name -> tigrisdata.v1.CollectionDescription
 	127, // 77: tigrisdata.v1.DescribeDatabaseResponse2022.sizes:type_name -> tigrisdata.v1.Sizes
-	117, // 78: tigrisdata.v1.EventsRequest.options:type_name -> tigrisdata.v1.EventsRequestOptions
-	120, // 79: tigrisdata.v1.EventsResponse.event:type_name -> tigrisdata.v1.StreamEvent
-	121, // 80: tigrisdata.v1.PublishRequest.options:type_name -> tigrisdata.v1.PublishRequestOptions
-	15,  // 81: tigrisdata.v1.PublishResponse.metadata:type_name -> tigrisdata.v1.ResponseMetadata
-	1,   // 82: tigrisdata.v1.SubscribeRequestOptions.collation:type_name -> tigrisdata.v1.Collation
-	124, // 83: tigrisdata.v1.SubscribeRequest.options:type_name -> tigrisdata.v1.SubscribeRequestOptions
-	38,  // 84: tigrisdata.v1.SearchResponse.FacetsEntry.value:type_name -> tigrisdata.v1.SearchFacet
-	7,   // 85: tigrisdata.v1.Tigris.BeginTransaction:input_type -> tigrisdata.v1.BeginTransactionRequest
-	9,   // 86: tigrisdata.v1.Tigris.CommitTransaction:input_type -> tigrisdata.v1.CommitTransactionRequest
-	11,  // 87: tigrisdata.v1.Tigris.RollbackTransaction:input_type -> tigrisdata.v1.RollbackTransactionRequest
-	16,  // 88: tigrisdata.v1.Tigris.Insert:input_type -> tigrisdata.v1.InsertRequest
-	21,  // 89: tigrisdata.v1.Tigris.Replace:input_type -> tigrisdata.v1.ReplaceRequest
-	24,  // 90: tigrisdata.v1.Tigris.Delete:input_type -> tigrisdata.v1.DeleteRequest
-	27,  // 91: tigrisdata.v1.Tigris.Update:input_type -> tigrisdata.v1.UpdateRequest
-	29,  // 92: tigrisdata.v1.Tigris.Read:input_type -> tigrisdata.v1.ReadRequest
-	31,  // 93: tigrisdata.v1.Tigris.Count:input_type -> tigrisdata.v1.CountRequest
-	81,  // 94: tigrisdata.v1.Tigris.BuildCollectionIndex:input_type -> tigrisdata.v1.BuildCollectionIndexRequest
-	83,  // 95: tigrisdata.v1.Tigris.BuildSearchIndex:input_type -> tigrisdata.v1.BuildCollectionSearchIndexRequest
-	29,  // 96: tigrisdata.v1.Tigris.Explain:input_type -> tigrisdata.v1.ReadRequest
-	34,  // 97: tigrisdata.v1.Tigris.Search:input_type -> tigrisdata.v1.SearchRequest
-	18,  // 98: tigrisdata.v1.Tigris.Import:input_type -> tigrisdata.v1.ImportRequest
-	56,  // 99: tigrisdata.v1.Tigris.CreateOrUpdateCollection:input_type -> tigrisdata.v1.CreateOrUpdateCollectionRequest
-	58,  // 100: tigrisdata.v1.Tigris.CreateOrUpdateCollections:input_type -> tigrisdata.v1.CreateOrUpdateCollectionsRequest
-	61,  // 101: tigrisdata.v1.Tigris.DropCollection:input_type -> tigrisdata.v1.DropCollectionRequest
-	66,  // 102: tigrisdata.v1.Tigris.ListProjects:input_type -> tigrisdata.v1.ListProjectsRequest
-	68,  // 103: tigrisdata.v1.Tigris.ListCollections:input_type -> tigrisdata.v1.ListCollectionsRequest
-	46,  // 104: tigrisdata.v1.Tigris.CreateProject:input_type -> tigrisdata.v1.CreateProjectRequest
-	48,  // 105: tigrisdata.v1.Tigris.DeleteProject:input_type -> tigrisdata.v1.DeleteProjectRequest
-	70,  // 106: tigrisdata.v1.Tigris.DescribeDatabase:input_type -> tigrisdata.v1.DescribeDatabaseRequest
-	50,  // 107: tigrisdata.v1.Tigris.CreateBranch:input_type -> tigrisdata.v1.CreateBranchRequest
-	52,  // 108: tigrisdata.v1.Tigris.DeleteBranch:input_type -> tigrisdata.v1.DeleteBranchRequest
-	54,  // 109: tigrisdata.v1.Tigris.ListBranches:input_type -> tigrisdata.v1.ListBranchesRequest
-	71,  // 110: tigrisdata.v1.Tigris.DescribeCollection:input_type -> tigrisdata.v1.DescribeCollectionRequest
-	97,  // 111: tigrisdata.v1.Tigris.CreateGlobalAppKey:input_type -> tigrisdata.v1.CreateGlobalAppKeyRequest
-	99,  // 112: tigrisdata.v1.Tigris.UpdateGlobalAppKey:input_type -> tigrisdata.v1.UpdateGlobalAppKeyRequest
-	104, // 113: tigrisdata.v1.Tigris.DeleteGlobalAppKey:input_type -> tigrisdata.v1.DeleteGlobalAppKeyRequest
-	102, // 114: tigrisdata.v1.Tigris.ListGlobalAppKeys:input_type -> tigrisdata.v1.ListGlobalAppKeysRequest
-	106, // 115: tigrisdata.v1.Tigris.RotateGlobalAppKeySecret:input_type -> tigrisdata.v1.RotateGlobalAppKeySecretRequest
-	86,  // 116: tigrisdata.v1.Tigris.CreateAppKey:input_type -> tigrisdata.v1.CreateAppKeyRequest
-	88,  // 117: tigrisdata.v1.Tigris.UpdateAppKey:input_type -> tigrisdata.v1.UpdateAppKeyRequest
-	93,  // 118: tigrisdata.v1.Tigris.DeleteAppKey:input_type -> tigrisdata.v1.DeleteAppKeyRequest
-	91,  // 119: tigrisdata.v1.Tigris.ListAppKeys:input_type -> tigrisdata.v1.ListAppKeysRequest
-	95,  // 120: tigrisdata.v1.Tigris.RotateAppKeySecret:input_type -> tigrisdata.v1.RotateAppKeyRequest
-	113, // 121: tigrisdata.v1.Tigris.ListDatabases:input_type -> tigrisdata.v1.ListDatabasesRequest
-	108, // 122: tigrisdata.v1.Tigris.CreateDatabase:input_type -> tigrisdata.v1.CreateDatabaseRequest
-	110, // 123: tigrisdata.v1.Tigris.DropDatabase:input_type -> tigrisdata.v1.DropDatabaseRequest
-	118, // 124: tigrisdata.v1.Tigris.Events:input_type -> tigrisdata.v1.EventsRequest
-	131, // 125: tigrisdata.v1.Tigris.GetInfo:input_type -> tigrisdata.observability.v1.GetInfoRequest
-	122, // 126: tigrisdata.v1.Tigris.Publish:input_type -> tigrisdata.v1.PublishRequest
-	125, // 127: tigrisdata.v1.Tigris.Subscribe:input_type -> tigrisdata.v1.SubscribeRequest
-	8,   // 128: tigrisdata.v1.Tigris.BeginTransaction:output_type -> tigrisdata.v1.BeginTransactionResponse
-	10,  // 129: tigrisdata.v1.Tigris.CommitTransaction:output_type -> tigrisdata.v1.CommitTransactionResponse
-	12,  // 130: tigrisdata.v1.Tigris.RollbackTransaction:output_type -> tigrisdata.v1.RollbackTransactionResponse
-	17,  // 131: tigrisdata.v1.Tigris.Insert:output_type -> tigrisdata.v1.InsertResponse
-	22,  // 132: tigrisdata.v1.Tigris.Replace:output_type -> tigrisdata.v1.ReplaceResponse
-	25,  // 133: tigrisdata.v1.Tigris.Delete:output_type -> tigrisdata.v1.DeleteResponse
-	28,  // 134: tigrisdata.v1.Tigris.Update:output_type -> tigrisdata.v1.UpdateResponse
-	30,  // 135: tigrisdata.v1.Tigris.Read:output_type -> tigrisdata.v1.ReadResponse
-	32,  // 136: tigrisdata.v1.Tigris.Count:output_type -> tigrisdata.v1.CountResponse
-	82,  // 137: tigrisdata.v1.Tigris.BuildCollectionIndex:output_type -> tigrisdata.v1.BuildCollectionIndexResponse
-	84,  // 138: tigrisdata.v1.Tigris.BuildSearchIndex:output_type -> tigrisdata.v1.BuildCollectionSearchIndexResponse
-	33,  // 139: tigrisdata.v1.Tigris.Explain:output_type -> tigrisdata.v1.ExplainResponse
-	35,  // 140: tigrisdata.v1.Tigris.Search:output_type -> tigrisdata.v1.SearchResponse
-	19,  // 141: tigrisdata.v1.Tigris.Import:output_type -> tigrisdata.v1.ImportResponse
-	57,  // 142: tigrisdata.v1.Tigris.CreateOrUpdateCollection:output_type -> tigrisdata.v1.CreateOrUpdateCollectionResponse
-	60,  // 143: tigrisdata.v1.Tigris.CreateOrUpdateCollections:output_type -> tigrisdata.v1.CreateOrUpdateCollectionsResponse
-	62,  // 144: tigrisdata.v1.Tigris.DropCollection:output_type -> tigrisdata.v1.DropCollectionResponse
-	67,  // 145: tigrisdata.v1.Tigris.ListProjects:output_type -> tigrisdata.v1.ListProjectsResponse
-	69,  // 146: tigrisdata.v1.Tigris.ListCollections:output_type -> tigrisdata.v1.ListCollectionsResponse
-	47,  // 147: tigrisdata.v1.Tigris.CreateProject:output_type -> tigrisdata.v1.CreateProjectResponse
-	49,  // 148: tigrisdata.v1.Tigris.DeleteProject:output_type -> tigrisdata.v1.DeleteProjectResponse
-	72,  // 149: tigrisdata.v1.Tigris.DescribeDatabase:output_type -> tigrisdata.v1.DescribeDatabaseResponse
-	51,  // 150: tigrisdata.v1.Tigris.CreateBranch:output_type -> tigrisdata.v1.CreateBranchResponse
-	53,  // 151: tigrisdata.v1.Tigris.DeleteBranch:output_type -> tigrisdata.v1.DeleteBranchResponse
-	55,  // 152: tigrisdata.v1.Tigris.ListBranches:output_type -> tigrisdata.v1.ListBranchesResponse
-	73,  // 153: tigrisdata.v1.Tigris.DescribeCollection:output_type -> tigrisdata.v1.DescribeCollectionResponse
-	98,  // 154: tigrisdata.v1.Tigris.CreateGlobalAppKey:output_type -> tigrisdata.v1.CreateGlobalAppKeyResponse
-	100, // 155: tigrisdata.v1.Tigris.UpdateGlobalAppKey:output_type -> tigrisdata.v1.UpdateGlobalAppKeyResponse
-	105, // 156: tigrisdata.v1.Tigris.DeleteGlobalAppKey:output_type -> tigrisdata.v1.DeleteGlobalAppKeyResponse
-	103, // 157: tigrisdata.v1.Tigris.ListGlobalAppKeys:output_type -> tigrisdata.v1.ListGlobalAppKeysResponse
-	107, // 158: tigrisdata.v1.Tigris.RotateGlobalAppKeySecret:output_type -> tigrisdata.v1.RotateGlobalAppKeySecretResponse
-	87,  // 159: tigrisdata.v1.Tigris.CreateAppKey:output_type -> tigrisdata.v1.CreateAppKeyResponse
-	89,  // 160: tigrisdata.v1.Tigris.UpdateAppKey:output_type -> tigrisdata.v1.UpdateAppKeyResponse
-	94,  // 161: tigrisdata.v1.Tigris.DeleteAppKey:output_type -> tigrisdata.v1.DeleteAppKeyResponse
-	92,  // 162: tigrisdata.v1.Tigris.ListAppKeys:output_type -> tigrisdata.v1.ListAppKeysResponse
-	96,  // 163: tigrisdata.v1.Tigris.RotateAppKeySecret:output_type -> tigrisdata.v1.RotateAppKeyResponse
-	114, // 164: tigrisdata.v1.Tigris.ListDatabases:output_type -> tigrisdata.v1.ListDatabasesResponse
-	109, // 165: tigrisdata.v1.Tigris.CreateDatabase:output_type -> tigrisdata.v1.CreateDatabaseResponse
-	111, // 166: tigrisdata.v1.Tigris.DropDatabase:output_type -> tigrisdata.v1.DropDatabaseResponse
-	119, // 167: tigrisdata.v1.Tigris.Events:output_type -> tigrisdata.v1.EventsResponse
-	132, // 168: tigrisdata.v1.Tigris.GetInfo:output_type -> tigrisdata.observability.v1.GetInfoResponse
-	123, // 169: tigrisdata.v1.Tigris.Publish:output_type -> tigrisdata.v1.PublishResponse
-	126, // 170: tigrisdata.v1.Tigris.Subscribe:output_type -> tigrisdata.v1.SubscribeResponse
-	128, // [128:171] is the sub-list for method output_type
-	85,  // [85:128] is the sub-list for method input_type
-	85,  // [85:85] is the sub-list for extension type_name
-	85,  // [85:85] is the sub-list for extension extendee
-	0,   // [0:85] is the sub-list for field type_name
+	1,   // 78: tigrisdata.v1.EventsRequestOptions.collation:type_name -> tigrisdata.v1.Collation
+	117, // 79: tigrisdata.v1.EventsRequest.options:type_name -> tigrisdata.v1.EventsRequestOptions
+	120, // 80: tigrisdata.v1.EventsResponse.event:type_name -> tigrisdata.v1.StreamEvent
+	121, // 81: tigrisdata.v1.PublishRequest.options:type_name -> tigrisdata.v1.PublishRequestOptions
+	15,  // 82: tigrisdata.v1.PublishResponse.metadata:type_name -> tigrisdata.v1.ResponseMetadata
+	1,   // 83: tigrisdata.v1.SubscribeRequestOptions.collation:type_name -> tigrisdata.v1.Collation
+	124, // 84: tigrisdata.v1.SubscribeRequest.options:type_name -> tigrisdata.v1.SubscribeRequestOptions
+	38,  // 85: tigrisdata.v1.SearchResponse.FacetsEntry.value:type_name -> tigrisdata.v1.SearchFacet
+	7,   // 86: tigrisdata.v1.Tigris.BeginTransaction:input_type -> tigrisdata.v1.BeginTransactionRequest
+	9,   // 87: tigrisdata.v1.Tigris.CommitTransaction:input_type -> tigrisdata.v1.CommitTransactionRequest
+	11,  // 88: tigrisdata.v1.Tigris.RollbackTransaction:input_type -> tigrisdata.v1.RollbackTransactionRequest
+	16,  // 89: tigrisdata.v1.Tigris.Insert:input_type -> tigrisdata.v1.InsertRequest
+	21,  // 90: tigrisdata.v1.Tigris.Replace:input_type -> tigrisdata.v1.ReplaceRequest
+	24,  // 91: tigrisdata.v1.Tigris.Delete:input_type -> tigrisdata.v1.DeleteRequest
+	27,  // 92: tigrisdata.v1.Tigris.Update:input_type -> tigrisdata.v1.UpdateRequest
+	29,  // 93: tigrisdata.v1.Tigris.Read:input_type -> tigrisdata.v1.ReadRequest
+	31,  // 94: tigrisdata.v1.Tigris.Count:input_type -> tigrisdata.v1.CountRequest
+	81,  // 95: tigrisdata.v1.Tigris.BuildCollectionIndex:input_type -> tigrisdata.v1.BuildCollectionIndexRequest
+	83,  // 96: tigrisdata.v1.Tigris.BuildSearchIndex:input_type -> tigrisdata.v1.BuildCollectionSearchIndexRequest
+	29,  // 97: tigrisdata.v1.Tigris.Explain:input_type -> tigrisdata.v1.ReadRequest
+	34,  // 98: tigrisdata.v1.Tigris.Search:input_type -> tigrisdata.v1.SearchRequest
+	18,  // 99: tigrisdata.v1.Tigris.Import:input_type -> tigrisdata.v1.ImportRequest
+	56,  // 100: tigrisdata.v1.Tigris.CreateOrUpdateCollection:input_type -> tigrisdata.v1.CreateOrUpdateCollectionRequest
+	58,  // 101: tigrisdata.v1.Tigris.CreateOrUpdateCollections:input_type -> tigrisdata.v1.CreateOrUpdateCollectionsRequest
+	61,  // 102: tigrisdata.v1.Tigris.DropCollection:input_type -> tigrisdata.v1.DropCollectionRequest
+	66,  // 103: tigrisdata.v1.Tigris.ListProjects:input_type -> tigrisdata.v1.ListProjectsRequest
+	68,  // 104: tigrisdata.v1.Tigris.ListCollections:input_type -> tigrisdata.v1.ListCollectionsRequest
+	46,  // 105: tigrisdata.v1.Tigris.CreateProject:input_type -> tigrisdata.v1.CreateProjectRequest
+	48,  // 106: tigrisdata.v1.Tigris.DeleteProject:input_type -> tigrisdata.v1.DeleteProjectRequest
+	70,  // 107: tigrisdata.v1.Tigris.DescribeDatabase:input_type -> tigrisdata.v1.DescribeDatabaseRequest
+	50,  // 108: tigrisdata.v1.Tigris.CreateBranch:input_type -> tigrisdata.v1.CreateBranchRequest
+	52,  // 109: tigrisdata.v1.Tigris.DeleteBranch:input_type -> tigrisdata.v1.DeleteBranchRequest
+	54,  // 110: tigrisdata.v1.Tigris.ListBranches:input_type -> tigrisdata.v1.ListBranchesRequest
+	71,  // 111: tigrisdata.v1.Tigris.DescribeCollection:input_type -> tigrisdata.v1.DescribeCollectionRequest
+	97,  // 112: tigrisdata.v1.Tigris.CreateGlobalAppKey:input_type -> tigrisdata.v1.CreateGlobalAppKeyRequest
+	99,  // 113: tigrisdata.v1.Tigris.UpdateGlobalAppKey:input_type -> tigrisdata.v1.UpdateGlobalAppKeyRequest
+	104, // 114: tigrisdata.v1.Tigris.DeleteGlobalAppKey:input_type -> tigrisdata.v1.DeleteGlobalAppKeyRequest
+	102, // 115: tigrisdata.v1.Tigris.ListGlobalAppKeys:input_type -> tigrisdata.v1.ListGlobalAppKeysRequest
+	106, // 116: tigrisdata.v1.Tigris.RotateGlobalAppKeySecret:input_type -> tigrisdata.v1.RotateGlobalAppKeySecretRequest
+	86,  // 117: tigrisdata.v1.Tigris.CreateAppKey:input_type -> tigrisdata.v1.CreateAppKeyRequest
+	88,  // 118: tigrisdata.v1.Tigris.UpdateAppKey:input_type -> tigrisdata.v1.UpdateAppKeyRequest
+	93,  // 119: tigrisdata.v1.Tigris.DeleteAppKey:input_type -> tigrisdata.v1.DeleteAppKeyRequest
+	91,  // 120: tigrisdata.v1.Tigris.ListAppKeys:input_type -> tigrisdata.v1.ListAppKeysRequest
+	95,  // 121: tigrisdata.v1.Tigris.RotateAppKeySecret:input_type -> tigrisdata.v1.RotateAppKeyRequest
+	113, // 122: tigrisdata.v1.Tigris.ListDatabases:input_type -> tigrisdata.v1.ListDatabasesRequest
+	108, // 123: tigrisdata.v1.Tigris.CreateDatabase:input_type -> tigrisdata.v1.CreateDatabaseRequest
+	110, // 124: tigrisdata.v1.Tigris.DropDatabase:input_type -> tigrisdata.v1.DropDatabaseRequest
+	118, // 125: tigrisdata.v1.Tigris.Events:input_type -> tigrisdata.v1.EventsRequest
+	131, // 126: tigrisdata.v1.Tigris.GetInfo:input_type -> tigrisdata.observability.v1.GetInfoRequest
+	122, // 127: tigrisdata.v1.Tigris.Publish:input_type -> tigrisdata.v1.PublishRequest
+	125, // 128: tigrisdata.v1.Tigris.Subscribe:input_type -> tigrisdata.v1.SubscribeRequest
+	8,   // 129: tigrisdata.v1.Tigris.BeginTransaction:output_type -> tigrisdata.v1.BeginTransactionResponse
+	10,  // 130: tigrisdata.v1.Tigris.CommitTransaction:output_type -> tigrisdata.v1.CommitTransactionResponse
+	12,  // 131: tigrisdata.v1.Tigris.RollbackTransaction:output_type -> tigrisdata.v1.RollbackTransactionResponse
+	17,  // 132: tigrisdata.v1.Tigris.Insert:output_type -> tigrisdata.v1.InsertResponse
+	22,  // 133: tigrisdata.v1.Tigris.Replace:output_type -> tigrisdata.v1.ReplaceResponse
+	25,  // 134: tigrisdata.v1.Tigris.Delete:output_type -> tigrisdata.v1.DeleteResponse
+	28,  // 135: tigrisdata.v1.Tigris.Update:output_type -> tigrisdata.v1.UpdateResponse
+	30,  // 136: tigrisdata.v1.Tigris.Read:output_type -> tigrisdata.v1.ReadResponse
+	32,  // 137: tigrisdata.v1.Tigris.Count:output_type -> tigrisdata.v1.CountResponse
+	82,  // 138: tigrisdata.v1.Tigris.BuildCollectionIndex:output_type -> tigrisdata.v1.BuildCollectionIndexResponse
+	84,  // 139: tigrisdata.v1.Tigris.BuildSearchIndex:output_type -> tigrisdata.v1.BuildCollectionSearchIndexResponse
+	33,  // 140: tigrisdata.v1.Tigris.Explain:output_type -> tigrisdata.v1.ExplainResponse
+	35,  // 141: tigrisdata.v1.Tigris.Search:output_type -> tigrisdata.v1.SearchResponse
+	19,  // 142: tigrisdata.v1.Tigris.Import:output_type -> tigrisdata.v1.ImportResponse
+	57,  // 143: tigrisdata.v1.Tigris.CreateOrUpdateCollection:output_type -> tigrisdata.v1.CreateOrUpdateCollectionResponse
+	60,  // 144: tigrisdata.v1.Tigris.CreateOrUpdateCollections:output_type -> tigrisdata.v1.CreateOrUpdateCollectionsResponse
+	62,  // 145: tigrisdata.v1.Tigris.DropCollection:output_type -> tigrisdata.v1.DropCollectionResponse
+	67,  // 146: tigrisdata.v1.Tigris.ListProjects:output_type -> tigrisdata.v1.ListProjectsResponse
+	69,  // 147: tigrisdata.v1.Tigris.ListCollections:output_type -> tigrisdata.v1.ListCollectionsResponse
+	47,  // 148: tigrisdata.v1.Tigris.CreateProject:output_type -> tigrisdata.v1.CreateProjectResponse
+	49,  // 149: tigrisdata.v1.Tigris.DeleteProject:output_type -> tigrisdata.v1.DeleteProjectResponse
+	72,  // 150: tigrisdata.v1.Tigris.DescribeDatabase:output_type -> tigrisdata.v1.DescribeDatabaseResponse
+	51,  // 151: tigrisdata.v1.Tigris.CreateBranch:output_type -> tigrisdata.v1.CreateBranchResponse
+	53,  // 152: tigrisdata.v1.Tigris.DeleteBranch:output_type -> tigrisdata.v1.DeleteBranchResponse
+	55,  // 153: tigrisdata.v1.Tigris.ListBranches:output_type -> tigrisdata.v1.ListBranchesResponse
+	73,  // 154: tigrisdata.v1.Tigris.DescribeCollection:output_type -> tigrisdata.v1.DescribeCollectionResponse
+	98,  // 155: tigrisdata.v1.Tigris.CreateGlobalAppKey:output_type -> tigrisdata.v1.CreateGlobalAppKeyResponse
+	100, // 156: tigrisdata.v1.Tigris.UpdateGlobalAppKey:output_type -> tigrisdata.v1.UpdateGlobalAppKeyResponse
+	105, // 157: tigrisdata.v1.Tigris.DeleteGlobalAppKey:output_type -> tigrisdata.v1.DeleteGlobalAppKeyResponse
+	103, // 158: tigrisdata.v1.Tigris.ListGlobalAppKeys:output_type -> tigrisdata.v1.ListGlobalAppKeysResponse
+	107, // 159: tigrisdata.v1.Tigris.RotateGlobalAppKeySecret:output_type -> tigrisdata.v1.RotateGlobalAppKeySecretResponse
+	87,  // 160: tigrisdata.v1.Tigris.CreateAppKey:output_type -> tigrisdata.v1.CreateAppKeyResponse
+	89,  // 161: tigrisdata.v1.Tigris.UpdateAppKey:output_type -> tigrisdata.v1.UpdateAppKeyResponse
+	94,  // 162: tigrisdata.v1.Tigris.DeleteAppKey:output_type -> tigrisdata.v1.DeleteAppKeyResponse
+	92,  // 163: tigrisdata.v1.Tigris.ListAppKeys:output_type -> tigrisdata.v1.ListAppKeysResponse
+	96,  // 164: tigrisdata.v1.Tigris.RotateAppKeySecret:output_type -> tigrisdata.v1.RotateAppKeyResponse
+	114, // 165: tigrisdata.v1.Tigris.ListDatabases:output_type -> tigrisdata.v1.ListDatabasesResponse
+	109, // 166: tigrisdata.v1.Tigris.CreateDatabase:output_type -> tigrisdata.v1.CreateDatabaseResponse
+	111, // 167: tigrisdata.v1.Tigris.DropDatabase:output_type -> tigrisdata.v1.DropDatabaseResponse
+	119, // 168: tigrisdata.v1.Tigris.Events:output_type -> tigrisdata.v1.EventsResponse
+	132, // 169: tigrisdata.v1.Tigris.GetInfo:output_type -> tigrisdata.observability.v1.GetInfoResponse
+	123, // 170: tigrisdata.v1.Tigris.Publish:output_type -> tigrisdata.v1.PublishResponse
+	126, // 171: tigrisdata.v1.Tigris.Subscribe:output_type -> tigrisdata.v1.SubscribeResponse
+	129, // [129:172] is the sub-list for method output_type
+	86,  // [86:129] is the sub-list for method input_type
+	86,  // [86:86] is the sub-list for extension type_name
+	86,  // [86:86] is the sub-list for extension extendee
+	0,   // [0:86] is the sub-list for field type_name
 }
 
 func init() { file_tigrisdata_v1_api_proto_init() }
