@@ -37,28 +37,11 @@ func (s *Server) keyRoutes(handle func(pattern string, h func(http.ResponseWrite
 	handle("GET /v1/auth/namespace/users", s.listUsers)
 }
 
-// appKeyJSON is an app key as the final API sends it (times in Unix
-// milliseconds; project only for a project's key), with Folio's role.
-type appKeyJSON struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Secret      string `json:"secret,omitempty"`
-	CreatedAt   int64  `json:"created_at"`
-	CreatedBy   string `json:"created_by,omitempty"`
-	UpdatedAt   int64  `json:"updated_at,omitempty"`
-	UpdatedBy   string `json:"updated_by,omitempty"`
-	Project     string `json:"project,omitempty"`
-	Role        string `json:"role"`
-}
-
-func appKeyOut(a *ops.Application) appKeyJSON {
-	out := appKeyJSON{ID: a.ID, Name: a.Name, Description: a.Description, Secret: a.Secret,
-		CreatedAt: a.CreatedAt.UnixMilli(), CreatedBy: a.CreatedBy, UpdatedBy: a.UpdatedBy,
-		Project: a.Project, Role: string(a.Role)}
-	if !a.UpdatedAt.IsZero() {
-		out.UpdatedAt = a.UpdatedAt.UnixMilli()
-	}
+// appKeyOut is an app key as the final API sends it: an application
+// (applicationJSON) with its project, if any, in place of its namespace.
+func appKeyOut(a *ops.Application) applicationJSON {
+	out := applicationOut(a)
+	out.Namespace, out.Project = "", a.Project
 	return out
 }
 
@@ -148,7 +131,7 @@ func (s *Server) listAppKeys(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := map[string]any{}
 	if len(keys) > 0 {
-		list := make([]appKeyJSON, len(keys))
+		list := make([]applicationJSON, len(keys))
 		for i, k := range keys {
 			list[i] = appKeyOut(k)
 		}

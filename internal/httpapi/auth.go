@@ -275,7 +275,8 @@ func (s *Server) deleteNamespace(w http.ResponseWriter, r *http.Request) error {
 }
 
 // applicationJSON is an application as the original sent it (times in
-// Unix milliseconds), with Folio's namespace and role.
+// Unix milliseconds), with Folio's namespace and role; an app key of the
+// final API has its project instead of the namespace (appKeyOut).
 type applicationJSON struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`
@@ -285,7 +286,8 @@ type applicationJSON struct {
 	CreatedBy   string `json:"created_by,omitempty"`
 	UpdatedAt   int64  `json:"updated_at,omitempty"`
 	UpdatedBy   string `json:"updated_by,omitempty"`
-	Namespace   string `json:"namespace"`
+	Namespace   string `json:"namespace,omitempty"`
+	Project     string `json:"project,omitempty"`
 	Role        string `json:"role"`
 }
 
