@@ -18,6 +18,7 @@ import (
 	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/kv"
+	"github.com/foliodb/folio/tests/backendtest"
 )
 
 // apiMethods are the calls of the API as Ops has them: its exported
@@ -225,7 +226,8 @@ func TestCallRoles(t *testing.T) {
 // (a *SchemaError stays one), releases the context and reports the call.
 func TestOpenAndEnd(t *testing.T) {
 	h := &heard{}
-	o := New(Config{Observer: h, Options: Options{RequestTimeout: time.Hour}})
+	// A store: every call's opening reads its namespace's rate quota.
+	o := New(Config{Store: backendtest.OpenPebble(t), Observer: h, Options: Options{RequestTimeout: time.Hour}})
 	ctx := context.Background()
 	c := Caller{Transport: TransportHTTP}
 
