@@ -1,0 +1,32 @@
+package apitest
+
+import (
+	"testing"
+)
+
+// An admin of the default namespace, where the owner application lives,
+// cannot take the owner's place: rotating the owner's secret (by the
+// applications' call or the global app keys' one) would hand it the
+// owner's credentials, and updating or deleting it would lock the owner
+// out. Each is refused and the owner's token still works.
+func TestAdminCannotTakeOverTheOwner(t *testing.T) {
+	eachAuthBackend(t, func(t *testing.T, s *authServer) {
+		admin := s.appClient(t, s.owner, `{"name":"a","role":"admin"}`)
+		owner := `{"id":"` + s.creds.ClientID + `"}`
+		for _, c := range []struct{ method, path, body string }{
+			{"POST", "/v1/management/applications/rotate", owner},
+			{"POST", "/v1/apps/keys/rotate", owner},
+			{"POST", "/v1/management/applications/update", `{"id":"` + s.creds.ClientID + `","name":"x","role":"reader"}`},
+			{"POST", "/v1/apps/keys/update", `{"id":"` + s.creds.ClientID + `","role":"reader"}`},
+			{"DELETE", "/v1/management/applications/delete", owner},
+			{"DELETE", "/v1/apps/keys/delete", owner},
+		} {
+			r := admin.do(t, c.method, c.path, c.body)
+			if r.status < 400 {
+				t.Errorf("%s %s by the default namespace's admin: %s", c.method, c.path, r)
+			}
+		}
+		s.token(t, s.creds.ClientID, s.creds.ClientSecret)
+		s.owner.ok(t, "GET", "/v1/projects", "")
+	})
+}
