@@ -30,3 +30,25 @@ func TestAdminCannotTakeOverTheOwner(t *testing.T) {
 		s.owner.ok(t, "GET", "/v1/projects", "")
 	})
 }
+
+// A namespace deleted and made again under its name is a new tenant: a
+// code its old admin handed out before the deletion does not let anyone
+// into the new one. Invitations are keyed by the namespace's name, which
+// is given again, unlike its id.
+func TestInvitationDiesWithItsNamespace(t *testing.T) {
+	eachAuthBackend(t, func(t *testing.T, s *authServer) {
+		s.owner.ok(t, "POST", "/v1/management/namespaces/acme/create", `{}`)
+		adminID, adminSecret := s.app(t, s.owner, `{"name":"a","namespace":"acme","role":"admin"}`)
+		access, _ := s.token(t, adminID, adminSecret)
+		admin := s.anon.as(access)
+		made := admin.okObject(t, "POST", "/v1/auth/namespace/invitations/create", `{"invitations":[{"email":"eve@example.com","role":"admin"}]}`)
+		code := made["created"].([]any)[0].(map[string]any)["code"].(string)
+
+		s.owner.ok(t, "DELETE", "/v1/management/applications/delete", `{"id":"`+adminID+`"}`)
+		s.owner.ok(t, "DELETE", "/v1/management/namespaces/acme", "")
+		s.owner.ok(t, "POST", "/v1/management/namespaces/acme/create", `{}`)
+
+		wantError(t, s.anon.do(t, "POST", "/v1/auth/namespace/invitations/verify", `{"email":"eve@example.com","code":"`+code+`"}`),
+			401, "UNAUTHENTICATED", anyMessage)
+	})
+}
