@@ -1,6 +1,8 @@
 package apitest
 
 import (
+	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +52,38 @@ func TestInvitationDiesWithItsNamespace(t *testing.T) {
 
 		wantError(t, s.anon.do(t, "POST", "/v1/auth/namespace/invitations/verify", `{"email":"eve@example.com","code":"`+code+`"}`),
 			401, "UNAUTHENTICATED", anyMessage)
+	})
+}
+
+// A project's app keys go with the project, as the original's did
+// (DeleteProject deleted them): a key of a deleted project must not reach
+// a project made later under its name, perhaps by another team of the
+// namespace, by the 2023 delete or the 2022 drop.
+func TestProjectKeysDieWithTheirProject(t *testing.T) {
+	eachAuthBackend(t, func(t *testing.T, s *authServer) {
+		admin := s.appClient(t, s.owner, `{"name":"a","role":"admin"}`)
+		for _, drop := range []struct{ method, path string }{
+			{"DELETE", projectPath("p1", "delete")},
+			{"DELETE", dbPath("p1", "drop")},
+		} {
+			admin.ok(t, "POST", projectPath("p1", "create"), "")
+			id, secret := s.appKey(t, admin, "/v1/projects/p1/apps/keys/create", `{"name":"k","role":"editor"}`)
+			access, _ := s.token(t, id, secret)
+			k := s.anon.as(access)
+			k.ok(t, "GET", p23Path("p1", "branches"), "")
+
+			admin.ok(t, drop.method, drop.path, "")
+			admin.ok(t, "POST", projectPath("p1", "create"), "")
+			if r := k.do(t, "GET", p23Path("p1", "branches"), ""); r.status != 401 {
+				t.Errorf("after %s, the old project's key on the new p1: %s, want 401", drop.path, r)
+			}
+			if r := s.tokenRequest(t, url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}}); r.status != 401 {
+				t.Errorf("after %s, a token for the old project's key: %s, want 401", drop.path, r)
+			}
+			if got := admin.ok(t, "GET", "/v1/projects/p1/apps/keys", "").body; strings.Contains(string(got), id) {
+				t.Errorf("after %s, the new p1 lists the old one's key: %s", drop.path, got)
+			}
+			admin.ok(t, drop.method, drop.path, "")
+		}
 	})
 }
