@@ -332,6 +332,50 @@ func (s *Service) DeleteApplication(ctx context.Context, tx kv.Tx, by Caller, id
 	return tx.Clear(keyspace.Application(id))
 }
 
+// DeleteProjectKeys deletes the app keys of project (a database of
+// namespace ns) with their metadata, as deleting the project does: a
+// project made later under its name is another's, which they must not
+// reach. It returns their ids, for Forget once tx has committed.
+func (s *Service) DeleteProjectKeys(ctx context.Context, tx kv.Tx, ns Namespace, project string) ([]string, error) {
+	it := tx.Scan(ctx, keyspace.Applications(), kv.ScanOptions{})
+	defer it.Close()
+	var ids []string
+	for it.Next() {
+		var rec appRecord
+		if err := json.Unmarshal(it.Value(), &rec); err != nil {
+			return nil, corrupt("application", it.Key(), err)
+		}
+		if rec.NS != ns.Name || rec.Project != project {
+			continue
+		}
+		id, err := keyspace.LastString(it.Key())
+		if err != nil {
+			return nil, corrupt("application", it.Key(), err)
+		}
+		ids = append(ids, id)
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if err := tx.ClearRange(keyspace.ApplicationMetadata(ns.ID, id)); err != nil {
+			return nil, err
+		}
+		if err := tx.Clear(keyspace.Application(id)); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// Forget drops this node's cached records of the applications ids, deleted
+// by a committed transaction, so that their tokens stop here at once.
+func (s *Service) Forget(ids []string) {
+	for _, id := range ids {
+		s.apps.forget(id)
+	}
+}
+
 // ListApplications returns the applications of the caller's namespace
 // (every namespace's for the owner), in id order, without secrets.
 func (s *Service) ListApplications(ctx context.Context, tx kv.Tx, by Caller) ([]*Application, error) {

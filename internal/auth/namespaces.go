@@ -137,6 +137,23 @@ func DeleteNamespace(ctx context.Context, tx kv.Tx, name string, holds func(Name
 	if len(apps) > 0 {
 		return apierror.Errorf(apierror.FailedPrecondition, "namespace '%s' has %d application(s) (%s): delete them first", name, len(apps), listSome(apps))
 	}
+	// Its invitations go with it: they are keyed by its name, which a
+	// namespace made later may have, and a code handed out now must not
+	// let anyone into that one.
+	var invitations [][]byte
+	if err := scanInvitations(ctx, tx, keyspace.Invitations(), func(key []byte, rec invitationRecord) error {
+		if rec.NS == name {
+			invitations = append(invitations, append([]byte(nil), key...))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, key := range invitations {
+		if err := tx.Clear(key); err != nil {
+			return err
+		}
+	}
 	if err := tx.Clear(keyspace.Namespace(name)); err != nil {
 		return err
 	}

@@ -25,9 +25,12 @@ func (sc Scope) holds(rec appRecord) bool { return !sc.Keys || rec.Project == sc
 // sees reports whether by may see (and, with the role, change) the
 // application of rec: one of its namespace (any namespace's, for the
 // owner), of its own project if its token has one, in the call's View.
+// The owner's application is the owner's alone: an admin of the default
+// namespace, where it lives, who could rotate its secret would become the
+// owner.
 func (by Caller) sees(rec appRecord) bool {
 	switch {
-	case by.Role != RoleOwner && rec.NS != by.Namespace.Name:
+	case by.Role != RoleOwner && (rec.NS != by.Namespace.Name || rec.Role == RoleOwner):
 		return false
 	case by.Project != "" && rec.Project != by.Project:
 		return false

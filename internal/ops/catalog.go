@@ -121,11 +121,21 @@ func (o *Ops) dropDatabase(ctx context.Context, c Caller, req DatabaseRequest) e
 	if err := c.checkNames(req.DB, "", false, req.Malformed); err != nil {
 		return err
 	}
-	err := o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) error { return o.catalog.DropDatabase(ctx, tx, c.ns(), req.DB) })
+	var keys []string
+	err := o.inTx(ctx, c, mainOf(req.DB), TxRef{}, func(tx kv.Tx) (err error) {
+		if err := o.catalog.DropDatabase(ctx, tx, c.ns(), req.DB); err != nil {
+			return err
+		}
+		// Its app keys go with it, as the original's did: a project made
+		// later under its name must not be reached by them.
+		keys, err = o.auth.DeleteProjectKeys(ctx, tx, o.principal(c).Namespace, req.DB)
+		return err
+	})
 	if err == nil {
 		// Its caches went with it: this node's remembered records of them
 		// too (cache/records.go).
 		o.caches.ForgetAll()
+		o.auth.Forget(keys)
 	}
 	return err
 }
