@@ -199,7 +199,9 @@ func NewQuotas(load func(ctx context.Context, ns int64) (Quota, error)) *Quotas 
 	return &Quotas{load: load, entries: map[int64]quotaEntry{}}
 }
 
-// Get returns namespace ns's quota as of at most QuotaRefresh ago.
+// Get returns namespace ns's quota as of at most QuotaRefresh ago. If
+// the store cannot be read, it returns the error with the quota last
+// known (the zero Quota, no bound, if none was).
 func (c *Quotas) Get(ctx context.Context, ns int64, now time.Time) (Quota, error) {
 	c.mu.Lock()
 	e, ok := c.entries[ns]
@@ -209,7 +211,12 @@ func (c *Quotas) Get(ctx context.Context, ns int64, now time.Time) (Quota, error
 	}
 	q, err := c.load(ctx, ns)
 	if err != nil {
-		return Quota{}, err
+		// What was known stands (no quota if nothing was), and the store
+		// is asked again after QuotaRefresh, not by every call meanwhile:
+		// a store that cannot answer (damaged, out of reach) is not asked
+		// once per request on top of the request's own reads.
+		c.Set(ns, e.q, now)
+		return e.q, err
 	}
 	c.Set(ns, q, now)
 	return q, nil

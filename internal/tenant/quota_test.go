@@ -1,6 +1,8 @@
 package tenant
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -110,5 +112,29 @@ func TestCheckMetadata(t *testing.T) {
 		if e, coded := apierror.From(err); err != nil && (!coded || e.Code != apierror.InvalidArgument) {
 			t.Errorf("key %.20q value %.20q: %v, want INVALID_ARGUMENT", tc.key, tc.value, err)
 		}
+	}
+}
+
+// A quota that cannot be read leaves the one last known (none at first),
+// and the store is asked again only after QuotaRefresh.
+func TestQuotasWhenTheStoreFails(t *testing.T) {
+	var loads int
+	failing := errors.New("damaged")
+	answer := func() (Quota, error) { return Quota{RequestsPerSecond: 5}, nil }
+	c := NewQuotas(func(context.Context, int64) (Quota, error) { loads++; return answer() })
+	now := time.Unix(1000, 0)
+	if q, err := c.Get(context.Background(), 7, now); err != nil || q.RequestsPerSecond != 5 {
+		t.Fatalf("first read: %+v, %v", q, err)
+	}
+	answer = func() (Quota, error) { return Quota{}, failing }
+	now = now.Add(QuotaRefresh)
+	if q, err := c.Get(context.Background(), 7, now); !errors.Is(err, failing) || q.RequestsPerSecond != 5 {
+		t.Errorf("a failed read: %+v, %v; want the quota last known and the error", q, err)
+	}
+	if q, err := c.Get(context.Background(), 7, now.Add(QuotaRefresh/2)); err != nil || q.RequestsPerSecond != 5 || loads != 2 {
+		t.Errorf("within QuotaRefresh of a failed read: %+v, %v after %d loads; want the last known, no third load", q, err, loads)
+	}
+	if q, err := c.Get(context.Background(), 8, now); !errors.Is(err, failing) || q != (Quota{}) {
+		t.Errorf("a namespace never read, on a failing store: %+v, %v; want no quota and the error", q, err)
 	}
 }
