@@ -122,13 +122,14 @@ func nsID(ns auth.Namespace) int64 {
 
 // loadQuota reads a namespace's quota from the store, for the node's
 // cache of them.
-func (o *Ops) loadQuota(ctx context.Context, ns int64) (tenant.Quota, error) {
-	tx, err := o.store.Begin(ctx)
-	if err != nil {
-		return tenant.Quota{}, err
-	}
-	defer tx.Rollback()
-	return tenant.LoadQuota(ctx, tx.Snapshot(), ns)
+func (o *Ops) loadQuota(ctx context.Context, ns int64) (q tenant.Quota, err error) {
+	// A read ends with a commit, as the operations' reads do: a rollback
+	// would count in the store's rollbacks, once a second per namespace.
+	_, err = kv.Run(ctx, o.store, func(tx kv.Tx) (err error) {
+		q, err = tenant.LoadQuota(ctx, tx.Snapshot(), ns)
+		return err
+	})
+	return q, err
 }
 
 // checkRate takes a call of the caller's namespace from its rate quota,
