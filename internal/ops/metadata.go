@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 
+	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/tenant"
 )
@@ -126,6 +127,12 @@ func (o *Ops) writeMetadata(ctx context.Context, c Caller, kind tenant.Kind, req
 	}
 	if req.Malformed != nil {
 		return nil, req.Malformed
+	}
+	// The namespace's values are the whole namespace's, as its
+	// applications and invitations are: a key of one project reads them
+	// but does not change them.
+	if kind == tenant.NamespaceKind && c.OnlyProject != "" {
+		return nil, apierror.Errorf(apierror.PermissionDenied, "an app key of project '%s' cannot change the namespace's metadata", c.OnlyProject)
 	}
 	k := metadataKey(c, kind, req.Key)
 	err := o.run(ctx, func(tx kv.Tx) error { return write(ctx, tx, k, req.Value) })

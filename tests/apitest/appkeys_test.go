@@ -127,6 +127,10 @@ func TestAppKeys(t *testing.T) {
 		wantError(t, a1.do(t, "GET", "/v1/apps/keys", ""), 403, "PERMISSION_DENIED", "an app key of project 'p1' cannot manage global app keys")
 		wantError(t, a1.do(t, "POST", "/v1/management/applications/create", `{"name":"wide"}`), 403, "PERMISSION_DENIED", anyMessage)
 		wantError(t, a1.do(t, "POST", "/v1/auth/namespace/invitations/create", `{"invitations":[{"email":"x@y.z","role":"reader"}]}`), 403, "PERMISSION_DENIED", anyMessage)
+		// The namespace's metadata: read, not changed, by a project's key.
+		wantError(t, a1.do(t, "POST", "/v1/management/namespace/metadata/settings/insert", `{"value":1}`), 403, "PERMISSION_DENIED", "an app key of project 'p1' cannot change the namespace's metadata")
+		wantError(t, a1.do(t, "POST", "/v1/management/namespace/metadata/settings/update", `{"value":1}`), 403, "PERMISSION_DENIED", anyMessage)
+		a1.ok(t, "POST", "/v1/management/namespace/metadata/settings/get", `{}`)
 		if apps := a1.okObject(t, "POST", "/v1/management/applications/list", "")["applications"].([]any); len(apps) != 2 {
 			t.Errorf("applications as p1's admin: %v, want p1's two keys", apps)
 		}
