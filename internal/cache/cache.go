@@ -215,7 +215,9 @@ func (s *Service) Get(ctx context.Context, tx kv.Reader, c *Cache, key string) (
 		return nil, 0, errKeyNotFound
 	}
 	if e.expiresAt != 0 {
-		left = time.Duration(e.expiresAt-now) * time.Millisecond
+		// At its very expiry millisecond an entry is still there: it has
+		// 1 ms left, as 0 would say it never expires.
+		left = time.Duration(max(e.expiresAt-now, 1)) * time.Millisecond
 	}
 	return e.value, left, nil
 }

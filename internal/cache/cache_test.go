@@ -124,8 +124,8 @@ func TestExpiryAtItsEdge(t *testing.T) {
 				return v, left, err
 			}
 			clk.add(50 * time.Millisecond)
-			if v, left, err := get(); err != nil || string(v) != "v" || left != 0 {
-				t.Fatalf("at its expiry time: %q %v %v", v, left, err)
+			if v, left, err := get(); err != nil || string(v) != "v" || left != time.Millisecond {
+				t.Fatalf("at its expiry time: %q, %v left, %v; want it there with 1ms left (0 is no expiry)", v, left, err)
 			}
 			clk.add(time.Millisecond)
 			if _, _, err := get(); !isCode(err, apierror.NotFound) {
