@@ -2,21 +2,60 @@ package cache
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/foliodb/folio/internal/apierror"
 )
+
+// MaxVolatileBytes bounds what the volatile caches hold in one node's
+// memory, keys and values with entryOverhead each: past it a set that
+// would grow them is refused (RESOURCE_EXHAUSTED), so that an editor
+// cannot fill the node's memory.
+const MaxVolatileBytes = 256 << 20
+
+// entryOverhead is what an entry costs beyond its key and value: the map
+// slot, the string and slice headers, the expiry.
+const entryOverhead = 64
+
+func entrySize(key string, value []byte) int64 {
+	return int64(len(key)+len(value)) + entryOverhead
+}
 
 // memory holds the volatile caches' entries on this node, by cache id.
 type memory struct {
 	mu     sync.RWMutex
 	caches map[string]*memCache
+	// bytes is what the entries take (entrySize), bounded by max.
+	bytes atomic.Int64
+	max   int64
 }
 
 type memCache struct {
+	m       *memory
 	mu      sync.Mutex
 	entries map[string]entry
 }
 
-func newMemory() *memory { return &memory{caches: make(map[string]*memCache)} }
+func newMemory() *memory { return &memory{caches: make(map[string]*memCache), max: MaxVolatileBytes} }
+
+// grow takes room for delta more bytes, or refuses a growth past the
+// bound; a shrink (delta <= 0) is always taken.
+func (m *memory) grow(delta int64) error {
+	if delta <= 0 {
+		m.bytes.Add(delta)
+		return nil
+	}
+	for {
+		cur := m.bytes.Load()
+		if cur+delta > m.max {
+			return apierror.Errorf(apierror.ResourceExhausted, "volatile caches hold %d bytes on this node, and the set would take them past the limit of %d: delete keys, give them an expiry, or use a durable cache", cur, m.max)
+		}
+		if m.bytes.CompareAndSwap(cur, cur+delta) {
+			return nil
+		}
+	}
+}
 
 // cache returns cache id's entries, made on first use.
 func (m *memory) cache(id string) *memCache {
@@ -29,7 +68,7 @@ func (m *memory) cache(id string) *memCache {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if c = m.caches[id]; c == nil {
-		c = &memCache{entries: make(map[string]entry)}
+		c = &memCache{m: m, entries: make(map[string]entry)}
 		m.caches[id] = c
 	}
 	return c
@@ -37,8 +76,20 @@ func (m *memory) cache(id string) *memCache {
 
 func (m *memory) drop(id string) {
 	m.mu.Lock()
+	c := m.caches[id]
 	delete(m.caches, id)
 	m.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var freed int64
+	for k, e := range c.entries {
+		freed += entrySize(k, e.value)
+	}
+	c.entries = map[string]entry{}
+	m.bytes.Add(-freed)
 }
 
 // ids returns the caches held.
@@ -59,22 +110,42 @@ func (c *memCache) live(key string, now int64) *entry {
 		return nil
 	}
 	if !e.live(now) {
-		delete(c.entries, key)
+		c.remove(key, e)
 		return nil
 	}
 	return &e
+}
+
+// remove deletes key's entry e, under c.mu, and gives back its room.
+func (c *memCache) remove(key string, e entry) {
+	delete(c.entries, key)
+	c.m.bytes.Add(-entrySize(key, e.value))
+}
+
+// put stores e under key, under c.mu, if there is room for it in place
+// of old (nil if none).
+func (c *memCache) put(key string, e entry, old *entry) error {
+	delta := entrySize(key, e.value)
+	if old != nil {
+		delta -= entrySize(key, old.value)
+	}
+	if err := c.m.grow(delta); err != nil {
+		return err
+	}
+	c.entries[key] = e
+	return nil
 }
 
 func (m *memory) set(id, key string, value []byte, now int64, o SetOptions, ttl time.Duration) error {
 	c := m.cache(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, err := next(c.live(key, now), append([]byte(nil), value...), now, o, ttl)
+	old := c.live(key, now)
+	e, err := next(old, append([]byte(nil), value...), now, o, ttl)
 	if err != nil {
 		return err
 	}
-	c.entries[key] = e
-	return nil
+	return c.put(key, e, old)
 }
 
 func (m *memory) getSet(id, key string, value []byte, now int64) ([]byte, bool, error) {
@@ -82,7 +153,9 @@ func (m *memory) getSet(id, key string, value []byte, now int64) ([]byte, bool, 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.live(key, now)
-	c.entries[key] = entry{value: append([]byte(nil), value...)}
+	if err := c.put(key, entry{value: append([]byte(nil), value...)}, old); err != nil {
+		return nil, false, err
+	}
 	if old == nil {
 		return nil, false, nil
 	}
@@ -100,10 +173,11 @@ func (m *memory) del(id, key string, now int64) int64 {
 	c := m.cache(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.live(key, now) == nil {
+	e := c.live(key, now)
+	if e == nil {
 		return 0
 	}
-	delete(c.entries, key)
+	c.remove(key, *e)
 	return 1
 }
 
@@ -139,7 +213,7 @@ func (m *memory) sweep(id string, now int64, limit int) (looked, removed int) {
 		}
 		looked++
 		if !e.live(now) {
-			delete(c.entries, k)
+			c.remove(k, e)
 			removed++
 		}
 	}
