@@ -135,34 +135,44 @@ func (o *Ops) loadQuota(ctx context.Context, ns int64) (q tenant.Quota, err erro
 // checkRate takes a call of the caller's namespace from its rate quota,
 // if it has one: every call's opening makes it, but for the calls anyone
 // may make (health, info, tokens) and the owner's, so that a namespace
-// held to its rate can still be given a higher one.
-func (o *Ops) checkRate(ctx context.Context, c Caller, need auth.Role, now time.Time) error {
+// held to its rate can still be given a higher one. It reads no store: a
+// quota older than QuotaRefresh is read again in the background while
+// the calls go on with the one last read (none until the first read), so
+// that no call waits on, or fails by, a read it did not ask for (a
+// damaged table, PostgreSQL's connections all taken by transactions).
+func (o *Ops) checkRate(_ context.Context, c Caller, need auth.Role, now time.Time) error {
 	if need == Anyone || need == auth.RoleOwner {
 		return nil
 	}
-	q, err := o.quotas.Get(ctx, c.ns(), now)
-	if err != nil {
-		// The rate holds no call back on a quota it cannot read: with part
-		// of the store damaged, or PostgreSQL out of reach, each call
-		// meets the trouble in its own reads where it has any, and the
-		// calls that need none of it still work. Logged at most once per
-		// QuotaRefresh for the namespace (Quotas.Get asks no sooner).
-		o.log.Warn("a namespace's quota could not be read: its rate is not enforced until it can", "namespace", c.ns(), "err", err)
+	q, stale := o.quotas.Peek(c.ns(), now)
+	if stale {
+		o.quotas.Refresh(c.ns(), now)
 	}
 	return o.rates.Allow(c.ns(), q.RequestsPerSecond, now)
 }
 
 // checkStorage refuses a write that leaves the caller's namespace storing
 // more than its storage quota, from inside the writing transaction (whose
-// own writes the count sees), so that a refused write is not applied. The
-// count reads the size counters without conflict ranges: writes of the
-// namespace committing at once on several nodes do not see each other,
-// and may overshoot the quota by what they write together (each at most
-// one request: docs/operations.md).
+// own writes the count sees), so that a refused write is not applied. A
+// quota older than QuotaRefresh is read in that transaction (a snapshot
+// read: no conflict), never in a second one, which would wait for a
+// transaction slot while holding one. The count reads the size counters
+// without conflict ranges: writes of the namespace committing at once on
+// several nodes do not see each other, and may overshoot the quota by
+// what they write together (each at most one request:
+// docs/operations.md).
 func (o *Ops) checkStorage(ctx context.Context, tx kv.Tx, c Caller) error {
-	q, err := o.quotas.Get(ctx, c.ns(), time.Now())
-	if err != nil || q.StorageBytes == 0 {
-		return err
+	now := time.Now()
+	q, stale := o.quotas.Peek(c.ns(), now)
+	if stale {
+		var err error
+		if q, err = tenant.LoadQuota(ctx, tx.Snapshot(), c.ns()); err != nil {
+			return err
+		}
+		o.quotas.Set(c.ns(), q, now)
+	}
+	if q.StorageBytes == 0 {
+		return nil
 	}
 	used, err := o.catalog.NamespaceSize(ctx, tx, c.ns())
 	if err != nil {

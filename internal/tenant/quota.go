@@ -183,6 +183,7 @@ type Quotas struct {
 
 	mu      sync.Mutex
 	entries map[int64]quotaEntry
+	loading map[int64]bool // namespaces being read by Refresh
 }
 
 type quotaEntry struct {
@@ -220,6 +221,40 @@ func (c *Quotas) Get(ctx context.Context, ns int64, now time.Time) (Quota, error
 	}
 	c.Set(ns, q, now)
 	return q, nil
+}
+
+// Peek returns namespace ns's quota as last read, without reading the
+// store, and whether it is older than QuotaRefresh (or was never read:
+// then the zero Quota, no bound).
+func (c *Quotas) Peek(ns int64, now time.Time) (q Quota, stale bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[ns]
+	return e.q, !ok || now.Sub(e.at) >= QuotaRefresh
+}
+
+// Refresh reads namespace ns's quota in the background, once at a time
+// for a namespace, if it is stale: the callers that found it so go on
+// with the quota they peeked.
+func (c *Quotas) Refresh(ns int64, now time.Time) {
+	c.mu.Lock()
+	if c.loading == nil {
+		c.loading = map[int64]bool{}
+	}
+	if c.loading[ns] {
+		c.mu.Unlock()
+		return
+	}
+	c.loading[ns] = true
+	c.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c.Get(ctx, ns, now) // an error keeps the quota last known (Get)
+		c.mu.Lock()
+		delete(c.loading, ns)
+		c.mu.Unlock()
+	}()
 }
 
 // Set records namespace ns's quota as read (or written) at now.

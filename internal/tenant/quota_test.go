@@ -3,6 +3,7 @@ package tenant
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,5 +137,40 @@ func TestQuotasWhenTheStoreFails(t *testing.T) {
 	}
 	if q, err := c.Get(context.Background(), 8, now); !errors.Is(err, failing) || q != (Quota{}) {
 		t.Errorf("a namespace never read, on a failing store: %+v, %v; want no quota and the error", q, err)
+	}
+}
+
+// Peek reads no store; Refresh reads a stale quota in the background,
+// once at a time for a namespace.
+func TestQuotasPeekAndRefresh(t *testing.T) {
+	release := make(chan struct{})
+	var loads atomic.Int32
+	c := NewQuotas(func(context.Context, int64) (Quota, error) {
+		loads.Add(1)
+		<-release
+		return Quota{StorageBytes: 9}, nil
+	})
+	now := time.Unix(1000, 0)
+	if q, stale := c.Peek(3, now); !stale || q != (Quota{}) {
+		t.Fatalf("a quota never read: %+v stale %v, want none and stale", q, stale)
+	}
+	c.Refresh(3, now)
+	c.Refresh(3, now) // while the first read is under way: not a second
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if q, stale := c.Peek(3, now); !stale && q.StorageBytes == 9 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the background read never landed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := loads.Load(); n != 1 {
+		t.Errorf("%d reads, want 1", n)
+	}
+	if _, stale := c.Peek(3, now.Add(QuotaRefresh)); !stale {
+		t.Error("a quota read QuotaRefresh ago is not stale")
 	}
 }
