@@ -1,6 +1,7 @@
 package documents
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -84,5 +85,31 @@ func TestUpdateOperators(t *testing.T) {
 				t.Fatalf("%s on %s: %s, %v; want %s", c.fields, c.doc, got, err, c.want)
 			}
 		})
+	}
+}
+
+// An update changes at most MaxUpdateFields fields: exactly that many are
+// taken, one more is refused.
+func TestUpdateWidthBound(t *testing.T) {
+	props := []string{`"id":{"type":"integer"}`}
+	for i := range MaxUpdateFields + 1 {
+		props = append(props, fmt.Sprintf(`"f%d":{"type":"string"}`, i))
+	}
+	s, err := schema.Parse("c", []byte(`{"title":"c","primary_key":["id"],"properties":{`+strings.Join(props, ",")+`}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(n int) []byte {
+		members := make([]string, n)
+		for i := range members {
+			members[i] = fmt.Sprintf(`"f%d":"x"`, i)
+		}
+		return []byte(`{"$set":{` + strings.Join(members, ",") + `}}`)
+	}
+	if _, err := parseUpdate(s, set(MaxUpdateFields)); err != nil {
+		t.Errorf("$set of %d fields: %v", MaxUpdateFields, err)
+	}
+	if _, err := parseUpdate(s, set(MaxUpdateFields+1)); err == nil || !strings.Contains(err.Error(), "update changes more than 256 fields") {
+		t.Errorf("$set of %d fields: %v, want refused", MaxUpdateFields+1, err)
 	}
 }
