@@ -17,7 +17,7 @@
 "use strict";
 
 const assert = require("node:assert/strict");
-const fs = require("node:fs");
+const { rejects, runSteps, finish } = require("./steps.js");
 const { Tigris, TigrisDataTypes } = require("@tigrisdata/core");
 
 const [resultFile] = process.argv.slice(2);
@@ -33,17 +33,6 @@ if (!resultFile || !url || !ownerID || !ownerSecret) {
 
 const NOT_FOUND = 5;
 const PERMISSION_DENIED = 7;
-
-async function rejects(what, p, code) {
-	let err;
-	try {
-		await p;
-	} catch (e) {
-		err = e;
-	}
-	assert.ok(err, `${what} succeeded, want gRPC code ${code}`);
-	assert.equal(err.code, code, `${what}: ${err.message}`);
-}
 
 // token gets an access token for the credentials, form-encoded, as the
 // deployment script's OAuth2 library would.
@@ -155,23 +144,11 @@ async function main() {
 		}],
 	];
 
-	const result = { steps: [], failed: [] };
-	for (const [name, fn] of steps) {
-		result.steps.push(name);
-		try {
-			await fn();
-			console.log(`ok   ${name}`);
-		} catch (e) {
-			const why = e.code !== undefined && e.details !== undefined ? `gRPC code ${e.code}: ${e.details}` : e.message;
-			console.log(`FAIL ${name}: ${why}`);
-			result.failed.push({ step: name, error: why });
-		}
-	}
+	const result = await runSteps(steps);
 	for (const c of clients) {
 		c.close();
 	}
-	fs.writeFileSync(resultFile, JSON.stringify(result, null, 2));
-	process.exit(result.failed.length ? 1 : 0);
+	finish(resultFile, result);
 }
 
 main().catch((e) => {

@@ -8,7 +8,7 @@
 "use strict";
 
 const assert = require("node:assert/strict");
-const fs = require("node:fs");
+const { rejects, runSteps, finish } = require("./steps.js");
 const grpc = require("@grpc/grpc-js");
 const { Tigris } = require("@tigrisdata/core");
 const { TigrisClient } = require("@tigrisdata/core/dist/proto/server/v1/api_grpc_pb");
@@ -24,17 +24,6 @@ if (!resultFile || !url) {
 
 const ALREADY_EXISTS = 6;
 const NOT_FOUND = 5;
-
-async function rejects(what, p, code) {
-	let err;
-	try {
-		await p;
-	} catch (e) {
-		err = e;
-	}
-	assert.ok(err, `${what} succeeded, want gRPC code ${code}`);
-	assert.equal(err.code, code, `${what}: ${err.message}`);
-}
 
 function stub(client, method, req) {
 	return new Promise((resolve, reject) => client[method](req, (err, resp) => (err ? reject(err) : resolve(resp))));
@@ -119,22 +108,10 @@ async function main() {
 		}],
 	];
 
-	const result = { steps: [], failed: [] };
-	for (const [name, fn] of steps) {
-		result.steps.push(name);
-		try {
-			await fn();
-			console.log(`ok   ${name}`);
-		} catch (e) {
-			const why = e.code !== undefined && e.details !== undefined ? `gRPC code ${e.code}: ${e.details}` : e.message;
-			console.log(`FAIL ${name}: ${why}`);
-			result.failed.push({ step: name, error: why });
-		}
-	}
+	const result = await runSteps(steps);
 	client.close();
 	rawClient.close();
-	fs.writeFileSync(resultFile, JSON.stringify(result, null, 2));
-	process.exit(result.failed.length ? 1 : 0);
+	finish(resultFile, result);
 }
 
 main().catch((e) => {

@@ -16,7 +16,7 @@
 "use strict";
 
 const assert = require("node:assert/strict");
-const fs = require("node:fs");
+const { rejects, runSteps, finish } = require("./steps.js");
 const grpc = require("@grpc/grpc-js");
 const { Tigris, TigrisDataTypes, GeneratedField } = require("@tigrisdata/core");
 // The client has no call that creates a project; its generated stubs
@@ -77,17 +77,6 @@ const NOT_FOUND = 5;
 const INVALID_ARGUMENT = 3;
 
 // rejects checks that p fails with the gRPC code.
-async function rejects(what, p, code) {
-	let err;
-	try {
-		await p;
-	} catch (e) {
-		err = e;
-	}
-	assert.ok(err, `${what} succeeded, want gRPC code ${code}`);
-	assert.equal(err.code, code, `${what}: ${err.message}`);
-}
-
 // stub calls a method of the generated gRPC stub.
 function stub(client, method, req) {
 	return new Promise((resolve, reject) => client[method](req, (err, resp) => (err ? reject(err) : resolve(resp))));
@@ -360,22 +349,10 @@ async function main() {
 		}],
 	];
 
-	const result = { steps: [], failed: [] };
-	for (const [name, fn] of steps) {
-		result.steps.push(name);
-		try {
-			await fn();
-			console.log(`ok   ${name}`);
-		} catch (e) {
-			const why = e.code !== undefined && e.details !== undefined ? `gRPC code ${e.code}: ${e.details}` : e.message;
-			console.log(`FAIL ${name}: ${why}`);
-			result.failed.push({ step: name, error: why });
-		}
-	}
+	const result = await runSteps(steps);
 	client.close();
 	rawClient.close();
-	fs.writeFileSync(resultFile, JSON.stringify(result, null, 2));
-	process.exit(result.failed.length ? 1 : 0);
+	finish(resultFile, result);
 }
 
 main().catch((e) => {

@@ -14,7 +14,7 @@
 "use strict";
 
 const assert = require("node:assert/strict");
-const fs = require("node:fs");
+const { rejects, runSteps, finish } = require("./steps.js");
 const grpc = require("@grpc/grpc-js");
 const { Tigris, TigrisDataTypes } = require("@tigrisdata/core");
 const { VectorDocumentStore } = require("@tigrisdata/vector");
@@ -50,17 +50,6 @@ const plain = (x) => JSON.parse(JSON.stringify(x));
 const sorted = (a) => [...a].sort();
 const ids = (hits) => hits.map((h) => h.document.id);
 const NOT_FOUND = 5;
-
-async function rejects(what, p, code) {
-	let err;
-	try {
-		await p;
-	} catch (e) {
-		err = e;
-	}
-	assert.ok(err, `${what} succeeded, want gRPC code ${code}`);
-	assert.equal(err.code, code, `${what}: ${err.message}`);
-}
 
 function stub(client, method, req) {
 	return new Promise((resolve, reject) => client[method](req, (err, resp) => (err ? reject(err) : resolve(resp))));
@@ -247,22 +236,10 @@ async function main() {
 		}],
 	];
 
-	const result = { steps: [], failed: [] };
-	for (const [name, fn] of steps) {
-		result.steps.push(name);
-		try {
-			await fn();
-			console.log(`ok   ${name}`);
-		} catch (e) {
-			const why = e.code !== undefined && e.details !== undefined ? `gRPC code ${e.code}: ${e.details}` : e.message;
-			console.log(`FAIL ${name}: ${why}`);
-			result.failed.push({ step: name, error: why });
-		}
-	}
+	const result = await runSteps(steps);
 	client.close();
 	rawClient.close();
-	fs.writeFileSync(resultFile, JSON.stringify(result, null, 2));
-	process.exit(result.failed.length ? 1 : 0);
+	finish(resultFile, result);
 }
 
 main().catch((e) => {
