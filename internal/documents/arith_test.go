@@ -39,6 +39,9 @@ func TestUpdateOperators(t *testing.T) {
 		{"push to missing", `{"id":1}`, `{"$push":{"tags":"b"}}`, `{"id":1,"tags":["b"]}`, ""},
 		{"push conforms a 64-bit string", `{"id":1,"nums":[1]}`, `{"$push":{"nums":"2"}}`, `{"id":1,"nums":[1,2]}`, ""},
 		{"push after unset", `{"id":1,"tags":["a"]}`, `{"$unset":["tags"],"$push":{"tags":"b"}}`, `{"id":1,"tags":["b"]}`, ""},
+		// $unset takes a list of names or, as the original also did, an object whose keys are the names.
+		{"unset a list", `{"id":1,"n":1,"s":"a"}`, `{"$unset":["n","s"]}`, `{"id":1}`, ""},
+		{"unset an object's keys", `{"id":1,"n":1,"s":"a"}`, `{"$unset":{"n":"","s":1}}`, `{"id":1}`, ""},
 
 		{"divide by zero", `{"id":1,"n":5}`, `{"$divide":{"n":0}}`, "", "division by 0 is not allowed"},
 		{"divide a number by zero", `{"id":1,"x":5}`, `{"$divide":{"x":0.0}}`, "", "division by 0 is not allowed"},
@@ -67,6 +70,8 @@ func TestUpdateOperators(t *testing.T) {
 		{"push to a non-array", `{"id":1,"s":"a"}`, `{"$push":{"s":"b"}}`, "", "$push applies to array fields, and 's' is not one"},
 		{"push of the wrong type", `{"id":1,"tags":[]}`, `{"$push":{"tags":1}}`, "", "json schema validation failed"},
 		{"arith takes an object", `{"id":1}`, `{"$increment":["n"]}`, "", "$increment takes an object of fields and numbers"},
+		{"unset of a string", `{"id":1}`, `{"$unset":"n"}`, "", "$unset takes an array of field names"},
+		{"unset of a number in a list", `{"id":1}`, `{"$unset":[1]}`, "", "$unset takes field names"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
