@@ -75,3 +75,42 @@ func BenchmarkPut(b *testing.B) {
 		x.Put(key(i), data[i])
 	}
 }
+
+var (
+	largeOnce  sync.Once
+	largeIndex *Index
+	largeQs    [][]float32
+)
+
+// BenchmarkSearchPrefetch compares searches with and without asking for
+// the neighbours' vectors ahead (usePrefetch) on an index larger than the
+// caches (300,000 vectors of 128 dimensions, 150 MB; built once, about
+// two minutes), and on the 50,000 of BenchmarkSearch. Run with -count 3 or
+// more: the two alternate within each count.
+func BenchmarkSearchPrefetch(b *testing.B) {
+	large := func() (*Index, [][]float32) {
+		largeOnce.Do(func() {
+			data, qs := clustered(300_000, 500, 128, 100, 13)
+			largeIndex, largeQs = build(Euclidean, Options{Seed: 1}, data), qs
+		})
+		return largeIndex, largeQs
+	}
+	small := func() (*Index, [][]float32) { benchSetup(b); return benchIndex, benchQs }
+	for _, size := range []struct {
+		name  string
+		index func() (*Index, [][]float32)
+	}{{"50k", small}, {"300k", large}} {
+		for _, on := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/prefetch=%v", size.name, on), func(b *testing.B) {
+				x, qs := size.index()
+				was := usePrefetch
+				usePrefetch = on
+				defer func() { usePrefetch = was }()
+				b.ResetTimer()
+				for i := range b.N {
+					x.SearchEf(qs[i%len(qs)], 10, 256, nil)
+				}
+			})
+		}
+	}
+}

@@ -127,3 +127,19 @@ l2sdone:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func prefetch(p *float32, n int)
+// Asks for the n floats at p (n*4 bytes) into the caches, a 64-byte line
+// at a time, so that a vector's loads overlap the distance computed before it.
+TEXT ·prefetch(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHLQ $2, CX
+	ADDQ SI, CX
+
+pfloop:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	CMPQ SI, CX
+	JL   pfloop
+	RET

@@ -145,10 +145,12 @@ func (x *Index) searchLayer(q []float32, m Metric, eps []cand, ef, lc int, vis *
 		if len(*res) >= ef && c.d > (*res)[0].d {
 			break
 		}
-		for _, id := range x.links(c.id, lc) {
-			if vis.visit(id) {
-				continue
-			}
+		// The unvisited neighbours first, each one's vector asked for as
+		// it is found, then their distances: at a million vectors most
+		// of a search is waiting for vectors from memory, and this has
+		// the waits overlap (as hnswlib prefetches the next neighbour).
+		next := x.unvisitedLinks(vis, c.id, lc)
+		for _, id := range next {
 			d := m.distance(q, x.vec(id))
 			if len(*res) < ef || d < (*res)[0].d {
 				cands.push(cand{d, id})
@@ -161,4 +163,22 @@ func (x *Index) searchLayer(q []float32, m Metric, eps []cand, ef, lc int, vis *
 			}
 		}
 	}
+}
+
+// unvisitedLinks marks the links of node n at layer lc as visited and
+// returns those not visited before, in a buffer of vis's; with
+// prefetching on, each one's vector is asked for as it is found.
+func (x *Index) unvisitedLinks(vis *visited, n uint32, lc int) []uint32 {
+	next := vis.next[:0]
+	for _, id := range x.links(n, lc) {
+		if vis.visit(id) {
+			continue
+		}
+		if usePrefetch {
+			prefetch(&x.vecs[int(id)*x.dims], x.dims)
+		}
+		next = append(next, id)
+	}
+	vis.next = next
+	return next
 }

@@ -8,6 +8,7 @@ import "sync"
 type visited struct {
 	marks []uint16
 	gen   uint16
+	next  []uint32 // searchLayer's buffer of a node's unvisited links
 }
 
 var visitedPool = sync.Pool{New: func() any { return new(visited) }}
