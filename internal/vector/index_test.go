@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -370,3 +371,29 @@ func TestSearchEf(t *testing.T) {
 		}
 	}
 }
+
+// Prefetching changes when vectors are loaded, never what a search finds:
+// the same graph built and searched with it on and off gives the same hits.
+func TestPrefetchChangesNoResult(t *testing.T) {
+	data, qs := clustered(3000, 50, 32, 10, 21)
+	search := func(on bool) [][]Hit {
+		was := usePrefetch
+		usePrefetch = on
+		defer func() { usePrefetch = was }()
+		x := build(Euclidean, Options{Seed: 3}, data)
+		var all [][]Hit
+		for _, q := range qs {
+			hits, err := x.SearchEf(q, 10, 100, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, hits)
+		}
+		return all
+	}
+	off, on := search(false), search(true)
+	if !reflect.DeepEqual(off, on) {
+		t.Fatal("searches with and without prefetching differ")
+	}
+}
+
