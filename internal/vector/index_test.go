@@ -396,4 +396,3 @@ func TestPrefetchChangesNoResult(t *testing.T) {
 		t.Fatal("searches with and without prefetching differ")
 	}
 }
-
