@@ -73,6 +73,12 @@ func TestFinalClients(t *testing.T) {
 		t.Run("go cache over HTTP", func(t *testing.T) {
 			runGoFlow(t, s, goFlows.http, "TestCacheFlow", "http://"+s.Addr, "cache_go_http")
 		})
+		t.Run("go unique over gRPC", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.grpc, "TestUniqueFlow", "grpc://"+s.Addr, "unique_go_grpc")
+		})
+		t.Run("go unique over HTTP", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.http, "TestUniqueFlow", "http://"+s.Addr, "unique_go_http")
+		})
 		t.Run("typescript", func(t *testing.T) {
 			runTSFlow(t, s, nodeBin, modules, tsFlow, "shop_ts", 19)
 		})
