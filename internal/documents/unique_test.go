@@ -42,9 +42,9 @@ func TestUniqueWrites(t *testing.T) {
 		{op: "insert", docs: []string{`{"id":2,"email":"a@x"}`}, err: `duplicate value for unique field 'email': "a@x" exists already`},
 		{op: "insert", docs: []string{`{"id":2,"email":"b@x"}`}},
 		{op: "replace", docs: []string{`{"id":2,"email":"a@x"}`}, err: `duplicate value for unique field 'email': "a@x"`},
-		{op: "replace", docs: []string{`{"id":2,"email":"b@x","n":1}`}},                                     // its own value
+		{op: "replace", docs: []string{`{"id":2,"email":"b@x","n":1}`}},                                                         // its own value
 		{op: "update", filter: `{"id":2}`, fields: `{"$set":{"email":"a@x"}}`, err: `duplicate value for unique field 'email'`}, // an update that changes the field
-		{op: "update", filter: `{"id":2}`, fields: `{"$set":{"email":"b@x","first":"z"}}`},                  // its own value again
+		{op: "update", filter: `{"id":2}`, fields: `{"$set":{"email":"b@x","first":"z"}}`},                                      // its own value again
 		{op: "update", filter: `{"id":{"$in":[1,2]}}`, fields: `{"$set":{"email":"both@x"}}`, err: `duplicate value for unique field 'email': "both@x"`},
 		// Numbers are one domain: 1 and 1.0 are the same value.
 		{op: "insert", docs: []string{`{"id":3,"n":1.0}`}, err: `duplicate value for unique field 'n': 1.0 exists already`},
