@@ -51,6 +51,10 @@ func TestFinalClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tsUnique, err := filepath.Abs(filepath.Join("tsfinal", "unique.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		s := servetest.Start(t, servetest.Options{Backend: b, Args: []string{"--log-requests"}})
@@ -84,6 +88,9 @@ func TestFinalClients(t *testing.T) {
 		})
 		t.Run("typescript cache", func(t *testing.T) {
 			runTSFlow(t, s, nodeBin, modules, tsCache, "cache_ts", 9)
+		})
+		t.Run("typescript unique", func(t *testing.T) {
+			runTSFlow(t, s, nodeBin, modules, tsUnique, "unique_ts", 6)
 		})
 	})
 }
