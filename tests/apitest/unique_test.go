@@ -18,7 +18,7 @@ import (
 	api "github.com/foliodb/folio/internal/wire/tigrisv1"
 )
 
-const accountsSchema = `{"title":"accounts","properties":{"id":{"type":"integer"},"email":{"type":"string","unique":true},` +
+const uniqueAccountsSchema = `{"title":"accounts","properties":{"id":{"type":"integer"},"email":{"type":"string","unique":true},` +
 	`"first":{"type":"string"},"last":{"type":"string"}},"primary_key":["id"],"unique":[["first","last"]]}`
 
 // 16 writers insert documents of their own keys holding the same unique
@@ -29,7 +29,7 @@ const accountsSchema = `{"title":"accounts","properties":{"id":{"type":"integer"
 func TestUniqueUnderConcurrentWriters(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		c.createDB(t, "db1")
-		c.createColl(t, "db1", "accounts", accountsSchema)
+		c.createColl(t, "db1", "accounts", uniqueAccountsSchema)
 		conn, err := grpc.NewClient(strings.TrimPrefix(c.base, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			t.Fatal(err)
@@ -117,7 +117,7 @@ func TestUniqueUnderConcurrentWriters(t *testing.T) {
 func TestUniqueBatchAndNulls(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		c.ok(t, "POST", projectPath("shop", "create"), "")
-		c.ok(t, "POST", p23Coll("shop", "accounts", "createOrUpdate"), `{"schema":`+accountsSchema+`}`)
+		c.ok(t, "POST", p23Coll("shop", "accounts", "createOrUpdate"), `{"schema":`+uniqueAccountsSchema+`}`)
 		r := c.do(t, "POST", p23Doc("shop", "accounts", "insert"), `{"documents":[{"id":1,"email":"a@x"},{"id":2,"email":"b@x"},{"id":3,"email":"a@x"}]}`)
 		wantError(t, r, 409, "ALREADY_EXISTS", `duplicate value for unique field 'email': "a@x" exists already`)
 		if docs := c.all(t, "shop", "accounts"); len(docs) != 0 {
@@ -130,7 +130,7 @@ func TestUniqueBatchAndNulls(t *testing.T) {
 		wantError(t, r, 409, "ALREADY_EXISTS", `duplicate value for unique fields 'first', 'last': ["Ada", "L"] exists already`)
 		// The 2022 path, on a 2022 database.
 		c.createDB(t, "db1")
-		c.createColl(t, "db1", "accounts", accountsSchema)
+		c.createColl(t, "db1", "accounts", uniqueAccountsSchema)
 		r = c.do(t, "POST", docPath("db1", "accounts", "insert"), `{"documents":[{"id":1,"email":"a@x"},{"id":2,"email":"a@x"}]}`)
 		wantError(t, r, 409, "ALREADY_EXISTS", `duplicate value for unique field 'email': "a@x" exists already`)
 		if docs := c.all(t, "db1", "accounts"); len(docs) != 0 {
