@@ -153,7 +153,7 @@ func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 			op = changelog.Replace
 		}
 		rec := encodeRecord(res.Time, time.Time{}, p.doc)
-		if err := s.put(tx, coll, op, p.key, old, rec); err != nil {
+		if err := s.put(ctx, tx, coll, op, p.key, old, rec); err != nil {
 			return nil, err
 		}
 		written[string(p.key)] = rec
@@ -205,10 +205,13 @@ func (s *Service) get(ctx context.Context, tx kv.Tx, key []byte) ([]byte, error)
 
 // put writes a document record in place of old (nil if there was none).
 // Every write of a document goes through here or remove, so that what must
-// change with a document changes in one place: its index entries (only
-// those whose values changed), the collection's statistics and the change
-// log entry.
-func (s *Service) put(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, old, rec []byte) error {
+// change with a document changes in one place: its unique keys' check,
+// its index entries (only those whose values changed), the collection's
+// statistics and the change log entry.
+func (s *Service) put(ctx context.Context, tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, old, rec []byte) error {
+	if err := s.checkUnique(ctx, tx, coll, key, old, rec); err != nil {
+		return err
+	}
 	if err := s.putIndexes(tx, coll, key, old, rec); err != nil {
 		return err
 	}
@@ -426,7 +429,7 @@ func (s *Service) Update(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 			moves = append(moves, move{key: newKey, pk: pk, rec: updated})
 			return !reached(res.Modified, limit), s.remove(tx, coll, key, rec)
 		}
-		return !reached(res.Modified, limit), s.put(tx, coll, changelog.Update, key, rec, updated)
+		return !reached(res.Modified, limit), s.put(ctx, tx, coll, changelog.Update, key, rec, updated)
 	})
 	if err != nil {
 		return nil, err
@@ -458,7 +461,7 @@ func (s *Service) settle(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 		if old != nil {
 			return duplicateKey(coll.Schema, m.pk, "exists already: the update would move a document onto it")
 		}
-		if err := s.put(tx, coll, changelog.Insert, m.key, nil, m.rec); err != nil {
+		if err := s.put(ctx, tx, coll, changelog.Insert, m.key, nil, m.rec); err != nil {
 			return err
 		}
 	}

@@ -231,34 +231,33 @@ func walkArray(doc []byte, at int, path string, t schema.Type, out *[]Entry) err
 	}
 }
 
-// addScalar appends the entries of one JSON scalar of schema type t.
-func addScalar(tok []byte, path string, t schema.Type, out *[]Entry) error {
-	var v any
+// scalarValue is the value of one JSON scalar of schema type t, as
+// entries and filters hold it (nil for a type with no entries).
+func scalarValue(tok []byte, t schema.Type) (any, error) {
 	switch t {
 	case schema.Int32, schema.Int64:
 		n, ok := jsonscan.ParseInt(tok)
 		if !ok {
-			return fmt.Errorf("not an integer: %s", tok)
+			return nil, fmt.Errorf("not an integer: %s", tok)
 		}
-		v = n
+		return n, nil
 	case schema.Number:
-		f, err := strconv.ParseFloat(string(tok), 64)
-		if err != nil {
-			return err
-		}
-		v = f
+		return strconv.ParseFloat(string(tok), 64)
 	case schema.Bool:
-		v = tok[0] == 't'
+		return tok[0] == 't', nil
 	case schema.String, schema.UUID, schema.DateTime:
-		v = stringValue(tok)
+		return stringValue(tok), nil
 	case schema.Bytes:
-		b, err := base64.StdEncoding.DecodeString(stringValue(tok))
-		if err != nil {
-			return err
-		}
-		v = b
-	default:
-		return nil
+		return base64.StdEncoding.DecodeString(stringValue(tok))
+	}
+	return nil, nil
+}
+
+// addScalar appends the entries of one JSON scalar of schema type t.
+func addScalar(tok []byte, path string, t schema.Type, out *[]Entry) error {
+	v, err := scalarValue(tok, t)
+	if err != nil || v == nil {
+		return err
 	}
 	cut, _ := Truncate(v)
 	enc, err := EncodeValue(cut)
@@ -306,4 +305,61 @@ func Diff(old, next []Entry) (removed, added []Entry) {
 		}
 	}
 	return removed, added
+}
+
+// Value returns the value of the scalar field f (one Schema.Field
+// reaches, outside arrays) in doc: its JSON text and its whole value, not
+// cut as an entry holds it (see Truncate). tok is nil when the document
+// lacks the field or has it null, which have no entries.
+func Value(doc []byte, f *schema.Field) (tok []byte, v any, err error) {
+	at := jsonscan.SkipSpace(doc, 0)
+	path := f.Path
+	for {
+		name, rest, nested := strings.Cut(path, ".")
+		if jsonscan.KindAt(doc, at) != jsonscan.Object {
+			return nil, nil, nil
+		}
+		if at, err = member(doc, at, name); err != nil || at < 0 {
+			return nil, nil, err
+		}
+		if !nested {
+			break
+		}
+		path = rest
+	}
+	if jsonscan.KindAt(doc, at) == jsonscan.Null {
+		return nil, nil, nil
+	}
+	end, err := jsonscan.End(doc, at)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok = doc[at:end]
+	if v, err = scalarValue(tok, f.Type); err != nil {
+		return nil, nil, fmt.Errorf("field %s: %w", f.Path, err)
+	}
+	return tok, v, nil
+}
+
+// member returns where the value of the member called name of the object
+// at doc[at] starts, or -1 if it has none.
+func member(doc []byte, at int, name string) (int, error) {
+	obj, err := jsonscan.ObjectAt(doc, at)
+	if err != nil {
+		return -1, err
+	}
+	for {
+		key, escaped, value, ok, err := obj.Next()
+		if err != nil || !ok {
+			return -1, err
+		}
+		if string(key) == name || (escaped && jsonscan.Unquote(key) == name) {
+			return value, nil
+		}
+		end, err := jsonscan.End(doc, value)
+		if err != nil {
+			return -1, err
+		}
+		obj.Resume(end)
+	}
 }

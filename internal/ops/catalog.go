@@ -352,6 +352,11 @@ func (o *Ops) CreateOrUpdateCollection(ctx context.Context, c Caller, req Create
 // createCollection creates or updates one collection of db: the shared
 // step of CreateOrUpdateCollection and CreateOrUpdateCollections.
 func (o *Ops) createCollection(ctx context.Context, tx kv.Tx, db *catalog.Database, name string, schema []byte, onlyCreate bool) (*CreateCollectionResult, error) {
+	if !onlyCreate {
+		if err := o.checkAddedUnique(ctx, tx, db, name, schema); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := o.catalog.CreateOrUpdateCollection(ctx, tx, db, name, schema, onlyCreate); err != nil {
 		return nil, err
 	}
@@ -360,6 +365,29 @@ func (o *Ops) createCollection(ctx context.Context, tx kv.Tx, db *catalog.Databa
 		return nil, err
 	}
 	return &CreateCollectionResult{Type: string(coll.Schema.CollectionType())}, nil
+}
+
+// checkAddedUnique refuses a schema change that adds a unique key to a
+// collection whose documents hold duplicate values of it, before the
+// change writes anything (as the catalog's own checks are), in the same
+// transaction. A schema the catalog will refuse is left to it, so that
+// the refusal is its.
+func (o *Ops) checkAddedUnique(ctx context.Context, tx kv.Tx, db *catalog.Database, name string, raw []byte) error {
+	next, err := schema.Parse(name, raw)
+	if err != nil || len(next.Unique()) == 0 {
+		return nil
+	}
+	coll, err := o.catalog.Collection(ctx, tx, db, name)
+	if se, ok := apierror.From(err); ok && se.Code == apierror.NotFound {
+		return nil // a new collection holds nothing
+	}
+	if err != nil {
+		return err
+	}
+	if schema.Compatible(coll.Schema, next) != nil {
+		return nil
+	}
+	return o.docs.CheckUniqueHeld(ctx, tx, coll, schema.AddedUnique(coll.Schema, next))
 }
 
 // DropCollection drops a collection with its data.

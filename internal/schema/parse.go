@@ -11,7 +11,7 @@ import (
 )
 
 // schemaKeys are the top-level members Parse reads (reference §5).
-var schemaKeys = []string{"title", "description", "properties", "primary_key", "collection_type"}
+var schemaKeys = []string{"title", "description", "properties", "primary_key", "collection_type", "unique"}
 
 // clientSchemaKeys are the other top-level members a schema may have: what
 // the official clients send besides schemaKeys, kept in the schema. version
@@ -35,7 +35,7 @@ func checkSchemaKeys(top members) error {
 		if hint := suggest.Hint(m.name, schemaKeys); hint != "" {
 			return invalidf("unsupported property found '%s' in schema%s", m.name, hint)
 		}
-		return invalidf("unsupported property found '%s' in schema: a schema has title, description, properties, primary_key and collection_type", m.name)
+		return invalidf("unsupported property found '%s' in schema: a schema has title, description, properties, primary_key, collection_type and unique", m.name)
 	}
 	return nil
 }
@@ -67,6 +67,8 @@ var fieldKeys = map[string]bool{
 	"default": true, "createdAt": true, "updatedAt": true, "dimensions": true,
 	// Folio's own: how a vector field's neighbours are measured.
 	"distance": true,
+	// Folio's own: no two documents may share the field's value (unique.go).
+	"unique": true,
 }
 
 // fieldKeyList is fieldKeys in a fixed order, for suggestions.
@@ -223,6 +225,10 @@ func parse(collectionName string, raw []byte, strict bool) (*Schema, error) {
 	}
 	for _, f := range fields {
 		s.index(f)
+	}
+	uniqueMember, hasUnique := top.get("unique")
+	if err := s.readUnique(raw, uniqueMember, hasUnique); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -504,6 +510,9 @@ func parseField(raw []byte, def member, name, path, where string, isKey bool, b 
 		}
 	}
 	if err := parseAnnotations(raw, ms, f, where); err != nil {
+		return nil, err
+	}
+	if err := readFieldUnique(raw, ms, f, where); err != nil {
 		return nil, err
 	}
 	// A vector's dimensions size its graph: required and bounded on what

@@ -149,6 +149,10 @@ type Field struct {
 	// must have it 0, and holds nothing).
 	MaxItems   int
 	LimitItems bool
+	// Unique marks a field declared "unique": true (unique.go): it is
+	// one of the schema's Unique keys unless inside an array, which Parse
+	// refuses.
+	Unique bool
 
 	byName   map[string]int // index into Properties, for validation
 	required []int          // indexes into Properties of the Required ones
@@ -178,6 +182,7 @@ type Schema struct {
 	primaryKey     []*Field
 	raw            []byte
 	version        int64
+	unique         []UniqueKey
 	// defaults and stamps: some field (not inside an array) has a default
 	// or createdAt, or updatedAt, so writes must look for them.
 	defaults, stamps bool

@@ -51,6 +51,10 @@ func TestFinalClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tsUnique, err := filepath.Abs(filepath.Join("tsfinal", "unique.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	backendtest.Each(t, func(t *testing.T, b backendtest.Backend) {
 		s := servetest.Start(t, servetest.Options{Backend: b, Args: []string{"--log-requests"}})
@@ -73,11 +77,20 @@ func TestFinalClients(t *testing.T) {
 		t.Run("go cache over HTTP", func(t *testing.T) {
 			runGoFlow(t, s, goFlows.http, "TestCacheFlow", "http://"+s.Addr, "cache_go_http")
 		})
+		t.Run("go unique over gRPC", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.grpc, "TestUniqueFlow", "grpc://"+s.Addr, "unique_go_grpc")
+		})
+		t.Run("go unique over HTTP", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.http, "TestUniqueFlow", "http://"+s.Addr, "unique_go_http")
+		})
 		t.Run("typescript", func(t *testing.T) {
 			runTSFlow(t, s, nodeBin, modules, tsFlow, "shop_ts", 19)
 		})
 		t.Run("typescript cache", func(t *testing.T) {
 			runTSFlow(t, s, nodeBin, modules, tsCache, "cache_ts", 9)
+		})
+		t.Run("typescript unique", func(t *testing.T) {
+			runTSFlow(t, s, nodeBin, modules, tsUnique, "unique_ts", 6)
 		})
 	})
 }
