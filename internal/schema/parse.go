@@ -11,7 +11,7 @@ import (
 )
 
 // schemaKeys are the top-level members Parse reads (reference §5).
-var schemaKeys = []string{"title", "description", "properties", "primary_key", "collection_type"}
+var schemaKeys = []string{"title", "description", "properties", "primary_key", "collection_type", "ttl"}
 
 // clientSchemaKeys are the other top-level members a schema may have: what
 // the official clients send besides schemaKeys, kept in the schema. version
@@ -35,7 +35,7 @@ func checkSchemaKeys(top members) error {
 		if hint := suggest.Hint(m.name, schemaKeys); hint != "" {
 			return invalidf("unsupported property found '%s' in schema%s", m.name, hint)
 		}
-		return invalidf("unsupported property found '%s' in schema: a schema has title, description, properties, primary_key and collection_type", m.name)
+		return invalidf("unsupported property found '%s' in schema: a schema has title, description, properties, primary_key, collection_type and ttl", m.name)
 	}
 	return nil
 }
@@ -223,6 +223,13 @@ func parse(collectionName string, raw []byte, strict bool) (*Schema, error) {
 	}
 	for _, f := range fields {
 		s.index(f)
+	}
+	if m, ok := top.get("ttl"); ok {
+		// A stored schema from before ttl was read may hold anything
+		// there (servers kept unknown members): it expires nothing.
+		if err := s.readTTL(raw, m); err != nil && strict {
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -178,6 +178,7 @@ type Schema struct {
 	primaryKey     []*Field
 	raw            []byte
 	version        int64
+	ttl            *TTL // nil: documents never expire
 	// defaults and stamps: some field (not inside an array) has a default
 	// or createdAt, or updatedAt, so writes must look for them.
 	defaults, stamps bool
