@@ -165,7 +165,7 @@ func (s *Schema) readTTL(raw []byte, m member) error {
 			return invalidf("ttl after '%s' is not a duration: write it as \"24h\", \"90m\" or \"30s\"", text)
 		}
 		if d < MinTTLAfter || d > MaxTTLAfter {
-			return invalidf("ttl after '%s' is out of range: from %s to %s (876000h, a century); leave after out to expire documents at the field's time", text, MinTTLAfter, "876000h")
+			return invalidf("ttl after '%s' is out of range: from 1s to 876000h (a century); leave after out to expire documents at the field's time", text)
 		}
 		t.After = d
 	}

@@ -204,7 +204,7 @@ func TestTTLSchemaChanges(t *testing.T) {
 			{`{"field":"nope"}`, "ttl field 'nope' is not a field of the schema (a nested field is named by its dot path, such as 'a.b'; fields inside arrays cannot expire documents)"},
 			{`{"field":"n"}`, "ttl field 'n' must be a date-time field (type string, format date-time), not int64"},
 			{`{"field":"tags"}`, "ttl field 'tags' must be a date-time field (type string, format date-time), not array"},
-			{`{"field":"at","after":"0s"}`, "ttl after '0s' is out of range: from 1s to 876000h (876000h, a century); leave after out to expire documents at the field's time"},
+			{`{"field":"at","after":"0s"}`, "ttl after '0s' is out of range: from 1s to 876000h (a century); leave after out to expire documents at the field's time"},
 			{`{"field":"at","after":"1 day"}`, `ttl after '1 day' is not a duration: write it as "24h", "90m" or "30s"`},
 		} {
 			r := c.do(t, "POST", collPath("db1", "sessions", "createOrUpdate"), `{"schema":`+base+`,"ttl":`+tc.ttl+`}}`)
