@@ -82,6 +82,7 @@ var shapeCollectionDescription = msg("tigrisdata.v1.CollectionDescription",
 	integer(4, "size"),
 	rep(sub(5, "indexes", shapeCollectionIndex)),
 	sub(1001, "sizes", shapeSizes),
+	integer(1002, "expired_pending"),
 )
 
 // shapeCollectionIndex is tigrisdata.v1.CollectionIndex.
@@ -242,6 +243,7 @@ var shapeDescribeCollectionResponse = msg("tigrisdata.v1.DescribeCollectionRespo
 	rep(sub(5, "indexes", shapeCollectionIndex)),
 	str(6, "search_status"),
 	sub(1001, "sizes", shapeSizes),
+	integer(1002, "expired_pending"),
 )
 
 // shapeDescribeDatabaseRequest is tigrisdata.v1.DescribeDatabaseRequest.
@@ -658,6 +660,7 @@ var shapeStreamEvent = msg("tigrisdata.v1.StreamEvent",
 	boolean(8, "last"),
 	str(1001, "position"),
 	boolean(1002, "left_filter"),
+	boolean(1003, "expired"),
 )
 
 // shapeSubscribeRequest is tigrisdata.v1.SubscribeRequest.

@@ -28,6 +28,9 @@ type Event[T any] struct {
 	// whose document the filter matched before and does not after: a view
 	// of the matching documents drops it.
 	LeftFilter bool
+	// Expired is set on a delete of a document past its collection's
+	// ttl, made by the server.
+	Expired bool
 	// Position, given to StartAfter, resumes a stream right after this
 	// event.
 	Position string
@@ -62,6 +65,7 @@ func (c *Collection[T]) Events(ctx context.Context, opts ...Option) iter.Seq2[Ev
 					Data       json.RawMessage `json:"data"`
 					Last       bool            `json:"last"`
 					LeftFilter bool            `json:"left_filter"`
+					Expired    bool            `json:"expired"`
 					Position   string          `json:"position"`
 				} `json:"event"`
 			}
@@ -69,7 +73,7 @@ func (c *Collection[T]) Events(ctx context.Context, opts ...Option) iter.Seq2[Ev
 				return "", yield(Event[T]{}, fmt.Errorf("events of %s: decode an event: %w", c.name, err))
 			}
 			e := item.Event
-			ev := Event[T]{TxID: e.TxID, Collection: e.Collection, Op: e.Op, Key: e.Key, Last: e.Last, LeftFilter: e.LeftFilter, Position: e.Position}
+			ev := Event[T]{TxID: e.TxID, Collection: e.Collection, Op: e.Op, Key: e.Key, Last: e.Last, LeftFilter: e.LeftFilter, Expired: e.Expired, Position: e.Position}
 			if len(e.Data) > 0 {
 				ev.Data = new(T)
 				if err := json.Unmarshal(e.Data, ev.Data); err != nil {

@@ -403,9 +403,12 @@ func eventsCommand(fs *flag.FlagSet) runFunc {
 			if err != nil {
 				return endOfFollow(s, err)
 			}
-			rec := eventRecord{Op: ev.Op, Collection: ev.Collection, Key: ev.Key, Data: ev.Data, TxID: ev.TxID, Last: ev.Last, LeftFilter: ev.LeftFilter, Position: ev.Position}
+			rec := eventRecord{Op: ev.Op, Collection: ev.Collection, Key: ev.Key, Data: ev.Data, TxID: ev.TxID, Last: ev.Last, LeftFilter: ev.LeftFilter, Expired: ev.Expired, Position: ev.Position}
 			if rec.LeftFilter && s.out.table {
 				rec.Op += " (left the filter)" // the table has no column for it
+			}
+			if rec.Expired && s.out.table {
+				rec.Op += " (expired)"
 			}
 			b, err := json.Marshal(rec)
 			if err != nil {
@@ -429,6 +432,7 @@ type eventRecord struct {
 	TxID       string `json:"tx_id"`
 	Last       bool   `json:"last"`
 	LeftFilter bool   `json:"left_filter,omitempty"`
+	Expired    bool   `json:"expired,omitempty"`
 	Position   string `json:"position"`
 }
 

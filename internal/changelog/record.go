@@ -76,22 +76,29 @@ type Record struct {
 	// before Before was logged (format versions 1 to 3): their Before is
 	// unknown, not absent.
 	NoBefore bool
+	// Expired is set on a delete of a document past its ttl, by the
+	// sweeper or by a write over it: the server deleted it, not a client.
+	Expired bool
 }
 
 // The record format's versions. Version 1 had no Rev, version 2 no NS,
-// version 3 no Before; Decode still reads them all, since data directories
-// written before version 4 hold such records until the trimmer removes
-// them, and Encode writes only version 4.
+// version 3 no Before, version 4 no flags; Decode still reads them all,
+// since data directories written before version 5 hold such records until
+// the trimmer removes them, and Encode writes only version 5.
 const (
 	recordVersion1 = 1
 	recordVersion2 = 2
 	recordVersion3 = 3
-	recordVersion  = 4
+	recordVersion4 = 4
+	recordVersion  = 5
 )
+
+// The flags of a version 5 record, a byte after Before.
+const flagExpired = 1 << 0
 
 // Encode serializes r: a version byte, the op, then the fields, each
 // length-prefixed (uvarint) or varint-encoded: NS, DB, DBID, Collection,
-// CollID, Rev, Key, Data, Before.
+// CollID, Rev, Key, Data, Before; then a byte of flags (Expired).
 func (r *Record) Encode() []byte {
 	b := make([]byte, 0, 48+len(r.DB)+len(r.Collection)+len(r.Key)+len(r.Data)+len(r.Before))
 	b = append(b, recordVersion, byte(r.Op))
@@ -103,7 +110,12 @@ func (r *Record) Encode() []byte {
 	b = binary.AppendVarint(b, r.Rev)
 	b = appendBytes(b, r.Key)
 	b = appendBytes(b, r.Data)
-	return appendBytes(b, r.Before)
+	b = appendBytes(b, r.Before)
+	var flags byte
+	if r.Expired {
+		flags |= flagExpired
+	}
+	return append(b, flags)
 }
 
 func appendBytes(b, v []byte) []byte {
@@ -140,6 +152,13 @@ func Decode(b []byte) (Record, error) {
 		r.Before = d.bytes()
 	} else {
 		r.NoBefore = r.Op.IsDocumentChange()
+	}
+	if version >= recordVersion && !d.err {
+		if len(d.b) == 0 || d.b[0]&^flagExpired != 0 {
+			return Record{}, errCorrupt
+		}
+		r.Expired = d.b[0]&flagExpired != 0
+		d.b = d.b[1:]
 	}
 	if d.err || len(d.b) != 0 {
 		return Record{}, errCorrupt

@@ -8,7 +8,7 @@ import (
 func sameRecord(a, b Record) bool {
 	return a.Op == b.Op && a.NS == b.NS && a.DB == b.DB && a.DBID == b.DBID && a.Collection == b.Collection &&
 		a.CollID == b.CollID && a.Rev == b.Rev && bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Data, b.Data) &&
-		bytes.Equal(a.Before, b.Before) && a.NoBefore == b.NoBefore
+		bytes.Equal(a.Before, b.Before) && a.NoBefore == b.NoBefore && a.Expired == b.Expired
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -17,6 +17,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		{Op: Insert, NS: 1 << 33, DB: "shop", DBID: 3, Collection: "users", CollID: 9, Key: []byte("k"), Data: []byte(`{"id":1}`)},
 		{Op: Delete, DB: "d", DBID: 1 << 40, Collection: "c", CollID: -1, Key: []byte("key")},
 		{Op: Delete, DB: "d", DBID: 1, Collection: "c", CollID: 2, Key: []byte("key"), Before: []byte(`{"id":1}`)},
+		{Op: Delete, DB: "d", DBID: 1, Collection: "c", CollID: 2, Key: []byte("key"), Before: []byte(`{"id":1}`), Expired: true},
 		{Op: Update, DB: "d", DBID: 1, Collection: "c", CollID: 2, Key: []byte("key"), Data: []byte(`{"id":1,"a":2}`), Before: []byte(`{"id":1,"a":1}`)},
 		{Op: Replace, DB: "d", DBID: 1, Collection: "c", CollID: 2, Key: []byte("key"), Data: []byte(`{"id":1}`)},
 		{Op: Publish, DB: "", Collection: "", Data: []byte("{}")},
@@ -62,6 +63,13 @@ func TestDecodeOldVersions(t *testing.T) {
 			Record{Op: Update, NS: 1, DB: "d", DBID: 1, Collection: "c", CollID: 9, Rev: 2, Key: []byte("k"), Data: []byte("{}"), NoBefore: true},
 		},
 		{
+			// Version 4 has everything but the flags: nothing it holds
+			// was deleted for its ttl.
+			"version 4 delete",
+			[]byte{4, byte(Delete), 2, 1, 'd', 2, 1, 'c', 18, 4, 1, 'k', 0, 2, '{', '}'},
+			Record{Op: Delete, NS: 1, DB: "d", DBID: 1, Collection: "c", CollID: 9, Rev: 2, Key: []byte("k"), Before: []byte("{}")},
+		},
+		{
 			"version 2 schema change",
 			[]byte{2, byte(SchemaChanged), 1, 'd', 2, 1, 'c', 18, 4, 0, 2, '{', '}'},
 			Record{Op: SchemaChanged, NS: 1, DB: "d", DBID: 1, Collection: "c", CollID: 9, Rev: 2, Data: []byte("{}")},
@@ -85,7 +93,8 @@ func TestDecodeRefuses(t *testing.T) {
 	}{
 		{"empty", nil},
 		{"version only", []byte{3}},
-		{"unknown version", append([]byte{5}, good[1:]...)},
+		{"unknown version", append([]byte{6}, good[1:]...)},
+		{"unknown flag", append(append([]byte(nil), good[:len(good)-1]...), 2)},
 		{"version 0", append([]byte{0}, good[1:]...)},
 		{"truncated", good[:len(good)-1]},
 		{"trailing bytes", append(append([]byte(nil), good...), 0)},
@@ -93,6 +102,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"version 1 bytes read as version 2", append([]byte{2}, []byte{byte(Delete), 1, 'd', 2, 1, 'c', 1, 3, 'k', 'e', 'y', 0}...)},
 		{"version 2 bytes read as version 3", append([]byte{3}, []byte{byte(Delete), 1, 'd', 2, 1, 'c', 1, 0, 3, 'k', 'e', 'y', 0}...)},
 		{"version 3 bytes read as version 4", append([]byte{4}, []byte{byte(Delete), 2, 1, 'd', 2, 1, 'c', 1, 0, 3, 'k', 'e', 'y', 0}...)},
+		{"version 4 bytes read as version 5", append([]byte{5}, []byte{byte(Delete), 2, 1, 'd', 2, 1, 'c', 1, 0, 3, 'k', 'e', 'y', 0, 0}...)},
 	} {
 		if r, err := Decode(tc.b); err == nil {
 			t.Errorf("%s: decoded %+v, want an error", tc.name, r)
@@ -107,6 +117,7 @@ func TestDecodeRefusesEveryPrefix(t *testing.T) {
 		{Op: Update, DB: "a", DBID: 3, Collection: "b", CollID: 4, Rev: 2, Key: []byte("k"), Data: []byte("{}")},
 		{Op: Delete, DB: "a", DBID: 3, Collection: "b", CollID: 4, Rev: 2, Key: []byte("k")},
 		{Op: Delete, DB: "a", DBID: 3, Collection: "b", CollID: 4, Rev: 2, Key: []byte("k"), Before: []byte("{}")},
+		{Op: Delete, DB: "a", DBID: 3, Collection: "b", CollID: 4, Rev: 2, Key: []byte("k"), Before: []byte("{}"), Expired: true},
 		{Op: DatabaseDropped, DB: "a"},
 	} {
 		b := r.Encode()

@@ -145,6 +145,9 @@ func (s *Service) write(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 			}
 			old = rec
 		}
+		if old, err = s.clearExpired(tx, coll, p.key, old, res.Time); err != nil {
+			return nil, err
+		}
 		if old != nil && !replace {
 			return nil, duplicateKey(coll.Schema, p.pk, "exists already")
 		}
@@ -270,6 +273,12 @@ func addIndexBytes(tx kv.Tx, coll *catalog.Collection, bytes int64) error {
 }
 
 func (s *Service) remove(tx kv.Tx, coll *catalog.Collection, key, old []byte) error {
+	return s.removeFor(tx, coll, key, old, false)
+}
+
+// removeFor deletes the document stored under key as old; expired says
+// that it is deleted for its ttl, which its change log record tells.
+func (s *Service) removeFor(tx kv.Tx, coll *catalog.Collection, key, old []byte, expired bool) error {
 	prev, err := index.Entries(coll.Schema, old[recordHeaderSize:])
 	if err != nil {
 		return fmt.Errorf("docs: index entries of the stored %x: %w", key, err)
@@ -297,7 +306,9 @@ func (s *Service) remove(tx kv.Tx, coll *catalog.Collection, key, old []byte) er
 	if err := tx.Add(keyspace.Count(coll.ID), -1); err != nil {
 		return err
 	}
-	return logChange(tx, coll, changelog.Delete, key, nil, old[recordHeaderSize:])
+	r := changelog.Record{Op: changelog.Delete, NS: coll.DB.NS, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Rev: coll.Rev,
+		Key: key, Before: old[recordHeaderSize:], Expired: expired}
+	return tx.AppendLog(r.Encode())
 }
 
 // count keeps a collection's statistics with atomic adds, which never make
@@ -458,6 +469,9 @@ func (s *Service) settle(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 		if err != nil {
 			return err
 		}
+		if old, err = s.clearExpired(tx, coll, m.key, old, s.Now()); err != nil {
+			return err
+		}
 		if old != nil {
 			return duplicateKey(coll.Schema, m.pk, "exists already: the update would move a document onto it")
 		}
@@ -528,7 +542,7 @@ func (s *Service) read(ctx context.Context, tx kv.Tx, coll *catalog.Collection, 
 	if req.Limit > 0 {
 		hint = req.Limit + req.Skip
 	}
-	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: req.Filter, After: req.After, Limit: hint, Sort: req.Sort, Doc: recordData, Times: recordTimes, Counts: &s.counts})
+	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: req.Filter, After: req.After, Limit: hint, Sort: req.Sort, Doc: recordData, Times: recordTimes, Counts: &s.counts, Now: s.Now()})
 	if err != nil {
 		return plan, 0, err
 	}
@@ -574,7 +588,7 @@ func (s *Service) logPlan(ctx context.Context, coll *catalog.Collection, plan qu
 // eachMatch calls fn for every document matching f, in primary-key order,
 // until fn returns false.
 func (s *Service) eachMatch(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter, fn func(key, rec []byte, r Record) (bool, error)) error {
-	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: f, Counts: &s.counts})
+	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: f, Doc: recordData, Counts: &s.counts, Now: s.Now()})
 	if err != nil {
 		return err
 	}
@@ -638,20 +652,22 @@ func (s *Service) Explain(ctx context.Context, tx kv.Tx, coll *catalog.Collectio
 	return &Explanation{Plan: plan.String(), Candidates: plan.Candidates, Matched: matched, KeysRead: count.Keys.Load()}, nil
 }
 
-// FetchMany returns the documents stored under storage keys (search hits),
-// in one read (one round trip on PostgreSQL): found[i] tells whether
-// keys[i] holds a document, records[i]. Search reads each hit's current
+// FetchMany returns the documents of coll stored under storage keys
+// (search hits), in one read (one round trip on PostgreSQL): found[i]
+// tells whether keys[i] holds a document, records[i]; a document past its
+// ttl is not found, as no read finds it. Search reads each hit's current
 // document by its key. The documents are read into *buf where the store
 // can (kv.GetManyInto): Data is valid until the caller reuses *buf, and is
 // not to be modified.
-func (s *Service) FetchMany(ctx context.Context, tx kv.Tx, keys [][]byte, buf *[]byte) (records []Record, found []bool, err error) {
+func (s *Service) FetchMany(ctx context.Context, tx kv.Tx, coll *catalog.Collection, keys [][]byte, buf *[]byte) (records []Record, found []bool, err error) {
 	vs, err := kv.GetManyInto(ctx, tx, keys, buf)
 	if err != nil {
 		return nil, nil, err
 	}
 	records, found = make([]Record, len(keys)), make([]bool, len(keys))
+	now := s.Now()
 	for i, v := range vs {
-		if v == nil {
+		if v == nil || expired(coll, v, now) {
 			continue
 		}
 		r, err := decodeRecord(v)
@@ -679,7 +695,7 @@ func (s *Service) Count(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 		s.logPlan(ctx, coll, plan)
 		return n, plan, nil
 	}
-	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: f, Counts: &s.counts})
+	it, plan, err := query.Run(ctx, tx, coll, query.Request{Filter: f, Doc: recordData, Counts: &s.counts, Now: s.Now()})
 	if err != nil {
 		return 0, plan, err
 	}

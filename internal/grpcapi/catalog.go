@@ -105,7 +105,7 @@ func collectionDescriptions(d *ops.DatabaseDescription, for2023 bool) []*api.Col
 	out := make([]*api.CollectionDescription, len(d.Collections))
 	for i, c := range d.Collections {
 		out[i] = &api.CollectionDescription{Collection: c.Name, Metadata: &api.CollectionMetadata{}, Schema: schemaOf(c), Size: c.Size,
-			Sizes: &api.Sizes{Documents: c.Size, Indexes: c.IndexSize}}
+			Sizes: &api.Sizes{Documents: c.Size, Indexes: c.IndexSize}, ExpiredPending: c.ExpiredPending}
 		if for2023 {
 			out[i].Indexes = collectionIndexes(c.Indexes)
 		}
@@ -169,7 +169,7 @@ func (s *Server) DescribeCollection(ctx context.Context, req *api.DescribeCollec
 		return nil, s.fail(ctx, err)
 	}
 	out := &api.DescribeCollectionResponse{Collection: d.Name, Metadata: &api.CollectionMetadata{}, Schema: schemaOf(*d), Size: d.Size,
-		Sizes: &api.Sizes{Documents: d.Size, Indexes: d.IndexSize}}
+		Sizes: &api.Sizes{Documents: d.Size, Indexes: d.IndexSize}, ExpiredPending: d.ExpiredPending}
 	// The 2023 answer's members; a 2022 request (the names alone, as
 	// describesFor2022 tells) gets its era's answer, which had neither.
 	if req.GetBranch() != "" || req.GetSchemaFormat() != "" {

@@ -28,7 +28,7 @@ func (s *Server) Events(req *api.EventsRequest, stream api.Tigris_EventsServer) 
 	}
 	return s.serveStream(ctx, stream, src, func(it *ops.StreamItem) proto.Message {
 		return &api.EventsResponse{Event: &api.StreamEvent{TxId: it.TxID[:], Collection: it.Collection, Op: it.Op, Key: it.Key, Data: it.Data, Last: it.Last,
-			Position: it.Position, LeftFilter: it.LeftFilter}}
+			Position: it.Position, LeftFilter: it.LeftFilter, Expired: it.Expired}}
 	})
 }
 

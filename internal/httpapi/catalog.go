@@ -54,6 +54,9 @@ type collectionDescription struct {
 	// database's collections, as in the original).
 	SearchStatus string `json:"search_status,omitempty"`
 	Sizes        sizes  `json:"sizes"`
+	// ExpiredPending, for a collection with a ttl: its documents past
+	// their time not deleted yet.
+	ExpiredPending *int64 `json:"expired_pending,omitempty"`
 }
 
 // withIndexes is d's description with its indexes, for a 2023 route.
@@ -78,7 +81,7 @@ func describedCollection(d ops.CollectionDescription) collectionDescription {
 		schema = d.Generated
 	}
 	return collectionDescription{Collection: d.Name, Metadata: emptyObject, Schema: schema, Size: d.Size,
-		Sizes: sizes{Documents: d.Size, Indexes: d.IndexSize}}
+		Sizes: sizes{Documents: d.Size, Indexes: d.IndexSize}, ExpiredPending: d.ExpiredPending}
 }
 
 // describeBody is the body of both describes: options, which Folio does

@@ -111,7 +111,8 @@ const maxUnflushed = 64
 // Bytes are base64 (standard, padded) as protobuf's JSON has them; data is
 // the document as stored (compacted if it was stored pretty-printed),
 // absent on delete. "left_filter":true follows "last" on a filtered
-// stream's change that took its document out of the filter, and only there.
+// stream's change that took its document out of the filter, and only there;
+// "expired":true after it on a delete of a document past its ttl.
 func eventChunk(b []byte, ev *ops.StreamItem) []byte {
 	b = append(b, `{"event":{"tx_id":"`...)
 	b = base64.StdEncoding.AppendEncode(b, ev.TxID[:])
@@ -133,6 +134,9 @@ func eventChunk(b []byte, ev *ops.StreamItem) []byte {
 	}
 	if ev.LeftFilter {
 		b = append(b, `,"left_filter":true`...)
+	}
+	if ev.Expired {
+		b = append(b, `,"expired":true`...)
 	}
 	b = append(b, `,"position":"`...)
 	b = append(b, ev.Position...)

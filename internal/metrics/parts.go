@@ -29,6 +29,8 @@ type Sources struct {
 	// Forwards counts the requests relayed to the node holding their
 	// transaction: answered there, and not reached (ops.ForwardStats).
 	Forwards func() (relayed, unreachable uint64)
+	// Expired counts the documents the ttl sweeper deleted.
+	Expired func() uint64
 }
 
 // parts collects the parts' Stats at each scrape.
@@ -94,7 +96,8 @@ var (
 	searchDisk      = desc("folio_search_disk_bytes", "Bytes the search indexes take on disk.")
 	searchColumns   = desc("folio_search_number_column_bytes", "Memory of the search columns that answer number ranges, key-order pages and facets.")
 
-	forwarded = desc("folio_forwarded_requests_total", "Requests of transactions held by another node, relayed there (several nodes on one PostgreSQL database), by result: relayed (that node answered), unreachable (answered UNAVAILABLE here).", "result")
+	documentsExpired = desc("folio_documents_expired_total", "Documents past their collection's ttl that the sweeper deleted (a write onto an expired document's key deletes it too, uncounted here).")
+	forwarded        = desc("folio_forwarded_requests_total", "Requests of transactions held by another node, relayed there (several nodes on one PostgreSQL database), by result: relayed (that node answered), unreachable (answered UNAVAILABLE here).", "result")
 )
 
 // Describe sends every description: the registry checks them once.
@@ -105,7 +108,7 @@ func (p *parts) Describe(ch chan<- *prometheus.Desc) {
 		valueCacheBytes, valueCacheHits, valueCacheMisses,
 		pgMaxConns, pgConns, pgAcquires, pgEmptyAcquires, pgCanceledAcquires, pgAcquireWait, pgNewConns, pgRoundTrips, pgCommitRetries,
 		logPosition, logBytes, logReaders, logReaderLag, streamsOpen, streamsLive, streamsPending,
-		searchLag, searchLagTime, searchIndexes, searchDocuments, searchDisk, searchColumns, forwarded} {
+		searchLag, searchLagTime, searchIndexes, searchDocuments, searchDisk, searchColumns, forwarded, documentsExpired} {
 		ch <- d
 	}
 }
@@ -154,6 +157,9 @@ func (p *parts) Collect(ch chan<- prometheus.Metric) {
 		relayed, unreachable := p.src.Forwards()
 		e.counter(forwarded, float64(relayed), "relayed")
 		e.counter(forwarded, float64(unreachable), "unreachable")
+	}
+	if p.src.Expired != nil {
+		e.counter(documentsExpired, float64(p.src.Expired()))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/cluster"
+	"github.com/foliodb/folio/internal/expiry"
 	"github.com/foliodb/folio/internal/httpapi"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/kv/pebblekv"
@@ -133,6 +134,12 @@ type Config struct {
 	// for an address that listens on every interface.
 	Cluster       cluster.Options
 	AdvertiseAddr string
+	// Expiry configures the sweeper that deletes documents past their
+	// collection's ttl: its pace, and for tests its clock (which the
+	// documents' reads then share) and whether it may sweep (Leader; by
+	// default the node with the least id among those on one PostgreSQL
+	// database sweeps, and a lone node always does).
+	Expiry expiry.Options
 
 	// Log is the log's level and format, for NewLogger; Logger is the log
 	// the node writes to (none if nil).

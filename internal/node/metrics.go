@@ -26,6 +26,7 @@ func (n *Node) metricSources() metrics.Sources {
 		LogBytes:  n.changeLog.Bytes,
 		Streams:   n.hub.Stats,
 		Search:    n.search.Stats,
+		Expired:   func() uint64 { return n.expiry.Stats().Expired },
 		// ops is made after the metrics (it reports its calls to them),
 		// and read only at a scrape.
 		Forwards: func() (uint64, uint64) {

@@ -53,6 +53,7 @@ import (
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/cluster"
 	"github.com/foliodb/folio/internal/documents"
+	"github.com/foliodb/folio/internal/expiry"
 	"github.com/foliodb/folio/internal/grpcapi"
 	"github.com/foliodb/folio/internal/http1"
 	"github.com/foliodb/folio/internal/httpapi"
@@ -82,6 +83,7 @@ type Node struct {
 	sessions  *session.Manager
 	hub       *streams.Hub
 	search    *search.Indexer
+	expiry    *expiry.Sweeper
 	caches    *cache.Service
 	upgrade   *catalog.Upgrade
 	auth      *auth.Service
@@ -235,6 +237,9 @@ func (n *Node) build(ctx context.Context) error {
 	n.catalog = catalog.New()
 	n.docs = documents.New()
 	n.docs.Log = n.log
+	if cfg.Expiry.Now != nil {
+		n.docs.Now = cfg.Expiry.Now // one clock for reads and the sweep
+	}
 	n.changeLog = changelog.NewLog(n.store, cfg.ChangeLog)
 	n.sessions = session.New(n.store, cfg.Sessions)
 	n.hub = streams.NewHub(n.changeLog, cfg.Streams)
@@ -244,6 +249,12 @@ func (n *Node) build(ctx context.Context) error {
 	if _, shared := n.store.(pooled); shared {
 		n.cluster = cluster.New(n.store, cfg.Cluster)
 	}
+	eo := cfg.Expiry
+	eo.Now, eo.Logger = n.docs.Now, n.log
+	if n.cluster != nil && eo.Leader == nil {
+		eo.Leader = n.cluster.Leads // one node sweeps at a time
+	}
+	n.expiry = expiry.New(n.store, n.catalog, n.docs, eo)
 	n.metrics = metrics.New(cfg.Version, n.metricSources())
 	// The transports enforce the body bound; the quota limits call
 	// reports it.
@@ -261,6 +272,7 @@ func (n *Node) build(ctx context.Context) error {
 	if cfg.ChangeLog.Retention > 0 || cfg.ChangeLog.MaxBytes > 0 {
 		n.parts.add("change-log trimmer", newRunner(n.changeLog.RunTrimmer), "shutdown: change-log trimmer stopped")
 	}
+	n.parts.add("ttl sweeper", newRunner(n.expiry.Run), "")
 	// Every node sweeps the caches' expired entries (idempotent, so two
 	// nodes at once only conflict and retry).
 	n.parts.add("cache sweep", newRunner(func(ctx context.Context) { n.caches.Run(ctx, n.store, 0, n.log) }), "")

@@ -56,6 +56,10 @@ type CollectionDescription struct {
 	Size   int64  // bytes of its documents
 	// IndexSize is the bytes of its index entries' keys.
 	IndexSize int64
+	// ExpiredPending, for a collection with a ttl, counts its documents
+	// past their time that the sweeper has not deleted yet (no read
+	// returns them); nil without a ttl.
+	ExpiredPending *int64
 	// Indexes are its indexes, as the 2023 API describes them (Indexes).
 	Indexes []CollectionIndex
 	// SearchStatus says whether it can be searched, in the 2023 API's
@@ -231,8 +235,16 @@ func (o *Ops) describe(ctx context.Context, tx kv.Tx, coll *catalog.Collection) 
 	if err != nil {
 		return CollectionDescription{}, err
 	}
-	return CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: sizes.Documents, IndexSize: sizes.Indexes,
-		Indexes: Indexes(coll.Schema), SearchStatus: o.searchStatus(), parsed: coll.Schema}, nil
+	d := CollectionDescription{Name: coll.Name, Schema: coll.Schema.Raw(), Size: sizes.Documents, IndexSize: sizes.Indexes,
+		Indexes: Indexes(coll.Schema), SearchStatus: o.searchStatus(), parsed: coll.Schema}
+	if coll.Schema.TTL() != nil {
+		n, err := o.docs.PendingExpired(ctx, tx, coll, o.docs.Now())
+		if err != nil {
+			return CollectionDescription{}, err
+		}
+		d.ExpiredPending = &n
+	}
+	return d, nil
 }
 
 // searchStatus is every collection's search status (see SearchActive).

@@ -491,7 +491,7 @@ func (ps *pageSearch) fetch(ctx context.Context, tx kv.Tx, keys [][]byte) (hits 
 		}
 		return hits, found, err
 	}
-	recs, found, err := ps.o.docs.FetchMany(ctx, tx, keys, ps.docBuf)
+	recs, found, err := ps.o.docs.FetchMany(ctx, tx, ps.coll, keys, ps.docBuf)
 	for i, rec := range recs {
 		hits[i] = SearchHit{Data: rec.Data, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt}
 	}

@@ -416,7 +416,7 @@ func (o *Ops) indexDocuments(ctx context.Context, tx kv.Tx, idx *catalog.SearchI
 		keys[i] = key
 	}
 	var buf []byte
-	recs, found, err := o.docs.FetchMany(ctx, tx, keys, &buf)
+	recs, found, err := o.docs.FetchMany(ctx, tx, idx.Coll, keys, &buf)
 	if err != nil {
 		return nil, err
 	}

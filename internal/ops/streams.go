@@ -59,6 +59,8 @@ type StreamItem struct {
 	// LeftFilter is set on a change whose document the stream's filter
 	// matched before it and does not after: the client drops it.
 	LeftFilter bool
+	// Expired is set on a delete of a document past its ttl.
+	Expired bool
 	// Position resumes a stream after this item (StartAfter).
 	Position string
 }
@@ -87,7 +89,7 @@ func (s *Stream) Next(ctx context.Context) ([]StreamItem, error) {
 	for i := range batch {
 		ev := &batch[i]
 		it := StreamItem{Collection: ev.Record.Collection, Op: ev.Record.Op.String(), Key: ev.Record.Key, Data: ev.Record.Data,
-			Last: ev.Last, LeftFilter: ev.Left, Position: ev.Cursor.String()}
+			Last: ev.Last, LeftFilter: ev.Left, Expired: ev.Record.Expired, Position: ev.Cursor.String()}
 		binary.BigEndian.PutUint64(it.TxID[:], uint64(ev.Cursor.Pos))
 		s.items = append(s.items, it)
 	}

@@ -45,11 +45,16 @@ import (
 const MaxCountKeys = 1 << 20
 
 // Count counts the documents f matches from index entries only, reading no
-// document, when the filter allows (ok); else ok is false and the caller
+// document, when the filter allows (ok) and the collection has no ttl; else ok is false and the caller
 // counts by reading the documents. Reads are recorded in tx as a read's
 // would be, so a count in a client's transaction sees its writes and
 // conflicts with the writes that would change it.
 func Count(ctx context.Context, tx kv.Tx, coll *catalog.Collection, f filter.Filter) (n int64, plan Plan, ok bool, err error) {
+	if coll.Schema.TTL() != nil {
+		// Entries and counters hold expired documents until the sweep
+		// deletes them: only the documents tell (Live).
+		return 0, Plan{}, false, nil
+	}
 	c := &counter{planner: planner{ctx: ctx, tx: tx, coll: coll, docPrefix: keyspace.Documents(coll.ID).Begin}}
 	if f.Root == nil {
 		n, err := c.total()

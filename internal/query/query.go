@@ -76,6 +76,9 @@ type Request struct {
 	// Counts, if set, supplies the collection's document count (which only
 	// steers the plan) from a cache, sparing a read per lookup.
 	Counts *Counts
+	// Now is the lookup's time, at which documents past their ttl are
+	// left out (expiry.go); zero: the clock's.
+	Now time.Time
 }
 
 // Counts caches collections' document counts for a while: a count only
@@ -144,11 +147,21 @@ const minCap = 16
 // primary-key order, or in req.Sort's order if the plan's Order is
 // IndexOrder. It refuses (INVALID_ARGUMENT) a sort on what is not a scalar
 // field of the schema, and a sort with After.
+//
+// It never yields a document that has expired at req.Now (Live).
 func Run(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req Request) (Iterator, Plan, error) {
+	var it Iterator
+	var plan Plan
+	var err error
 	if len(req.Sort) > 0 {
-		return runSorted(ctx, tx, coll, req)
+		it, plan, err = runSorted(ctx, tx, coll, req)
+	} else {
+		it, plan, err = run(ctx, tx, coll, req)
 	}
-	return run(ctx, tx, coll, req)
+	if err != nil {
+		return it, plan, err
+	}
+	return Live(it, coll, req.Doc, req.now()), plan, nil
 }
 
 // run plans an unsorted lookup.

@@ -11,7 +11,7 @@ import (
 )
 
 // schemaKeys are the top-level members Parse reads (reference §5).
-var schemaKeys = []string{"title", "description", "properties", "primary_key", "collection_type", "unique"}
+var schemaKeys = []string{"title", "description", "properties", "primary_key", "collection_type", "unique", "ttl"}
 
 // clientSchemaKeys are the other top-level members a schema may have: what
 // the official clients send besides schemaKeys, kept in the schema. version
@@ -35,7 +35,7 @@ func checkSchemaKeys(top members) error {
 		if hint := suggest.Hint(m.name, schemaKeys); hint != "" {
 			return invalidf("unsupported property found '%s' in schema%s", m.name, hint)
 		}
-		return invalidf("unsupported property found '%s' in schema: a schema has title, description, properties, primary_key, collection_type and unique", m.name)
+		return invalidf("unsupported property found '%s' in schema: a schema has title, description, properties, primary_key, collection_type, unique and ttl", m.name)
 	}
 	return nil
 }
@@ -229,6 +229,13 @@ func parse(collectionName string, raw []byte, strict bool) (*Schema, error) {
 	uniqueMember, hasUnique := top.get("unique")
 	if err := s.readUnique(raw, uniqueMember, hasUnique); err != nil {
 		return nil, err
+	}
+	if m, ok := top.get("ttl"); ok {
+		// A stored schema from before ttl was read may hold anything
+		// there (servers kept unknown members): it expires nothing.
+		if err := s.readTTL(raw, m); err != nil && strict {
+			return nil, err
+		}
 	}
 	return s, nil
 }

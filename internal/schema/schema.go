@@ -183,6 +183,7 @@ type Schema struct {
 	raw            []byte
 	version        int64
 	unique         []UniqueKey
+	ttl            *TTL // nil: documents never expire
 	// defaults and stamps: some field (not inside an array) has a default
 	// or createdAt, or updatedAt, so writes must look for them.
 	defaults, stamps bool

@@ -241,6 +241,7 @@ type event struct {
 	Data       json.RawMessage `json:"data"`
 	Last       bool            `json:"last"`
 	LeftFilter bool            `json:"left_filter"` // on a filtered stream only
+	Expired    bool            `json:"expired"`     // on a delete of a document past its ttl only
 	Position   string          `json:"position"`
 }
 

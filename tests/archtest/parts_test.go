@@ -38,6 +38,7 @@ var partConstructors = map[string][]string{
 	"internal/streams": {"NewHub"},
 	"internal/search":  {"New"},
 	"internal/cluster": {"New"},
+	"internal/expiry":  {"New"},
 }
 
 func TestOnlyTheNodeBuildsParts(t *testing.T) {

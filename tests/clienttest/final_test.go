@@ -83,6 +83,12 @@ func TestFinalClients(t *testing.T) {
 		t.Run("go unique over HTTP", func(t *testing.T) {
 			runGoFlow(t, s, goFlows.http, "TestUniqueFlow", "http://"+s.Addr, "unique_go_http")
 		})
+		t.Run("go ttl over gRPC", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.grpc, "TestTTLFlow", "grpc://"+s.Addr, "ttl_go_grpc")
+		})
+		t.Run("go ttl over HTTP", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.http, "TestTTLFlow", "http://"+s.Addr, "ttl_go_http")
+		})
 		t.Run("typescript", func(t *testing.T) {
 			runTSFlow(t, s, nodeBin, modules, tsFlow, "shop_ts", 19)
 		})

@@ -4417,9 +4417,12 @@ type DescribeCollectionResponse struct {
 	// 2023 only: whether the collection can be searched ("Search Active").
 	SearchStatus string `protobuf:"bytes,6,opt,name=search_status,json=searchStatus,proto3" json:"search_status,omitempty"`
 	// Folio: the sizes by part.
-	Sizes         *Sizes `protobuf:"bytes,1001,opt,name=sizes,proto3" json:"sizes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Sizes *Sizes `protobuf:"bytes,1001,opt,name=sizes,proto3" json:"sizes,omitempty"`
+	// Folio: for a collection with a ttl, its documents past their time
+	// that the sweeper has not deleted yet (no read returns them).
+	ExpiredPending *int64 `protobuf:"varint,1002,opt,name=expired_pending,json=expiredPending,proto3,oneof" json:"expired_pending,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *DescribeCollectionResponse) Reset() {
@@ -4501,6 +4504,13 @@ func (x *DescribeCollectionResponse) GetSizes() *Sizes {
 	return nil
 }
 
+func (x *DescribeCollectionResponse) GetExpiredPending() int64 {
+	if x != nil && x.ExpiredPending != nil {
+		return *x.ExpiredPending
+	}
+	return 0
+}
+
 // 2023 only.
 type ProjectDescription struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4547,9 +4557,11 @@ type CollectionDescription struct {
 	// 2023 only.
 	Indexes []*CollectionIndex `protobuf:"bytes,5,rep,name=indexes,proto3" json:"indexes,omitempty"`
 	// Folio: the sizes by part.
-	Sizes         *Sizes `protobuf:"bytes,1001,opt,name=sizes,proto3" json:"sizes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Sizes *Sizes `protobuf:"bytes,1001,opt,name=sizes,proto3" json:"sizes,omitempty"`
+	// Folio: as in DescribeCollectionResponse.
+	ExpiredPending *int64 `protobuf:"varint,1002,opt,name=expired_pending,json=expiredPending,proto3,oneof" json:"expired_pending,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CollectionDescription) Reset() {
@@ -4622,6 +4634,13 @@ func (x *CollectionDescription) GetSizes() *Sizes {
 		return x.Sizes
 	}
 	return nil
+}
+
+func (x *CollectionDescription) GetExpiredPending() int64 {
+	if x != nil && x.ExpiredPending != nil {
+		return *x.ExpiredPending
+	}
+	return 0
 }
 
 // 2023 only.
@@ -6975,7 +6994,10 @@ type StreamEvent struct {
 	Position string `protobuf:"bytes,1001,opt,name=position,proto3" json:"position,omitempty"`
 	// Folio: on a filtered stream, the change took the document out of the
 	// filter (it matched before and does not after).
-	LeftFilter    bool `protobuf:"varint,1002,opt,name=left_filter,json=leftFilter,proto3" json:"left_filter,omitempty"`
+	LeftFilter bool `protobuf:"varint,1002,opt,name=left_filter,json=leftFilter,proto3" json:"left_filter,omitempty"`
+	// Folio: a delete of a document past its collection's ttl, made by the
+	// server.
+	Expired       bool `protobuf:"varint,1003,opt,name=expired,proto3" json:"expired,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -7076,6 +7098,13 @@ func (x *StreamEvent) GetPosition() string {
 func (x *StreamEvent) GetLeftFilter() bool {
 	if x != nil {
 		return x.LeftFilter
+	}
+	return false
+}
+
+func (x *StreamEvent) GetExpired() bool {
+	if x != nil {
+		return x.Expired
 	}
 	return false
 }
@@ -7852,7 +7881,7 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\vcollections\x18\x02 \x03(\v2$.tigrisdata.v1.CollectionDescriptionR\vcollections\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x03R\x04size\x12\x1a\n" +
 	"\bbranches\x18\x04 \x03(\tR\bbranches\x12+\n" +
-	"\x05sizes\x18\xe9\a \x01(\v2\x14.tigrisdata.v1.SizesR\x05sizes\"\xb3\x02\n" +
+	"\x05sizes\x18\xe9\a \x01(\v2\x14.tigrisdata.v1.SizesR\x05sizes\"\xf6\x02\n" +
 	"\x1aDescribeCollectionResponse\x12\x1e\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\tR\n" +
@@ -7862,8 +7891,10 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\x04size\x18\x04 \x01(\x03R\x04size\x128\n" +
 	"\aindexes\x18\x05 \x03(\v2\x1e.tigrisdata.v1.CollectionIndexR\aindexes\x12#\n" +
 	"\rsearch_status\x18\x06 \x01(\tR\fsearchStatus\x12+\n" +
-	"\x05sizes\x18\xe9\a \x01(\v2\x14.tigrisdata.v1.SizesR\x05sizes\"\x14\n" +
-	"\x12ProjectDescription\"\x89\x02\n" +
+	"\x05sizes\x18\xe9\a \x01(\v2\x14.tigrisdata.v1.SizesR\x05sizes\x12-\n" +
+	"\x0fexpired_pending\x18\xea\a \x01(\x03H\x00R\x0eexpiredPending\x88\x01\x01B\x12\n" +
+	"\x10_expired_pending\"\x14\n" +
+	"\x12ProjectDescription\"\xcc\x02\n" +
 	"\x15CollectionDescription\x12\x1e\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\tR\n" +
@@ -7872,7 +7903,9 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\x06schema\x18\x03 \x01(\fR\x06schema\x12\x12\n" +
 	"\x04size\x18\x04 \x01(\x03R\x04size\x128\n" +
 	"\aindexes\x18\x05 \x03(\v2\x1e.tigrisdata.v1.CollectionIndexR\aindexes\x12+\n" +
-	"\x05sizes\x18\xe9\a \x01(\v2\x14.tigrisdata.v1.SizesR\x05sizes\"\x11\n" +
+	"\x05sizes\x18\xe9\a \x01(\v2\x14.tigrisdata.v1.SizesR\x05sizes\x12-\n" +
+	"\x0fexpired_pending\x18\xea\a \x01(\x03H\x00R\x0eexpiredPending\x88\x01\x01B\x12\n" +
+	"\x10_expired_pending\"\x11\n" +
 	"\x0fProjectMetadata\"\x12\n" +
 	"\x10DatabaseMetadata\"\x14\n" +
 	"\x12CollectionMetadata\"i\n" +
@@ -8018,7 +8051,7 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\aoptions\x18\x03 \x01(\v2#.tigrisdata.v1.EventsRequestOptionsR\aoptions\x12\x17\n" +
 	"\x06filter\x18\xe9\a \x01(\fR\x06filter\"B\n" +
 	"\x0eEventsResponse\x120\n" +
-	"\x05event\x18\x01 \x01(\v2\x1a.tigrisdata.v1.StreamEventR\x05event\"\xf3\x01\n" +
+	"\x05event\x18\x01 \x01(\v2\x1a.tigrisdata.v1.StreamEventR\x05event\"\x8e\x02\n" +
 	"\vStreamEvent\x12\x13\n" +
 	"\x05tx_id\x18\x01 \x01(\fR\x04txId\x12\x1e\n" +
 	"\n" +
@@ -8032,7 +8065,8 @@ const file_tigrisdata_v1_api_proto_rawDesc = "" +
 	"\x04last\x18\b \x01(\bR\x04last\x12\x1b\n" +
 	"\bposition\x18\xe9\a \x01(\tR\bposition\x12 \n" +
 	"\vleft_filter\x18\xea\a \x01(\bR\n" +
-	"leftFilter\"5\n" +
+	"leftFilter\x12\x19\n" +
+	"\aexpired\x18\xeb\a \x01(\bR\aexpired\"5\n" +
 	"\x15PublishRequestOptions\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\x05R\tpartition\"\x9c\x01\n" +
 	"\x0ePublishRequest\x12\x0e\n" +
@@ -8449,6 +8483,8 @@ func file_tigrisdata_v1_api_proto_init() {
 	file_tigrisdata_v1_observability_proto_init()
 	file_tigrisdata_v1_api_proto_msgTypes[40].OneofWrappers = []any{}
 	file_tigrisdata_v1_api_proto_msgTypes[43].OneofWrappers = []any{}
+	file_tigrisdata_v1_api_proto_msgTypes[73].OneofWrappers = []any{}
+	file_tigrisdata_v1_api_proto_msgTypes[75].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
