@@ -231,34 +231,37 @@ func walkArray(doc []byte, at int, path string, t schema.Type, out *[]Entry) err
 	}
 }
 
-// addScalar appends the entries of one JSON scalar of schema type t.
-func addScalar(tok []byte, path string, t schema.Type, out *[]Entry) error {
-	var v any
+// Value decodes one JSON scalar (not null) of schema type t into the typed
+// value its entry holds before any cut: int64 for integers, float64 for
+// numbers, bool, string for strings, uuids and date-times, []byte for
+// bytes; nil for a type that has no entry. Aggregates group documents by
+// it, so that a group read from the documents and one read from the
+// entries are the same value.
+func Value(tok []byte, t schema.Type) (any, error) {
 	switch t {
 	case schema.Int32, schema.Int64:
 		n, ok := jsonscan.ParseInt(tok)
 		if !ok {
-			return fmt.Errorf("not an integer: %s", tok)
+			return nil, fmt.Errorf("not an integer: %s", tok)
 		}
-		v = n
+		return n, nil
 	case schema.Number:
-		f, err := strconv.ParseFloat(string(tok), 64)
-		if err != nil {
-			return err
-		}
-		v = f
+		return strconv.ParseFloat(string(tok), 64)
 	case schema.Bool:
-		v = tok[0] == 't'
+		return tok[0] == 't', nil
 	case schema.String, schema.UUID, schema.DateTime:
-		v = stringValue(tok)
+		return stringValue(tok), nil
 	case schema.Bytes:
-		b, err := base64.StdEncoding.DecodeString(stringValue(tok))
-		if err != nil {
-			return err
-		}
-		v = b
-	default:
-		return nil
+		return base64.StdEncoding.DecodeString(stringValue(tok))
+	}
+	return nil, nil
+}
+
+// addScalar appends the entries of one JSON scalar of schema type t.
+func addScalar(tok []byte, path string, t schema.Type, out *[]Entry) error {
+	v, err := Value(tok, t)
+	if err != nil || v == nil {
+		return err
 	}
 	cut, _ := Truncate(v)
 	enc, err := EncodeValue(cut)
