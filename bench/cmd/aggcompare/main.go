@@ -169,8 +169,16 @@ func run(ctx context.Context, cfg config) error {
 		var ft, pt []time.Duration
 		for r := 0; r < cfg.rounds; r++ {
 			sides := []func() error{
-				func() error { d, err := timed(func() error { _, err := aggregateFolio(ctx, folio.URL, q.folio); return err }); ft = append(ft, d); return err },
-				func() error { d, err := timed(func() error { _, err := aggregatePostgres(ctx, pg, q.sql); return err }); pt = append(pt, d); return err },
+				func() error {
+					d, err := timed(func() error { _, err := aggregateFolio(ctx, folio.URL, q.folio); return err })
+					ft = append(ft, d)
+					return err
+				},
+				func() error {
+					d, err := timed(func() error { _, err := aggregatePostgres(ctx, pg, q.sql); return err })
+					pt = append(pt, d)
+					return err
+				},
 			}
 			if r%2 == 1 {
 				slices.Reverse(sides)
