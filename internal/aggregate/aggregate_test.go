@@ -200,3 +200,16 @@ func TestAddCountMeetsAdd(t *testing.T) {
 		t.Errorf("got %s, want %v", res, want)
 	}
 }
+
+func TestLookup(t *testing.T) {
+	doc := []byte(` {"a":1,"b":{"c":[1,2],"d":{"e":"x"}},"k\u0069nd":"esc","n":null,"s":"a.b"}`)
+	for _, tc := range []struct{ path, want string }{
+		{"a", "1"}, {"b.c", "[1,2]"}, {"b.d.e", `"x"`}, {"kind", `"esc"`}, {"n", "null"},
+		{"missing", ""}, {"a.b", ""}, {"b.d.e.f", ""}, {"b.x", ""}, {"s.a", ""},
+	} {
+		got, err := lookup(doc, tc.path)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("lookup %s: %q %v, want %q", tc.path, got, err, tc.want)
+		}
+	}
+}

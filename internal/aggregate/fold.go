@@ -8,10 +8,10 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/index"
-	"github.com/foliodb/folio/internal/jsondoc"
 	"github.com/foliodb/folio/internal/jsonscan"
 	"github.com/foliodb/folio/internal/keyenc"
 	"github.com/foliodb/folio/internal/schema"
@@ -215,7 +215,7 @@ func addInt64(a, b int64) (int64, bool) {
 // groupValues returns the keyenc encodings of a document's distinct
 // values of a group field, in order; one null if it has none.
 func groupValues(doc []byte, f *schema.Field) ([][]byte, error) {
-	tok, err := jsondoc.Get(doc, f.Path)
+	tok, err := lookup(doc, f.Path)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate: field %s: %w", f.Path, err)
 	}
@@ -275,7 +275,7 @@ func groupValues(doc []byte, f *schema.Field) ([][]byte, error) {
 // fieldValue returns a document's typed value of a scalar field, or nil
 // if it is missing or null.
 func fieldValue(doc []byte, f *schema.Field) (any, error) {
-	tok, err := jsondoc.Get(doc, f.Path)
+	tok, err := lookup(doc, f.Path)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate: field %s: %w", f.Path, err)
 	}
@@ -287,6 +287,47 @@ func fieldValue(doc []byte, f *schema.Field) (any, error) {
 		return nil, fmt.Errorf("aggregate: field %s: %w", f.Path, err)
 	}
 	return v, nil
+}
+
+// lookup returns the value at a dot path of a document (nil if a part is
+// missing or not an object), aliasing doc. It walks the members in place,
+// as jsondoc.Get does but without listing each object's members: every
+// document of an aggregation passes here once per field.
+func lookup(doc []byte, path string) ([]byte, error) {
+	at := jsonscan.SkipSpace(doc, 0)
+	for part := range strings.SplitSeq(path, ".") {
+		if jsonscan.KindAt(doc, at) != jsonscan.Object {
+			return nil, nil
+		}
+		obj, err := jsonscan.ObjectAt(doc, at)
+		if err != nil {
+			return nil, err
+		}
+		found := false
+		for !found {
+			key, escaped, value, ok, err := obj.Next()
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, nil
+			}
+			if (!escaped && string(key) == part) || (escaped && jsonscan.Unquote(key) == part) {
+				at, found = value, true
+				break
+			}
+			end, err := jsonscan.End(doc, value)
+			if err != nil {
+				return nil, err
+			}
+			obj.Resume(end)
+		}
+	}
+	end, err := jsonscan.End(doc, at)
+	if err != nil {
+		return nil, err
+	}
+	return doc[at:end], nil
 }
 
 // Groups is the number of groups folded so far.
