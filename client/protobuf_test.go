@@ -25,7 +25,7 @@ import (
 // allRoutes are the routes the client calls.
 var allRoutes = []*route{routeInfo, routeHealth, routeCreateDatabase, routeDropDatabase, routeListDatabases, routeDescribeDatabase,
 	routeCreateCollection, routeDropCollection, routeListCollections, routeDescribeCollection, routeInsert, routeReplace,
-	routeUpdate, routeDelete, routeRead, routeSearch, routeEvents, routePublish, routeSubscribe, routeBegin, routeCommit,
+	routeUpdate, routeDelete, routeRead, routeSearch, routeAggregate, routeEvents, routePublish, routeSubscribe, routeBegin, routeCommit,
 	routeRollback, routeCreateNamespace, routeListNamespaces, routeDeleteNamespace, routeCreateApplication, routeListApplications,
 	routeRotateApplicationSecret, routeDeleteApplication, routeRotateSigningKey, routeBackup, routeAccessToken}
 

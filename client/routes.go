@@ -66,6 +66,9 @@ var (
 		req: shapeDeleteRequest, res: shapeDeleteResponse}
 	routeRead = &route{method: "POST", path: "/v1/databases/{db}/collections/{collection}/documents/read", rpc: tigris + "Read", stream: true,
 		req: shapeReadRequest, res: shapeReadResponse}
+	// Folio's own call, in its own service (api/proto's folio.proto).
+	routeAggregate = &route{method: "POST", path: "/v1/databases/{db}/collections/{collection}/documents/aggregate", rpc: "/tigrisdata.v1.Folio/Aggregate", stream: true,
+		req: shapeAggregateRequest, res: shapeAggregateResponse}
 	routeSearch = &route{method: "POST", path: "/v1/databases/{db}/collections/{collection}/documents/search", rpc: tigris + "Search", stream: true,
 		req: shapeSearchRequest, res: shapeSearchResponse}
 

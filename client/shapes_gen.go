@@ -21,6 +21,7 @@ var grpcMethods = map[string]grpcMethod{
 	"/tigrisdata.v1.Tigris/Delete":                         {req: shapeDeleteRequest, res: shapeDeleteResponse, stream: false},
 	"/tigrisdata.v1.Tigris/Read":                           {req: shapeReadRequest, res: shapeReadResponse, stream: true},
 	"/tigrisdata.v1.Tigris/Search":                         {req: shapeSearchRequest, res: shapeSearchResponse, stream: true},
+	"/tigrisdata.v1.Folio/Aggregate":                       {req: shapeAggregateRequest, res: shapeAggregateResponse, stream: true},
 	"/tigrisdata.v1.Tigris/Events":                         {req: shapeEventsRequest, res: shapeEventsResponse, stream: true},
 	"/tigrisdata.v1.Tigris/Publish":                        {req: shapePublishRequest, res: shapePublishResponse, stream: false},
 	"/tigrisdata.v1.Tigris/Subscribe":                      {req: shapeSubscribeRequest, res: shapeSubscribeResponse, stream: true},
@@ -36,6 +37,34 @@ var grpcMethods = map[string]grpcMethod{
 	"/tigrisdata.user.v1.User/deleteApplication":           {req: shapeDeleteApplicationsRequest, res: shapeDeleteApplicationResponse, stream: false},
 	"/tigrisdata.auth.v1.Auth/getAccessToken":              {req: shapeGetAccessTokenRequest, res: shapeGetAccessTokenResponse, stream: false},
 }
+
+// shapeAggregateExplanation is tigrisdata.v1.AggregateExplanation.
+var shapeAggregateExplanation = msg("tigrisdata.v1.AggregateExplanation",
+	str(1, "plan"),
+	integer(2, "groups"),
+	integer(3, "matched"),
+	integer(4, "keys_read"),
+)
+
+// shapeAggregateRequest is tigrisdata.v1.AggregateRequest.
+var shapeAggregateRequest = msg("tigrisdata.v1.AggregateRequest",
+	str(1, "db"),
+	str(2, "collection"),
+	raw(3, "filter"),
+	rep(str(4, "group_by")),
+	raw(5, "fields"),
+	raw(6, "sort"),
+	integer(7, "limit"),
+	str(8, "branch"),
+	sub(9, "collation", shapeCollation),
+	boolean(10, "explain"),
+)
+
+// shapeAggregateResponse is tigrisdata.v1.AggregateResponse.
+var shapeAggregateResponse = msg("tigrisdata.v1.AggregateResponse",
+	raw(1, "result"),
+	sub(2, "explain", shapeAggregateExplanation),
+)
 
 // shapeAny is google.protobuf.Any.
 var shapeAny = msg("google.protobuf.Any",

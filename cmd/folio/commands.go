@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,6 +153,7 @@ var dataCommands = []command{
 	{section: sectionData, server: needsServer, name: "insert", args: "DB COLLECTION [DOCUMENT...]", summary: "Insert documents: JSON objects as arguments, in --file, or as JSON lines on standard input. Prints their keys.", minArgs: 2, maxArgs: -1, setup: writeCommand((*client.Collection[doc]).Insert)},
 	{section: sectionData, server: needsServer, name: "replace", args: "DB COLLECTION [DOCUMENT...]", summary: "Insert documents or replace those with the same key; documents as for insert. Prints their keys.", minArgs: 2, maxArgs: -1, setup: writeCommand((*client.Collection[doc]).Replace)},
 	{section: sectionData, server: needsServer, name: "read", args: "DB COLLECTION [FILTER]", summary: "Print the documents a filter selects (JSON, docs/api.md \"Filters\"; default {}, every document), in key order or --sort's.", minArgs: 2, maxArgs: 3, setup: readCommand},
+	{section: sectionData, server: needsServer, name: "aggregate", args: "DB COLLECTION FIELDS [FILTER]", summary: "Group the documents a filter selects by --group-by's fields and print each group's FIELDS, such as {\"n\":{\"$count\":{}},\"total\":{\"$sum\":\"price\"}} (docs/api.md \"Aggregate\").", minArgs: 3, maxArgs: 4, setup: aggregateCommand},
 	{section: sectionData, server: needsServer, name: "update", args: "DB COLLECTION FILTER UPDATE", summary: "Change the documents FILTER selects: UPDATE is {\"$set\":{…},\"$unset\":[…]}. Prints how many changed.", minArgs: 4, maxArgs: 4, setup: updateCommand},
 	{section: sectionData, server: needsServer, name: "delete", args: "DB COLLECTION FILTER", summary: "Delete the documents FILTER selects ({} deletes every one). Prints how many.", minArgs: 3, maxArgs: 3, setup: deleteCommand},
 	{section: sectionData, server: needsServer, name: "search", args: "DB COLLECTION [QUERY]", summary: "Full-text search: the documents holding every word and \"phrase\" of QUERY (default: all), with --filter, --facet and --sort.", minArgs: 2, maxArgs: 3, setup: searchCommand},
@@ -266,6 +268,71 @@ func sortFields(s string) []client.SortField {
 		out = append(out, client.SortField{Field: f.name, Desc: f.desc})
 	}
 	return out
+}
+
+func aggregateCommand(fs *flag.FlagSet) runFunc {
+	groupBy := fs.String("group-by", "", "group by these fields (comma-separated; default: one group)")
+	sortBy := fs.String("sort", "", "order the groups by these group fields and results (comma-separated; -name for descending)")
+	limit := fs.Int64("limit", 0, "print at most this many groups")
+	ci := fs.Bool("ci", false, "the filter compares strings ignoring case")
+	return func(s *invocation, a []string) error {
+		fields, err := jsonArg("fields", a[2])
+		if err != nil {
+			return err
+		}
+		filter, err := filterArg(a[3:])
+		if err != nil {
+			return err
+		}
+		req := client.AggregateRequest{Filter: filter, GroupBy: fieldList(*groupBy), Fields: fields, Sort: sortFields(*sortBy), Limit: *limit, CaseInsensitive: *ci}
+		// A table's columns: the group fields, then the results in FIELDS'
+		// order.
+		columns := append([]string(nil), req.GroupBy...)
+		dec := json.NewDecoder(bytes.NewReader(fields))
+		if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
+			for dec.More() {
+				name, err := dec.Token()
+				if err != nil {
+					break
+				}
+				columns = append(columns, fmt.Sprint(name))
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					break
+				}
+			}
+		}
+		var recs []json.RawMessage
+		for r, err := range coll(s, a).Aggregate(s.ctx, req) {
+			if err != nil {
+				s.out.records(recs, columns...)
+				return err
+			}
+			var b []byte
+			if s.out.table {
+				row := map[string]any{}
+				for k, v := range r.Group {
+					row[k] = v
+				}
+				for k, v := range r.Values {
+					row[k] = v
+				}
+				b, err = json.Marshal(row)
+			} else {
+				// The server's shape: the group, then the results.
+				row := map[string]any{"group": r.Group}
+				for k, v := range r.Values {
+					row[k] = v
+				}
+				b, err = json.Marshal(row)
+			}
+			if err != nil {
+				return err
+			}
+			recs = append(recs, b)
+		}
+		return s.out.records(recs, columns...)
+	}
 }
 
 func updateCommand(fs *flag.FlagSet) runFunc {

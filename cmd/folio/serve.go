@@ -104,6 +104,7 @@ func settings() []setting {
 		// Settings of the config file alone.
 		{"", "", "max_body_bytes", "largest request body in bytes, over HTTP and gRPC", "16777216", func(c *node.Config) value { return number(&c.MaxBodyBytes) }},
 		{"", "", "max_documents_per_request", "most documents of one insert or replace, messages of one publish", "10000", func(c *node.Config) value { return number(&c.Ops.MaxDocumentsPerRequest) }},
+		{"", "", "max_aggregate_groups", "most groups one aggregation holds in memory; past it the call is refused", "100000", func(c *node.Config) value { return number(&c.Ops.MaxAggregateGroups) }},
 		{"", "", "shutdown_timeout", "how long a shutdown waits for the requests in flight", "30s", func(c *node.Config) value { return dur(&c.ShutdownTimeout) }},
 	}
 }

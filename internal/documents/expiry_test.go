@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodb/folio/internal/aggregate"
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/changelog"
 	"github.com/foliodb/folio/internal/filter"
@@ -145,6 +146,36 @@ func TestExpiredDocumentsAreInvisible(t *testing.T) {
 		for f, want := range map[string]int64{`{}`: 3, `{"kind":"a"}`: 3, `{"kind":"b"}`: 0, `{"expires_at":{"$lte":"2026-11-28T10:00:00Z"}}`: 0} {
 			if n := count(t, s, store, coll, f); n != want {
 				t.Errorf("count %s at expiry: %d, want %d", f, n, want)
+			}
+		}
+		// Aggregates: the plans that would count index entries or the
+		// counter alone read the documents of a ttl collection instead.
+		for _, tc := range []struct {
+			groupBy      []string
+			fields, want string
+		}{
+			{nil, `{"n":{"$count":{}}}`, `{"group":{},"n":3}`},
+			{[]string{"kind"}, `{"n":{"$count":{}}}`, `{"group":{"kind":"a"},"n":3}`},
+			{[]string{"kind"}, `{"n":{"$count_distinct":"id"}}`, `{"group":{"kind":"a"},"n":3}`},
+		} {
+			spec, err := aggregate.Parse(aggregate.Request{GroupBy: tc.groupBy, Fields: []byte(tc.fields)}, coll.Schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			run(t, store, func(tx kv.Tx) error {
+				res, err := s.Aggregate(ctx, tx, coll, AggregateRequest{Filter: parseFilter(t, coll, `{}`), Spec: spec})
+				if err != nil {
+					return err
+				}
+				got = got[:0]
+				for _, r := range res.Results {
+					got = append(got, string(r))
+				}
+				return nil
+			})
+			if g := strings.Join(got, ";"); g != tc.want {
+				t.Errorf("aggregate %v %s at expiry: %s, want %s", tc.groupBy, tc.fields, g, tc.want)
 			}
 		}
 		// Search reads its hits by key.

@@ -181,6 +181,9 @@ func TestRolesOverGRPC(t *testing.T) {
 					_, err := rpc.Count(c, &api.CountRequest{Project: "shop", Collection: "items", Filter: []byte(`{"v":1}`)})
 					return err
 				}},
+				{"Aggregate", func(c context.Context) error {
+					return opened(api.NewFolioClient(s.conn).Aggregate(c, &api.AggregateRequest{Project: "shop", Collection: "items", GroupBy: []string{"v"}, Fields: []byte(`{"n":{"$count":{}}}`)}))
+				}},
 				{"Explain", func(c context.Context) error {
 					_, err := rpc.Explain(c, &api.ReadRequest{Project: "shop", Collection: "items", Filter: []byte(`{"v":1}`)})
 					return err

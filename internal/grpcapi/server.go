@@ -77,7 +77,7 @@ func New(cfg Config) *Server {
 }
 
 // Register registers every service of the API on g: Tigris, HealthAPI,
-// Auth, User and Admin, and the services not built (unbuilt.go), which
+// Auth, User and Admin, Folio's own (Folio), and the services not built (unbuilt.go), which
 // answer UNIMPLEMENTED so that a client can tell "not built" from "no such
 // service". Two methods are registered by hand beside the generated
 // handlers: DescribeDatabase, which answers each API generation in its
@@ -93,6 +93,7 @@ func (s *Server) Register(g grpc.ServiceRegistrar) {
 	api.RegisterManagementServer(g, managementService{s: s})
 	api.RegisterSearchServer(g, searchService{s: s})
 	api.RegisterCacheServer(g, cacheService{s: s})
+	api.RegisterFolioServer(g, folioService{s: s})
 	s.registerUnbuiltServices(g)
 }
 

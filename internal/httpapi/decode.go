@@ -101,6 +101,8 @@ var (
 	// CountRequest has none published; Folio takes a collation where read
 	// takes it.
 	countOptions = options{"collation"}
+	// Aggregate is Folio's own call: its options are count's.
+	aggregateOptions = options{"collation"}
 )
 
 // unknownOption is the error for a member of a request's options object

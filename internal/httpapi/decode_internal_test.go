@@ -79,6 +79,7 @@ func TestOptionsAreThePublishedOnes(t *testing.T) {
 		{"publishOptions", publishOptions, []string{"PublishRequestOptions"}, nil},
 		{"subscribeOptions", subscribeOptions, []string{"SubscribeRequestOptions"}, nil},
 		{"countOptions", countOptions, nil, []string{"collation"}},
+		{"aggregateOptions", aggregateOptions, nil, []string{"collation"}},
 	} {
 		if tc.got == nil {
 			t.Errorf("%s is nil, which checks nothing", tc.name)

@@ -198,6 +198,7 @@ func (s *Server) projectRoutes(handle func(pattern string, h func(http.ResponseW
 	handle("POST "+coll+"/documents/explain", s.explain)
 	// The document calls that have no 2022 path.
 	handle("POST "+coll+"/documents/count", s.count)
+	handle("POST "+coll+"/documents/aggregate", s.aggregate)
 	handle("POST "+coll+"/documents/import", s.importDocuments)
 	handle("POST "+coll+"/documents/index", s.buildCollectionIndex)
 	handle("POST "+coll+"/documents/search/index", s.buildSearchIndex)

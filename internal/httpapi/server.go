@@ -118,6 +118,7 @@ func (s *Server) routes() {
 	handle("DELETE "+coll+"/documents/delete", s.delete)
 	handle("POST "+coll+"/documents/read", s.read)
 	handle("POST "+coll+"/documents/explain", s.explain)
+	handle("POST "+coll+"/documents/aggregate", s.aggregate)
 
 	handle("POST "+coll+"/events", s.events)
 	handle("POST "+coll+"/messages/publish", s.publish)

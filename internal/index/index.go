@@ -231,9 +231,13 @@ func walkArray(doc []byte, at int, path string, t schema.Type, out *[]Entry) err
 	}
 }
 
-// scalarValue is the value of one JSON scalar of schema type t, as
-// entries and filters hold it (nil for a type with no entries).
-func scalarValue(tok []byte, t schema.Type) (any, error) {
+// ScalarValue decodes one JSON scalar (not null) of schema type t into the typed
+// value its entry holds before any cut: int64 for integers, float64 for
+// numbers, bool, string for strings, uuids and date-times, []byte for
+// bytes; nil for a type that has no entry. Aggregates group documents by
+// it, so that a group read from the documents and one read from the
+// entries are the same value.
+func ScalarValue(tok []byte, t schema.Type) (any, error) {
 	switch t {
 	case schema.Int32, schema.Int64:
 		n, ok := jsonscan.ParseInt(tok)
@@ -255,7 +259,7 @@ func scalarValue(tok []byte, t schema.Type) (any, error) {
 
 // addScalar appends the entries of one JSON scalar of schema type t.
 func addScalar(tok []byte, path string, t schema.Type, out *[]Entry) error {
-	v, err := scalarValue(tok, t)
+	v, err := ScalarValue(tok, t)
 	if err != nil || v == nil {
 		return err
 	}
@@ -335,7 +339,7 @@ func Value(doc []byte, f *schema.Field) (tok []byte, v any, err error) {
 		return nil, nil, err
 	}
 	tok = doc[at:end]
-	if v, err = scalarValue(tok, f.Type); err != nil {
+	if v, err = ScalarValue(tok, f.Type); err != nil {
 		return nil, nil, fmt.Errorf("field %s: %w", f.Path, err)
 	}
 	return tok, v, nil

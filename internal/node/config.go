@@ -211,6 +211,7 @@ func DefaultConfig() Config {
 		Tokens:          auth.Config{Audience: auth.DefaultIssuer, AccessTTL: auth.DefaultAccessTTL, RefreshTTL: auth.DefaultRefreshTTL},
 		Ops: ops.Options{
 			MaxDocumentsPerRequest: ops.DefaultMaxDocumentsPerRequest,
+			MaxAggregateGroups:     ops.DefaultMaxAggregateGroups,
 			RequestTimeout:         ops.DefaultRequestTimeout,
 			SearchWait:             ops.DefaultSearchWait,
 			SlowRequest:            DefaultSlowRequest,

@@ -61,6 +61,7 @@ var calls = map[string]call{
 	"Read":                {role: auth.RoleReader},
 	"Explain":             {role: auth.RoleReader},
 	"Count":               {role: auth.RoleReader},
+	"Aggregate":           {role: auth.RoleReader},
 	"Search":              {role: auth.RoleReader},
 	"Events":              {role: auth.RoleReader, unbounded: true},
 	"Subscribe":           {role: auth.RoleReader, unbounded: true},

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foliodb/folio/internal/aggregate"
 	"github.com/foliodb/folio/internal/apierror"
 	"github.com/foliodb/folio/internal/auth"
 	"github.com/foliodb/folio/internal/cache"
@@ -210,10 +211,17 @@ type Options struct {
 	// caller cannot have the server write (or probe) anywhere else; empty
 	// turns the call off.
 	BackupDir string
+	// MaxAggregateGroups bounds the groups one aggregation holds in
+	// memory; past it the call is refused (INVALID_ARGUMENT). Default
+	// aggregate.DefaultMaxGroups (100,000).
+	MaxAggregateGroups int
 }
 
 // DefaultMaxDocumentsPerRequest is Config.MaxDocumentsPerRequest's default.
 const DefaultMaxDocumentsPerRequest = 10_000
+
+// DefaultMaxAggregateGroups is Options.MaxAggregateGroups's default.
+const DefaultMaxAggregateGroups = aggregate.DefaultMaxGroups
 
 // DefaultRequestTimeout is Config.RequestTimeout's default: far longer than
 // any request within the limits takes, short enough that a runaway one
@@ -257,6 +265,9 @@ func New(cfg Config) *Ops {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.MaxAggregateGroups <= 0 {
+		cfg.MaxAggregateGroups = DefaultMaxAggregateGroups
 	}
 	if cfg.SearchWait <= 0 {
 		cfg.SearchWait = DefaultSearchWait

@@ -208,6 +208,7 @@ func TestRolesAgainstCalls(t *testing.T) {
 				{op: "Read", method: "POST", path: msgPath("shop", "msgs", "read"), body: `{"filter":{}}`},
 				{op: "Explain", method: "POST", path: docPath("shop", "items", "explain"), body: `{"filter":{"v":1}}`},
 				{op: "Count", method: "POST", path: "/v1/projects/shop/database/collections/items/documents/count", body: `{"filter":{"v":1}}`},
+				{op: "Aggregate", method: "POST", path: docPath("shop", "items", "aggregate"), body: `{"group_by":["v"],"fields":{"n":{"$count":{}}}}`},
 				{op: "Search", method: "POST", path: docPath("shop", "items", "search"), body: `{"q":"x"}`},
 				{op: "Search", method: "POST", path: msgPath("shop", "msgs", "search"), body: `{"q":"x"}`},
 				{op: "Events", method: "POST", path: eventsPath("shop", "items"), body: "{}", stream: true},

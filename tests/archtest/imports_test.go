@@ -43,7 +43,7 @@ var wirePackages = []string{"net/http", "google.golang.org/grpc", "google.golang
 // and call them, the tests' runner of `folio serve` (which asks it for its
 // health); and the wire's generated definitions themselves, and the
 // program that writes the client's shapes from them.
-var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/http1", "internal/node", "internal/metrics", "internal/loadgen", "bench/benchrun", "tests/servetest", "cmd/folio", "bench/cmd/benchcompare", "bench/cmd/searchcompare", "bench/cmd/cachecompare", wireDefinitions, clientShapesGenerator}
+var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/http1", "internal/node", "internal/metrics", "internal/loadgen", "bench/benchrun", "tests/servetest", "cmd/folio", "bench/cmd/benchcompare", "bench/cmd/searchcompare", "bench/cmd/cachecompare", "bench/cmd/aggcompare", wireDefinitions, clientShapesGenerator}
 
 // wireDefinitions is the Go code generated from Folio's .proto files
 // (api/proto): the API's messages and services. Only the packages that

@@ -30,9 +30,10 @@ var tsFinal = npmtest.Project{Name: "clienttest-final", Dir: "tsfinal",
 // tigris_grpc), and @tigrisdata/core 1.3.0 (tsfinal/flow.js) under node.
 // Each runs an application's whole flow on a project of its own and
 // checks every answer; a failure shows the client's output and the
-// server's request log. The Go client runs two flows on each transport:
-// TestApplicationFlow (collections) and TestSearchFlow (its search
-// package: indexes of their own, words, facets, vectors).
+// server's request log. The Go client runs its flows on each transport:
+// TestApplicationFlow (collections), TestSearchFlow (its search
+// package: indexes of their own, words, facets, vectors), TestCacheFlow,
+// and TestAggregateFlow (its documents grouped by Folio's own call).
 func TestFinalClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds folio and two client test binaries, installs an npm package: not in -short")
@@ -70,6 +71,12 @@ func TestFinalClients(t *testing.T) {
 		})
 		t.Run("go search over HTTP", func(t *testing.T) {
 			runGoFlow(t, s, goFlows.http, "TestSearchFlow", "http://"+s.Addr, "search_go_http")
+		})
+		t.Run("go aggregate over gRPC", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.grpc, "TestAggregateFlow", "grpc://"+s.Addr, "agg_go_grpc")
+		})
+		t.Run("go aggregate over HTTP", func(t *testing.T) {
+			runGoFlow(t, s, goFlows.http, "TestAggregateFlow", "http://"+s.Addr, "agg_go_http")
 		})
 		t.Run("go cache over gRPC", func(t *testing.T) {
 			runGoFlow(t, s, goFlows.grpc, "TestCacheFlow", "grpc://"+s.Addr, "cache_go_grpc")

@@ -40,6 +40,7 @@ var calls = []call{
 	{method: "/tigrisdata.v1.Tigris/Delete"},
 	{method: "/tigrisdata.v1.Tigris/Read"},
 	{method: "/tigrisdata.v1.Tigris/Search"},
+	{method: "/tigrisdata.v1.Folio/Aggregate"},
 
 	{method: "/tigrisdata.v1.Tigris/Events"},
 	{method: "/tigrisdata.v1.Tigris/Publish"},
@@ -102,6 +103,7 @@ var bytesHoldJSON = map[string]bool{
 	"keys":      true,
 	"message":   true,
 	"messages":  true,
+	"result":    true,
 	"schema":    true,
 	"sort":      true,
 	"vector":    true,
