@@ -213,3 +213,36 @@ func TestLookup(t *testing.T) {
 		}
 	}
 }
+
+// An integer sum is exact whenever its total fits int64, whatever the
+// order of its operands and however far the partial sums go past the
+// range; only a total past the range is a float (and inexact).
+func TestIntegerSumWraps(t *testing.T) {
+	const max, min = "9223372036854775807", "-9223372036854775808"
+	doc := func(q string) string { return `{"id":1,"qty":` + q + `}` }
+	for _, tc := range []struct {
+		qtys []string
+		want string
+	}{
+		{[]string{max, "1", "-1"}, `{"group":{},"s":9223372036854775807}`},
+		{[]string{"1", max, "-1"}, `{"group":{},"s":9223372036854775807}`},
+		{[]string{"-1", max, "1"}, `{"group":{},"s":9223372036854775807}`},
+		{[]string{max, max, min, min, "5"}, `{"group":{},"s":3}`},
+		{[]string{min, "-1", "1"}, `{"group":{},"s":-9223372036854775808}`},
+		{[]string{max, "1"}, `{"group":{},"s":9223372036854776000}`},
+		{[]string{min, "-1"}, `{"group":{},"s":-9223372036854776000}`},
+		{[]string{max, max, max}, `{"group":{},"s":27670116110564327000}`},
+	} {
+		var docs []string
+		for _, q := range tc.qtys {
+			docs = append(docs, doc(q))
+		}
+		got, err := fold(t, Request{Fields: []byte(`{"s":{"$sum":"qty"}}`)}, 0, docs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, "") != tc.want {
+			t.Errorf("sum of %v: %s, want %s", tc.qtys, strings.Join(got, ""), tc.want)
+		}
+	}
+}

@@ -45,9 +45,10 @@ type group struct {
 // acc is an accumulator's running state in one group.
 type acc struct {
 	n     int64 // values seen
-	isum  int64
+	isum  int64 // an integer sum, wrapped: the sum is isum + carry×2^64
+	carry int64 // the times isum wrapped up, less the times it wrapped down
 	fsum  float64
-	float bool   // the sum is a float: a number field's, or an integer sum past int64
+	float bool   // the sum is a float: a number field's
 	best  []byte // $min/$max: the keyenc encoding of the best value so far
 	set   map[string]struct{}
 }
@@ -168,12 +169,15 @@ func (f *Folder) fold(s *acc, op Op, v any) error {
 				s.fsum += float64(n)
 				break
 			}
-			sum, overflow := addInt64(s.isum, n)
-			if overflow {
-				// Past int64 the sum goes on as a float: exact no more, but
-				// an answer rather than a wrapped number or an error.
-				s.float, s.fsum = true, float64(s.isum)+float64(n)
-				break
+			// A sum whose partial sums pass int64's range but whose total
+			// does not is exact whatever the documents' order: the wraps
+			// are counted, and only a total past the range is a float.
+			sum := s.isum + n
+			switch {
+			case n > 0 && sum < s.isum:
+				s.carry++
+			case n < 0 && sum > s.isum:
+				s.carry--
 			}
 			s.isum = sum
 		case float64:
@@ -204,12 +208,6 @@ func (f *Folder) fold(s *acc, op Op, v any) error {
 		}
 	}
 	return nil
-}
-
-// addInt64 adds two int64s, reporting overflow.
-func addInt64(a, b int64) (int64, bool) {
-	s := a + b
-	return s, (a >= 0) == (b >= 0) && (s >= 0) != (a >= 0)
 }
 
 // groupValues returns the keyenc encodings of a document's distinct
@@ -412,6 +410,12 @@ func (f *Folder) Results() ([][]byte, error) {
 	return out, nil
 }
 
+// intSumAsFloat is an integer sum as a float: past int64's range it can
+// be nothing else (the answer is then inexact, as docs/api.md says).
+func intSumAsFloat(s *acc) float64 {
+	return float64(s.isum) + float64(s.carry)*(1<<64)
+}
+
 // final is an accumulator's result: int64, float64, a field's typed value,
 // or nil (an average or extreme of no value).
 func final(g *group, s *acc, op Op) (any, error) {
@@ -422,6 +426,9 @@ func final(g *group, s *acc, op Op) (any, error) {
 		if s.float {
 			return s.fsum, nil
 		}
+		if s.carry != 0 {
+			return intSumAsFloat(s), nil
+		}
 		return s.isum, nil
 	case Avg:
 		if s.n == 0 {
@@ -430,7 +437,7 @@ func final(g *group, s *acc, op Op) (any, error) {
 		if s.float {
 			return s.fsum / float64(s.n), nil
 		}
-		return float64(s.isum) / float64(s.n), nil
+		return intSumAsFloat(s) / float64(s.n), nil
 	case Min, Max:
 		if s.best == nil {
 			return nil, nil

@@ -7,7 +7,6 @@ import (
 
 	"github.com/foliodb/folio/internal/catalog"
 	"github.com/foliodb/folio/internal/index"
-	"github.com/foliodb/folio/internal/keyenc"
 	"github.com/foliodb/folio/internal/keyspace"
 	"github.com/foliodb/folio/internal/kv"
 	"github.com/foliodb/folio/internal/query"
@@ -47,40 +46,43 @@ type SweepResult struct {
 
 // Sweep deletes, in tx, up to limit documents of coll that have expired
 // at now, found through the ttl field's index entries
-// (query.ExpiredRange: a range up to now, never a scan), from the entry
+// (query.ExpiredRanges: ranges up to now, never a scan), from the entry
 // from on (nil: the first). It reads at most 4×limit entries, so that
 // entries of documents not yet expired (a value with an offset sorts off
 // its time) cannot make one transaction long. Each delete is an ordinary
 // one, logged as expired.
 func (s *Service) Sweep(ctx context.Context, tx kv.Tx, coll *catalog.Collection, now time.Time, from []byte, limit int) (SweepResult, error) {
-	rng, ok := query.ExpiredRange(coll, now)
+	spans, ok := query.ExpiredRanges(coll, now)
 	if !ok || limit <= 0 {
-		return SweepResult{}, nil
-	}
-	if from != nil && bytes.Compare(from, rng.Begin) > 0 {
-		rng.Begin = from
-	}
-	if bytes.Compare(rng.Begin, rng.End) >= 0 {
 		return SweepResult{}, nil
 	}
 	prefixLen := len(index.FieldPrefix(coll.ID, coll.Schema.TTL().Field.Path, index.Exact))
 	docPrefix := keyspace.Documents(coll.ID).Begin
 	readMax := 4 * limit
 	var entries, keys [][]byte
-	it := tx.Scan(ctx, rng, kv.ScanOptions{Limit: readMax})
-	for it.Next() {
-		suffix, err := index.PKSuffix(it.Key(), prefixLen)
+	for _, sp := range spans {
+		rng := sp.Range
+		if from != nil && bytes.Compare(from, rng.Begin) > 0 {
+			rng.Begin = from
+		}
+		if bytes.Compare(rng.Begin, rng.End) >= 0 || len(entries) == readMax {
+			continue
+		}
+		it := tx.Scan(ctx, rng, kv.ScanOptions{Limit: readMax - len(entries)})
+		for it.Next() {
+			suffix, err := index.PKSuffix(it.Key(), prefixLen)
+			if err != nil {
+				it.Close()
+				return SweepResult{}, err
+			}
+			entries = append(entries, bytes.Clone(it.Key()))
+			keys = append(keys, append(bytes.Clone(docPrefix), suffix...))
+		}
+		err := it.Err()
+		it.Close()
 		if err != nil {
-			it.Close()
 			return SweepResult{}, err
 		}
-		entries = append(entries, bytes.Clone(it.Key()))
-		keys = append(keys, append(bytes.Clone(docPrefix), suffix...))
-	}
-	err := it.Err()
-	it.Close()
-	if err != nil {
-		return SweepResult{}, err
 	}
 	recs, err := tx.GetMany(ctx, keys)
 	if err != nil {
@@ -110,42 +112,45 @@ func (s *Service) Sweep(ctx context.Context, tx kv.Tx, coll *catalog.Collection,
 // and wait for the sweeper: the entries of the ttl field's expired range
 // before the cutoff's second, read without their documents, and the
 // documents of the entries in that second, checked one by one (exact for
-// values written in UTC, see query.ExpiredRange). A collection without a
+// values written in UTC, see query.ExpiredRanges). A collection without a
 // ttl has none.
 func (s *Service) PendingExpired(ctx context.Context, tx kv.Tx, coll *catalog.Collection, now time.Time) (int64, error) {
-	rng, ok := query.ExpiredRange(coll, now)
+	spans, ok := query.ExpiredRanges(coll, now)
 	if !ok {
 		return 0, nil
 	}
-	ttl := coll.Schema.TTL()
-	prefix := index.FieldPrefix(coll.ID, ttl.Field.Path, index.Exact)
-	second := keyenc.AppendString(bytes.Clone(prefix), ttl.Cutoff(now).UTC().Truncate(time.Second).Format("2006-01-02T15:04:05"))
+	prefixLen := len(index.FieldPrefix(coll.ID, coll.Schema.TTL().Field.Path, index.Exact))
+	docPrefix := keyspace.Documents(coll.ID).Begin
 	r := tx.Snapshot()
 	var n int64
-	it := r.Scan(ctx, kv.Range{Begin: rng.Begin, End: second}, kv.ScanOptions{})
-	for it.Next() {
-		n++
-	}
-	err := it.Err()
-	it.Close()
-	if err != nil {
-		return 0, err
-	}
 	var keys [][]byte
-	it = r.Scan(ctx, kv.Range{Begin: second, End: rng.End}, kv.ScanOptions{})
-	docPrefix := keyspace.Documents(coll.ID).Begin
-	for it.Next() {
-		suffix, err := index.PKSuffix(it.Key(), len(prefix))
+	for _, sp := range spans {
+		it := r.Scan(ctx, kv.Range{Begin: sp.Begin, End: sp.Second}, kv.ScanOptions{})
+		for it.Next() {
+			n++
+		}
+		err := it.Err()
+		it.Close()
 		if err != nil {
-			it.Close()
 			return 0, err
 		}
-		keys = append(keys, append(bytes.Clone(docPrefix), suffix...))
+		it = r.Scan(ctx, kv.Range{Begin: sp.Second, End: sp.End}, kv.ScanOptions{})
+		for it.Next() {
+			suffix, err := index.PKSuffix(it.Key(), prefixLen)
+			if err != nil {
+				it.Close()
+				return 0, err
+			}
+			keys = append(keys, append(bytes.Clone(docPrefix), suffix...))
+		}
+		err = it.Err()
+		it.Close()
+		if err != nil {
+			return 0, err
+		}
 	}
-	err = it.Err()
-	it.Close()
-	if err != nil || len(keys) == 0 {
-		return n, err
+	if len(keys) == 0 {
+		return n, nil
 	}
 	recs, err := r.GetMany(ctx, keys)
 	if err != nil {

@@ -144,7 +144,7 @@ func (s *Service) holder(ctx context.Context, tx kv.Tx, coll *catalog.Collection
 			}
 		}
 		if !bytes.Equal(target, own) {
-			same, err := s.holdsWhole(ctx, tx, coll, k, vals, target)
+			same, err := s.holds(ctx, tx, coll, k, vals, target)
 			if err != nil || same {
 				return target, err
 			}
@@ -168,19 +168,30 @@ func seek(ctx context.Context, tx kv.Tx, prefix, from []byte) ([]byte, error) {
 	return nil, it.Err()
 }
 
-// holdsWhole tells whether the document of key suffix holds vals whole:
-// always when no entry cut them, else as its stored values say.
-func (s *Service) holdsWhole(ctx context.Context, tx kv.Tx, coll *catalog.Collection, k schema.UniqueKey, vals []uniqueValue, suffix []byte) (bool, error) {
+// holds tells whether the document of key suffix holds vals: always when
+// no entry cut them and the collection has no ttl, else as its stored
+// record says. An expired document holds nothing: no read returns it, so
+// it is deleted here (logged as expired), as a write onto its own key
+// deletes it (clearExpired), and the value is free.
+func (s *Service) holds(ctx context.Context, tx kv.Tx, coll *catalog.Collection, k schema.UniqueKey, vals []uniqueValue, suffix []byte) (bool, error) {
 	cut := false
 	for _, v := range vals {
 		cut = cut || v.cut
 	}
-	if !cut {
+	ttl := coll.Schema.TTL() != nil
+	if !cut && !ttl {
 		return true, nil
 	}
-	rec, err := s.get(ctx, tx, append(bytes.Clone(keyspace.Documents(coll.ID).Begin), suffix...))
+	key := append(bytes.Clone(keyspace.Documents(coll.ID).Begin), suffix...)
+	rec, err := s.get(ctx, tx, key)
 	if err != nil || rec == nil {
 		return false, err
+	}
+	if expired(coll, rec, s.Now()) {
+		return false, s.removeFor(tx, coll, key, rec, true)
+	}
+	if !cut {
+		return true, nil
 	}
 	theirs, err := keyValues(coll, k, rec[recordHeaderSize:])
 	if err != nil {
@@ -294,8 +305,8 @@ func (s *Service) flushHeld(ctx context.Context, tx kv.Tx, coll *catalog.Collect
 		g.seen = make(map[string]bool)
 	}
 	for i, rec := range recs {
-		if rec == nil {
-			continue
+		if rec == nil || expired(coll, rec, s.Now()) {
+			continue // an expired document holds nothing (holds)
 		}
 		vals, err := keyValues(coll, k, rec[recordHeaderSize:])
 		if err != nil {

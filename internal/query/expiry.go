@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -75,27 +76,54 @@ func (l *liveIterator) Err() error {
 	return l.it.Err()
 }
 
-// ExpiredRange is the range of the ttl field's index entries that holds
+// ExpiredSpan is a range of the ttl field's index entries that may hold
+// expired documents: those before Second (where the cutoff's second
+// begins) have expired if their value is in UTC, those from it on are
+// checked one by one.
+type ExpiredSpan struct {
+	kv.Range
+	Second []byte
+}
+
+// ExpiredRanges are the ranges of the ttl field's index entries that hold
 // every document expired at now whose value is written in UTC ("Z", as
-// the server's own stamps are): entries sort by the value's text, which
-// orders UTC times by time up to the second. It ends after the second
-// the cutoff falls in, so it may hold a few documents that expire within
-// that second: whoever reads it checks each document (TTL.Expired). A
-// value written with a positive offset sorts later than its time and is
-// found once UTC reaches its local text (at most the offset later); one
-// with a negative offset sorts earlier and is met, and passed over, until
-// it expires. ok is false for a collection without a ttl.
-func ExpiredRange(coll *catalog.Collection, now time.Time) (r kv.Range, ok bool) {
+// the server's own stamps are), in key order: entries sort by the value's
+// text, which orders UTC times by time up to the second. RFC 3339 allows
+// a lower-case "t" (and "z"), and such a value sorts after every
+// upper-case one of its day and before the next day, so there are two:
+// the entries up to the cutoff's second, and the lower-case ones of the
+// cutoff's day up to its second. Each ends after the second the cutoff
+// falls in, so it may hold a few documents that expire within that
+// second: whoever reads it checks each document (TTL.Expired). A value
+// written with a positive offset sorts later than its time and is found
+// once UTC reaches its local text (at most the offset later); one with a
+// negative offset sorts earlier and is met, and passed over, until it
+// expires. ok is false for a collection without a ttl.
+func ExpiredRanges(coll *catalog.Collection, now time.Time) (spans []ExpiredSpan, ok bool) {
 	ttl := coll.Schema.TTL()
 	if ttl == nil {
-		return kv.Range{}, false
+		return nil, false
 	}
 	prefix := index.FieldPrefix(coll.ID, ttl.Field.Path, index.Exact)
-	next := ttl.Cutoff(now).UTC().Truncate(time.Second).Add(time.Second)
+	second := ttl.Cutoff(now).UTC().Truncate(time.Second)
 	// Every valid date-time is longer than its first 19 characters, so
-	// the values before this bound are those whose first 19 characters
-	// (date and time to the second) are at most the cutoff's.
-	bound := next.Format("2006-01-02T15:04:05")
-	end := keyenc.AppendString(append([]byte(nil), prefix...), bound)
-	return kv.Range{Begin: prefix, End: end}, true
+	// the values before a bound of 19 are those whose first 19 characters
+	// (date and time to the second) are at most the bound's.
+	at := func(text string) []byte { return keyenc.AppendString(bytes.Clone(prefix), text) }
+	next := second.Add(time.Second)
+	spans = []ExpiredSpan{{
+		Range:  kv.Range{Begin: prefix, End: at(next.Format("2006-01-02T15:04:05"))},
+		Second: at(second.Format("2006-01-02T15:04:05")),
+	}}
+	if next.YearDay() == second.YearDay() {
+		// When the second ends a day, the first range ends at the next
+		// day's first bound, past every lower-case time of this one: the
+		// two must not overlap, or a document would be met twice.
+		day := second.Format("2006-01-02t")
+		spans = append(spans, ExpiredSpan{
+			Range:  kv.Range{Begin: at(day), End: at(day + next.Format("15:04:05"))},
+			Second: at(day + second.Format("15:04:05")),
+		})
+	}
+	return spans, true
 }
