@@ -9,10 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
-	"time"
 
-	"github.com/tigrisdata/tigris-client-go/config"
-	"github.com/tigrisdata/tigris-client-go/driver"
 	"github.com/tigrisdata/tigris-client-go/filter"
 	"github.com/tigrisdata/tigris-client-go/tigris"
 )
@@ -24,18 +21,7 @@ import (
 // application beside the client would; each group's count is the client's
 // own Count of that group, and its sum the sum of what the client reads.
 func TestAggregateFlow(t *testing.T) {
-	e := readEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	drv, err := driver.NewDriver(ctx, &config.Driver{URL: e.url, Branch: "main"})
-	if err != nil {
-		t.Fatalf("driver.NewDriver(%s): %v", e.url, err)
-	}
-	defer drv.Close()
-	if _, err := drv.CreateProject(ctx, e.project); err != nil {
-		t.Fatalf("CreateProject: %v", err)
-	}
-	defer drv.DeleteProject(ctx, e.project)
+	ctx, e, _ := projectFlow(t)
 	c, err := tigris.NewClient(ctx, &tigris.Config{URL: e.url, Project: e.project})
 	if err != nil {
 		t.Fatalf("tigris.NewClient: %v", err)

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"slices"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -18,8 +17,6 @@ import (
 
 	httpapi "github.com/tigrisdata/tigris-client-go/api/client/v1/api"
 	api "github.com/tigrisdata/tigris-client-go/api/server/v1"
-	"github.com/tigrisdata/tigris-client-go/config"
-	"github.com/tigrisdata/tigris-client-go/driver"
 )
 
 // The final Go client has no cache package: an application reaches the
@@ -31,17 +28,7 @@ import (
 // a cache created (and refused again), set with and without conditions,
 // get, getset, del, keys with a pattern, list, delete.
 func TestCacheFlow(t *testing.T) {
-	e := readEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	drv, err := driver.NewDriver(ctx, &config.Driver{URL: e.url, Branch: "main"})
-	if err != nil {
-		t.Fatalf("driver.NewDriver(%s): %v", e.url, err)
-	}
-	defer drv.Close()
-	if _, err := drv.CreateProject(ctx, e.project); err != nil {
-		t.Fatalf("CreateProject: %v", err)
-	}
+	ctx, e, _ := projectFlow(t)
 	if e.http {
 		c, err := httpapi.NewClientWithResponses(e.url)
 		if err != nil {

@@ -90,6 +90,30 @@ func readEnv(t *testing.T) env {
 	return e
 }
 
+// projectFlow opens what the smaller flows share: the environment, a
+// context bounded at two minutes, the driver on FOLIO_URL, and the flow's
+// project, made here and deleted (its error reported) when the test ends.
+func projectFlow(t *testing.T) (context.Context, env, driver.Driver) {
+	t.Helper()
+	e := readEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	drv, err := driver.NewDriver(ctx, &config.Driver{URL: e.url, Branch: "main"})
+	if err != nil {
+		t.Fatalf("driver.NewDriver(%s): %v", e.url, err)
+	}
+	t.Cleanup(func() { drv.Close() })
+	if _, err := drv.CreateProject(ctx, e.project); err != nil {
+		t.Fatalf("CreateProject(%q): %v", e.project, err)
+	}
+	t.Cleanup(func() {
+		if _, err := drv.DeleteProject(context.Background(), e.project); err != nil {
+			t.Errorf("DeleteProject(%q): %v", e.project, err)
+		}
+	})
+	return ctx, e, drv
+}
+
 // The client over HTTP drops an insert's generated keys (its HTTP decoder
 // reads only status and metadata) and the limit of update and delete (its
 // options conversion keeps only the write options): bugs of the client,

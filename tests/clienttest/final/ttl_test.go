@@ -1,7 +1,6 @@
 package finalclient
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tigrisdata/tigris-client-go/code"
-	"github.com/tigrisdata/tigris-client-go/config"
 	"github.com/tigrisdata/tigris-client-go/driver"
 )
 
@@ -19,22 +17,7 @@ import (
 // after they are written on the server's real clock, and reads, counts and
 // describe around their time.
 func TestTTLFlow(t *testing.T) {
-	e := readEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	drv, err := driver.NewDriver(ctx, &config.Driver{URL: e.url, Branch: "main"})
-	if err != nil {
-		t.Fatalf("driver.NewDriver(%s): %v", e.url, err)
-	}
-	defer drv.Close()
-	if _, err := drv.CreateProject(ctx, e.project); err != nil {
-		t.Fatalf("CreateProject(%q): %v", e.project, err)
-	}
-	defer func() {
-		if _, err := drv.DeleteProject(context.Background(), e.project); err != nil {
-			t.Errorf("DeleteProject: %v", err)
-		}
-	}()
+	ctx, e, drv := projectFlow(t)
 	db := drv.UseDatabase(e.project)
 	const schema = `{"title":"sessions","properties":{"id":{"type":"string"},"expires_at":{"type":"string","format":"date-time"}},` +
 		`"primary_key":["id"],"ttl":{"field":"expires_at"}}`

@@ -1,14 +1,11 @@
 package finalclient
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tigrisdata/tigris-client-go/code"
-	"github.com/tigrisdata/tigris-client-go/config"
 	"github.com/tigrisdata/tigris-client-go/driver"
 	"github.com/tigrisdata/tigris-client-go/filter"
 	"github.com/tigrisdata/tigris-client-go/tigris"
@@ -31,17 +28,7 @@ const membersSchema = `{"title":"members","properties":{"id":{"type":"integer"},
 // AlreadyExists error naming the field, a document written again with its
 // own value is taken, and adding the key over duplicates is refused.
 func TestUniqueFlow(t *testing.T) {
-	e := readEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	drv, err := driver.NewDriver(ctx, &config.Driver{URL: e.url, Branch: "main"})
-	if err != nil {
-		t.Fatalf("driver.NewDriver(%s): %v", e.url, err)
-	}
-	defer drv.Close()
-	if _, err := drv.CreateProject(ctx, e.project); err != nil {
-		t.Fatalf("CreateProject: %v", err)
-	}
+	ctx, e, drv := projectFlow(t)
 	db := drv.UseDatabase(e.project)
 	if err := db.CreateOrUpdateCollection(ctx, "members", driver.Schema(membersSchema)); err != nil {
 		t.Fatalf("CreateOrUpdateCollection with a unique field: %v", err)
@@ -82,9 +69,6 @@ func TestUniqueFlow(t *testing.T) {
 	wantCode(t, "adding unique over duplicates", err, code.InvalidArgument)
 	if err != nil && !strings.Contains(err.Error(), `more than one document holds "ann@example.com"`) {
 		t.Errorf("adding unique over duplicates: %v, want it to name the value", err)
-	}
-	if _, err := drv.DeleteProject(ctx, e.project); err != nil {
-		t.Errorf("DeleteProject: %v", err)
 	}
 }
 
