@@ -306,8 +306,8 @@ func (s *Service) removeFor(tx kv.Tx, coll *catalog.Collection, key, old []byte,
 	if err := tx.Add(keyspace.Count(coll.ID), -1); err != nil {
 		return err
 	}
-	r := changelog.Record{Op: changelog.Delete, NS: coll.DB.NS, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Rev: coll.Rev,
-		Key: key, Before: old[recordHeaderSize:], Expired: expired}
+	r := changeRecord(coll, changelog.Delete, key, nil, old[recordHeaderSize:])
+	r.Expired = expired
 	return tx.AppendLog(r.Encode())
 }
 
@@ -325,8 +325,13 @@ func (s *Service) count(tx kv.Tx, coll *catalog.Collection, added bool, bytes in
 // logChange appends a document's change to the log, with the document
 // before it (nil if there was none), which filtered streams match against.
 func logChange(tx kv.Tx, coll *catalog.Collection, op changelog.Op, key, data, prev []byte) error {
-	r := changelog.Record{Op: op, NS: coll.DB.NS, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Rev: coll.Rev, Key: key, Data: data, Before: prev}
+	r := changeRecord(coll, op, key, data, prev)
 	return tx.AppendLog(r.Encode())
+}
+
+// changeRecord is the change log record of a write of a document of coll.
+func changeRecord(coll *catalog.Collection, op changelog.Op, key, data, prev []byte) changelog.Record {
+	return changelog.Record{Op: op, NS: coll.DB.NS, DB: coll.DB.Name, DBID: coll.DB.ID, Collection: coll.Name, CollID: coll.ID, Rev: coll.Rev, Key: key, Data: data, Before: prev}
 }
 
 // before is the document of a stored record old, or nil if there was none.
