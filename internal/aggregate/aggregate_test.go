@@ -201,15 +201,25 @@ func TestAddCountMeetsAdd(t *testing.T) {
 	}
 }
 
-func TestLookup(t *testing.T) {
-	doc := []byte(` {"a":1,"b":{"c":[1,2],"d":{"e":"x"}},"k\u0069nd":"esc","n":null,"s":"a.b"}`)
-	for _, tc := range []struct{ path, want string }{
-		{"a", "1"}, {"b.c", "[1,2]"}, {"b.d.e", `"x"`}, {"kind", `"esc"`}, {"n", "null"},
+// collect takes every path's value in one walk: nested, escaped names,
+// a path and one below it, the first of two members of a name, and
+// nothing where a step is missing or not an object.
+func TestCollect(t *testing.T) {
+	doc := []byte(` {"a":1,"b":{"c":[1,2],"d":{"e":"x"}},"k\u0069nd":"esc","n":null,"s":"a.b","a":2}`)
+	cases := []struct{ path, want string }{
+		{"a", "1"}, {"b.c", "[1,2]"}, {"b.d.e", `"x"`}, {"kind", `"esc"`}, {"n", "null"}, {"b.d", `{"e":"x"}`},
 		{"missing", ""}, {"a.b", ""}, {"b.d.e.f", ""}, {"b.x", ""}, {"s.a", ""},
-	} {
-		got, err := lookup(doc, tc.path)
-		if err != nil || string(got) != tc.want {
-			t.Errorf("lookup %s: %q %v, want %q", tc.path, got, err, tc.want)
+	}
+	f := &Folder{toks: make([][]byte, len(cases))}
+	for i, tc := range cases {
+		f.paths = addPath(f.paths, strings.Split(tc.path, "."), i)
+	}
+	if err := f.collect(doc, 1, f.paths); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range cases {
+		if got := string(f.toks[i]); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.path, got, tc.want)
 		}
 	}
 }

@@ -34,6 +34,27 @@ type Folder struct {
 	// Folded counts the documents folded (each once, whatever the number
 	// of its groups).
 	Folded int64
+
+	// A document is walked once for every field the spec reads (paths),
+	// its values' tokens left in toks by slot: groupSlot[i] is group field
+	// i's, accSlot[i] accumulator i's (-1 for $count).
+	paths     []*pathNode
+	toks      [][]byte
+	groupSlot []int
+	accSlot   []int
+	// scalarGroups: no group field is an array, so a document is in one
+	// group, whose key is built in keyBuf without allocating.
+	scalarGroups bool
+	keyBuf       []byte
+	scratch      []byte // an operand's encoding ($min, $max, $count_distinct)
+}
+
+// pathNode is one member name of the paths a Folder reads: a leaf's token
+// goes to its slot (-1: only a step on the way to deeper ones).
+type pathNode struct {
+	name string
+	slot int
+	kids []*pathNode
 }
 
 type group struct {
@@ -59,7 +80,52 @@ func NewFolder(spec *Spec, maxGroups int) *Folder {
 	if maxGroups <= 0 {
 		maxGroups = DefaultMaxGroups
 	}
-	return &Folder{spec: spec, maxGroups: maxGroups, groups: map[string]*group{}}
+	f := &Folder{spec: spec, maxGroups: maxGroups, groups: map[string]*group{}, scalarGroups: true}
+	slots := map[string]int{}
+	slot := func(fd *schema.Field) int {
+		if i, ok := slots[fd.Path]; ok {
+			return i
+		}
+		i := len(slots)
+		slots[fd.Path] = i
+		f.paths = addPath(f.paths, strings.Split(fd.Path, "."), i)
+		return i
+	}
+	for _, gf := range spec.GroupBy {
+		f.groupSlot = append(f.groupSlot, slot(gf))
+		if gf.Type == schema.Array {
+			f.scalarGroups = false
+		}
+	}
+	for _, a := range spec.Accs {
+		i := -1
+		if a.Field != nil {
+			i = slot(a.Field)
+		}
+		f.accSlot = append(f.accSlot, i)
+	}
+	f.toks = make([][]byte, len(slots))
+	return f
+}
+
+// addPath adds the path parts to the nodes, its leaf holding slot.
+func addPath(nodes []*pathNode, parts []string, slot int) []*pathNode {
+	var n *pathNode
+	for _, c := range nodes {
+		if c.name == parts[0] {
+			n = c
+		}
+	}
+	if n == nil {
+		n = &pathNode{name: parts[0], slot: -1}
+		nodes = append(nodes, n)
+	}
+	if len(parts) == 1 {
+		n.slot = slot
+	} else {
+		n.kids = addPath(n.kids, parts[1:], slot)
+	}
+	return nodes
 }
 
 // TooManyGroups is the error past the bound on groups.
@@ -106,17 +172,27 @@ func (f *Folder) AddCount(values []any, n int64) error {
 // giving each distinct element; a missing or null field, or an array
 // without a non-null element, gives null.
 func (f *Folder) Add(doc []byte) error {
+	clear(f.toks)
+	if err := f.collect(doc, jsonscan.SkipSpace(doc, 0), f.paths); err != nil {
+		return fmt.Errorf("aggregate: %w", err)
+	}
+	f.Folded++
+	if f.scalarGroups {
+		key := f.keyBuf[:0]
+		for i, gf := range f.spec.GroupBy {
+			var err error
+			if key, err = appendValue(key, f.toks[f.groupSlot[i]], gf); err != nil {
+				return err
+			}
+		}
+		f.keyBuf = key
+		return f.addTo(key)
+	}
 	keys := [][]byte{nil}
-	for _, gf := range f.spec.GroupBy {
-		vals, err := groupValues(doc, gf)
+	for i, gf := range f.spec.GroupBy {
+		vals, err := groupValues(f.toks[f.groupSlot[i]], gf)
 		if err != nil {
 			return err
-		}
-		if len(vals) == 1 {
-			for i := range keys {
-				keys[i] = append(keys[i], vals[0]...)
-			}
-			continue
 		}
 		var next [][]byte
 		for _, k := range keys {
@@ -126,27 +202,65 @@ func (f *Folder) Add(doc []byte) error {
 		}
 		keys = next
 	}
-	// The document's operands, read once whatever its number of groups.
-	operands := make([]any, len(f.spec.Accs))
+	for _, k := range keys {
+		if err := f.addTo(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addTo folds the document whose values are in f.toks into the group of
+// key.
+func (f *Folder) addTo(key []byte) error {
+	g, err := f.group(key)
+	if err != nil {
+		return err
+	}
+	g.n++
 	for i, a := range f.spec.Accs {
-		if a.Field == nil {
+		if a.Op == Count {
 			continue
 		}
-		v, err := fieldValue(doc, a.Field)
-		if err != nil {
+		if err := f.fold(&g.accs[i], a, f.toks[f.accSlot[i]]); err != nil {
 			return err
 		}
-		operands[i] = v
 	}
-	f.Folded++
-	for _, k := range keys {
-		g, err := f.group(k)
+	return nil
+}
+
+// collect walks the object at doc[at:] once, leaving the token of each
+// path under nodes in its slot. The first member of a name counts, as
+// jsondoc.Get takes it; a value that is not an object has no members.
+func (f *Folder) collect(doc []byte, at int, nodes []*pathNode) error {
+	if jsonscan.KindAt(doc, at) != jsonscan.Object {
+		return nil
+	}
+	obj, err := jsonscan.ObjectAt(doc, at)
+	if err != nil {
+		return err
+	}
+	left := len(nodes)
+	for left > 0 {
+		key, escaped, value, ok, err := obj.Next()
+		if err != nil || !ok {
+			return err
+		}
+		n := f.member(nodes, key, escaped)
+		end, err := jsonscan.End(doc, value)
 		if err != nil {
 			return err
 		}
-		g.n++
-		for i, a := range f.spec.Accs {
-			if err := f.fold(&g.accs[i], a.Op, operands[i]); err != nil {
+		obj.Resume(end)
+		if n == nil {
+			continue
+		}
+		left--
+		if n.slot >= 0 {
+			f.toks[n.slot] = doc[value:end]
+		}
+		if n.kids != nil {
+			if err := f.collect(doc, value, n.kids); err != nil {
 				return err
 			}
 		}
@@ -154,45 +268,68 @@ func (f *Folder) Add(doc []byte) error {
 	return nil
 }
 
-// fold adds one operand (nil: the document has no value) to an
-// accumulator.
-func (f *Folder) fold(s *acc, op Op, v any) error {
-	if v == nil || op == Count {
+// member returns the node a member's key names, nil if none or if an
+// earlier member of the name was taken.
+func (f *Folder) member(nodes []*pathNode, key []byte, escaped bool) *pathNode {
+	name := key
+	if escaped {
+		name = []byte(jsonscan.Unquote(key))
+	}
+	for _, n := range nodes {
+		if string(name) == n.name {
+			if n.slot >= 0 && f.toks[n.slot] != nil {
+				return nil
+			}
+			return n
+		}
+	}
+	return nil
+}
+
+// fold adds a document's token of an accumulator's field (nil: missing)
+// to the accumulator; a null adds nothing.
+func (f *Folder) fold(s *acc, a Accumulator, tok []byte) error {
+	if tok == nil || jsonscan.KindAt(tok, 0) == jsonscan.Null {
 		return nil
 	}
 	s.n++
-	switch op {
+	switch a.Op {
 	case Sum, Avg:
-		switch n := v.(type) {
-		case int64:
-			if s.float {
-				s.fsum += float64(n)
-				break
+		if a.Field.Type == schema.Number {
+			v, err := strconv.ParseFloat(string(tok), 64)
+			if err != nil {
+				return fmt.Errorf("aggregate: field %s: %w", a.Field.Path, err)
 			}
-			// A sum whose partial sums pass int64's range but whose total
-			// does not is exact whatever the documents' order: the wraps
-			// are counted, and only a total past the range is a float.
-			sum := s.isum + n
-			switch {
-			case n > 0 && sum < s.isum:
-				s.carry++
-			case n < 0 && sum > s.isum:
-				s.carry--
-			}
-			s.isum = sum
-		case float64:
-			s.fsum += n
+			s.fsum += v
+			break
 		}
+		n, ok := jsonscan.ParseInt(tok)
+		if !ok {
+			return fmt.Errorf("aggregate: field %s: not an integer: %s", a.Field.Path, tok)
+		}
+		// A sum whose partial sums pass int64's range but whose total
+		// does not is exact whatever the documents' order: the wraps are
+		// counted, and only a total past the range is a float.
+		sum := s.isum + n
+		switch {
+		case n > 0 && sum < s.isum:
+			s.carry++
+		case n < 0 && sum > s.isum:
+			s.carry--
+		}
+		s.isum = sum
 	case Min, Max:
-		enc, err := keyenc.Pack(keyenc.Tuple{v})
+		enc, err := appendValue(f.scratch[:0], tok, a.Field)
+		f.scratch = enc
 		if err != nil {
 			return err
 		}
-		if c := bytes.Compare(enc, s.best); s.best == nil || (op == Min && c < 0) || (op == Max && c > 0) {
-			s.best = enc
+		if c := bytes.Compare(enc, s.best); s.best == nil || (a.Op == Min && c < 0) || (a.Op == Max && c > 0) {
+			s.best = append(s.best[:0], enc...)
 		}
 	case CountDistinct:
-		enc, err := keyenc.Pack(keyenc.Tuple{v})
+		enc, err := appendValue(f.scratch[:0], tok, a.Field)
+		f.scratch = enc
 		if err != nil {
 			return err
 		}
@@ -210,23 +347,48 @@ func (f *Folder) fold(s *acc, op Op, v any) error {
 	return nil
 }
 
-// groupValues returns the keyenc encodings of a document's distinct
-// values of a group field, in order; one null if it has none.
-func groupValues(doc []byte, f *schema.Field) ([][]byte, error) {
-	tok, err := lookup(doc, f.Path)
-	if err != nil {
-		return nil, fmt.Errorf("aggregate: field %s: %w", f.Path, err)
+// appendValue appends the keyenc encoding of a scalar field's token (nil
+// or null: keyenc's null) as keyenc.Pack writes the value index.ScalarValue
+// gives, without making that value where it can: every document of an
+// aggregation passes here once per group field.
+func appendValue(dst, tok []byte, fd *schema.Field) ([]byte, error) {
+	if tok == nil || jsonscan.KindAt(tok, 0) == jsonscan.Null {
+		return append(dst, 0x00), nil // keyenc's null
 	}
+	switch fd.Type {
+	case schema.Int32, schema.Int64:
+		if n, ok := jsonscan.ParseInt(tok); ok {
+			return keyenc.AppendInt(dst, n), nil
+		}
+	case schema.Number:
+		if v, err := strconv.ParseFloat(string(tok), 64); err == nil {
+			return keyenc.AppendFloat(dst, v)
+		}
+	case schema.String, schema.UUID, schema.DateTime:
+		if jsonscan.KindAt(tok, 0) == jsonscan.String {
+			inner := tok[1 : len(tok)-1]
+			if bytes.IndexByte(inner, '\\') < 0 {
+				return keyenc.AppendStringBytes(dst, inner), nil
+			}
+		}
+	}
+	v, err := index.ScalarValue(tok, fd.Type)
+	if err != nil || v == nil {
+		return dst, fmt.Errorf("aggregate: field %s: %v", fd.Path, err)
+	}
+	return keyenc.AppendPack(dst, keyenc.Tuple{v})
+}
+
+// groupValues returns the keyenc encodings of a document's distinct
+// values of a group field, from its token, in order; one null if it has
+// none.
+func groupValues(tok []byte, f *schema.Field) ([][]byte, error) {
 	null := [][]byte{{0x00}} // keyenc's null
 	if tok == nil || jsonscan.KindAt(tok, 0) == jsonscan.Null {
 		return null, nil
 	}
 	if f.Type != schema.Array {
-		v, err := index.ScalarValue(tok, f.Type)
-		if err != nil || v == nil {
-			return nil, fmt.Errorf("aggregate: field %s: %v", f.Path, err)
-		}
-		enc, err := keyenc.Pack(keyenc.Tuple{v})
+		enc, err := appendValue(nil, tok, f)
 		return [][]byte{enc}, err
 	}
 	if jsonscan.KindAt(tok, 0) != jsonscan.Array {
@@ -253,13 +415,9 @@ func groupValues(doc []byte, f *schema.Field) ([][]byte, error) {
 		if jsonscan.KindAt(tok, at) == jsonscan.Null {
 			continue
 		}
-		v, err := index.ScalarValue(tok[at:end], f.Items.Type)
+		enc, err := appendValue(nil, tok[at:end], f.Items)
 		if err != nil {
 			return nil, fmt.Errorf("aggregate: field %s: %w", f.Path, err)
-		}
-		enc, err := keyenc.Pack(keyenc.Tuple{v})
-		if err != nil {
-			return nil, err
 		}
 		out = append(out, enc)
 	}
@@ -268,64 +426,6 @@ func groupValues(doc []byte, f *schema.Field) ([][]byte, error) {
 	}
 	slices.SortFunc(out, bytes.Compare)
 	return slices.CompactFunc(out, bytes.Equal), nil
-}
-
-// fieldValue returns a document's typed value of a scalar field, or nil
-// if it is missing or null.
-func fieldValue(doc []byte, f *schema.Field) (any, error) {
-	tok, err := lookup(doc, f.Path)
-	if err != nil {
-		return nil, fmt.Errorf("aggregate: field %s: %w", f.Path, err)
-	}
-	if tok == nil || jsonscan.KindAt(tok, 0) == jsonscan.Null {
-		return nil, nil
-	}
-	v, err := index.ScalarValue(tok, f.Type)
-	if err != nil {
-		return nil, fmt.Errorf("aggregate: field %s: %w", f.Path, err)
-	}
-	return v, nil
-}
-
-// lookup returns the value at a dot path of a document (nil if a part is
-// missing or not an object), aliasing doc. It walks the members in place,
-// as jsondoc.Get does but without listing each object's members: every
-// document of an aggregation passes here once per field.
-func lookup(doc []byte, path string) ([]byte, error) {
-	at := jsonscan.SkipSpace(doc, 0)
-	for part := range strings.SplitSeq(path, ".") {
-		if jsonscan.KindAt(doc, at) != jsonscan.Object {
-			return nil, nil
-		}
-		obj, err := jsonscan.ObjectAt(doc, at)
-		if err != nil {
-			return nil, err
-		}
-		found := false
-		for !found {
-			key, escaped, value, ok, err := obj.Next()
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				return nil, nil
-			}
-			if (!escaped && string(key) == part) || (escaped && jsonscan.Unquote(key) == part) {
-				at, found = value, true
-				break
-			}
-			end, err := jsonscan.End(doc, value)
-			if err != nil {
-				return nil, err
-			}
-			obj.Resume(end)
-		}
-	}
-	end, err := jsonscan.End(doc, at)
-	if err != nil {
-		return nil, err
-	}
-	return doc[at:end], nil
 }
 
 // Groups is the number of groups folded so far.
@@ -396,14 +496,14 @@ func (f *Folder) Results() ([][]byte, error) {
 			}
 			b = jsonscan.AppendQuote(b, gf.Path)
 			b = append(b, ':')
-			b = appendValue(b, r.values[j])
+			b = appendJSON(b, r.values[j])
 		}
 		b = append(b, '}')
 		for j, a := range f.spec.Accs {
 			b = append(b, ',')
 			b = jsonscan.AppendQuote(b, a.Name)
 			b = append(b, ':')
-			b = appendValue(b, r.finals[j])
+			b = appendJSON(b, r.finals[j])
 		}
 		out[i] = append(b, '}')
 	}
@@ -450,10 +550,10 @@ func final(g *group, s *acc, op Op) (any, error) {
 	return nil, nil
 }
 
-// appendValue renders a typed value as JSON: bytes in base64, as
+// appendJSON renders a typed value as JSON: bytes in base64, as
 // documents hold them; a float that JSON cannot hold (a sum past the
 // float range) as null.
-func appendValue(b []byte, v any) []byte {
+func appendJSON(b []byte, v any) []byte {
 	switch v := v.(type) {
 	case nil:
 		return append(b, "null"...)

@@ -62,6 +62,7 @@ func TestAppendDoesNotAllocate(t *testing.T) {
 		buf, _ = AppendPack(buf[:0], benchKey)
 		buf = AppendString(buf, "a\x00b")
 		buf = AppendBytes(buf, raw)
+		buf = AppendStringBytes(buf, raw)
 		buf = AppendInt(buf, -77)
 		buf, _ = AppendFloat(buf, 2.5)
 		buf = AppendBool(buf, true)

@@ -93,3 +93,15 @@ func FuzzUnpackNoPanic(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendStringBytes: a string's bytes encode as the string does.
+func FuzzAppendStringBytes(f *testing.F) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := AppendStringBytes([]byte{1}, b), AppendString([]byte{1}, string(b)); !bytes.Equal(got, want) {
+			t.Fatalf("AppendStringBytes(%x) = %x, AppendString gives %x", b, got, want)
+		}
+	})
+}

@@ -106,6 +106,12 @@ const (
 	escapeByte = 0xFF // follows 0x00 inside strings, bytes, and for a nested null
 )
 
+// EscapeByte is the byte that, after a zero byte inside a string, bytes or
+// nested tuple, tells that the zero is data and the element goes on; no
+// element begins with it. A reader comparing encoded prefixes needs it:
+// the encoding of "a" is a prefix of that of "a\x00b".
+const EscapeByte = escapeByte
+
 // Pack returns the encoding of t. It fails with ErrUnsupported for an element
 // of another type or nesting deeper than MaxDepth, and with ErrNaN for a NaN.
 func Pack(t Tuple) ([]byte, error) {
@@ -200,7 +206,20 @@ func AppendString(dst []byte, s string) []byte {
 // AppendBytes appends the encoding of b as a []byte element, as Pack writes
 // it. A nil b is an empty []byte, not a null.
 func AppendBytes(dst []byte, b []byte) []byte {
-	dst = append(dst, tagBytes)
+	return appendEscaped(dst, tagBytes, b)
+}
+
+// AppendStringBytes appends the encoding of the string whose bytes are b,
+// as AppendString(dst, string(b)) would, without making the string: for
+// callers that hold a string's bytes (a JSON token) and no string.
+func AppendStringBytes(dst []byte, b []byte) []byte {
+	return appendEscaped(dst, tagString, b)
+}
+
+// appendEscaped appends tag, b with every zero byte escaped, and the
+// terminator.
+func appendEscaped(dst []byte, tag byte, b []byte) []byte {
+	dst = append(dst, tag)
 	// As AppendString; a shared generic version would allocate converting
 	// b to a string for strings.IndexByte.
 	for {

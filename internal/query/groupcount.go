@@ -79,16 +79,21 @@ func GroupCounts(ctx context.Context, tx kv.Tx, coll *catalog.Collection, path s
 			}
 		}
 		v := it.Key()[len(prefix):]
+		total++
+		// An entry that begins with the run's value is the run's, and its
+		// key need not be decoded: keyenc's elements delimit themselves,
+		// but for a string's (or bytes') terminator, which a longer value
+		// holding a zero byte continues with an escape byte (0xFF) where
+		// the primary key's first tag (never 0xFF) follows the run's.
+		if runN > 0 && bytes.HasPrefix(v, runEnc) && (len(v) == len(runEnc) || v[len(runEnc)] != keyenc.EscapeByte) {
+			runN++
+			continue
+		}
 		suffix, err := index.PKSuffix(it.Key(), len(prefix))
 		if err != nil {
 			return Plan{}, false, err
 		}
 		enc := v[:len(v)-len(suffix)]
-		total++
-		if runN > 0 && bytes.Equal(runEnc, enc) {
-			runN++
-			continue
-		}
 		if err := flush(); err != nil {
 			return gaveUp(err)
 		}
