@@ -148,8 +148,8 @@ func run(ctx context.Context, cfg config) error {
 	m := benchrun.DescribeMachine()
 	fmt.Printf("aggcompare: %d documents, %d groups, %d rounds per query per side, alternating; folio from %s; %s, %d cores, load %s\n\n",
 		cfg.docs, kinds, cfg.rounds, built, m.CPU, m.Cores, benchrun.LoadAverage())
-	fmt.Println("| query | Folio (median) | PostgreSQL (median) | Folio/PostgreSQL | Folio's plan |")
-	fmt.Println("|---|---:|---:|---:|---|")
+	fmt.Println("| query | Folio (median) | PostgreSQL (median) | Folio/PostgreSQL | Folio's plan | PostgreSQL's plan |")
+	fmt.Println("|---|---:|---:|---:|---|---|")
 	for _, q := range queries {
 		fres, err := aggregateFolio(ctx, folio.URL, q.folio)
 		if err != nil {
@@ -163,6 +163,10 @@ func run(ctx context.Context, cfg config) error {
 			return fmt.Errorf("%s: the sides disagree: %w", q.name, err)
 		}
 		plan, err := explainFolio(ctx, folio.URL, q.folio)
+		if err != nil {
+			return fmt.Errorf("%s: explain: %w", q.name, err)
+		}
+		pgPlan, err := explainPostgres(ctx, pg, q.sql)
 		if err != nil {
 			return fmt.Errorf("%s: explain: %w", q.name, err)
 		}
@@ -190,9 +194,38 @@ func run(ctx context.Context, cfg config) error {
 			}
 		}
 		f, p := median(ft), median(pt)
-		fmt.Printf("| %s | %v | %v | %.2f | %s |\n", q.name, f.Round(10*time.Microsecond), p.Round(10*time.Microsecond), float64(f)/float64(p), plan)
+		fmt.Printf("| %s | %v | %v | %.2f | %s | %s |\n", q.name, f.Round(10*time.Microsecond), p.Round(10*time.Microsecond), float64(f)/float64(p), plan, pgPlan)
 	}
 	return nil
+}
+
+// explainPostgres names PostgreSQL's plan for sql by its nodes, outermost
+// first, with the workers a parallel plan launched: PostgreSQL may scan
+// with several processes where Folio folds in one goroutine.
+func explainPostgres(ctx context.Context, pg *pgx.Conn, sql string) (string, error) {
+	rows, err := pg.Query(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+sql)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var nodes []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "", err
+		}
+		t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "->"))
+		switch {
+		case strings.HasPrefix(t, "Workers Launched:"):
+			nodes = append(nodes, strings.ToLower(t))
+		case !strings.Contains(t, ":"):
+			if i := strings.Index(t, " (actual"); i >= 0 {
+				t = t[:i]
+			}
+			nodes = append(nodes, t)
+		}
+	}
+	return strings.Join(nodes, " / "), rows.Err()
 }
 
 func timed(fn func() error) (time.Duration, error) {
