@@ -236,7 +236,7 @@ func (f *Folder) collect(doc []byte, at int, nodes []*pathNode) error {
 	if jsonscan.KindAt(doc, at) != jsonscan.Object {
 		return nil
 	}
-	obj, err := jsonscan.ObjectAt(doc, at)
+	obj, err := jsonscan.ValidObjectAt(doc, at) // a stored document, checked when written
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (f *Folder) collect(doc []byte, at int, nodes []*pathNode) error {
 			return err
 		}
 		n := f.member(nodes, key, escaped)
-		end, err := jsonscan.End(doc, value)
+		end, err := jsonscan.SkipValid(doc, value)
 		if err != nil {
 			return err
 		}

@@ -82,10 +82,7 @@ func (s *Service) Aggregate(ctx context.Context, tx kv.Tx, coll *catalog.Collect
 	}
 	defer it.Close()
 	s.logPlan(ctx, coll, plan)
-	err = matches(ctx, it, req.Filter, func(_, _ []byte, r Record) (bool, error) {
-		return true, f.Add(r.Data)
-	})
-	if err != nil {
+	if err := foldDocuments(ctx, it, req.Filter, f); err != nil {
 		return nil, err
 	}
 	plan.Kind = "fold documents of " + plan.Kind

@@ -633,6 +633,7 @@ type ObjectReader struct {
 	pos   int
 	count int
 	end   int
+	valid bool // the object is known valid: member names are not checked
 }
 
 // ObjectAt starts reading the object at b[i].
@@ -641,6 +642,16 @@ func ObjectAt(b []byte, i int) (ObjectReader, error) {
 		return ObjectReader{}, errAt(i, "expected an object")
 	}
 	return ObjectReader{b: b, pos: i + 1, end: -1}, nil
+}
+
+// ValidObjectAt starts reading the object at b[i], which must be valid
+// JSON (a stored document's, checked when it was written), as SkipValid
+// reads it: member names are found by their closing quotes without
+// checking what they hold. Its values are skipped with SkipValid.
+func ValidObjectAt(b []byte, i int) (ObjectReader, error) {
+	o, err := ObjectAt(b, i)
+	o.valid = true
+	return o, err
 }
 
 // Next moves to the next member. It returns the member's key as written
@@ -664,7 +675,13 @@ func (o *ObjectReader) Next() (key []byte, escaped bool, value int, ok bool, err
 		i = SkipSpace(b, i+1)
 	}
 	keyStart := i
-	keyEnd, escaped, err := StringEnd(b, keyStart)
+	var keyEnd int
+	if o.valid && KindAt(b, keyStart) == String {
+		keyEnd, err = skipString(b, keyStart)
+		escaped = err == nil && bytes.IndexByte(b[keyStart+1:keyEnd-1], '\\') >= 0
+	} else {
+		keyEnd, escaped, err = StringEnd(b, keyStart)
+	}
 	if err != nil {
 		if KindAt(b, keyStart) == String {
 			return nil, false, 0, false, err

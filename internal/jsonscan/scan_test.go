@@ -350,3 +350,64 @@ func TestMembers(t *testing.T) {
 		}
 	}
 }
+
+// FuzzValidObjectAt: on a valid object, ValidObjectAt reads the members
+// ObjectAt reads (names, escapes, value offsets); on any input it stays
+// inside it.
+func FuzzValidObjectAt(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b\"c":[2],"d\\":{"e":"f"}}`, `{}`, ` { "k\u0069" : "v" , "x":null } `, `{"a":`, `{"a" 1}`, `{"\"":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		type member struct {
+			key     string
+			escaped bool
+			value   int
+		}
+		read := func(valid bool) ([]member, error) {
+			at := SkipSpace(b, 0)
+			var o ObjectReader
+			var err error
+			if valid {
+				o, err = ValidObjectAt(b, at)
+			} else {
+				o, err = ObjectAt(b, at)
+			}
+			if err != nil {
+				return nil, err
+			}
+			var out []member
+			for {
+				key, escaped, value, ok, err := o.Next()
+				if err != nil || !ok {
+					return out, err
+				}
+				if value > len(b) {
+					t.Fatalf("%q: value at %d, outside the input", b, value)
+				}
+				out = append(out, member{string(key), escaped, value})
+				end, err := SkipValid(b, value)
+				if err != nil {
+					return out, err
+				}
+				o.Resume(end)
+			}
+		}
+		got, gotErr := read(true)
+		if _, _, err := Whole(b); err != nil {
+			return // not valid JSON: only bounds are promised
+		}
+		want, err := read(false)
+		if err != nil {
+			return // valid JSON, not an object
+		}
+		if gotErr != nil || len(got) != len(want) {
+			t.Fatalf("%q: ValidObjectAt read %v, %v; ObjectAt %v", b, got, gotErr, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%q: member %d is %+v, ObjectAt reads %+v", b, i, got[i], want[i])
+			}
+		}
+	})
+}
