@@ -72,8 +72,7 @@ class LiveView {
     this.primaryKey = primaryKey;
     this.pageSignal = pageSignal;
     this.filterText = query.get("filter") || "";
-    this.from = query.get("from") || ""; // resume after this position
-    this.last = this.from; // the last position seen
+    this.last = query.get("from") || ""; // resume after this position: the last one seen
     this.count = 0;
     this.controller = null;
 

@@ -229,6 +229,11 @@ async function runSearch(out, db, coll, branch, s, fields) {
   let source = null;
   try {
     if (s.like) {
+      if (fields.vectors.length === 0) {
+        out.append(errorBox(new Error("this collection has no vector field to search by")));
+        return;
+      }
+      if (!fields.vectors.includes(s.vector)) s = { ...s, vector: fields.vectors[0] };
       source = await likeSource(db, coll, branch, s);
       if (!source) return showMissing(out, s);
       const vector = getPath(source, s.vector);
