@@ -24,7 +24,7 @@
 
 import { h, link, jsonView, errorBox, fieldError, page, ready, formatCount } from "../dom.js";
 import { api, stream, paths, parseJSON, stringify } from "../api.js";
-import { hrefs, withQuery } from "../links.js";
+import { hrefs, withQuery, crumbs, collectionTabs } from "../links.js";
 
 // KEEP is the most events the page holds: older ones drop off the end.
 const KEEP = 500;
@@ -32,7 +32,7 @@ const KEEP = 500;
 export async function render(view, params, query, ctx) {
   const { db, coll } = params;
   const branch = query.get("branch") || "";
-  const root = page("live", crumbs(db, coll, branch), h("h1", {}, `Live: ${coll}`), collectionTabs(db, coll, branch, "live"));
+  const root = page("live", crumbs(params, query, "live"), h("h1", {}, `Live: ${coll}`), collectionTabs(params, query, "live"));
   view.append(root);
 
   if (branch && branch !== "main") {
@@ -248,21 +248,4 @@ function keyOf(data, primaryKey) {
 function keyText(key) {
   const vals = Object.values(key);
   return vals.length === 1 && typeof vals[0] !== "object" ? String(vals[0]) : stringify(key);
-}
-
-function crumbs(db, coll, branch) {
-  return h("div", { class: "crumbs" },
-    link(hrefs.databases(), "Databases"), h("span", { class: "sep" }, "›"),
-    link(hrefs.database(db, branch), db), branch ? ` (${branch})` : "", h("span", { class: "sep" }, "›"),
-    link(hrefs.collection(db, coll, branch), coll));
-}
-
-function collectionTabs(db, coll, branch, current) {
-  const tab = (name, href, text) => name === current ? h("strong", {}, text) : link(href, text, { "data-test": `tab-${name}` });
-  return h("nav", { class: "tabs" },
-    tab("collection", hrefs.collection(db, coll, branch), "Schema"),
-    tab("documents", hrefs.documents(db, coll, branch), "Documents"),
-    tab("search", hrefs.search(db, coll, branch), "Search"),
-    tab("live", hrefs.live(db, coll, branch), "Live"),
-    tab("messages", hrefs.messages(db, coll, branch), "Messages"));
 }

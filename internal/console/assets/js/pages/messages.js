@@ -20,14 +20,14 @@
 
 import { h, link, jsonView, errorBox, fieldError, notice, page, ready, formatCount } from "../dom.js";
 import { api, stream, paths, parseJSON } from "../api.js";
-import { hrefs, withQuery } from "../links.js";
+import { hrefs, withQuery, crumbs, collectionTabs } from "../links.js";
 
 const KEEP = 500;
 
 export async function render(view, params, query, ctx) {
   const { db, coll } = params;
   const branch = query.get("branch") || "";
-  const root = page("messages", crumbs(db, coll, branch), h("h1", {}, `Messages: ${coll}`), collectionTabs(db, coll, branch, "messages"));
+  const root = page("messages", crumbs(params, query, "messages"), h("h1", {}, `Messages: ${coll}`), collectionTabs(params, query, "messages"));
   view.append(root);
 
   if (branch && branch !== "main") {
@@ -226,21 +226,4 @@ class Subscription {
     const here = new URLSearchParams(location.search);
     history.replaceState(null, "", withQuery(location.pathname, { branch: here.get("branch") || "", filter: this.filterText, from: this.last }));
   }
-}
-
-function crumbs(db, coll, branch) {
-  return h("div", { class: "crumbs" },
-    link(hrefs.databases(), "Databases"), h("span", { class: "sep" }, "›"),
-    link(hrefs.database(db, branch), db), branch ? ` (${branch})` : "", h("span", { class: "sep" }, "›"),
-    link(hrefs.collection(db, coll, branch), coll));
-}
-
-function collectionTabs(db, coll, branch, current) {
-  const tab = (name, href, text) => name === current ? h("strong", {}, text) : link(href, text, { "data-test": `tab-${name}` });
-  return h("nav", { class: "tabs" },
-    tab("collection", hrefs.collection(db, coll, branch), "Schema"),
-    tab("documents", hrefs.documents(db, coll, branch), "Documents"),
-    tab("search", hrefs.search(db, coll, branch), "Search"),
-    tab("live", hrefs.live(db, coll, branch), "Live"),
-    tab("messages", hrefs.messages(db, coll, branch), "Messages"));
 }

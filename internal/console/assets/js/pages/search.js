@@ -30,7 +30,7 @@
 
 import { h, link, go, jsonView, errorBox, fieldError, page, ready, formatCount } from "../dom.js";
 import { api, stream, paths, withBranch, parseJSON, stringify } from "../api.js";
-import { hrefs } from "../links.js";
+import { hrefs, crumbs, collectionTabs } from "../links.js";
 
 const DEFAULT_SIZE = 20;
 
@@ -38,7 +38,7 @@ export async function render(view, params, query) {
   const { db, coll } = params;
   const branch = query.get("branch") || "";
   const state = readAddress(query);
-  const root = page("search", crumbs(db, coll, branch), h("h1", {}, `Search ${coll}`), collectionTabs(db, coll, branch, "search"));
+  const root = page("search", crumbs(params, query, "search"), h("h1", {}, `Search ${coll}`), collectionTabs(params, query, "search"));
   view.append(root);
 
   let fields;
@@ -392,21 +392,4 @@ function checkbox(test, value, on) {
 
 function checked(labels) {
   return labels.map((l) => l.querySelector("input")).filter((i) => i.checked).map((i) => i.value);
-}
-
-function crumbs(db, coll, branch) {
-  return h("div", { class: "crumbs" },
-    link(hrefs.databases(), "Databases"), h("span", { class: "sep" }, "›"),
-    link(hrefs.database(db, branch), db), branch ? ` (${branch})` : "", h("span", { class: "sep" }, "›"),
-    link(hrefs.collection(db, coll, branch), coll));
-}
-
-function collectionTabs(db, coll, branch, current) {
-  const tab = (name, href, text) => name === current ? h("strong", {}, text) : link(href, text, { "data-test": `tab-${name}` });
-  return h("nav", { class: "tabs" },
-    tab("collection", hrefs.collection(db, coll, branch), "Schema"),
-    tab("documents", hrefs.documents(db, coll, branch), "Documents"),
-    tab("search", hrefs.search(db, coll, branch), "Search"),
-    tab("live", hrefs.live(db, coll, branch), "Live"),
-    tab("messages", hrefs.messages(db, coll, branch), "Messages"));
 }
