@@ -68,9 +68,23 @@ func newItems(t *testing.T, c *console, prefix string, docs ...map[string]any) s
 // docsPath is the address of db.coll's documents page.
 func docsPath(db, coll string) string { return "/console/db/" + db + "/c/" + coll + "/docs" }
 
-// docPath is the address of a document's page, by its key's JSON.
+// docPath is the address of a document's page, by its key's JSON, as the
+// console writes it.
 func docPath(db, coll, key string) string {
-	return "/console/db/" + db + "/c/" + coll + "/doc/" + url.PathEscape(key)
+	return "/console/db/" + db + "/c/" + coll + "/doc/" + encodeURIComponent(key)
+}
+
+// encodeURIComponent escapes s as JavaScript's encodeURIComponent does.
+func encodeURIComponent(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // Without --auth the console never asks anyone to sign in: / leads to
@@ -487,7 +501,7 @@ func testContentSecurityPolicy(t *testing.T, c *console) {
 		{base, "database"},
 		{base + "/c/items", "collection"},
 		{base + "/c/items/docs", "documents"},
-		{base + "/c/items/doc/" + url.PathEscape(`{"id":1}`), "document"},
+		{docPath(db, "items", `{"id":1}`), "document"},
 		{base + "/c/items/search?q=one&facets=kind", "search"},
 		{base + "/c/items/live", "live"},
 		{"/console/ops", "operations"},
