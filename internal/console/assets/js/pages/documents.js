@@ -108,9 +108,12 @@ export async function render(view, params, query, { signal }) {
     tableBox.replaceChildren(h("p", { class: "loading" }, "Reading…"));
     pager.replaceChildren();
     const docs = [];
-    const countCall = api("POST", paths.documents(db, coll) + "/count", withBranch({ filter: body.filter || {} }, branch), { signal })
-      .then((r) => { countOut.textContent = `${formatCount(r.count)} document${Number(r.count) === 1 ? "" : "s"} match.`; },
-        (err) => { if (err.name !== "AbortError") countOut.replaceChildren(errorBox(err)); });
+    // A messages collection has no count (the API refuses it); its
+    // messages are read as documents are.
+    const countCall = schema.collection_type === "messages" ? Promise.resolve() :
+      api("POST", paths.documents(db, coll) + "/count", withBranch({ filter: body.filter || {} }, branch), { signal })
+        .then((r) => { countOut.textContent = `${formatCount(r.count)} document${Number(r.count) === 1 ? "" : "s"} match.`; },
+          (err) => { if (err.name !== "AbortError") countOut.replaceChildren(errorBox(err)); });
     try {
       await stream(paths.documents(db, coll) + "/read", body, (line) => {
         if (line && line.result) docs.push(line.result);
