@@ -24,6 +24,7 @@
 
 import { h, link, jsonView, errorBox, fieldError, page, ready, formatCount } from "../dom.js";
 import { api, stream, paths, parseJSON, stringify } from "../api.js";
+import { keyOf } from "./documents.js";
 import { hrefs, withQuery, crumbs, collectionTabs } from "../links.js";
 
 // KEEP is the most events the page holds: older ones drop off the end.
@@ -194,7 +195,7 @@ class LiveView {
   }
 
   row(ev) {
-    const key = ev.data ? keyOf(ev.data, this.primaryKey) : null;
+    const key = ev.data && this.primaryKey.length > 0 ? keyOf(ev.data, this.primaryKey) : null;
     return h("tr", { "data-test": "live-event", "data-op": ev.op, "data-position": ev.position || "", "data-tx": ev.tx_id || "" },
       h("td", { class: "muted" }, new Date().toLocaleTimeString()),
       h("td", { "data-test": "event-op" }, h("span", { class: `op op-${ev.op}` }, ev.op),
@@ -233,17 +234,6 @@ class LiveView {
   }
 }
 
-function keyOf(data, primaryKey) {
-  if (!primaryKey || primaryKey.length === 0) return null;
-  const key = {};
-  for (const f of primaryKey) {
-    let v = data;
-    for (const part of f.split(".")) v = v && typeof v === "object" ? v[part] : undefined;
-    if (v === undefined) return null;
-    key[f] = v;
-  }
-  return key;
-}
 
 function keyText(key) {
   const vals = Object.values(key);

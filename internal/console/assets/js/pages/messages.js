@@ -80,7 +80,8 @@ function publishForm(db, coll) {
         notice(`${res && res.status ? res.status : "published"}: ${messages.length} message${messages.length === 1 ? "" : "s"}`),
         keys.length > 0 ? h("div", { class: "muted mono" }, "keys: ", keys.join(", ")) : null));
     } catch (err) {
-      slot.append(err.field !== undefined ? fieldError(err.field || "message", `${err.code}: ${err.message}`) : null, errorBox(err));
+      if (err.field !== undefined) slot.append(fieldError(err.field || "message", `${err.code}: ${err.message}`));
+      slot.append(errorBox(err));
     } finally {
       if (button) button.disabled = false;
     }
