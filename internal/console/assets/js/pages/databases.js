@@ -56,25 +56,29 @@ async function addDatabase(body, db, signal) {
   // The collections' rows follow their database's, in order.
   let after = row;
   const counts = colls.map((c) => {
-    const count = h("td", { class: "num", "data-test": "coll-count" }, "…");
+    const messages = c.schema && c.schema.collection_type === "messages";
+    const count = h("td", { class: "num", "data-test": "coll-count" }, messages ? "—" : "…");
     const sub = h("tr", { class: "sub", "data-test": "coll-row", "data-db": db, "data-coll": c.collection },
       h("td", {}, link(hrefs.collection(db, c.collection), c.collection, { "data-test": "coll-link" })),
       h("td"), count,
       h("td", { class: "num" }, formatBytes(c.sizes ? c.sizes.documents : c.size)),
       h("td", { class: "num" }, formatBytes(c.sizes ? c.sizes.indexes : undefined)),
-      h("td", {}, link(hrefs.documents(db, c.collection), "documents", { "data-test": "docs-link" })));
+      h("td", {}, messages ? link(hrefs.messages(db, c.collection), "messages", { "data-test": "docs-link" }) :
+        link(hrefs.documents(db, c.collection), "documents", { "data-test": "docs-link" })));
     after.after(sub);
     after = sub;
-    return countInto(count, db, c.collection, signal);
+    // A messages collection has no document count (the API refuses it).
+    return messages ? null : countInto(count, db, c.collection, signal);
   });
-  const ns = await Promise.all(counts);
+  const ns = (await Promise.all(counts)).filter((n) => n !== null);
   const known = ns.filter((n) => typeof n === "number");
-  total.textContent = known.length === ns.length ? formatCount(known.reduce((a, b) => a + b, 0)) : formatCount(known.reduce((a, b) => a + b, 0)) + "+";
+  // "+": a count failed, so the total is at least this.
+  total.textContent = formatCount(known.reduce((a, b) => a + b, 0)) + (known.length === ns.length ? "" : "+");
 }
 
 // countInto shows a collection's document count (served from the
-// collection's counter: cheap even for a large one). A messages collection
-// has no count (the API refuses it): "—", with the reason as its title.
+// collection's counter: cheap even for a large one); a failure shows "—",
+// with the server's reason as its title.
 async function countInto(cell, db, coll, signal) {
   try {
     const r = await api("POST", paths.documents(db, coll) + "/count", { filter: {} }, { signal });

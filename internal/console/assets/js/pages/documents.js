@@ -172,7 +172,7 @@ function readBody(state, branch, pk) {
 }
 
 function queryForm(state, here, runExplain) {
-  const filter = h("textarea", { rows: 3, spellcheck: "false", placeholder: '{"age": {"$gt": 30}}', "data-test": "filter" });
+  const filter = h("textarea", { rows: 3, class: "short", spellcheck: "false", placeholder: '{"age": {"$gt": 30}}', "data-test": "filter" });
   filter.value = state.filter;
   const sort = h("input", { type: "text", placeholder: "-age, name", value: state.sort, "data-test": "sort" });
   const fields = h("input", { type: "text", placeholder: "name, age   or   -tags", value: state.fields, "data-test": "fields" });
