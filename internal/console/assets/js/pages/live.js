@@ -22,7 +22,7 @@
 //   (only on events that left the filter), event-doc (link to the document);
 //   error, field-error (an unreadable filter).
 
-import { h, link, jsonView, errorBox, fieldError, page, ready, formatCount } from "../dom.js";
+import { h, link, jsonView, compact, errorBox, fieldError, page, ready, formatCount } from "../dom.js";
 import { api, stream, paths, parseJSON, stringify } from "../api.js";
 import { keyOf } from "./documents.js";
 import { hrefs, withQuery, crumbs, collectionTabs } from "../links.js";
@@ -205,7 +205,7 @@ class LiveView {
       h("td", { class: "cell", "data-test": "event-tx" }, ev.tx_id || ""),
       h("td", { class: "cell", "data-test": "event-position" }, ev.position || ""),
       h("td", {}, key ? link(hrefs.document(this.db, this.coll, key), keyText(key), { "data-test": "event-doc" }) : null,
-        ev.data ? jsonView(ev.data, { open: 0 }) : h("span", { class: "muted" }, "(no document: deleted)")));
+        ev.data ? folded(ev.data) : h("span", { class: "muted" }, "(no document: deleted)")));
   }
 
   clearRows() {
@@ -234,6 +234,11 @@ class LiveView {
   }
 }
 
+
+// folded is a value in one short line that opens into its tree.
+function folded(v) {
+  return h("details", { class: "folded" }, h("summary", { class: "mono" }, compact(v, 100)), jsonView(v, { open: 1 }));
+}
 
 function keyText(key) {
   const vals = Object.values(key);
