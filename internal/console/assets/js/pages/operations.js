@@ -149,10 +149,14 @@ class MetricsView {
   }
 
   async sample() {
+    if (this.gone) return;
     let text;
     try {
       const res = await fetch(METRICS_PATH, { signal: this.signal, cache: "no-store" });
       if (!res.ok) {
+        // A 404 is the server's setting (--metrics-addr): asking again every
+        // few seconds would only repeat it.
+        this.gone = res.status === 404;
         this.unavailable(res.status === 404
           ? `${METRICS_PATH} answered 404: this server serves its metrics on another address (--metrics-addr), apart from the API's port, where the console cannot read them.`
           : `${METRICS_PATH} answered ${res.status} ${res.statusText}.`);
