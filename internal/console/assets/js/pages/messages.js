@@ -16,7 +16,8 @@
 //   sub-filter (textarea), sub-apply, sub-toggle (pause / resume), sub-state
 //   (data-state = connecting, live, paused, ended), sub-count, sub-messages
 //   (the list), message (an item: data-position), message-position,
-//   message-body; error, field-error (JSON that does not parse).
+//   message-body; not-messages (the note on a documents collection, which has
+//   no messages); error, field-error (JSON that does not parse).
 
 import { h, link, jsonView, compact, errorBox, fieldError, notice, page, ready, formatCount } from "../dom.js";
 import { api, stream, paths, parseJSON } from "../api.js";

@@ -18,7 +18,8 @@
 //   value = the field), search-sort (a select; "" is relevance), search-sort-desc
 //   (checkbox), search-size, search-submit;
 //   like-form, like-key (the document's key, JSON), like-field (a select of the
-//   vector fields), like-submit, like-source (the document searched by);
+//   vector fields), like-submit, like-clear (back to a search by words),
+//   like-source (the document searched by);
 //   search-found (found, page N of M), hits (the table), hit (a row; data-key is
 //   the document's key as JSON), hit-open (link to the document), hit-distance
 //   (vector searches), more-like-this (link, in each row when the collection
