@@ -3,7 +3,15 @@
 // be bookmarked, shared and opened directly. The branch travels as
 // ?branch= wherever one other than main is set.
 
-const enc = encodeURIComponent;
+// enc escapes one path segment as Go's url.PathEscape does (as the tests
+// and other tools write addresses): ":", "=", "@", "$", "&" and "+" stay
+// as they are, which keeps a key's JSON readable in the address
+// (/doc/%7B%22id%22:7%7D); "/", "?", "#", "," and the rest are escaped.
+function enc(s) {
+  return encodeURIComponent(s)
+    .replace(/%(24|26|2B|3A|3D|40)/g, (m) => decodeURIComponent(m))
+    .replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
+}
 
 function withQuery(path, params) {
   const q = new URLSearchParams();
