@@ -35,6 +35,8 @@ import { keyOf } from "./documents.js";
 import { hrefs, crumbs, collectionTabs } from "../links.js";
 
 const DEFAULT_SIZE = 20;
+// LIKE_NEIGHBOURS is how many nearest documents "more like this" pages over.
+const LIKE_NEIGHBOURS = 100;
 
 export async function render(view, params, query) {
   const { db, coll } = params;
@@ -244,7 +246,9 @@ async function runSearch(out, db, coll, branch, s, fields) {
         out.append(errorBox(new Error(`the document ${s.like} has no vector in '${s.vector}'`)));
         return;
       }
-      body.vector = { [s.vector]: vector };
+      // top_k: the neighbours the pages go over (without it, the API takes
+      // as many as this page reaches, so there would be no next page).
+      body.vector = { [s.vector]: vector, top_k: Math.min(10000, Math.max(LIKE_NEIGHBOURS, s.page * s.size)) };
       out.append(h("div", { class: "panel", "data-test": "like-source" }, h("div", { class: "muted" }, `Nearest to ${s.like} by ${s.vector}:`), jsonView(source, { open: 1 })));
     } else {
       if (s.q) body.q = s.q;
