@@ -73,7 +73,7 @@ async function showApps(out, c, message) {
     list = (r && r.applications) || [];
   } catch (err) {
     if (err.name === "AbortError") return;
-    out.replaceChildren(h("h2", {}, "Applications"), message || null, errorBox(err), manage ? createAppForm(out, c) : null);
+    fill(out, h("h2", {}, "Applications"), message || null, errorBox(err), manage ? createAppForm(out, c) : null);
     return;
   }
   const again = (m) => showApps(out, c, m);
@@ -86,7 +86,7 @@ async function showApps(out, c, message) {
       " ",
       confirmButton("Delete", `Delete ${a.name}? Its tokens stop working.`, "app-delete", () => remove(a, again, out)),
     ] : null)));
-  out.replaceChildren(h("h2", {}, "Applications"), message || null,
+  fill(out, h("h2", {}, "Applications"), message || null,
     list.length === 0 ? h("p", { class: "muted" }, "No applications.") :
       h("table", { class: "grid", "data-test": "app-table" },
         h("thead", {}, h("tr", {}, ["name", "id", "role", "namespace", "description", "created", ""].map((t) => h("th", {}, t)))),
@@ -160,7 +160,7 @@ async function showNamespaces(out, c, message) {
     list = (r && r.namespaces) || [];
   } catch (err) {
     if (err.name === "AbortError") return;
-    out.replaceChildren(h("h2", {}, "Namespaces"), message || null, errorBox(err));
+    fill(out, h("h2", {}, "Namespaces"), message || null, errorBox(err));
     return;
   }
   const again = (m) => showNamespaces(out, c, m);
@@ -176,7 +176,7 @@ async function showNamespaces(out, c, message) {
         }
       })
       : null)));
-  out.replaceChildren(h("h2", {}, "Namespaces"), message || null,
+  fill(out, h("h2", {}, "Namespaces"), message || null,
     h("table", { class: "grid", "data-test": "ns-table" },
       h("thead", {}, h("tr", {}, h("th", {}, "name"), h("th", { class: "num" }, "code"), h("th", {}, ""))),
       h("tbody", {}, rows)),
@@ -200,4 +200,10 @@ function createNamespaceForm(out, c) {
     h("h3", {}, "New namespace"),
     h("div", { class: "row" }, name, h("button", { type: "submit", "data-test": "ns-create-submit" }, "Create")),
     slot);
+}
+
+// fill puts children in el in place of what it held, leaving out the
+// absent ones (null, undefined, false), as h does.
+function fill(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
 }

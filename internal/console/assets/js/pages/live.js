@@ -22,8 +22,9 @@
 //   (only on events that left the filter), event-doc (link to the document);
 //   error, field-error (an unreadable filter).
 
-import { h, link, jsonView, errorBox, fieldError, page, ready, formatCount } from "../dom.js";
+import { h, link, jsonView, compact, errorBox, fieldError, page, ready, formatCount } from "../dom.js";
 import { api, stream, paths, parseJSON, stringify } from "../api.js";
+import { keyOf } from "./documents.js";
 import { hrefs, withQuery, crumbs, collectionTabs } from "../links.js";
 
 // KEEP is the most events the page holds: older ones drop off the end.
@@ -194,7 +195,7 @@ class LiveView {
   }
 
   row(ev) {
-    const key = ev.data ? keyOf(ev.data, this.primaryKey) : null;
+    const key = ev.data && this.primaryKey.length > 0 ? keyOf(ev.data, this.primaryKey) : null;
     return h("tr", { "data-test": "live-event", "data-op": ev.op, "data-position": ev.position || "", "data-tx": ev.tx_id || "" },
       h("td", { class: "muted" }, new Date().toLocaleTimeString()),
       h("td", { "data-test": "event-op" }, h("span", { class: `op op-${ev.op}` }, ev.op),
@@ -204,7 +205,7 @@ class LiveView {
       h("td", { class: "cell", "data-test": "event-tx" }, ev.tx_id || ""),
       h("td", { class: "cell", "data-test": "event-position" }, ev.position || ""),
       h("td", {}, key ? link(hrefs.document(this.db, this.coll, key), keyText(key), { "data-test": "event-doc" }) : null,
-        ev.data ? jsonView(ev.data, { open: 0 }) : h("span", { class: "muted" }, "(no document: deleted)")));
+        ev.data ? folded(ev.data) : h("span", { class: "muted" }, "(no document: deleted)")));
   }
 
   clearRows() {
@@ -233,16 +234,10 @@ class LiveView {
   }
 }
 
-function keyOf(data, primaryKey) {
-  if (!primaryKey || primaryKey.length === 0) return null;
-  const key = {};
-  for (const f of primaryKey) {
-    let v = data;
-    for (const part of f.split(".")) v = v && typeof v === "object" ? v[part] : undefined;
-    if (v === undefined) return null;
-    key[f] = v;
-  }
-  return key;
+
+// folded is a value in one short line that opens into its tree.
+function folded(v) {
+  return h("details", { class: "folded" }, h("summary", { class: "mono" }, compact(v, 100)), jsonView(v, { open: 1 }));
 }
 
 function keyText(key) {

@@ -16,9 +16,10 @@
 //   sub-filter (textarea), sub-apply, sub-toggle (pause / resume), sub-state
 //   (data-state = connecting, live, paused, ended), sub-count, sub-messages
 //   (the list), message (an item: data-position), message-position,
-//   message-body; error, field-error (JSON that does not parse).
+//   message-body; not-messages (the note on a documents collection, which has
+//   no messages); error, field-error (JSON that does not parse).
 
-import { h, link, jsonView, errorBox, fieldError, notice, page, ready, formatCount } from "../dom.js";
+import { h, link, jsonView, compact, errorBox, fieldError, notice, page, ready, formatCount } from "../dom.js";
 import { api, stream, paths, parseJSON } from "../api.js";
 import { hrefs, withQuery, crumbs, collectionTabs } from "../links.js";
 
@@ -80,7 +81,8 @@ function publishForm(db, coll) {
         notice(`${res && res.status ? res.status : "published"}: ${messages.length} message${messages.length === 1 ? "" : "s"}`),
         keys.length > 0 ? h("div", { class: "muted mono" }, "keys: ", keys.join(", ")) : null));
     } catch (err) {
-      slot.append(err.field !== undefined ? fieldError(err.field || "message", `${err.code}: ${err.message}`) : null, errorBox(err));
+      if (err.field !== undefined) slot.append(fieldError(err.field || "message", err.message));
+      slot.append(errorBox(err));
     } finally {
       if (button) button.disabled = false;
     }
@@ -206,7 +208,7 @@ class Subscription {
     this.count++;
     this.list.prepend(h("li", { class: "message", "data-test": "message", "data-position": r.position || "" },
       h("div", { class: "muted" }, new Date().toLocaleTimeString(), " · position ", h("span", { class: "mono", "data-test": "message-position" }, r.position || "")),
-      h("div", { "data-test": "message-body" }, jsonView(r.message, { open: 1 }))));
+      h("details", { class: "folded", "data-test": "message-body" }, h("summary", { class: "mono" }, compact(r.message, 120)), jsonView(r.message, { open: 1 }))));
     while (this.list.childElementCount > KEEP) this.list.lastElementChild.remove();
     this.showCount();
   }

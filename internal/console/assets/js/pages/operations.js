@@ -77,7 +77,7 @@ async function showHealth(out, signal) {
     if (err.name === "AbortError") return;
     parts.push(errorBox(err));
   }
-  out.replaceChildren(...parts);
+  fill(out, ...parts);
 }
 
 // showSizes lists every database (project) the caller sees with its
@@ -90,7 +90,7 @@ async function showSizes(out, signal) {
     projects = ((r && r.projects) || []).map((p) => p.project);
   } catch (err) {
     if (err.name === "AbortError") return;
-    out.replaceChildren(errorBox(err), refresh);
+    fill(out, errorBox(err), refresh);
     return;
   }
   const described = await Promise.all(projects.map(async (p) => {
@@ -128,7 +128,7 @@ async function showSizes(out, signal) {
         h("td", { class: "num" }, formatBytes((cs.documents ?? c.size ?? 0) + (cs.indexes ?? 0)))));
     }
   }
-  out.replaceChildren(
+  fill(out, 
     projects.length === 0 ? h("p", { class: "muted" }, "No databases yet.") :
       h("table", { class: "grid", "data-test": "ops-sizes" },
         h("thead", {}, h("tr", {}, h("th", {}, "database / collection"), h("th", { class: "num" }, ""), h("th", { class: "num" }, "documents"),
@@ -149,10 +149,14 @@ class MetricsView {
   }
 
   async sample() {
+    if (this.gone) return;
     let text;
     try {
       const res = await fetch(METRICS_PATH, { signal: this.signal, cache: "no-store" });
       if (!res.ok) {
+        // A 404 is the server's setting (--metrics-addr): asking again every
+        // few seconds would only repeat it.
+        this.gone = res.status === 404;
         this.unavailable(res.status === 404
           ? `${METRICS_PATH} answered 404: this server serves its metrics on another address (--metrics-addr), apart from the API's port, where the console cannot read them.`
           : `${METRICS_PATH} answered ${res.status} ${res.statusText}.`);
@@ -186,7 +190,7 @@ class MetricsView {
         `sampled ${this.samples.length} time${this.samples.length === 1 ? "" : "s"}`),
       h("div", { class: "charts" },
         lineChart("requests", "Requests per second, by code", d.requests, from, now, (v) => v.toFixed(1)),
-        lineChart("latency", "Request latency (ms): mean and p99", d.latency, from, now, (v) => v.toFixed(v < 10 ? 2 : 0)),
+        lineChart("latency", "Request latency (ms): mean and p99", d.latency, from, now, (v) => v.toFixed(v < 1 ? 3 : v < 10 ? 2 : 0)),
         lineChart("commits", "Commits per second", d.commits, from, now, (v) => v.toFixed(1)),
         lineChart("position", "Change log position", d.position, from, now, (v) => formatCount(v)),
         lineChart("lag", "Readers' lag (positions behind the log's end)", d.lag, from, now, (v) => formatCount(v))));
@@ -404,4 +408,10 @@ function niceCeiling(v) {
   const p = Math.pow(10, Math.floor(Math.log10(v)));
   for (const m of [1, 2, 5, 10]) if (m * p >= v) return m * p;
   return 10 * p;
+}
+
+// fill puts children in el in place of what it held, leaving out the
+// absent ones (null, undefined, false), as h does.
+function fill(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
 }

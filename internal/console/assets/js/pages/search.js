@@ -18,7 +18,8 @@
 //   value = the field), search-sort (a select; "" is relevance), search-sort-desc
 //   (checkbox), search-size, search-submit;
 //   like-form, like-key (the document's key, JSON), like-field (a select of the
-//   vector fields), like-submit, like-source (the document searched by);
+//   vector fields), like-submit, like-clear (back to a search by words),
+//   like-source (the document searched by);
 //   search-found (found, page N of M), hits (the table), hit (a row; data-key is
 //   the document's key as JSON), hit-open (link to the document), hit-distance
 //   (vector searches), more-like-this (link, in each row when the collection
@@ -28,11 +29,14 @@
 //   facet-stats (data-stat = count, min, max, avg, sum on each entry);
 //   page-prev, page-next; error, field-error (an unreadable filter or key).
 
-import { h, link, go, jsonView, errorBox, fieldError, page, ready, formatCount } from "../dom.js";
+import { h, link, go, jsonView, compact, errorBox, fieldError, page, ready, formatCount } from "../dom.js";
 import { api, stream, paths, withBranch, parseJSON, stringify } from "../api.js";
+import { keyOf } from "./documents.js";
 import { hrefs, crumbs, collectionTabs } from "../links.js";
 
 const DEFAULT_SIZE = 20;
+// LIKE_NEIGHBOURS is how many nearest documents "more like this" pages over.
+const LIKE_NEIGHBOURS = 100;
 
 export async function render(view, params, query) {
   const { db, coll } = params;
@@ -46,6 +50,7 @@ export async function render(view, params, query) {
     const desc = await api("POST", `${paths.collection(db, coll)}/describe`, withBranch({}, branch));
     fields = schemaFields(desc.schema);
     fields.primaryKey = (desc.schema && desc.schema.primary_key) || [];
+    fields.columns = Object.keys((desc.schema && desc.schema.properties) || {});
   } catch (err) {
     root.append(errorBox(err));
     ready(root);
@@ -241,7 +246,9 @@ async function runSearch(out, db, coll, branch, s, fields) {
         out.append(errorBox(new Error(`the document ${s.like} has no vector in '${s.vector}'`)));
         return;
       }
-      body.vector = { [s.vector]: vector };
+      // top_k: the neighbours the pages go over (without it, the API takes
+      // as many as this page reaches, so there would be no next page).
+      body.vector = { [s.vector]: vector, top_k: Math.min(10000, Math.max(LIKE_NEIGHBOURS, s.page * s.size)) };
       out.append(h("div", { class: "panel", "data-test": "like-source" }, h("div", { class: "muted" }, `Nearest to ${s.like} by ${s.vector}:`), jsonView(source, { open: 1 })));
     } else {
       if (s.q) body.q = s.q;
@@ -292,21 +299,27 @@ function showResult(out, db, coll, branch, s, fields, r) {
   out.append(body, pager(db, coll, branch, s, current, pages));
 }
 
+// hitsView is a table of the hits: the key (a link to the document), the
+// distance of a vector search, then the top-level fields in one short line
+// each (a vector as its size), as the documents page shows them.
 function hitsView(db, coll, branch, s, fields, hits) {
   if (hits.length === 0) return h("p", { class: "muted", "data-test": "hits" }, "No hits.");
   const byVector = Boolean(s.like);
+  const columns = fields.columns.filter((c) => !fields.primaryKey.includes(c));
   const rows = hits.map((hit) => {
     const data = hit.data || {};
-    const key = keyOf(data, fields.primaryKey);
+    const key = fields.primaryKey.length > 0 ? keyOf(data, fields.primaryKey) : null;
     const match = (hit.metadata && hit.metadata.match) || {};
     return h("tr", { "data-test": "hit", "data-key": key ? stringify(key) : "" },
       h("td", { class: "cell" }, key ? link(hrefs.document(db, coll, key, branch), keyText(key), { "data-test": "hit-open" }) : ""),
-      byVector && h("td", { class: "num", "data-test": "hit-distance" }, match.vector_distance === undefined ? "" : String(match.vector_distance)),
-      h("td", {}, jsonView(data, { open: 1 })),
+      byVector && h("td", { class: "num", "data-test": "hit-distance" }, match.vector_distance === undefined ? "" : formatStat(match.vector_distance)),
+      columns.map((c) => h("td", { class: "cell", "data-field": c, title: data[c] === undefined ? null : stringify(data[c]) },
+        fields.vectors.includes(c) && Array.isArray(data[c]) ? h("span", { class: "muted" }, `vector of ${data[c].length}`) : compact(data[c]))),
       fields.vectors.length > 0 && h("td", {}, key ? link(hrefs.search(db, coll, branch, address({ ...s, like: stringify(key), vector: s.vector || fields.vectors[0], q: "", sortField: "", page: 1 })), "more like this", { "data-test": "more-like-this" }) : ""));
   });
   return h("table", { class: "grid hits", "data-test": "hits" },
-    h("thead", {}, h("tr", {}, h("th", {}, "key"), byVector && h("th", { class: "num" }, "distance"), h("th", {}, "document"), fields.vectors.length > 0 && h("th", {}, ""))),
+    h("thead", {}, h("tr", {}, h("th", {}, fields.primaryKey.join(", ") || "key"), byVector && h("th", { class: "num" }, "distance"),
+      columns.map((c) => h("th", {}, c)), fields.vectors.length > 0 && h("th", {}, ""))),
     h("tbody", {}, rows));
 }
 
@@ -359,18 +372,6 @@ function pager(db, coll, branch, s, current, pages) {
     current < pages ? link(to(current + 1), "next →", { "data-test": "page-next" }) : null);
 }
 
-// keyOf is a document's primary key as the document page takes it:
-// {"id": 1}; null for a collection without one (messages).
-function keyOf(data, primaryKey) {
-  if (!primaryKey || primaryKey.length === 0) return null;
-  const key = {};
-  for (const f of primaryKey) {
-    const v = getPath(data, f);
-    if (v === undefined) return null;
-    key[f] = v;
-  }
-  return key;
-}
 
 function keyText(key) {
   const vals = Object.values(key);
