@@ -68,23 +68,10 @@ func newItems(t *testing.T, c *console, prefix string, docs ...map[string]any) s
 // docsPath is the address of db.coll's documents page.
 func docsPath(db, coll string) string { return "/console/db/" + db + "/c/" + coll + "/docs" }
 
-// docPath is the address of a document's page, by its key's JSON, as the
-// console writes it.
+// docPath is the address of a document's page, by its key's JSON,
+// escaped as the console writes it (links.js: as url.PathEscape does).
 func docPath(db, coll, key string) string {
-	return "/console/db/" + db + "/c/" + coll + "/doc/" + encodeURIComponent(key)
-}
-
-// encodeURIComponent escapes s as JavaScript's encodeURIComponent does.
-func encodeURIComponent(s string) string {
-	var b strings.Builder
-	for _, c := range []byte(s) {
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	return b.String()
+	return "/console/db/" + db + "/c/" + coll + "/doc/" + url.PathEscape(key)
 }
 
 // Without --auth the console never asks anyone to sign in: / leads to
