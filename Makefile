@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: test test-short soak nemesis bench bench-compare search-compare cache-compare agg-compare serve vet fmt mutants release upstream-suite
+.PHONY: test test-short soak nemesis bench bench-compare search-compare cache-compare agg-compare serve vet fmt mutants release upstream-suite console-screenshots
 
 # gotestsum prints each package as it finishes (with its time) and the
 # output of failed tests in full: go test alone prints nothing for
@@ -194,6 +194,16 @@ agg-compare:
 
 serve:
 	$(GO) run ./cmd/folio serve
+
+# The console's screenshots in docs/console/*.png, which docs/console.md
+# shows: taken by tests/consoletest's TestConsoleScreenshots in headless
+# Chromium (Debian's chromium, installed if missing) at 1200x800, against
+# a folio serve with --auth on the embedded engine and a small sample of
+# data. Commit the PNGs that change.
+console-screenshots:
+	@command -v chromium >/dev/null || { echo "installing chromium"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
+	FOLIO_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestConsoleScreenshots$$' -v ./tests/consoletest/
 
 # The original Tigris server's own HTTP suite at its last tag
 # (v1.0.0-beta.122, test/v1/server) against a real folio serve built from

@@ -50,7 +50,7 @@ type value interface {
 
 // switches are the settings whose flag may stand alone (--auth means
 // --auth=true), as boolean flags do.
-var switches = map[string]bool{"auth": true, "log-requests": true}
+var switches = map[string]bool{"auth": true, "log-requests": true, "console": true}
 
 // settings lists every setting `folio serve` takes from flags and the
 // environment: one row each, so that a new one cannot miss a place.
@@ -83,6 +83,7 @@ func settings() []setting {
 		{"body-timeout", "FOLIO_BODY_TIMEOUT", "body_timeout", "how long a request body may take to arrive", "30s", func(c *node.Config) value { return dur(&c.BodyTimeout) }},
 		{"write-timeout", "FOLIO_WRITE_TIMEOUT", "write_timeout", "how long a write of a response or stream may wait for the client to read", "30s", func(c *node.Config) value { return dur(&c.WriteTimeout) }},
 		{"http1-server", "FOLIO_HTTP1_SERVER", "http1_server", "server of HTTP/1.1 connections: fasthttp (built for cost per request) or net/http (Go's own); HTTP/2 and gRPC are served the same with either", "fasthttp", func(c *node.Config) value { return text(&c.HTTP1Server) }},
+		{"console", "FOLIO_CONSOLE", "console", "serve the web console at /console/ on the API's port, and redirect / there (--console=false, or false in the config file, turns it off)", "true", func(c *node.Config) value { return boolean(&c.Console) }},
 		{"stream-buffer-bytes", "FOLIO_STREAM_BUFFER_BYTES", "stream_buffer_bytes", "bytes of changes an events or subscribe stream may have waiting before it is ended as too slow", "16777216", func(c *node.Config) value { return number(&c.Streams.MaxPending) }},
 		{"stream-buffer-total-bytes", "FOLIO_STREAM_BUFFER_TOTAL_BYTES", "stream_buffer_total_bytes", "bytes of changes all the events and subscribe streams together may have waiting; past it the stream furthest behind is ended", "268435456", func(c *node.Config) value { return number(&c.Streams.MaxPendingTotal) }},
 		{"max-streams", "FOLIO_MAX_STREAMS", "max_streams", "events and subscribe streams open at once; one more is refused with 429 RESOURCE_EXHAUSTED", "1000", func(c *node.Config) value { return number(&c.Streams.MaxStreams) }},

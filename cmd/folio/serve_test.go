@@ -162,6 +162,36 @@ func TestLoadConfigAuth(t *testing.T) {
 	}
 }
 
+// The console is on unless turned off, by a flag, the environment or the
+// file.
+func TestLoadConfigConsole(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "folio.json")
+	if err := os.WriteFile(file, []byte(`{"console":false}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     string
+		console bool
+	}{
+		{"on by default", nil, "", true},
+		{"a flag given false", []string{"--console=false"}, "", false},
+		{"a bare switch", []string{"--console"}, "false", true},
+		{"from the environment", nil, "false", false},
+		{"from the file", []string{"--config", file}, "", false},
+		{"the environment beats the file", []string{"--config", file}, "true", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("FOLIO_CONSOLE", tc.env)
+			c, err := loadConfig(tc.args)
+			if err != nil || c.Console != tc.console {
+				t.Fatalf("console %v (%v), want %v", c.Console, err, tc.console)
+			}
+		})
+	}
+}
+
 func TestLoadConfigRequestLog(t *testing.T) {
 	for _, tc := range []struct {
 		name        string

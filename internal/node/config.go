@@ -86,6 +86,10 @@ type Config struct {
 	// (the default, "" too) or HTTP1NetHTTP, Go's own, which serves
 	// HTTP/2 in both cases.
 	HTTP1Server string
+	// Console serves the web console at /console/ on the API's port, and
+	// redirects / there (internal/console); off, those paths are the
+	// API's 404s as before.
+	Console bool
 	// TLSCert and TLSKey, both set, serve the API's port (and GRPCAddr's)
 	// over TLS only: HTTPS, HTTP/2 and gRPC.
 	TLSCert, TLSKey string
@@ -207,6 +211,7 @@ func DefaultConfig() Config {
 		BodyTimeout:     httpapi.DefaultBodyTimeout,
 		WriteTimeout:    httpapi.DefaultWriteTimeout,
 		HTTP1Server:     HTTP1FastHTTP,
+		Console:         true,
 		ShutdownTimeout: DefaultShutdownTimeout,
 		Tokens:          auth.Config{Audience: auth.DefaultIssuer, AccessTTL: auth.DefaultAccessTTL, RefreshTTL: auth.DefaultRefreshTTL},
 		Ops: ops.Options{

@@ -583,8 +583,8 @@ func (n *Node) serveAPI(context.Context) error {
 	ln := n.ln
 	ownHTTP1 := n.cfg.HTTP1Server != HTTP1NetHTTP
 	n.mux = newProtocolMux(n.withTLS(ln), sniffTimeout, ownHTTP1, n.log)
-	api := n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, Hosts: n.hosts(), HTTPS: n.tls != nil, ForwardTLS: n.forwardTLS(),
-		BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout}))
+	api := n.withConsole(n.withMetrics(httpapi.New(httpapi.Config{Ops: n.ops, Logger: n.log, MaxBodyBytes: n.cfg.MaxBodyBytes, CORSOrigins: n.cfg.CORSOrigins, Hosts: n.hosts(), HTTPS: n.tls != nil, ForwardTLS: n.forwardTLS(),
+		BodyTimeout: n.cfg.BodyTimeout, WriteTimeout: n.cfg.WriteTimeout})))
 	n.http = &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: headerTimeout,

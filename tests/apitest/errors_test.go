@@ -221,7 +221,16 @@ var (
 func TestRouting(t *testing.T) {
 	eachBackend(t, func(t *testing.T, c *client) {
 		withErrorFixtures(t, c)
-		for _, path := range []string{"/", "/foo", "/v1", "/v1/nope", "/v1/databases", "/v1/databases/db1", "/v1/databases/db1/create/",
+		// GET / is the console's redirect (below); every other method
+		// there is the API's.
+		errorCase{"POST /", "POST", "/", "", 404, "NOT_FOUND", "Not Found"}.run(t, c)
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		if res, err := noFollow.Get(c.base + "/"); err != nil {
+			t.Error(err)
+		} else if res.Body.Close(); res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/console/" {
+			t.Errorf("GET /: %d Location %q, want the console's 302 to /console/", res.StatusCode, res.Header.Get("Location"))
+		}
+		for _, path := range []string{"/foo", "/v1", "/v1/nope", "/v1/databases", "/v1/databases/db1", "/v1/databases/db1/create/",
 			"/v1/databases/db1/collections/users", "/v1/databases/db1/collections/users/documents/nope", "/v1/databases/db1/collections/users/documents//read"} {
 			for _, method := range []string{"GET", "POST"} {
 				errorCase{method + " " + path, method, path, "", 404, "NOT_FOUND", "Not Found"}.run(t, c)

@@ -39,11 +39,13 @@ var wirePackages = []string{"net/http", "google.golang.org/grpc", "google.golang
 // the transports, the HTTP/1.1 server the HTTP transport runs on (which
 // imports no Folio package), the node that starts them, the metrics
 // (served over HTTP to a scraper),
+// the web console's file server (internal/console, which serves files over
+// HTTP and knows nothing else of Folio, TestTheConsoleServesFilesOnly),
 // the load generator (an HTTP and a gRPC client), the benchmarks that run servers
 // and call them, the tests' runner of `folio serve` (which asks it for its
 // health); and the wire's generated definitions themselves, and the
 // program that writes the client's shapes from them.
-var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/http1", "internal/node", "internal/metrics", "internal/loadgen", "bench/benchrun", "tests/servetest", "cmd/folio", "bench/cmd/benchcompare", "bench/cmd/searchcompare", "bench/cmd/cachecompare", "bench/cmd/aggcompare", wireDefinitions, clientShapesGenerator}
+var mayKnowTheWire = []string{"client", "internal/httpapi", "internal/grpcapi", "internal/http1", "internal/node", "internal/metrics", "internal/console", "internal/loadgen", "bench/benchrun", "tests/servetest", "cmd/folio", "bench/cmd/benchcompare", "bench/cmd/searchcompare", "bench/cmd/cachecompare", "bench/cmd/aggcompare", wireDefinitions, clientShapesGenerator}
 
 // wireDefinitions is the Go code generated from Folio's .proto files
 // (api/proto): the API's messages and services. Only the packages that
@@ -291,6 +293,23 @@ func TestTheHTTPServerKnowsNoFolio(t *testing.T) {
 	for _, imp := range packageImports(t)["internal/http1"] {
 		if strings.HasPrefix(imp, module) {
 			t.Errorf("internal/http1 imports %s: it serves any handler, and is given what it answers", imp)
+		}
+	}
+}
+
+// TestTheConsoleServesFilesOnly: internal/console serves the console's
+// static files; everything the console shows it gets from the public API
+// in the browser, with the caller's token, as any client does. Importing
+// the operations (or any Folio package) would open a second way to the
+// data, past the API's checks.
+func TestTheConsoleServesFilesOnly(t *testing.T) {
+	imps, ok := packageImports(t)["internal/console"]
+	if !ok {
+		t.Fatal("no package internal/console: the rule is out of date")
+	}
+	for _, imp := range imps {
+		if strings.HasPrefix(imp, module) {
+			t.Errorf("internal/console imports %s: it serves files only; the console's data comes through the public API", imp)
 		}
 	}
 }
