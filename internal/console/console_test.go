@@ -244,6 +244,9 @@ func TestModulesNeitherParseHTMLNorCallOut(t *testing.T) {
 			if trimmed := strings.TrimSpace(line); strings.HasPrefix(trimmed, "//") || strings.HasPrefix(trimmed, "/*") || strings.HasPrefix(trimmed, "*") {
 				continue // comments may name what is not done
 			}
+			// The SVG namespace is a name that createElementNS takes, not an
+			// address anything is fetched from.
+			line = strings.ReplaceAll(line, `"http://www.w3.org/2000/svg"`, `""`)
 			if m := banned.FindString(line); m != "" {
 				t.Errorf("%s:%d: %s", name, i+1, m)
 			}
