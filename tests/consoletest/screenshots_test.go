@@ -79,7 +79,14 @@ func TestConsoleScreenshots(t *testing.T) {
 	tb.waitJS("four events", `document.querySelectorAll('[data-test="live-event"]').length === 4`)
 	shoot("live")
 
-	tb.open("/console/ops", "operations")
+	// Sampled every second, with requests between the samples, so that
+	// the charts have lines.
+	tb.open("/console/ops?every=1", "operations")
+	for i := 0; i < 4; i++ {
+		tb.waitJS("a sample", fmt.Sprintf(`+document.querySelector('[data-test="ops-metrics"]').dataset.samples >= %d`, i+1))
+		c.insert(t, "shop", "orders", map[string]any{"id": 200 + i, "product": 1, "quantity": 1, "status": "new"})
+	}
+	tb.waitJS("five samples", `+document.querySelector('[data-test="ops-metrics"]').dataset.samples >= 5`)
 	shoot("operations")
 	tb.open("/console/admin", "admin")
 	shoot("admin")
