@@ -5,7 +5,7 @@
 
 let token = null;
 let refreshToken = null;
-let info = null; // GET /v1/info: {server_version, engine, auth}
+let info = null; // GET /v1/info's answer, a promise of {server_version, engine, auth}
 let whoami = null; // GET /v1/observability/whoami, once signed in
 let onAuthRequired = () => {};
 const sessionListeners = new Set();
@@ -169,9 +169,14 @@ export async function stream(path, body, onLine, opts = {}) {
 }
 
 // serverInfo is GET /v1/info, asked once: the version, the engine and
-// whether the server requires a token (auth).
-export async function serverInfo() {
-  if (!info) info = await api("GET", "/v1/info");
+// whether the server requires a token (auth). The promise is kept, so
+// callers at the same moment (the header and the first page) share one
+// request; a failed one is asked again next time.
+export function serverInfo() {
+  if (!info) {
+    info = api("GET", "/v1/info");
+    info.catch(() => { info = null; });
+  }
   return info;
 }
 

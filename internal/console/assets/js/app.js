@@ -100,11 +100,15 @@ async function show() {
         h("h1", {}, "No such page"), h("p", {}, "The console has no page at ", h("code", {}, path), ". "), link(hrefs.databases(), "Databases")));
       return;
     }
+    // The page's module loads while the server is asked whether to sign
+    // in: the first page waits for one round trip, not two.
+    const loading = route.load();
+    loading.catch(() => {}); // reported below, if the page is still wanted
     if (route.pattern !== "/console/signin" && (await authRequired())) {
       if (n === current) go(hrefs.signin(path + location.search), true);
       return;
     }
-    const mod = await route.load();
+    const mod = await loading;
     if (n !== current) return;
     const cleanup = await mod.render(view, route.params, query, { signal: controller.signal });
     if (typeof cleanup === "function") {
