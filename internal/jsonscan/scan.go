@@ -229,6 +229,16 @@ func SkipValid(b []byte, i int) (int, error) {
 // skipString is the offset past the string that opens at b[i], found by
 // its closing quote: the first one after an even run of backslashes.
 func skipString(b []byte, i int) (int, error) {
+	// Most strings of a document, and nearly every member name, end within
+	// a few bytes: a plain loop finds their quote before bytes.IndexByte
+	// has set up. A backslash, or a longer string, goes the general way.
+	for j := i + 1; j < len(b) && j <= i+16; j++ {
+		if c := b[j]; c == '"' {
+			return j + 1, nil
+		} else if c == '\\' {
+			break
+		}
+	}
 	for j := i + 1; ; {
 		q := bytes.IndexByte(b[j:], '"')
 		if q < 0 {
