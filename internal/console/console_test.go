@@ -234,7 +234,7 @@ func TestTheShellHasNothingInline(t *testing.T) {
 // runs text as code, and none reaches another origin or keeps the token
 // where it outlives the page.
 func TestModulesNeitherParseHTMLNorCallOut(t *testing.T) {
-	banned := regexp.MustCompile(`\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function\(|localStorage|sessionStorage|document\.cookie|https?://`)
+	banned := bannedInModules
 	fs.WalkDir(assets, "assets", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || (path.Ext(name) != ".js" && path.Ext(name) != ".css") {
 			return err
@@ -253,6 +253,39 @@ func TestModulesNeitherParseHTMLNorCallOut(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// bannedInModules is what no module of the console may hold outside a
+// comment: every way of turning text into markup or code (the HTML
+// parsers, by property, by bracket or by method, and an iframe's srcdoc),
+// the storages that outlive the page, and another origin's address.
+var bannedInModules = regexp.MustCompile(`\.innerHTML|\.outerHTML|\[\s*["'\x60](?:inner|outer)HTML["'\x60]\s*\]|insertAdjacentHTML|` +
+	`document\.write|\bDOMParser\b|createContextualFragment|setHTMLUnsafe|parseHTMLUnsafe|\bsrcdoc\b|` +
+	`\beval\(|new Function\(|localStorage|sessionStorage|document\.cookie|https?://`)
+
+// The ban list catches each way in, however it is spelled, and not the
+// console's ordinary code.
+func TestTheBanListCatchesEveryParser(t *testing.T) {
+	for _, line := range []string{
+		`el.innerHTML = text;`, `el.outerHTML = text;`, `el["innerHTML"] = text;`, `el[ 'outerHTML' ] = text;`, "el[`innerHTML`] = text;",
+		`el.insertAdjacentHTML("beforeend", text);`, `document.write(text);`,
+		`const doc = new DOMParser().parseFromString(text, "text/html");`, `document.createRange().createContextualFragment(text);`,
+		`el.setHTMLUnsafe(text);`, `Document.parseHTMLUnsafe(text);`, `h("iframe", { srcdoc: text });`, `frame.srcdoc = text;`,
+		`eval(text);`, `new Function(text)();`, `localStorage.setItem("t", token);`, `sessionStorage.t = token;`, `document.cookie = token;`,
+		`fetch("https://elsewhere.example/");`,
+	} {
+		if !bannedInModules.MatchString(line) {
+			t.Errorf("the ban list lets through %s", line)
+		}
+	}
+	for _, line := range []string{
+		`el.appendChild(document.createTextNode(String(c)));`, `box.replaceChildren(jsonView(next, { open: 3 }));`,
+		`el.textContent = text;`, `h("p", { "data-test": "innerhtml-free" }, "HTML is shown as text");`,
+	} {
+		if m := bannedInModules.FindString(line); m != "" {
+			t.Errorf("the ban list refuses ordinary code %s (%s)", line, m)
+		}
+	}
 }
 
 // Every import of every module names a module that is embedded: there is

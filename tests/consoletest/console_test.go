@@ -40,6 +40,12 @@ func TestConsole(t *testing.T) {
 			{"ScriptInDataIsText", open, testScriptInDataIsText},
 			{"ScriptInDataIsTextSignedIn", secured, testScriptInDataIsText},
 			{"ContentSecurityPolicy", open, testContentSecurityPolicy},
+			{"DocumentKeyMustBeThePrimaryKey", open, testDocumentKeyMustBeThePrimaryKey},
+			{"DotNamesRefused", open, testDotNamesRefused},
+			{"SearchCallsEndWithThePage", open, testSearchCallsEndWithThePage},
+			{"SignInNextStaysInConsole", secured, testSignInNextStaysInConsole},
+			{"TokenInMemoryOnly", secured, testTokenInMemoryOnly},
+			{"MarkupInSearchIsText", open, testMarkupInSearchIsText},
 		} {
 			t.Run(tc.name, func(t *testing.T) { tc.run(t, tc.c) })
 		}

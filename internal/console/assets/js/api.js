@@ -252,20 +252,31 @@ export function currentWho() {
   return whoami;
 }
 
+// enc is one name of a path, encoded. "." and ".." cannot be one: the
+// browser takes them (escaped as %2E too) as steps of the path before it
+// sends the request, so a call about a collection "." would reach the
+// route above it. They are refused here, before any call; every other
+// name is the server's to judge.
+function enc(name, what) {
+  if (name === "." || name === "..") {
+    throw new Error(`"${name}" cannot be a ${what}'s name: in an address the browser reads it as a step of the path, so the request would reach another route`);
+  }
+  return encodeURIComponent(name);
+}
+
 // The API's paths, each name encoded: the final (2023) routes where they
 // exist, the 2022 ones (events, messages) otherwise.
-const enc = encodeURIComponent;
 export const paths = {
   projects: () => "/v1/projects",
-  project: (db) => `/v1/projects/${enc(db)}`,
-  database: (db) => `/v1/projects/${enc(db)}/database`,
-  branches: (db) => `/v1/projects/${enc(db)}/database/branches`,
-  branch: (db, b) => `/v1/projects/${enc(db)}/database/branches/${enc(b)}`,
-  collections: (db) => `/v1/projects/${enc(db)}/database/collections`,
-  collection: (db, coll) => `/v1/projects/${enc(db)}/database/collections/${enc(coll)}`,
-  documents: (db, coll) => `/v1/projects/${enc(db)}/database/collections/${enc(coll)}/documents`,
+  project: (db) => `/v1/projects/${enc(db, "database")}`,
+  database: (db) => `/v1/projects/${enc(db, "database")}/database`,
+  branches: (db) => `/v1/projects/${enc(db, "database")}/database/branches`,
+  branch: (db, b) => `/v1/projects/${enc(db, "database")}/database/branches/${enc(b, "branch")}`,
+  collections: (db) => `/v1/projects/${enc(db, "database")}/database/collections`,
+  collection: (db, coll) => `/v1/projects/${enc(db, "database")}/database/collections/${enc(coll, "collection")}`,
+  documents: (db, coll) => `/v1/projects/${enc(db, "database")}/database/collections/${enc(coll, "collection")}/documents`,
   // 2022 routes: events and messages (on main only).
-  collection2022: (db, coll) => `/v1/databases/${enc(db)}/collections/${enc(coll)}`,
+  collection2022: (db, coll) => `/v1/databases/${enc(db, "database")}/collections/${enc(coll, "collection")}`,
 };
 
 // withBranch adds the branch to a request body where one is set ("" and

@@ -2,9 +2,46 @@
 // the address: /console/db/:db/c/:coll/doc/{"id":1}): shown as a tree,
 // edited as JSON (sent as a replace; a validation error is shown beside the
 // field it names), deleted after a confirmation.
+//
+// The key is used as the filter of the read and of the delete, and the
+// address is anyone's to write: {} or a part of a composite key would
+// match many documents (and Delete would delete them all), an operator
+// ({"id":{"$gte":0}}) a range. So the key is taken only if it is exactly
+// the schema's primary key, each field with a plain value, and the
+// document read must hold that key; otherwise the page says why and
+// offers neither Save nor Delete.
 import { h, page, ready, errorBox, fieldError, notice, go, jsonView, confirmButton } from "../dom.js";
 import { api, stream, paths, withBranch, parseJSON, stringify } from "../api.js";
 import { hrefs, crumbs, collectionTabs } from "../links.js";
+import { keyOf } from "./documents.js";
+
+// keyProblem says why key is not one document's primary key pk (its
+// fields' paths), or "" if it is: the same fields, no more, no fewer,
+// each a string, a number or a boolean (no object, array, operator or
+// null, which a filter reads as something other than "equal to").
+export function keyProblem(key, pk) {
+  const names = Object.keys(key);
+  const missing = pk.filter((f) => !names.includes(f));
+  const extra = names.filter((n) => !pk.includes(n));
+  if (missing.length > 0 || extra.length > 0) {
+    const parts = [];
+    if (missing.length > 0) parts.push(`it lacks ${missing.join(", ")}`);
+    if (extra.length > 0) parts.push(`${extra.join(", ")} ${extra.length === 1 ? "is" : "are"} not part of it`);
+    return `the primary key is ${pk.join(", ")}; ${parts.join(", and ")}`;
+  }
+  for (const f of pk) {
+    const v = key[f];
+    const scalar = typeof v === "string" || typeof v === "number" || typeof v === "boolean" ||
+      (typeof JSON.isRawJSON === "function" && JSON.isRawJSON(v)); // an int64 beyond 2^53
+    if (!scalar) return `the value of ${f} must be a string, a number or a boolean, not ${stringify(v)}`;
+  }
+  return "";
+}
+
+// sameKey says whether two keys of the fields pk hold the same values.
+function sameKey(a, b, pk) {
+  return pk.every((f) => stringify(a[f]) === stringify(b[f]));
+}
 
 export async function render(view, params, query, { signal }) {
   const { db, coll } = params;
@@ -21,6 +58,25 @@ export async function render(view, params, query, { signal }) {
     return;
   }
   root.append(h("h1", { class: "mono" }, stringify(key)), collectionTabs(params, query, "document"));
+
+  // The schema says what the key must be.
+  let pk;
+  try {
+    const d = await api("POST", paths.collection(db, coll) + "/describe", withBranch({}, branch), { signal });
+    pk = (d.schema && d.schema.primary_key) || ["id"];
+  } catch (err) {
+    if (err.name === "AbortError") throw err;
+    root.append(errorBox(err));
+    ready(root);
+    return;
+  }
+  const why = keyProblem(key, pk);
+  if (why) {
+    root.append(errorBox(new Error(`The address's key ${stringify(key)} is not one document's primary key: ${why}.`)),
+      h("p", {}, h("a", { href: hrefs.documents(db, coll, branch) }, "All documents")));
+    ready(root);
+    return;
+  }
 
   // The key, as a filter, reads the document.
   let doc;
@@ -41,6 +97,12 @@ export async function render(view, params, query, { signal }) {
     return;
   }
   const data = doc.data;
+  const held = data && typeof data === "object" ? keyOf(data, pk) : null;
+  if (!held || !sameKey(held, key, pk)) {
+    root.append(errorBox(new Error(`The document read does not hold the address's key ${stringify(key)} (it holds ${held ? stringify(held) : "no whole key"}): it is not shown, to be neither edited nor deleted.`)));
+    ready(root);
+    return;
+  }
   const meta = doc.metadata || {};
   root.append(h("p", { class: "muted", "data-test": "doc-times" },
     meta.created_at ? `Created ${meta.created_at}` : "", meta.updated_at ? `, updated ${meta.updated_at}` : ""));

@@ -38,7 +38,7 @@ const DEFAULT_SIZE = 20;
 // LIKE_NEIGHBOURS is how many nearest documents "more like this" pages over.
 const LIKE_NEIGHBOURS = 100;
 
-export async function render(view, params, query) {
+export async function render(view, params, query, { signal }) {
   const { db, coll } = params;
   const branch = query.get("branch") || "";
   const state = readAddress(query);
@@ -47,11 +47,12 @@ export async function render(view, params, query) {
 
   let fields;
   try {
-    const desc = await api("POST", `${paths.collection(db, coll)}/describe`, withBranch({}, branch));
+    const desc = await api("POST", `${paths.collection(db, coll)}/describe`, withBranch({}, branch), { signal });
     fields = schemaFields(desc.schema);
     fields.primaryKey = (desc.schema && desc.schema.primary_key) || [];
     fields.columns = Object.keys((desc.schema && desc.schema.properties) || {});
   } catch (err) {
+    if (err.name === "AbortError") throw err;
     root.append(errorBox(err));
     ready(root);
     return;
@@ -61,7 +62,7 @@ export async function render(view, params, query) {
   if (fields.vectors.length > 0) root.append(likeForm(db, coll, branch, state, fields));
   const results = h("div", { class: "search-results" });
   root.append(results);
-  await runSearch(results, db, coll, branch, state, fields);
+  await runSearch(results, db, coll, branch, state, fields, signal);
   ready(root);
 }
 
@@ -222,7 +223,8 @@ function likeForm(db, coll, branch, s, fields) {
     slot);
 }
 
-async function runSearch(out, db, coll, branch, s, fields) {
+// signal is the page's: leaving the page cancels the read and the search.
+async function runSearch(out, db, coll, branch, s, fields, signal) {
   const body = withBranch({ page: s.page, page_size: s.size }, branch);
   try {
     if (s.filter) body.filter = parseJSON(s.filter);
@@ -239,7 +241,7 @@ async function runSearch(out, db, coll, branch, s, fields) {
         return;
       }
       if (!fields.vectors.includes(s.vector)) s = { ...s, vector: fields.vectors[0] };
-      source = await likeSource(db, coll, branch, s);
+      source = await likeSource(db, coll, branch, s, signal);
       if (!source) return showMissing(out, s);
       const vector = getPath(source, s.vector);
       if (!Array.isArray(vector)) {
@@ -259,9 +261,10 @@ async function runSearch(out, db, coll, branch, s, fields) {
     // With a page asked for, the search answers one line: that page.
     await stream(`${paths.documents(db, coll)}/search`, body, (line) => {
       if (line && line.result) result = line.result;
-    });
+    }, { signal });
     showResult(out, db, coll, branch, s, fields, result || { hits: [], facets: {}, meta: {} });
   } catch (err) {
+    if (err.name === "AbortError") throw err;
     out.append(errorBox(err));
   }
 }
@@ -272,7 +275,7 @@ function showMissing(out, s) {
 
 // likeSource reads the document the "more like this" search starts from:
 // its key is the filter.
-async function likeSource(db, coll, branch, s) {
+async function likeSource(db, coll, branch, s, signal) {
   let key;
   try {
     key = parseJSON(s.like);
@@ -282,7 +285,7 @@ async function likeSource(db, coll, branch, s) {
   let doc = null;
   await stream(`${paths.documents(db, coll)}/read`, withBranch({ filter: key, options: { limit: 1 } }, branch), (line) => {
     if (line && line.result && line.result.data) doc = line.result.data;
-  });
+  }, { signal });
   return doc;
 }
 

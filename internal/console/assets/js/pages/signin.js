@@ -5,10 +5,19 @@ import { h, page, ready, errorBox, link, go } from "../dom.js";
 import { serverInfo, signIn, signedIn, currentWho } from "../api.js";
 import { hrefs } from "../links.js";
 
-// next is where to go once signed in: a page of the console only.
+// next is where to go once signed in: a page of the console only. It is
+// read as the browser will read it (resolved against this page), since
+// "/console/..//elsewhere" starts well and leads out of the console.
 function nextOf(query) {
-  const next = query.get("next") || "";
-  return next.startsWith("/console/") && !next.startsWith("/console/signin") ? next : hrefs.databases();
+  let url;
+  try {
+    url = new URL(query.get("next") || "", location.href);
+  } catch (_) {
+    return hrefs.databases();
+  }
+  const ok = url.origin === location.origin && url.pathname.startsWith("/console/") &&
+    !url.pathname.startsWith("/console/signin") && !url.pathname.startsWith("/console/assets/");
+  return ok ? url.pathname + url.search + url.hash : hrefs.databases();
 }
 
 export async function render(view, params, query) {
