@@ -61,18 +61,29 @@ func startBrowser(tb testing.TB) context.Context {
 		if os.Geteuid() == 0 {
 			opts = append(opts, chromedp.NoSandbox)
 		}
-		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-		ctx, cancel := chromedp.NewContext(alloc)
-		// The first Run starts the browser, for as long as ctx lives: no
-		// timeout on it (chromedp.NewContext).
-		if err := chromedp.Do(ctx); err != nil {
+		// A start can fail on a loaded machine (a run once failed before
+		// any test, and the next two passed): three tries, each failure
+		// logged, before the tests fail.
+		for try := 1; ; try++ {
+			alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+			ctx, cancel := chromedp.NewContext(alloc)
+			// The first Run starts the browser, for as long as ctx lives: no
+			// timeout on it (chromedp.NewContext).
+			err := chromedp.Do(ctx)
+			if err == nil {
+				browser.ctx = ctx
+				browser.stop = func() { cancel(); cancelAlloc() }
+				return
+			}
 			cancel()
 			cancelAlloc()
-			browser.err = fmt.Errorf("start %s: %w", path, err)
-			return
+			if try == 3 {
+				browser.err = fmt.Errorf("start %s (%d tries): %w", path, try, err)
+				return
+			}
+			tb.Logf("start %s, try %d: %v; trying again", path, try, err)
+			time.Sleep(time.Second)
 		}
-		browser.ctx = ctx
-		browser.stop = func() { cancel(); cancelAlloc() }
 	})
 	if browser.missing != "" {
 		testenv.Missing(tb, browser.missing)
