@@ -38,8 +38,8 @@ type AggregateResult struct {
 //   - one scalar group_by field and only $count, with no filter or one
 //     exact on that field: the field's index entries, counted by value
 //     (query.GroupCounts), no document read;
-//   - otherwise the documents of the filter's read plan, read once
-//     through the same path as reads (matches) and folded.
+//   - otherwise the documents of the filter's read plan, read once and
+//     folded beside the read (foldDocuments), matched as reads match.
 func (s *Service) Aggregate(ctx context.Context, tx kv.Tx, coll *catalog.Collection, req AggregateRequest) (*AggregateResult, error) {
 	if err := requireDocuments(coll, "aggregate"); err != nil {
 		return nil, err
