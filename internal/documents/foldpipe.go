@@ -2,7 +2,6 @@ package documents
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 
 	"github.com/foliodb/folio/internal/aggregate"
@@ -17,24 +16,39 @@ const foldBatchBytes = 64 << 10
 
 // docBatch is a run of stored records copied out of the store's iterator
 // (whose bytes are valid only until its next step): record i is
-// buf[ends[i-1]:ends[i]], its storage key keys[kends[i-1]:kends[i]] (for
-// errors).
+// buf[ends[i-1]:ends[i]], its storage key keys[kends[i-1]:kends[i]]. It
+// reads back as a kv.Iterator, so that its records are matched as every
+// read matches them (matches).
 type docBatch struct {
 	buf, keys   []byte
 	ends, kends []int
+	at          int // records Next has passed
 }
 
 func (b *docBatch) reset() {
-	b.buf, b.ends, b.keys, b.kends = b.buf[:0], b.ends[:0], b.keys[:0], b.kends[:0]
+	b.buf, b.ends, b.keys, b.kends, b.at = b.buf[:0], b.ends[:0], b.keys[:0], b.kends[:0], 0
 }
 
-// key is record i's storage key.
-func (b *docBatch) key(i int) []byte {
+func (b *docBatch) Next() bool {
+	if b.at >= len(b.ends) {
+		return false
+	}
+	b.at++
+	return true
+}
+
+func (b *docBatch) Key() []byte   { return part(b.keys, b.kends, b.at-1) }
+func (b *docBatch) Value() []byte { return part(b.buf, b.ends, b.at-1) }
+func (b *docBatch) Err() error    { return nil }
+func (b *docBatch) Close() error  { return nil }
+
+// part is the i-th of the runs of buf that ends delimit.
+func part(buf []byte, ends []int, i int) []byte {
 	start := 0
 	if i > 0 {
-		start = b.kends[i-1]
+		start = ends[i-1]
 	}
-	return b.keys[start:b.kends[i]]
+	return buf[start:ends[i]]
 }
 
 // foldDocuments folds the documents it yields that f matches into folder,
@@ -56,7 +70,7 @@ func foldDocuments(ctx context.Context, it query.Iterator, f filter.Filter, fold
 		var err error
 		for b := range full {
 			if err == nil {
-				if err = foldBatch(b, f, folder); err != nil {
+				if err = foldBatch(ctx, b, f, folder); err != nil {
 					failed.Store(true)
 				}
 			}
@@ -99,24 +113,9 @@ func foldDocuments(ctx context.Context, it query.Iterator, f filter.Filter, fold
 	return foldErr
 }
 
-// foldBatch decodes, matches and folds one batch's records.
-func foldBatch(b *docBatch, f filter.Filter, folder *aggregate.Folder) error {
-	start := 0
-	for i, end := range b.ends {
-		r, err := decodeRecord(b.buf[start:end])
-		start = end
-		if err != nil {
-			return fmt.Errorf("%w at %x", err, b.key(i))
-		}
-		ok, err := f.MatchesAt(r.Data, filter.Times{Created: r.CreatedAt, Updated: r.UpdatedAt})
-		if err != nil {
-			return fmt.Errorf("docs: stored document at %x: %w", b.keys[i], err)
-		}
-		if ok {
-			if err := folder.Add(r.Data); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+// foldBatch matches and folds one batch's records.
+func foldBatch(ctx context.Context, b *docBatch, f filter.Filter, folder *aggregate.Folder) error {
+	return matches(ctx, b, f, func(_, _ []byte, r Record) (bool, error) {
+		return true, folder.Add(r.Data)
+	})
 }
