@@ -35,6 +35,7 @@ func TestConsole(t *testing.T) {
 			{"FilterAndPage", open, testFilterAndPage},
 			{"SearchWithFacet", open, testSearchWithFacet},
 			{"LiveEvent", open, testLiveEvent},
+			{"Messages", open, testMessages},
 			{"ValidationErrorBesideField", open, testValidationError},
 			{"ReaderRefusedWrite", secured, testReaderRefusedWrite},
 			{"ScriptInDataIsText", open, testScriptInDataIsText},
@@ -528,5 +529,38 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("waited %v for %s", waitTimeout, what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A messages collection: a message published from the page arrives in its
+// subscription; with a filter applied, only the messages it matches
+// arrive, from the console's form and from another client alike.
+func testMessages(t *testing.T, c *console) {
+	db := c.newDatabase(t, "msgs")
+	c.call(t, "POST", "/v1/databases/"+db+"/collections/chat/createOrUpdate", map[string]any{"schema": map[string]any{
+		"title": "chat", "collection_type": "messages",
+		"properties": map[string]any{"text": map[string]any{"type": "string"}, "room": map[string]any{"type": "string"}}}})
+	tb := newTab(t, c)
+	tb.open("/console/db/"+db+"/c/chat/messages", "messages")
+	tb.fill(testSel("publish-editor"), `{"text": "first", "room": "a"}`)
+	tb.click(testSel("publish-submit"))
+	tb.waitFor(testSel("publish-result"))
+	tb.waitText(testSel("sub-messages"), "first")
+
+	tb.fill(testSel("sub-filter"), `{"room": "b"}`)
+	tb.click(testSel("sub-apply"))
+	tb.waitJS("the filtered subscription open", `document.querySelector('[data-test="sub-state"]').dataset.state === "live"`)
+	publish := func(room, text string) {
+		c.call(t, "POST", "/v1/databases/"+db+"/collections/chat/messages/publish",
+			map[string]any{"messages": []any{map[string]any{"text": text, "room": room}}})
+	}
+	publish("a", "not for this view")
+	publish("b", "for this view")
+	tb.waitText(testSel("sub-messages"), "for this view")
+	if got := tb.texts(testSel("message-body")); len(got) != 1 || strings.Contains(strings.Join(got, " "), "not for this view") {
+		t.Errorf("the filtered subscription shows %q, want only the message of room b", got)
+	}
+	if got := tb.location(); !strings.Contains(got, "filter=") {
+		t.Errorf("the address %s does not keep the filter", got)
 	}
 }
