@@ -334,6 +334,19 @@ func testLiveEvent(t *testing.T, c *console) {
 	if got := tb.text(testSel("live-event") + " " + testSel("event-op")); !strings.Contains(got, "update") {
 		t.Errorf("the newest event shows op %q, want update first", got)
 	}
+	// Paused, the stream is closed; resumed, it opens after the last
+	// position seen, so a change made in between arrives then.
+	tb.click(testSel("live-toggle"))
+	tb.waitJS("paused", `document.querySelector('[data-test="live-state"]').dataset.state === "paused"`)
+	if got := tb.location(); !strings.Contains(got, "from=") {
+		t.Errorf("the paused page's address %s does not keep its position", got)
+	}
+	c.insert(t, db, "items", map[string]any{"id": 43, "name": "written while paused", "kind": "live", "n": 2})
+	tb.click(testSel("live-toggle"))
+	tb.waitText(testSel("live-events"), "written while paused")
+	if n := tb.count(testSel("live-event")); n != 3 {
+		t.Errorf("%d events shown after resuming, want 3", n)
+	}
 }
 
 // A document the schema refuses: the server's message shown beside the

@@ -22,10 +22,11 @@
 //   (only on events that left the filter), event-doc (link to the document);
 //   error, field-error (an unreadable filter).
 
-import { h, link, jsonView, compact, errorBox, fieldError, page, ready, formatCount } from "../dom.js";
-import { api, stream, paths, parseJSON, stringify } from "../api.js";
+import { h, link, jsonView, compact, errorBox, page, ready, formatCount } from "../dom.js";
+import { api, paths, stringify } from "../api.js";
+import { Follow } from "../follow.js";
 import { keyOf } from "./documents.js";
-import { hrefs, withQuery, crumbs, collectionTabs } from "../links.js";
+import { hrefs, crumbs, collectionTabs } from "../links.js";
 
 // KEEP is the most events the page holds: older ones drop off the end.
 const KEEP = 500;
@@ -65,17 +66,13 @@ export async function render(view, params, query, ctx) {
 }
 
 // LiveView is the page's one stream and its table of events.
-class LiveView {
+class LiveView extends Follow {
   constructor(root, db, coll, primaryKey, query, pageSignal) {
-    this.root = root;
+    super(root, `${paths.collection2022(db, coll)}/events`, query, pageSignal, "● live");
     this.db = db;
     this.coll = coll;
     this.primaryKey = primaryKey;
-    this.pageSignal = pageSignal;
-    this.filterText = query.get("filter") || "";
-    this.last = query.get("from") || ""; // resume after this position: the last one seen
     this.count = 0;
-    this.controller = null;
 
     this.filter = h("textarea", { class: "short", placeholder: "{\"age\": {\"$gte\": 18}} (empty: every change)", "data-test": "live-filter" });
     this.filter.value = this.filterText;
@@ -103,85 +100,12 @@ class LiveView {
     this.showCount();
   }
 
-  start() {
-    this.errors.replaceChildren();
-    let filter;
-    try {
-      filter = this.filterText ? parseJSON(this.filterText) : undefined;
-    } catch (err) {
-      this.filterSlot.replaceChildren(fieldError("filter", `not JSON: ${err.message}`));
-      this.setState("paused");
-      ready(this.root);
-      return;
-    }
-    const body = {};
-    if (filter !== undefined) body.filter = filter;
-    if (this.last) body.options = { start_after: this.last };
+  opening() {
     this.fromNote.textContent = this.last ? `after position ${this.last}` : "from now";
-
-    const controller = new AbortController();
-    this.controller = controller;
-    const signal = AbortSignal.any([controller.signal, this.pageSignal]);
-    this.setState("connecting");
-    stream(`${paths.collection2022(this.db, this.coll)}/events`, body, (line) => this.onLine(line), {
-      signal,
-      // The stream answers 200 once it is in place: from then on every
-      // commit reaches it, and the page says it is ready.
-      onOpen: () => {
-        this.setState("live");
-        ready(this.root);
-      },
-    }).then(() => {
-      if (this.controller === controller) this.ended(null);
-    }, (err) => {
-      if (err && err.name === "AbortError") return;
-      if (this.controller === controller) this.ended(err);
-    });
   }
 
-  stop() {
-    if (this.controller) this.controller.abort();
-    this.controller = null;
-  }
-
-  onToggle() {
-    if (this.controller) {
-      this.stop();
-      this.setState("paused");
-      this.remember();
-    } else {
-      this.start();
-    }
-  }
-
-  applyFilter() {
-    this.filterSlot.replaceChildren();
-    const text = this.filter.value.trim();
-    if (text !== "") {
-      try {
-        parseJSON(text);
-      } catch (err) {
-        this.filterSlot.append(fieldError("filter", `not JSON: ${err.message}`));
-        return;
-      }
-    }
-    // A new filter is a new view: it starts from now, with an empty table.
-    this.stop();
-    this.filterText = text;
-    this.last = "";
+  reset() {
     this.clearRows();
-    this.remember();
-    this.start();
-  }
-
-  // ended: the server closed the stream (an error line, such as a stream
-  // that fell behind, or the server shutting down), or it failed to open.
-  ended(err) {
-    this.controller = null;
-    this.setState("ended");
-    if (err) this.errors.replaceChildren(errorBox(err));
-    this.remember();
-    ready(this.root);
   }
 
   onLine(line) {
@@ -216,21 +140,6 @@ class LiveView {
 
   showCount() {
     this.counter.textContent = `${formatCount(this.count)} event${this.count === 1 ? "" : "s"}` + (this.count > KEEP ? ` (the last ${KEEP} shown)` : "");
-  }
-
-  setState(s) {
-    this.state.setAttribute("data-state", s);
-    this.state.className = `live-state state-${s}`;
-    this.state.textContent = { connecting: "connecting…", live: "● live", paused: "paused", ended: "ended" }[s];
-    this.toggle.textContent = s === "live" || s === "connecting" ? "Pause" : "Resume";
-  }
-
-  // remember writes the filter and the last position into the address
-  // (without showing the page again), so that a bookmark resumes here.
-  remember() {
-    const here = new URLSearchParams(location.search);
-    const params = { branch: here.get("branch") || "", filter: this.filterText, from: this.last };
-    history.replaceState(null, "", withQuery(location.pathname, params));
   }
 }
 

@@ -20,8 +20,9 @@
 //   no messages); error, field-error (JSON that does not parse).
 
 import { h, link, jsonView, compact, errorBox, fieldError, notice, page, ready, formatCount } from "../dom.js";
-import { api, stream, paths, parseJSON } from "../api.js";
-import { hrefs, withQuery, crumbs, collectionTabs } from "../links.js";
+import { api, paths, parseJSON } from "../api.js";
+import { Follow } from "../follow.js";
+import { hrefs, crumbs, collectionTabs } from "../links.js";
 
 const KEEP = 500;
 
@@ -95,16 +96,10 @@ function publishForm(db, coll) {
 }
 
 // Subscription is the page's subscribe stream and its list of messages.
-class Subscription {
+class Subscription extends Follow {
   constructor(root, db, coll, query, pageSignal) {
-    this.root = root;
-    this.db = db;
-    this.coll = coll;
-    this.pageSignal = pageSignal;
-    this.filterText = query.get("filter") || "";
-    this.last = query.get("from") || "";
+    super(root, `${paths.collection2022(db, coll)}/messages/subscribe`, query, pageSignal, "● subscribed");
     this.count = 0;
-    this.controller = null;
 
     this.filter = h("textarea", { class: "short", placeholder: "{\"text\": \"hi\"} (empty: every message)", "data-test": "sub-filter" });
     this.filter.value = this.filterText;
@@ -126,79 +121,10 @@ class Subscription {
     this.showCount();
   }
 
-  start() {
-    this.errors.replaceChildren();
-    let filter;
-    try {
-      filter = this.filterText ? parseJSON(this.filterText) : undefined;
-    } catch (err) {
-      this.filterSlot.replaceChildren(fieldError("filter", `not JSON: ${err.message}`));
-      this.setState("paused");
-      ready(this.root);
-      return;
-    }
-    const body = {};
-    if (filter !== undefined) body.filter = filter;
-    if (this.last) body.options = { start_after: this.last };
-    const controller = new AbortController();
-    this.controller = controller;
-    this.setState("connecting");
-    stream(`${paths.collection2022(this.db, this.coll)}/messages/subscribe`, body, (line) => this.onLine(line), {
-      signal: AbortSignal.any([controller.signal, this.pageSignal]),
-      onOpen: () => {
-        this.setState("live");
-        ready(this.root);
-      },
-    }).then(() => {
-      if (this.controller === controller) this.ended(null);
-    }, (err) => {
-      if (err && err.name === "AbortError") return;
-      if (this.controller === controller) this.ended(err);
-    });
-  }
-
-  stop() {
-    if (this.controller) this.controller.abort();
-    this.controller = null;
-  }
-
-  onToggle() {
-    if (this.controller) {
-      this.stop();
-      this.setState("paused");
-      this.remember();
-    } else {
-      this.start();
-    }
-  }
-
-  applyFilter() {
-    this.filterSlot.replaceChildren();
-    const text = this.filter.value.trim();
-    if (text !== "") {
-      try {
-        parseJSON(text);
-      } catch (err) {
-        this.filterSlot.append(fieldError("filter", `not JSON: ${err.message}`));
-        return;
-      }
-    }
-    this.stop();
-    this.filterText = text;
-    this.last = "";
+  reset() {
     this.list.replaceChildren();
     this.count = 0;
     this.showCount();
-    this.remember();
-    this.start();
-  }
-
-  ended(err) {
-    this.controller = null;
-    this.setState("ended");
-    if (err) this.errors.replaceChildren(errorBox(err));
-    this.remember();
-    ready(this.root);
   }
 
   onLine(line) {
@@ -215,17 +141,5 @@ class Subscription {
 
   showCount() {
     this.counter.textContent = `${formatCount(this.count)} message${this.count === 1 ? "" : "s"} received` + (this.count > KEEP ? ` (the last ${KEEP} shown)` : "");
-  }
-
-  setState(s) {
-    this.state.setAttribute("data-state", s);
-    this.state.className = `live-state state-${s}`;
-    this.state.textContent = { connecting: "connecting…", live: "● subscribed", paused: "paused", ended: "ended" }[s];
-    this.toggle.textContent = s === "live" || s === "connecting" ? "Pause" : "Resume";
-  }
-
-  remember() {
-    const here = new URLSearchParams(location.search);
-    history.replaceState(null, "", withQuery(location.pathname, { branch: here.get("branch") || "", filter: this.filterText, from: this.last }));
   }
 }
